@@ -1,0 +1,73 @@
+//! The `schedlab` command line (ARCHITECTURE.md §3). Each sub-command lives in its own
+//! file; this one parses arguments and maps errors to exit codes (bad input: 2).
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{EXIT_BAD_INPUT, InputError};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "schedlab",
+    version,
+    about = "Deterministic simulator of the Linux CPU scheduler on any machine topology",
+    long_about = "schedlab simulates the Linux fair scheduler (EEVDF/CFS runqueues, wakeup \
+placement, SMP load balancing over sched domains) on any machine topology, driven by the \
+benchmarks kernel developers use, and reports what they already read: perf stat, \
+/proc/schedstat, latency percentiles and LKML-style A/B tables."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print every CPU's sched-domain hierarchy, like the kernel's sched_domain debug output.
+    Topo(TopoArgs),
+}
+
+/// Arguments of `schedlab topo`.
+#[derive(clap::Args, Debug)]
+pub struct TopoArgs {
+    /// A preset name (see `schedlab list machines`), `host`, or a topology file.
+    pub machine: Option<String>,
+    /// CPUs to take offline, as a kernel cpulist (e.g. 18-23,26-31).
+    #[arg(long, value_name = "CPULIST")]
+    pub offline: Option<String>,
+    /// Print the hierarchy as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ => EXIT_BAD_INPUT,
+            };
+        }
+    };
+    match dispatch(cli) {
+        Ok(()) => 0,
+        Err(e) => match e.downcast_ref::<InputError>() {
+            Some(input) => {
+                eprintln!("schedlab: error: {input}");
+                EXIT_BAD_INPUT
+            }
+            None => {
+                eprintln!("schedlab: internal error: {e:#}");
+                1
+            }
+        },
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Topo(_args) => Err(InputError::new("topo", "not implemented yet").into()),
+    }
+}

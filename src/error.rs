@@ -1,0 +1,58 @@
+//! User-facing errors.
+//!
+//! Anything the user can get wrong (a scenario key, a preset name, a CPU list, a malformed
+//! file) becomes an [`InputError`]: one line naming where the input came from, the key, and
+//! what is accepted. The binary prints it and exits with code 2 — never a panic or a
+//! backtrace. Internal failures (a bug) are `anyhow` errors and exit 1.
+
+use std::fmt;
+
+/// Exit code for bad input, as the contract (ARCHITECTURE.md §3) requires.
+pub const EXIT_BAD_INPUT: i32 = 2;
+
+/// Bad user input: where it came from, which key, what is wrong and what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// A file path, `--set`, `--offline`, `command line`, ...
+    pub origin: String,
+    /// The dotted key or option at fault, when there is one.
+    pub key: Option<String>,
+    /// What is wrong, and what would be accepted.
+    pub message: String,
+}
+
+impl InputError {
+    pub fn new(origin: impl Into<String>, message: impl Into<String>) -> Self {
+        InputError {
+            origin: origin.into(),
+            key: None,
+            message: message.into(),
+        }
+    }
+
+    pub fn with_key(
+        origin: impl Into<String>,
+        key: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        InputError {
+            origin: origin.into(),
+            key: Some(key.into()),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.key {
+            Some(key) => write!(f, "{}: {}: {}", self.origin, key, self.message),
+            None => write!(f, "{}: {}", self.origin, self.message),
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// Result of anything that reads user input.
+pub type InputResult<T> = Result<T, InputError>;

@@ -1,0 +1,337 @@
+//! The machine: CPUs, SMT siblings, clusters, LLCs, packages, NUMA nodes and their
+//! distances, per-CPU capacity — what the kernel learns from the architecture code
+//! (`arch/*/kernel/smpboot.c`, `drivers/base/arch_topology.c`) before
+//! `kernel/sched/topology.c` builds sched domains on top of it.
+//!
+//! A [`Machine`] is plain data: one [`CpuTopology`] per possible CPU, indexed by CPU id in
+//! the real machine's numbering order, plus the node distance table (SLIT, 10 = local).
+//! The sibling masks the kernel exposes (`topology_sibling_cpumask`,
+//! `topology_cluster_cpumask`, `cpu_coregroup_mask`, `topology_core_cpumask`,
+//! `cpumask_of_node`) are derived once in [`Machine::new`] and cover possible CPUs; callers
+//! intersect with [`Machine::online`] as the kernel intersects with `cpu_active_mask`.
+//!
+//! Not modelled: CPU hotplug during a run (the online set is fixed per run), memory-only
+//! nodes (a node without CPUs is rejected).
+
+use crate::cpumask::{CpuMask, NR_CPUS_MAX};
+
+/// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
+pub const SCHED_CAPACITY_SCALE: u32 = 1024;
+
+/// The SLIT distance of a node to itself.
+pub const LOCAL_DISTANCE: u32 = 10;
+
+/// One possible CPU and where it sits. Ids are global (unique machine-wide), not
+/// per-package as sysfs `core_id` is, so equal ids always mean "same core".
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CpuTopology {
+    pub cpu: usize,
+    /// Global core id: CPUs with equal `core` are SMT siblings.
+    pub core: usize,
+    /// Global cluster id (CPUs sharing an L2 / cluster, `cluster_cpus`); equal to a
+    /// per-core id when the machine has no clusters.
+    pub cluster: usize,
+    /// Global id of the last-level cache this CPU shares (`cpu_coregroup_mask` on x86).
+    pub llc: usize,
+    /// Physical package (socket) id.
+    pub package: usize,
+    /// NUMA node id (index into the distance table).
+    pub node: usize,
+    /// `arch_scale_cpu_capacity()`: 1024 for the biggest CPUs, less on little cores.
+    pub capacity: u32,
+}
+
+/// A machine topology, validated and with its sibling masks derived.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// Preset name, `host`, or the file it was read from.
+    pub name: String,
+    /// One line saying what the machine is.
+    pub description: String,
+    /// Every possible CPU, `cpus[i].cpu == i`.
+    pub cpus: Vec<CpuTopology>,
+    /// CPUs online for this run (`cpu_active_mask`).
+    pub online: CpuMask,
+    /// `node_distance(a, b)`: SLIT distances, `node_distance[a][a] == 10`.
+    pub node_distance: Vec<Vec<u32>>,
+    smt_mask: Vec<CpuMask>,
+    cluster_mask: Vec<CpuMask>,
+    llc_mask: Vec<CpuMask>,
+    package_mask: Vec<CpuMask>,
+    node_mask: Vec<CpuMask>,
+}
+
+/// Why a topology is impossible.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TopologyError {
+    #[error("machine has no CPUs")]
+    NoCpus,
+    #[error("machine has {0} CPUs, more than the simulator's limit of {max}", max = NR_CPUS_MAX)]
+    TooManyCpus(usize),
+    #[error("CPU entry {index} says it is CPU {cpu}; CPUs must be numbered 0..N in order")]
+    Misnumbered { index: usize, cpu: usize },
+    #[error("CPU {cpu} is on node {node}, but the distance table has {nodes} nodes")]
+    NodeOutOfRange { cpu: usize, node: usize, nodes: usize },
+    #[error("node {0} has no CPUs (memory-only nodes are not modelled)")]
+    EmptyNode(usize),
+    #[error("distance table is not square ({rows} rows, row {row} has {len} entries)")]
+    DistanceNotSquare { rows: usize, row: usize, len: usize },
+    #[error("distance from node {0} to itself must be 10, found {1}")]
+    DistanceNotLocal(usize, u32),
+    #[error("distance between nodes {0} and {1} must be greater than 10, found {2}")]
+    DistanceTooSmall(usize, usize, u32),
+    #[error("CPU {cpu} has capacity {capacity}; accepted: 1..=1024")]
+    BadCapacity { cpu: usize, capacity: u32 },
+    #[error("SMT siblings {a} and {b} disagree on their {what}")]
+    Inconsistent { a: usize, b: usize, what: &'static str },
+    #[error("offline list '{list}' names CPU {cpu}, but the machine has CPUs 0-{last}")]
+    OfflineOutOfRange { list: String, cpu: usize, last: usize },
+    #[error("offline list '{0}' would leave no CPU online")]
+    NothingOnline(String),
+}
+
+impl Machine {
+    /// Validate `cpus` and `node_distance` and derive the sibling masks. All CPUs start
+    /// online.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        cpus: Vec<CpuTopology>,
+        node_distance: Vec<Vec<u32>>,
+    ) -> Result<Machine, TopologyError> {
+        validate(&cpus, &node_distance)?;
+        let nr = cpus.len();
+        let mask_of = |same: &dyn Fn(&CpuTopology, &CpuTopology) -> bool| -> Vec<CpuMask> {
+            (0..nr)
+                .map(|i| {
+                    cpus.iter()
+                        .filter(|c| same(&cpus[i], c))
+                        .map(|c| c.cpu)
+                        .collect()
+                })
+                .collect()
+        };
+        let smt_mask = mask_of(&|a, b| a.core == b.core);
+        let cluster_mask = mask_of(&|a, b| a.cluster == b.cluster);
+        let llc_mask = mask_of(&|a, b| a.llc == b.llc);
+        let package_mask = mask_of(&|a, b| a.package == b.package);
+        let node_mask = (0..node_distance.len())
+            .map(|n| cpus.iter().filter(|c| c.node == n).map(|c| c.cpu).collect())
+            .collect();
+        Ok(Machine {
+            name: name.into(),
+            description: description.into(),
+            online: CpuMask::first_n(nr),
+            cpus,
+            node_distance,
+            smt_mask,
+            cluster_mask,
+            llc_mask,
+            package_mask,
+            node_mask,
+        })
+    }
+
+    /// Take the CPUs of a cpulist offline (`echo 0 > cpuN/online`).
+    pub fn set_offline(&mut self, list: &str) -> Result<(), TopologyError> {
+        let offline = CpuMask::parse(list).map_err(|_| TopologyError::OfflineOutOfRange {
+            list: list.to_string(),
+            cpu: NR_CPUS_MAX,
+            last: self.nr_cpus() - 1,
+        })?;
+        if let Some(cpu) = offline.iter().find(|&c| c >= self.nr_cpus()) {
+            return Err(TopologyError::OfflineOutOfRange {
+                list: list.to_string(),
+                cpu,
+                last: self.nr_cpus() - 1,
+            });
+        }
+        let online = self.online.andnot(&offline);
+        if online.is_empty() {
+            return Err(TopologyError::NothingOnline(list.to_string()));
+        }
+        self.online = online;
+        Ok(())
+    }
+
+    /// Number of possible CPUs.
+    pub fn nr_cpus(&self) -> usize {
+        self.cpus.len()
+    }
+
+    pub fn nr_nodes(&self) -> usize {
+        self.node_distance.len()
+    }
+
+    /// `topology_sibling_cpumask()`: the SMT siblings of `cpu` (including itself).
+    pub fn smt_mask(&self, cpu: usize) -> &CpuMask {
+        &self.smt_mask[cpu]
+    }
+
+    /// `topology_cluster_cpumask()`.
+    pub fn cluster_mask(&self, cpu: usize) -> &CpuMask {
+        &self.cluster_mask[cpu]
+    }
+
+    /// `cpu_coregroup_mask()`: CPUs sharing `cpu`'s last-level cache.
+    pub fn llc_mask(&self, cpu: usize) -> &CpuMask {
+        &self.llc_mask[cpu]
+    }
+
+    /// `topology_core_cpumask()`: CPUs in `cpu`'s package.
+    pub fn package_mask(&self, cpu: usize) -> &CpuMask {
+        &self.package_mask[cpu]
+    }
+
+    /// `cpumask_of_node()`.
+    pub fn node_mask(&self, node: usize) -> &CpuMask {
+        &self.node_mask[node]
+    }
+
+    /// `node_distance()`.
+    pub fn distance(&self, a: usize, b: usize) -> u32 {
+        self.node_distance[a][b]
+    }
+
+    /// True when CPUs differ in capacity (`SD_ASYM_CPUCAPACITY` will appear).
+    pub fn has_asym_capacity(&self) -> bool {
+        let first = self.cpus[0].capacity;
+        self.cpus.iter().any(|c| c.capacity != first)
+    }
+}
+
+fn validate(cpus: &[CpuTopology], node_distance: &[Vec<u32>]) -> Result<(), TopologyError> {
+    if cpus.is_empty() {
+        return Err(TopologyError::NoCpus);
+    }
+    if cpus.len() > NR_CPUS_MAX {
+        return Err(TopologyError::TooManyCpus(cpus.len()));
+    }
+    let nodes = node_distance.len();
+    for (row, dists) in node_distance.iter().enumerate() {
+        if dists.len() != nodes {
+            return Err(TopologyError::DistanceNotSquare {
+                rows: nodes,
+                row,
+                len: dists.len(),
+            });
+        }
+        for (col, &d) in dists.iter().enumerate() {
+            if row == col && d != LOCAL_DISTANCE {
+                return Err(TopologyError::DistanceNotLocal(row, d));
+            }
+            if row != col && d <= LOCAL_DISTANCE {
+                return Err(TopologyError::DistanceTooSmall(row, col, d));
+            }
+        }
+    }
+    for (index, c) in cpus.iter().enumerate() {
+        if c.cpu != index {
+            return Err(TopologyError::Misnumbered { index, cpu: c.cpu });
+        }
+        if c.node >= nodes {
+            return Err(TopologyError::NodeOutOfRange {
+                cpu: c.cpu,
+                node: c.node,
+                nodes,
+            });
+        }
+        if c.capacity == 0 || c.capacity > SCHED_CAPACITY_SCALE {
+            return Err(TopologyError::BadCapacity {
+                cpu: c.cpu,
+                capacity: c.capacity,
+            });
+        }
+    }
+    for node in 0..nodes {
+        if !cpus.iter().any(|c| c.node == node) {
+            return Err(TopologyError::EmptyNode(node));
+        }
+    }
+    for a in cpus {
+        for b in cpus.iter().filter(|b| b.core == a.core && b.cpu > a.cpu) {
+            let what = if a.cluster != b.cluster {
+                "cluster"
+            } else if a.llc != b.llc {
+                "llc"
+            } else if a.package != b.package {
+                "package"
+            } else if a.node != b.node {
+                "node"
+            } else {
+                continue;
+            };
+            return Err(TopologyError::Inconsistent {
+                a: a.cpu,
+                b: b.cpu,
+                what,
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(cpu: usize, core: usize, llc: usize, node: usize) -> CpuTopology {
+        CpuTopology {
+            cpu,
+            core,
+            cluster: core,
+            llc,
+            package: node,
+            node,
+            capacity: 1024,
+        }
+    }
+
+    fn two_node_smt2() -> Machine {
+        // 2 nodes x 2 cores x SMT2, x86 numbering: first threads 0-3, second threads 4-7.
+        let cpus = (0..8).map(|i| cpu(i, i % 4, (i % 4) / 2, (i % 4) / 2)).collect();
+        Machine::new("t", "test", cpus, vec![vec![10, 21], vec![21, 10]]).unwrap()
+    }
+
+    #[test]
+    fn derives_sibling_masks() {
+        let m = two_node_smt2();
+        assert_eq!(m.smt_mask(0).to_string(), "0,4");
+        assert_eq!(m.llc_mask(5).to_string(), "0-1,4-5");
+        assert_eq!(m.node_mask(1).to_string(), "2-3,6-7");
+        assert_eq!(m.distance(0, 1), 21);
+    }
+
+    #[test]
+    fn offline_lists_are_checked() {
+        let mut m = two_node_smt2();
+        m.set_offline("1,5").unwrap();
+        assert_eq!(m.online.to_string(), "0,2-4,6-7");
+        assert!(matches!(
+            m.set_offline("9"),
+            Err(TopologyError::OfflineOutOfRange { cpu: 9, .. })
+        ));
+        assert!(matches!(
+            m.set_offline("0-7"),
+            Err(TopologyError::NothingOnline(_))
+        ));
+    }
+
+    #[test]
+    fn impossible_topologies_are_rejected() {
+        let bad_node = vec![cpu(0, 0, 0, 1)];
+        assert!(matches!(
+            Machine::new("t", "", bad_node, vec![vec![10]]),
+            Err(TopologyError::NodeOutOfRange { .. })
+        ));
+        let split_core = vec![cpu(0, 0, 0, 0), cpu(1, 0, 1, 0)];
+        assert!(matches!(
+            Machine::new("t", "", split_core, vec![vec![10]]),
+            Err(TopologyError::Inconsistent { what: "llc", .. })
+        ));
+        assert!(matches!(
+            Machine::new("t", "", vec![cpu(0, 0, 0, 0)], vec![vec![10, 20], vec![20, 10]]),
+            Err(TopologyError::EmptyNode(1))
+        ));
+    }
+}
