@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
+pub mod list;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "schedlab",
@@ -24,6 +26,16 @@ pub struct Cli {
 pub enum Command {
     /// Print every CPU's sched-domain hierarchy, like the kernel's sched_domain debug output.
     Topo(TopoArgs),
+    /// List what can be named: machines, workloads, features or profiles.
+    List(ListArgs),
+}
+
+/// Arguments of `schedlab list`.
+#[derive(clap::Args, Debug)]
+pub struct ListArgs {
+    /// What to list.
+    #[arg(value_enum)]
+    pub what: list::ListWhat,
 }
 
 /// Arguments of `schedlab topo`.
@@ -69,5 +81,6 @@ pub fn main() -> i32 {
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Topo(_args) => Err(InputError::new("topo", "not implemented yet").into()),
+        Command::List(args) => list::run(args.what),
     }
 }

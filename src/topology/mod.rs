@@ -13,6 +13,8 @@
 //! Not modelled: CPU hotplug during a run (the online set is fixed per run), memory-only
 //! nodes (a node without CPUs is rejected).
 
+pub mod presets;
+
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 
 /// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
@@ -71,7 +73,11 @@ pub enum TopologyError {
     #[error("CPU entry {index} says it is CPU {cpu}; CPUs must be numbered 0..N in order")]
     Misnumbered { index: usize, cpu: usize },
     #[error("CPU {cpu} is on node {node}, but the distance table has {nodes} nodes")]
-    NodeOutOfRange { cpu: usize, node: usize, nodes: usize },
+    NodeOutOfRange {
+        cpu: usize,
+        node: usize,
+        nodes: usize,
+    },
     #[error("node {0} has no CPUs (memory-only nodes are not modelled)")]
     EmptyNode(usize),
     #[error("distance table is not square ({rows} rows, row {row} has {len} entries)")]
@@ -83,9 +89,17 @@ pub enum TopologyError {
     #[error("CPU {cpu} has capacity {capacity}; accepted: 1..=1024")]
     BadCapacity { cpu: usize, capacity: u32 },
     #[error("SMT siblings {a} and {b} disagree on their {what}")]
-    Inconsistent { a: usize, b: usize, what: &'static str },
+    Inconsistent {
+        a: usize,
+        b: usize,
+        what: &'static str,
+    },
     #[error("offline list '{list}' names CPU {cpu}, but the machine has CPUs 0-{last}")]
-    OfflineOutOfRange { list: String, cpu: usize, last: usize },
+    OfflineOutOfRange {
+        list: String,
+        cpu: usize,
+        last: usize,
+    },
     #[error("offline list '{0}' would leave no CPU online")]
     NothingOnline(String),
 }
@@ -289,7 +303,9 @@ mod tests {
 
     fn two_node_smt2() -> Machine {
         // 2 nodes x 2 cores x SMT2, x86 numbering: first threads 0-3, second threads 4-7.
-        let cpus = (0..8).map(|i| cpu(i, i % 4, (i % 4) / 2, (i % 4) / 2)).collect();
+        let cpus = (0..8)
+            .map(|i| cpu(i, i % 4, (i % 4) / 2, (i % 4) / 2))
+            .collect();
         Machine::new("t", "test", cpus, vec![vec![10, 21], vec![21, 10]]).unwrap()
     }
 
@@ -330,7 +346,12 @@ mod tests {
             Err(TopologyError::Inconsistent { what: "llc", .. })
         ));
         assert!(matches!(
-            Machine::new("t", "", vec![cpu(0, 0, 0, 0)], vec![vec![10, 20], vec![20, 10]]),
+            Machine::new(
+                "t",
+                "",
+                vec![cpu(0, 0, 0, 0)],
+                vec![vec![10, 20], vec![20, 10]]
+            ),
             Err(TopologyError::EmptyNode(1))
         ));
     }

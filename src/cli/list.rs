@@ -1,0 +1,24 @@
+//! `schedlab list machines|workloads|features|profiles`.
+
+use crate::topology::presets;
+
+/// What `schedlab list` can list.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListWhat {
+    Machines,
+    Workloads,
+    Features,
+    Profiles,
+}
+
+pub fn run(what: ListWhat) -> anyhow::Result<()> {
+    match what {
+        ListWhat::Machines => {
+            for name in presets::names() {
+                println!("{name}");
+            }
+        }
+        ListWhat::Workloads | ListWhat::Features | ListWhat::Profiles => {}
+    }
+    Ok(())
+}
