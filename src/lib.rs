@@ -4,6 +4,11 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod cost;
 pub mod cpumask;
+pub mod engine;
 pub mod error;
+pub mod policy;
+pub mod stats;
+pub mod task;
 pub mod topology;

@@ -1,0 +1,271 @@
+//! The machine cost model (ARCHITECTURE.md §5): what things cost in virtual time.
+//!
+//! Every overhead the scheduler or the hardware imposes is a parameter here, charged in
+//! virtual time to the CPU that pays it, so that effects (a TTWU_QUEUE win, an expensive
+//! newidle balance, an SMT-sibling slowdown) emerge from mechanisms rather than from curve
+//! fitting. Defaults are starting points taken from public measurements (cited per field);
+//! every field can be overridden in a scenario's `[machine.cost]` table.
+//!
+//! Approximations, each with its reason:
+//! - Cache refill after a migration is charged as extra work proportional to the task's
+//!   footprint and to how far it moved, not as a gradual speed ramp: what matters to the
+//!   scheduler is the total delay, and a lump keeps progress accounting exact.
+//! - Idle states are chosen from the CPU's recent idle durations (`avg_idle`), a stand-in for
+//!   the menu/teo governors' prediction, which also looks mostly at recent history.
+//! - Memory bandwidth and page placement (NUMA) are hooks only until NUMA balancing lands:
+//!   `remote_memory_slowdown_pct` applies per unit of distance above local.
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::Machine;
+
+/// One idle state as cpuidle describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleState {
+    pub name: String,
+    /// Time from the wake-up signal to the CPU running code again.
+    pub exit_latency_ns: u64,
+    /// Minimum predicted residency for the governor to choose this state.
+    pub target_residency_ns: u64,
+}
+
+/// Costs of one machine, in nanoseconds unless named otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CostModel {
+    /// Direct cost of `__schedule()` switching tasks (lmbench `lat_ctx` with a tiny
+    /// footprint: 1–3 µs on current x86 servers).
+    pub context_switch_ns: u64,
+    /// Cost on the sending CPU of an IPI (`smp_call_function_single` queueing + APIC write).
+    pub ipi_send_ns: u64,
+    /// Delivery latency of an IPI between CPUs sharing an LLC (1–2 µs bare metal,
+    /// kernel-wakeup digest §1.5).
+    pub ipi_latency_ns: u64,
+    /// Extra IPI latency per unit of NUMA distance above local (cross-socket IPIs cost more).
+    pub ipi_latency_per_distance_ns: u64,
+    /// Interrupt entry/exit plus handler work on the receiving CPU.
+    pub ipi_handle_ns: u64,
+    /// Taking a remote runqueue lock and touching its cache lines, same LLC.
+    pub remote_lock_llc_ns: u64,
+    /// The same across LLCs of one node.
+    pub remote_lock_cross_llc_ns: u64,
+    /// The same across nodes.
+    pub remote_lock_cross_node_ns: u64,
+    /// How long an enqueue holds a runqueue lock: a second locker waits this long.
+    pub rq_lock_hold_ns: u64,
+    /// Per CPU examined by an idle-CPU scan (`select_idle_cpu`, `select_idle_core`): one
+    /// remote runqueue cache line.
+    pub idle_scan_step_ns: u64,
+    /// Fixed cost of one load-balance pass at one domain.
+    pub balance_pass_ns: u64,
+    /// Per CPU whose statistics a balance pass reads (`update_sg_lb_stats`).
+    pub balance_per_cpu_ns: u64,
+    /// Per task examined by `detach_tasks()`.
+    pub balance_per_task_ns: u64,
+    /// Idle states, shallowest first. The first one is the polling state (exit latency 0).
+    pub idle_states: Vec<IdleState>,
+    /// Per-thread throughput with k SMT siblings busy (index k-1), in percent of running
+    /// alone. SMT2 Intel/AMD: ~1.25x core throughput → 62 % per thread.
+    pub smt_speed_pct: Vec<u32>,
+    /// Cache refill after a migration, per KiB of footprint, by distance moved.
+    pub refill_ns_per_kib_cluster: u64,
+    pub refill_ns_per_kib_llc: u64,
+    pub refill_ns_per_kib_cross_llc: u64,
+    pub refill_ns_per_kib_cross_node: u64,
+    /// Slowdown of memory-bound work per 10 units of NUMA distance above local (hook for
+    /// NUMA balancing).
+    pub remote_memory_slowdown_pct: u32,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        CostModel {
+            context_switch_ns: 1_500,
+            ipi_send_ns: 300,
+            ipi_latency_ns: 1_500,
+            ipi_latency_per_distance_ns: 50,
+            ipi_handle_ns: 800,
+            remote_lock_llc_ns: 200,
+            remote_lock_cross_llc_ns: 450,
+            remote_lock_cross_node_ns: 900,
+            rq_lock_hold_ns: 250,
+            idle_scan_step_ns: 40,
+            balance_pass_ns: 800,
+            balance_per_cpu_ns: 60,
+            balance_per_task_ns: 120,
+            // Intel server C-states as intel_idle lists them for Skylake-SP:
+            // POLL 0/0, C1 2/2 µs, C1E 10/20 µs, C6 133/600 µs.
+            idle_states: vec![
+                IdleState {
+                    name: "POLL".into(),
+                    exit_latency_ns: 0,
+                    target_residency_ns: 0,
+                },
+                IdleState {
+                    name: "C1".into(),
+                    exit_latency_ns: 2_000,
+                    target_residency_ns: 2_000,
+                },
+                IdleState {
+                    name: "C1E".into(),
+                    exit_latency_ns: 10_000,
+                    target_residency_ns: 20_000,
+                },
+                IdleState {
+                    name: "C6".into(),
+                    exit_latency_ns: 133_000,
+                    target_residency_ns: 600_000,
+                },
+            ],
+            smt_speed_pct: vec![100, 62],
+            refill_ns_per_kib_cluster: 10,
+            refill_ns_per_kib_llc: 25,
+            refill_ns_per_kib_cross_llc: 60,
+            refill_ns_per_kib_cross_node: 110,
+            remote_memory_slowdown_pct: 15,
+        }
+    }
+}
+
+/// How far a task moved, for cache refill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum MoveDistance {
+    Same,
+    SmtSibling,
+    Cluster,
+    Llc,
+    CrossLlc,
+    CrossNode,
+}
+
+impl CostModel {
+    /// Defaults for a machine: SMT4/SMT8 throughput curves where the cores are that wide
+    /// (POWER10 SMT4: ~1.5x/1.9x/2.2x core throughput with 2/3/4 threads, IBM's published
+    /// SMT scaling; SMT8 extended the same way).
+    pub fn default_for(machine: &Machine) -> CostModel {
+        let mut cost = CostModel::default();
+        let smt_width = (0..machine.nr_cpus())
+            .map(|c| machine.smt_mask(c).weight())
+            .max()
+            .unwrap_or(1);
+        cost.smt_speed_pct = match smt_width {
+            0..=2 => vec![100, 62],
+            3..=4 => vec![100, 75, 63, 55],
+            _ => vec![100, 75, 63, 55, 48, 43, 39, 35],
+        };
+        cost
+    }
+
+    /// Classify a move from `from` to `to`.
+    pub fn distance(machine: &Machine, from: usize, to: usize) -> MoveDistance {
+        let (a, b) = (&machine.cpus[from], &machine.cpus[to]);
+        if from == to {
+            MoveDistance::Same
+        } else if a.core == b.core {
+            MoveDistance::SmtSibling
+        } else if a.cluster == b.cluster {
+            MoveDistance::Cluster
+        } else if a.llc == b.llc {
+            MoveDistance::Llc
+        } else if a.node == b.node {
+            MoveDistance::CrossLlc
+        } else {
+            MoveDistance::CrossNode
+        }
+    }
+
+    /// Work added to a task that moved `distance` with a `footprint_kib` cache footprint.
+    pub fn refill_ns(&self, distance: MoveDistance, footprint_kib: u32) -> u64 {
+        let per_kib = match distance {
+            MoveDistance::Same | MoveDistance::SmtSibling => 0,
+            MoveDistance::Cluster => self.refill_ns_per_kib_cluster,
+            MoveDistance::Llc => self.refill_ns_per_kib_llc,
+            MoveDistance::CrossLlc => self.refill_ns_per_kib_cross_llc,
+            MoveDistance::CrossNode => self.refill_ns_per_kib_cross_node,
+        };
+        per_kib * footprint_kib as u64
+    }
+
+    /// Cost to the waker of locking `to`'s runqueue from `from` (uncontended part).
+    pub fn remote_lock_ns(&self, machine: &Machine, from: usize, to: usize) -> u64 {
+        match Self::distance(machine, from, to) {
+            MoveDistance::Same => 0,
+            MoveDistance::SmtSibling | MoveDistance::Cluster | MoveDistance::Llc => {
+                self.remote_lock_llc_ns
+            }
+            MoveDistance::CrossLlc => self.remote_lock_cross_llc_ns,
+            MoveDistance::CrossNode => self.remote_lock_cross_node_ns,
+        }
+    }
+
+    /// IPI delivery latency from `from` to `to`.
+    pub fn ipi_latency(&self, machine: &Machine, from: usize, to: usize) -> u64 {
+        let d = machine.distance(machine.cpus[from].node, machine.cpus[to].node);
+        self.ipi_latency_ns + self.ipi_latency_per_distance_ns * (d - 10) as u64
+    }
+
+    /// Per-thread speed in 1/1024 units with `busy_siblings_incl_self` threads of the core
+    /// busy.
+    pub fn smt_speed(&self, busy_siblings_incl_self: usize) -> u64 {
+        let k = busy_siblings_incl_self.clamp(1, self.smt_speed_pct.len());
+        self.smt_speed_pct[k - 1] as u64 * 1024 / 100
+    }
+
+    /// The idle state the governor picks for a predicted idle time.
+    pub fn idle_state_for(&self, predicted_idle_ns: u64) -> usize {
+        self.idle_states
+            .iter()
+            .rposition(|s| s.target_residency_ns <= predicted_idle_ns)
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::CpuTopology;
+
+    fn machine() -> Machine {
+        // 2 nodes x 2 LLCs x 1 core x SMT2.
+        let cpus = (0..8)
+            .map(|cpu| CpuTopology {
+                cpu,
+                core: cpu / 2,
+                cluster: cpu / 2,
+                llc: cpu / 2,
+                package: cpu / 4,
+                node: cpu / 4,
+                capacity: 1024,
+            })
+            .collect();
+        Machine::new("t", "", cpus, vec![vec![10, 21], vec![21, 10]]).unwrap()
+    }
+
+    #[test]
+    fn refill_grows_with_distance() {
+        let m = machine();
+        let c = CostModel::default_for(&m);
+        let sib = c.refill_ns(CostModel::distance(&m, 0, 1), 512);
+        let llc = c.refill_ns(CostModel::distance(&m, 0, 2), 512);
+        let node = c.refill_ns(CostModel::distance(&m, 0, 4), 512);
+        assert_eq!(sib, 0);
+        assert!(llc < node, "{llc} < {node}");
+        assert_eq!(CostModel::distance(&m, 0, 2), MoveDistance::CrossLlc);
+    }
+
+    #[test]
+    fn governor_picks_deepest_state_that_fits() {
+        let c = CostModel::default();
+        assert_eq!(c.idle_state_for(0), 0);
+        assert_eq!(c.idle_states[c.idle_state_for(50_000)].name, "C1E");
+        assert_eq!(c.idle_states[c.idle_state_for(10_000_000)].name, "C6");
+    }
+
+    #[test]
+    fn smt_sibling_slows_a_thread() {
+        let c = CostModel::default();
+        assert_eq!(c.smt_speed(1), 1024);
+        assert!(c.smt_speed(2) < 1024);
+    }
+}

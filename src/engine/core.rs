@@ -1,0 +1,1004 @@
+//! Scheduling points, as `kernel/sched/core.c` has them: `try_to_wake_up()` with the
+//! wake-list / remote-lock choice (`ttwu_queue_cond`), `wake_up_new_task()`,
+//! `resched_curr()`, `__schedule()` with newidle balancing, `sched_tick()`, and the task
+//! program interpreter that drives them.
+//!
+//! Approximations (each deliberate):
+//! - The runqueue lock is modelled only where it is contended across CPUs: a waker doing a
+//!   direct remote activation waits for the target's lock if another remote activation holds
+//!   it. A CPU's own `__schedule()` does not take it in the model.
+//! - The tick itself costs no time; its effect is what the policy does in it.
+//! - Timer interrupts fire exactly at expiry + slack (the hrtimer slack range's upper end,
+//!   where an otherwise quiet CPU's timer lands).
+//! - perf's `context-switches` counts switches out of workload tasks (what `perf stat CMD`
+//!   counts); switches from the idle task to a task are not counted, as with a per-task
+//!   counter.
+
+use super::{Engine, Event, MigrationRecord};
+use crate::policy::{CoreView, EnqueueFlags, Migration, MigrationReason, WakeCtx, WakeFlags};
+use crate::task::{Op, TaskId, TaskState};
+
+/// Call a policy method with a fresh read-only view of the engine.
+macro_rules! policy {
+    ($self:ident . $method:ident ( $($arg:expr),* $(,)? )) => {{
+        let view = CoreView {
+            now_ns: $self.now_ns,
+            machine: &$self.machine,
+            cost: &$self.cost,
+            tasks: &$self.tasks,
+            cpus: &$self.cpus,
+        };
+        $self.policy.$method(&view, $($arg),*)
+    }};
+}
+
+/// Zero-time ops one task may run back to back before the engine declares a livelock.
+const ZERO_TIME_OPS_MAX: u32 = 1_000_000;
+
+fn reason_index(reason: MigrationReason) -> usize {
+    MigrationReason::ALL
+        .iter()
+        .position(|&r| r == reason)
+        .expect("every reason is listed")
+}
+
+impl Engine {
+    // ----- fork, wakeup -------------------------------------------------------------
+
+    /// `wake_up_new_task()`: place a forked task with the fork path of `select_task_rq()`.
+    pub(crate) fn wake_up_new_task(&mut self, p: TaskId) {
+        let parent_cpu = {
+            let t = &self.tasks[p.idx()];
+            if self.machine.online.test(t.cpu) {
+                t.cpu
+            } else {
+                self.machine.online.first().expect("some CPU is online")
+            }
+        };
+        policy!(self.task_fork(p));
+        self.act.clear();
+        let ctx = WakeCtx {
+            this_cpu: parent_cpu,
+            waker: None,
+            flags: WakeFlags {
+                fork: true,
+                ..WakeFlags::default()
+            },
+        };
+        let placement = policy!(self.select_task_rq(p, parent_cpu, ctx, &mut self.act));
+        let cost = self.act.cost_ns;
+        self.charge(parent_cpu, cost);
+        let cpu = self.allowed_or_fallback(p, placement.cpu);
+        {
+            let t = &mut self.tasks[p.idx()];
+            t.cpu = cpu;
+            t.state = TaskState::Runnable;
+            t.on_rq = true;
+            t.runnable_since_ns = self.now_ns;
+            t.progress_mark_ns = self.now_ns;
+        }
+        if cpu != parent_cpu {
+            self.count_migration(p, parent_cpu, cpu, MigrationReason::Fork);
+        }
+        let flags = EnqueueFlags {
+            initial: true,
+            ..EnqueueFlags::default()
+        };
+        policy!(self.enqueue_task(cpu, p, flags));
+        self.check_preempt(cpu, p, parent_cpu, ctx.flags);
+        self.preempt_point(parent_cpu);
+    }
+
+    /// `try_to_wake_up()` of a blocked task `p`, done on `this_cpu`.
+    pub(crate) fn try_to_wake_up(
+        &mut self,
+        p: TaskId,
+        this_cpu: usize,
+        waker: Option<TaskId>,
+        sync: bool,
+    ) {
+        debug_assert_eq!(self.tasks[p.idx()].state, TaskState::Blocked);
+        let flags = WakeFlags {
+            sync,
+            ttwu: true,
+            fork: false,
+        };
+        {
+            let t = &mut self.tasks[p.idx()];
+            t.woken_at_ns = Some(self.now_ns);
+            t.stats.nr_wakeups += 1;
+            t.stats.nr_wakeups_sync += sync as u64;
+        }
+        self.counters.wakeups += 1;
+        self.cpus[this_cpu].stats.ttwu_count += 1;
+
+        if self.tasks[p.idx()].on_rq {
+            self.ttwu_runnable(p, this_cpu, flags);
+            return;
+        }
+        let prev_cpu = self.tasks[p.idx()].cpu;
+        self.act.clear();
+        let ctx = WakeCtx {
+            this_cpu,
+            waker,
+            flags,
+        };
+        let placement = policy!(self.select_task_rq(p, prev_cpu, ctx, &mut self.act));
+        let cost = self.act.cost_ns;
+        self.charge(this_cpu, cost);
+        let cpu = self.allowed_or_fallback(p, placement.cpu);
+        let migrated = cpu != prev_cpu;
+        if migrated {
+            policy!(self.migrate_task_rq(p, prev_cpu, cpu));
+            self.count_migration(p, prev_cpu, cpu, MigrationReason::Wakeup);
+            self.tasks[p.idx()].cpu = cpu;
+            self.tasks[p.idx()].stats.nr_wakeups_migrate += 1;
+        }
+        if cpu == this_cpu {
+            self.tasks[p.idx()].stats.nr_wakeups_local += 1;
+            self.cpus[this_cpu].stats.ttwu_local += 1;
+        } else {
+            self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
+        }
+        if self.cfg.ttwu_queue && self.ttwu_queue_cond(cpu, this_cpu) {
+            self.ttwu_queue_wakelist(p, cpu, this_cpu);
+        } else {
+            self.lock_remote_rq(this_cpu, cpu);
+            self.ttwu_do_activate(cpu, p, this_cpu, flags, migrated);
+        }
+    }
+
+    /// `ttwu_runnable()`: `p` is still queued (its dequeue was delayed): requeue it in place
+    /// on its CPU, under that CPU's lock. No CPU selection, no migration.
+    fn ttwu_runnable(&mut self, p: TaskId, this_cpu: usize, flags: WakeFlags) {
+        let cpu = self.tasks[p.idx()].cpu;
+        self.lock_remote_rq(this_cpu, cpu);
+        let t = &mut self.tasks[p.idx()];
+        t.state = TaskState::Runnable;
+        t.runnable_since_ns = self.now_ns;
+        let flags_enq = EnqueueFlags {
+            delayed: true,
+            wakeup: true,
+            ..EnqueueFlags::default()
+        };
+        policy!(self.enqueue_task(cpu, p, flags_enq));
+        if cpu == this_cpu {
+            self.tasks[p.idx()].stats.nr_wakeups_local += 1;
+            self.cpus[this_cpu].stats.ttwu_local += 1;
+        } else {
+            self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
+        }
+        self.check_preempt(cpu, p, this_cpu, flags);
+    }
+
+    /// `ttwu_queue_cond()` (v6.0+): queue cross-LLC wakeups, and same-LLC wakeups to an idle
+    /// remote CPU; with TTWU_QUEUE_DEFAULT, every remote wakeup.
+    fn ttwu_queue_cond(&self, cpu: usize, this_cpu: usize) -> bool {
+        if self.machine.cpus[cpu].llc != self.machine.cpus[this_cpu].llc {
+            return true;
+        }
+        if cpu == this_cpu {
+            return false;
+        }
+        if self.policy.nr_running(cpu) == 0 {
+            return true;
+        }
+        self.cfg.ttwu_queue_default
+    }
+
+    /// `__ttwu_queue_wakelist()`: add `p` to `cpu`'s wake list; the first entry sends the IPI
+    /// (or, for a polling idle CPU, just sets need_resched).
+    fn ttwu_queue_wakelist(&mut self, p: TaskId, cpu: usize, this_cpu: usize) {
+        self.tasks[p.idx()].state = TaskState::Waking;
+        self.cpus[this_cpu].stats.ttwu_queued += 1;
+        let was_empty = self.cpus[cpu].wake_list.is_empty();
+        self.cpus[cpu].wake_list.push(p);
+        if was_empty && !self.cpus[cpu].ipi_pending {
+            self.cpus[cpu].ipi_pending = true;
+            let at = self.send_ipi(this_cpu, cpu);
+            self.queue.push(at, Event::WakeListIpi { cpu: cpu as u32 });
+        }
+    }
+
+    /// Sending an IPI from `from` to `to`: the sender pays `ipi_send_ns`; the handler runs
+    /// after the delivery latency plus the target's idle-exit latency. A polling idle target
+    /// needs no IPI and reacts at once. Returns when the handler runs.
+    fn send_ipi(&mut self, from: usize, to: usize) -> u64 {
+        if self.cpus[to].polling() {
+            return self.now_ns;
+        }
+        self.charge(from, self.cost.ipi_send_ns);
+        self.cpus[from].stats.ipis_sent += 1;
+        let mut latency = self.cost.ipi_latency(&self.machine, from, to);
+        if self.cpus[to].curr.is_none() {
+            latency += self.cost.idle_states[self.cpus[to].idle_state].exit_latency_ns;
+        }
+        self.now_ns + latency
+    }
+
+    /// The receiving side of any IPI: interrupt cost, idle exit counted.
+    fn take_ipi(&mut self, cpu: usize) {
+        let polling = self.cpus[cpu].polling();
+        if !polling {
+            self.cpus[cpu].stats.ipis_received += 1;
+            if self.cpus[cpu].curr.is_none() {
+                self.cpus[cpu].stats.idle_exits += 1;
+            }
+            self.charge(cpu, self.cost.ipi_handle_ns);
+        }
+    }
+
+    /// `sched_ttwu_pending()`: activate everything on the wake list.
+    pub(crate) fn handle_wake_list_ipi(&mut self, cpu: usize) {
+        self.cpus[cpu].ipi_pending = false;
+        self.take_ipi(cpu);
+        let mut list = std::mem::take(&mut self.cpus[cpu].wake_list);
+        for &p in &list {
+            // The wake list forgets WF_SYNC: only "migrated" survives (sched_remote_wakeup).
+            let flags = WakeFlags {
+                ttwu: true,
+                ..WakeFlags::default()
+            };
+            let migrated = self.tasks[p.idx()].perf_migrated;
+            self.ttwu_do_activate(cpu, p, cpu, flags, migrated);
+        }
+        list.clear();
+        if self.cpus[cpu].wake_list.is_empty() {
+            self.cpus[cpu].wake_list = list;
+        }
+        self.preempt_point(cpu);
+    }
+
+    /// Direct remote activation: the waker takes `cpu`'s runqueue lock, waiting if another
+    /// remote activation holds it.
+    fn lock_remote_rq(&mut self, this_cpu: usize, cpu: usize) {
+        if cpu == this_cpu {
+            return;
+        }
+        let base = self.cost.remote_lock_ns(&self.machine, this_cpu, cpu);
+        let start = self.now_ns.max(self.cpus[this_cpu].busy_until_ns);
+        let wait = self.cpus[cpu].rq_lock_free_at_ns.saturating_sub(start);
+        self.cpus[cpu].rq_lock_free_at_ns = start + wait + self.cost.rq_lock_hold_ns;
+        self.cpus[this_cpu].stats.ttwu_remote_locked += 1;
+        self.cpus[this_cpu].stats.remote_lock_wait_ns += wait;
+        self.charge(this_cpu, base + wait);
+    }
+
+    /// `ttwu_do_activate()`: enqueue on `cpu`, update `avg_idle`, check preemption.
+    fn ttwu_do_activate(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        this_cpu: usize,
+        flags: WakeFlags,
+        migrated: bool,
+    ) {
+        {
+            let t = &mut self.tasks[p.idx()];
+            t.state = TaskState::Runnable;
+            t.on_rq = true;
+            t.runnable_since_ns = self.now_ns;
+        }
+        let enq = EnqueueFlags {
+            wakeup: true,
+            migrated,
+            ..EnqueueFlags::default()
+        };
+        policy!(self.enqueue_task(cpu, p, enq));
+        self.update_avg_idle(cpu);
+        self.check_preempt(cpu, p, this_cpu, flags);
+    }
+
+    /// `rq->avg_idle` update in `ttwu_do_activate()`: a running average (1/8 weight) of idle
+    /// durations, capped at twice the migration cost (`2 * rq->max_idle_balance_cost`, whose
+    /// starting value is sysctl_sched_migration_cost).
+    fn update_avg_idle(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        if c.curr.is_some() || c.idle_stamp_ns == 0 {
+            return;
+        }
+        let sample = self.now_ns - c.idle_stamp_ns;
+        let avg = c.avg_idle_ns as i64;
+        let next = avg + (sample as i64 - avg) / 8;
+        c.avg_idle_ns = (next.max(0) as u64).min(2 * self.cfg.migration_cost_ns);
+        c.idle_stamp_ns = 0;
+    }
+
+    /// `wakeup_preempt()` plus waking an idle CPU.
+    fn check_preempt(&mut self, cpu: usize, p: TaskId, this_cpu: usize, flags: WakeFlags) {
+        if self.cpus[cpu].curr.is_none() {
+            self.resched_curr(cpu, this_cpu);
+            return;
+        }
+        if self.cpus[cpu].curr == Some(p) {
+            return;
+        }
+        if policy!(self.wakeup_preempt(cpu, p, flags)) {
+            if self.cfg.preempt == super::Preempt::Lazy {
+                self.cpus[cpu].need_resched_lazy = true;
+            } else {
+                self.resched_curr(cpu, this_cpu);
+            }
+        }
+    }
+
+    /// `resched_curr()`: set need_resched on `cpu`; a remote CPU gets a reschedule IPI (none
+    /// if it is polling idle). The local CPU reschedules at its next preemption point.
+    pub(crate) fn resched_curr(&mut self, cpu: usize, this_cpu: usize) {
+        if self.cpus[cpu].need_resched {
+            return;
+        }
+        self.cpus[cpu].need_resched = true;
+        if cpu == this_cpu {
+            return;
+        }
+        if !self.cpus[cpu].resched_ipi_pending {
+            self.cpus[cpu].resched_ipi_pending = true;
+            let at = self.send_ipi(this_cpu, cpu);
+            self.queue.push(at, Event::ReschedIpi { cpu: cpu as u32 });
+        }
+    }
+
+    pub(crate) fn handle_resched_ipi(&mut self, cpu: usize) {
+        self.cpus[cpu].resched_ipi_pending = false;
+        if !self.cpus[cpu].need_resched {
+            return;
+        }
+        self.take_ipi(cpu);
+        self.preempt_point(cpu);
+    }
+
+    pub(crate) fn handle_kick_ipi(&mut self, cpu: usize) {
+        self.take_ipi(cpu);
+        if self.cpus[cpu].curr.is_some() {
+            return;
+        }
+        self.act.clear();
+        policy!(self.nohz_idle_balance(cpu, &mut self.act));
+        self.apply_actions(cpu);
+        if self.policy.nr_running(cpu) > 0 {
+            self.cpus[cpu].need_resched = true;
+        }
+        self.preempt_point(cpu);
+    }
+
+    /// Reschedule `cpu` if it was asked to.
+    pub(crate) fn preempt_point(&mut self, cpu: usize) {
+        if self.cpus[cpu].need_resched {
+            self.schedule(cpu);
+        }
+    }
+
+    // ----- timers ---------------------------------------------------------------------
+
+    /// An hrtimer of a sleeping task fires on `cpu`. An idle CPU must leave its idle state
+    /// before the handler runs.
+    pub(crate) fn hrtimer_expire(&mut self, p: TaskId, cpu: usize, generation: u32) {
+        let c = &self.cpus[cpu];
+        if c.curr.is_none() && !c.polling() {
+            let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
+            self.cpus[cpu].stats.idle_exits += 1;
+            self.queue.push(
+                self.now_ns + exit,
+                Event::TimerWake {
+                    task: p,
+                    cpu: cpu as u32,
+                    generation,
+                },
+            );
+            return;
+        }
+        self.timer_wakeup(p, cpu);
+    }
+
+    pub(crate) fn timer_wakeup(&mut self, p: TaskId, cpu: usize) {
+        self.tasks[p.idx()].timer_gen += 1;
+        self.try_to_wake_up(p, cpu, None, false);
+        self.preempt_point(cpu);
+    }
+
+    // ----- the tick ---------------------------------------------------------------------
+
+    fn tick_period_ns(&self) -> u64 {
+        1_000_000_000 / self.cfg.hz as u64
+    }
+
+    /// Arm the tick of a CPU that just became busy, at the next jiffy boundary (ticks of all
+    /// CPUs are aligned, as without `skew_tick`).
+    fn arm_tick(&mut self, cpu: usize) {
+        let period = self.tick_period_ns();
+        let next = (self.now_ns / period + 1) * period;
+        let c = &mut self.cpus[cpu];
+        c.tick_gen = c.tick_gen.wrapping_add(1);
+        c.tick_armed = true;
+        let generation = c.tick_gen;
+        self.queue.push(
+            next,
+            Event::Tick {
+                cpu: cpu as u32,
+                generation,
+            },
+        );
+    }
+
+    fn stop_tick(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.tick_gen = c.tick_gen.wrapping_add(1);
+        c.tick_armed = false;
+    }
+
+    /// `sched_tick()`: the policy's `task_tick`, lazy-preemption promotion, balancing.
+    pub(crate) fn sched_tick(&mut self, cpu: usize) {
+        let Some(curr) = self.cpus[cpu].curr else {
+            self.cpus[cpu].tick_armed = false;
+            return;
+        };
+        self.sync_progress(cpu);
+        let mut resched = policy!(self.task_tick(cpu, curr));
+        if self.cpus[cpu].need_resched_lazy {
+            resched = true;
+        }
+        self.act.clear();
+        policy!(self.balance_tick(cpu, &mut self.act));
+        self.apply_actions(cpu);
+        self.arm_tick(cpu);
+        if resched {
+            self.cpus[cpu].need_resched = true;
+        }
+        self.preempt_point(cpu);
+    }
+
+    // ----- applying policy actions -------------------------------------------------------
+
+    /// Charge the policy's work to `cpu`, record its migrations, send its kicks.
+    pub(crate) fn apply_actions(&mut self, cpu: usize) {
+        let cost = self.act.cost_ns;
+        self.act.cost_ns = 0;
+        self.charge(cpu, cost);
+        for i in 0..self.act.migrations.len() {
+            let m: Migration = self.act.migrations[i];
+            self.tasks[m.task.idx()].cpu = m.to;
+            self.count_migration(m.task, m.from, m.to, m.reason);
+            if self.cpus[m.to].curr.is_none() && m.to != cpu {
+                self.resched_curr(m.to, cpu);
+            }
+        }
+        for i in 0..self.act.kicks.len() {
+            let target = self.act.kicks[i];
+            let at = self.send_ipi(cpu, target);
+            self.queue.push(at, Event::KickIpi { cpu: target as u32 });
+        }
+        for i in 0..self.act.resched.len() {
+            let target = self.act.resched[i];
+            self.resched_curr(target, cpu);
+        }
+        self.act.clear();
+    }
+
+    /// Bookkeeping of `set_task_cpu()`: counters, perf's migrated flag, the log.
+    pub(crate) fn count_migration(
+        &mut self,
+        p: TaskId,
+        from: usize,
+        to: usize,
+        reason: MigrationReason,
+    ) {
+        let i = reason_index(reason);
+        let t = &mut self.tasks[p.idx()];
+        t.stats.nr_migrations += 1;
+        t.stats.migrations_by_reason[i] += 1;
+        t.perf_migrated = true;
+        self.counters.migrations_by_reason[i] += 1;
+        self.migration_log.push(MigrationRecord {
+            time_ns: self.now_ns,
+            task: p,
+            from,
+            to,
+            reason,
+        });
+    }
+
+    /// `select_fallback_rq()` when a policy returns a CPU the task may not use.
+    fn allowed_or_fallback(&self, p: TaskId, cpu: usize) -> usize {
+        let allowed = &self.tasks[p.idx()].cpus_allowed;
+        if allowed.test(cpu) {
+            return cpu;
+        }
+        let node = self.machine.cpus[cpu].node;
+        allowed
+            .and(self.machine.node_mask(node))
+            .first()
+            .or_else(|| allowed.first())
+            .expect("validated: every task has an allowed online CPU")
+    }
+
+    // ----- __schedule() ------------------------------------------------------------------
+
+    /// `__schedule()` on `cpu`: put back or drop the current task, pick the next one (newidle
+    /// balancing first when nothing is queued), switch.
+    pub(crate) fn schedule(&mut self, cpu: usize) {
+        self.cpus[cpu].need_resched = false;
+        self.cpus[cpu].need_resched_lazy = false;
+        let prev = self.cpus[cpu].curr;
+        let mut prev_queued = None;
+        if let Some(p) = prev {
+            self.sync_progress(cpu);
+            let t = &mut self.tasks[p.idx()];
+            t.stats.sum_exec_runtime_ns += self.now_ns - t.exec_start_ns;
+            t.exec_start_ns = self.now_ns;
+            if t.state == TaskState::Running {
+                t.state = TaskState::Runnable;
+                t.runnable_since_ns = self.now_ns;
+                prev_queued = Some(p);
+            }
+        }
+        let mut next = policy!(self.pick_next_task(cpu, prev_queued));
+        if next.is_none() {
+            self.act.clear();
+            policy!(self.balance_newidle(cpu, &mut self.act));
+            self.apply_actions(cpu);
+            next = policy!(self.pick_next_task(cpu, None));
+        }
+        match next {
+            Some(n) => self.switch_to(cpu, prev, n),
+            None => self.go_idle(cpu, prev),
+        }
+    }
+
+    fn count_switch_out(&mut self, cpu: usize, prev: TaskId) {
+        self.cpus[cpu].stats.nr_switches += 1;
+        self.counters.context_switches += 1;
+        let t = &mut self.tasks[prev.idx()];
+        t.stats.nr_switches += 1;
+        if t.state == TaskState::Runnable {
+            t.stats.nr_involuntary_switches += 1;
+        } else {
+            t.stats.nr_voluntary_switches += 1;
+        }
+    }
+
+    fn switch_to(&mut self, cpu: usize, prev: Option<TaskId>, next: TaskId) {
+        if prev == Some(next) {
+            self.tasks[next.idx()].state = TaskState::Running;
+            self.plan_continue(cpu);
+            return;
+        }
+        if let Some(p) = prev {
+            self.count_switch_out(cpu, p);
+        } else {
+            self.cpus[cpu].stats.nr_switches += 1;
+        }
+        let from_cpu = self.tasks[next.idx()].cpu;
+        if from_cpu != cpu {
+            // A policy dispatched a task queued for another CPU (global-queue policies).
+            self.count_migration(next, from_cpu, cpu, MigrationReason::Dispatch);
+            self.tasks[next.idx()].cpu = cpu;
+        }
+        self.charge(cpu, self.cost.context_switch_ns);
+        let now = self.now_ns;
+        let refill = {
+            let t = &self.tasks[next.idx()];
+            match t.last_ran_cpu {
+                Some(last) if last != cpu => self.cost.refill_ns(
+                    crate::cost::CostModel::distance(&self.machine, last, cpu),
+                    t.footprint_kib,
+                ),
+                _ => 0,
+            }
+        };
+        {
+            let t = &mut self.tasks[next.idx()];
+            t.state = TaskState::Running;
+            t.exec_start_ns = now;
+            t.progress_mark_ns = now;
+            t.stats.wait_sum_ns += now - t.runnable_since_ns;
+            t.stats.wait_count += 1;
+            if let Some(woken) = t.woken_at_ns.take() {
+                self.wakeup_latency.record(now - woken);
+            }
+            if t.perf_migrated {
+                t.perf_migrated = false;
+                self.counters.cpu_migrations += 1;
+            }
+            t.refill_debt += refill;
+            if t.in_run {
+                t.remaining_work += t.refill_debt;
+                t.refill_debt = 0;
+            }
+            t.last_ran_cpu = Some(cpu);
+        }
+        let was_idle = prev.is_none();
+        self.cpus[cpu].curr = Some(next);
+        if was_idle {
+            self.cpus[cpu].busy_since_ns = now;
+            self.cpus[cpu].idle_stamp_ns = 0;
+            self.arm_tick(cpu);
+            self.update_sibling_speeds(cpu);
+        }
+        self.cpus[cpu].speed = self.speed_of(cpu);
+        self.plan_continue(cpu);
+    }
+
+    fn go_idle(&mut self, cpu: usize, prev: Option<TaskId>) {
+        let now = self.now_ns;
+        let Some(p) = prev else {
+            return;
+        };
+        self.count_switch_out(cpu, p);
+        let c = &mut self.cpus[cpu];
+        c.curr = None;
+        c.stats.busy_ns += now - c.busy_since_ns;
+        c.idle_stamp_ns = now.max(1);
+        c.idle_state = self.cost.idle_state_for(c.avg_idle_ns);
+        c.done_gen = c.done_gen.wrapping_add(1);
+        self.stop_tick(cpu);
+        self.update_sibling_speeds(cpu);
+    }
+
+    // ----- progress ------------------------------------------------------------------------
+
+    /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention.
+    fn speed_of(&self, cpu: usize) -> u64 {
+        let busy = self
+            .machine
+            .smt_mask(cpu)
+            .iter()
+            .filter(|&s| s == cpu || self.cpus[s].curr.is_some())
+            .count();
+        self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024
+    }
+
+    /// A CPU went busy or idle: its SMT siblings' speeds changed.
+    fn update_sibling_speeds(&mut self, cpu: usize) {
+        let siblings = *self.machine.smt_mask(cpu);
+        for s in siblings.iter().filter(|&s| s != cpu) {
+            if self.cpus[s].curr.is_none() {
+                continue;
+            }
+            self.sync_progress(s);
+            self.cpus[s].speed = self.speed_of(s);
+            if self.tasks[self.cpus[s].curr.expect("checked").idx()].in_run {
+                self.plan_continue(s);
+            }
+        }
+    }
+
+    /// Account the current task's progress up to now (`update_curr()`'s role for work).
+    pub(crate) fn sync_progress(&mut self, cpu: usize) {
+        let Some(p) = self.cpus[cpu].curr else {
+            return;
+        };
+        let now = self.now_ns;
+        let busy_until = self.cpus[cpu].busy_until_ns;
+        let speed = self.cpus[cpu].speed;
+        let t = &mut self.tasks[p.idx()];
+        if t.in_run {
+            let from = t.progress_mark_ns.max(busy_until);
+            if now > from {
+                let done = (now - from) as u128 * speed as u128 / 1024;
+                t.remaining_work = t.remaining_work.saturating_sub(done as u64);
+            }
+        }
+        t.progress_mark_ns = now;
+    }
+
+    /// Charge `ns` of kernel work to `cpu`: no task progresses there until it is done.
+    pub(crate) fn charge(&mut self, cpu: usize, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        self.sync_progress(cpu);
+        let c = &mut self.cpus[cpu];
+        c.busy_until_ns = c.busy_until_ns.max(self.now_ns) + ns;
+        c.stats.kernel_work_ns += ns;
+        if c.curr.is_some() {
+            self.plan_continue(cpu);
+        }
+    }
+
+    /// (Re)plan the next program step of `cpu`'s current task.
+    pub(crate) fn plan_continue(&mut self, cpu: usize) {
+        let Some(p) = self.cpus[cpu].curr else {
+            return;
+        };
+        let start = self.now_ns.max(self.cpus[cpu].busy_until_ns);
+        let t = &self.tasks[p.idx()];
+        let at = if t.in_run {
+            let speed = self.cpus[cpu].speed.max(1);
+            start + (t.remaining_work as u128 * 1024).div_ceil(speed as u128) as u64
+        } else {
+            start
+        };
+        let c = &mut self.cpus[cpu];
+        c.done_gen = c.done_gen.wrapping_add(1);
+        let generation = c.done_gen;
+        self.queue.push(
+            at,
+            Event::Continue {
+                cpu: cpu as u32,
+                generation,
+            },
+        );
+    }
+
+    /// The current task of `cpu` reached its planned step.
+    pub(crate) fn continue_curr(&mut self, cpu: usize) {
+        let p = self.cpus[cpu]
+            .curr
+            .expect("Continue only planned for busy CPUs");
+        self.sync_progress(cpu);
+        let t = &mut self.tasks[p.idx()];
+        if t.in_run {
+            if t.remaining_work > 0 {
+                self.plan_continue(cpu);
+                return;
+            }
+            t.in_run = false;
+            t.pc += 1;
+        }
+        self.run_ops(cpu);
+    }
+
+    // ----- the program interpreter ----------------------------------------------------------
+
+    /// Run `cpu`'s current task's program until it computes, blocks or exits.
+    fn run_ops(&mut self, cpu: usize) {
+        let p = self.cpus[cpu].curr.expect("run_ops on a busy CPU");
+        let mut steps = 0u32;
+        loop {
+            if self.cpus[cpu].busy_until_ns > self.now_ns {
+                // Kernel work (a wakeup it just did, a switch) delays the next action.
+                self.plan_continue(cpu);
+                return;
+            }
+            steps += 1;
+            if steps > ZERO_TIME_OPS_MAX {
+                let t = &self.tasks[p.idx()];
+                self.invariant_violations.push(format!(
+                    "t={} task {} ('{}'): {ZERO_TIME_OPS_MAX} actions without computing or \
+                     blocking; task stopped",
+                    self.now_ns, p.0, t.comm
+                ));
+                self.exit_task(cpu, p);
+                return;
+            }
+            let t = &self.tasks[p.idx()];
+            let op = self.programs[t.program as usize].ops[t.pc as usize];
+            match op {
+                Op::Run { work_ns } => {
+                    self.start_run(cpu, p, work_ns);
+                    return;
+                }
+                Op::RunExp { mean_work_ns } => {
+                    let u = self.tasks[p.idx()].rng.next_f64();
+                    let work = (-(1.0 - u).ln() * mean_work_ns as f64) as u64;
+                    self.start_run(cpu, p, work.max(1));
+                    return;
+                }
+                Op::Sleep { ns } => {
+                    self.tasks[p.idx()].pc += 1;
+                    self.arm_sleep_timer(p, cpu, ns);
+                    self.block(cpu, p);
+                    return;
+                }
+                Op::Down { sem } => {
+                    let s = &mut self.sems[sem as usize];
+                    if s.count > 0 {
+                        s.count -= 1;
+                        self.tasks[p.idx()].pc += 1;
+                    } else {
+                        s.waiters.push_back(p);
+                        self.block(cpu, p);
+                        return;
+                    }
+                }
+                Op::Up { sem, sync } => {
+                    self.tasks[p.idx()].pc += 1;
+                    self.sem_up(cpu, p, sem, sync);
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::UpMany { sem, n } => {
+                    self.tasks[p.idx()].pc += 1;
+                    for _ in 0..n {
+                        self.sem_up(cpu, p, sem, false);
+                    }
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::Barrier { id, count } => {
+                    let b = &mut self.barriers[id as usize];
+                    if b.waiters.len() as u32 + 1 >= count {
+                        let waiters = std::mem::take(&mut b.waiters);
+                        self.tasks[p.idx()].pc += 1;
+                        for &w in &waiters {
+                            self.tasks[w.idx()].pc += 1;
+                            self.try_to_wake_up(w, cpu, Some(p), false);
+                        }
+                        if self.cpus[cpu].need_resched {
+                            self.schedule(cpu);
+                            return;
+                        }
+                    } else {
+                        b.waiters.push(p);
+                        self.block(cpu, p);
+                        return;
+                    }
+                }
+                Op::Loop { to, times, slot } => {
+                    let t = &mut self.tasks[p.idx()];
+                    let n = t.loop_counts[slot as usize] + 1;
+                    if n < times {
+                        t.loop_counts[slot as usize] = n;
+                        t.pc = to;
+                    } else {
+                        t.loop_counts[slot as usize] = 0;
+                        t.pc += 1;
+                    }
+                }
+                Op::Jump { to } => self.tasks[p.idx()].pc = to,
+                Op::Mark { slot } => {
+                    let t = &mut self.tasks[p.idx()];
+                    t.marks_ns[slot as usize] = self.now_ns;
+                    t.pc += 1;
+                }
+                Op::Sample { slot, metric } => {
+                    let t = &mut self.tasks[p.idx()];
+                    let start = t.marks_ns[slot as usize];
+                    t.pc += 1;
+                    if start >= self.stats_start_ns {
+                        self.metrics[metric as usize].record(self.now_ns - start);
+                    }
+                }
+                Op::CountOp => {
+                    self.tasks[p.idx()].pc += 1;
+                    self.ops_done += 1;
+                }
+                Op::Yield => {
+                    self.tasks[p.idx()].pc += 1;
+                    policy!(self.yield_task(cpu, p));
+                    self.schedule(cpu);
+                    return;
+                }
+                Op::SetNice { nice } => {
+                    self.tasks[p.idx()].pc += 1;
+                    self.tasks[p.idx()].nice = nice;
+                    policy!(self.set_nice(p, nice));
+                }
+                Op::Exit => {
+                    self.exit_task(cpu, p);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn start_run(&mut self, cpu: usize, p: TaskId, work_ns: u64) {
+        let t = &mut self.tasks[p.idx()];
+        t.in_run = true;
+        t.remaining_work = work_ns + t.refill_debt;
+        t.refill_debt = 0;
+        t.progress_mark_ns = self.now_ns;
+        self.plan_continue(cpu);
+    }
+
+    fn sem_up(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool) {
+        let s = &mut self.sems[sem as usize];
+        match s.waiters.pop_front() {
+            Some(w) => {
+                // The waiter's Down completes with this unit.
+                self.tasks[w.idx()].pc += 1;
+                self.try_to_wake_up(w, cpu, Some(p), sync);
+            }
+            None => s.count += 1,
+        }
+    }
+
+    fn arm_sleep_timer(&mut self, p: TaskId, cpu: usize, ns: u64) {
+        let t = &mut self.tasks[p.idx()];
+        t.timer_gen = t.timer_gen.wrapping_add(1);
+        let generation = t.timer_gen;
+        self.queue.push(
+            self.now_ns + ns + self.cfg.timer_slack_ns,
+            Event::Timer {
+                task: p,
+                cpu: cpu as u32,
+                generation,
+            },
+        );
+    }
+
+    /// The current task blocks: dequeue (perhaps delayed) and reschedule.
+    fn block(&mut self, cpu: usize, p: TaskId) {
+        let dequeued = policy!(self.dequeue_sleep(cpu, p));
+        let t = &mut self.tasks[p.idx()];
+        t.state = TaskState::Blocked;
+        t.on_rq = !dequeued;
+        self.schedule(cpu);
+    }
+
+    fn exit_task(&mut self, cpu: usize, p: TaskId) {
+        policy!(self.dequeue_exit(cpu, p));
+        let t = &mut self.tasks[p.idx()];
+        t.state = TaskState::Dead;
+        t.on_rq = false;
+        t.in_run = false;
+        self.live_tasks -= 1;
+        self.schedule(cpu);
+    }
+
+    // ----- end of run, warm-up, invariants -------------------------------------------------
+
+    /// Close the books at the end: account running tasks and busy CPUs up to now.
+    pub(crate) fn finish(&mut self) {
+        let now = self.now_ns;
+        self.end_ns = Some(now);
+        for cpu in 0..self.cpus.len() {
+            if let Some(p) = self.cpus[cpu].curr {
+                let t = &mut self.tasks[p.idx()];
+                t.stats.sum_exec_runtime_ns += now - t.exec_start_ns;
+                t.exec_start_ns = now;
+                let c = &mut self.cpus[cpu];
+                c.stats.busy_ns += now - c.busy_since_ns;
+                c.busy_since_ns = now;
+            }
+        }
+    }
+
+    /// End of warm-up: statistics restart from now.
+    pub(crate) fn reset_counters(&mut self) {
+        let now = self.now_ns;
+        self.stats_start_ns = now;
+        self.counters = Default::default();
+        self.wakeup_latency = Default::default();
+        for h in &mut self.metrics {
+            *h = Default::default();
+        }
+        self.ops_done = 0;
+        self.migration_log.clear();
+        for t in &mut self.tasks {
+            t.stats = Default::default();
+            t.exec_start_ns = now;
+        }
+        for c in &mut self.cpus {
+            c.stats = Default::default();
+            c.busy_since_ns = now;
+        }
+    }
+
+    /// The invariants of ARCHITECTURE.md §6 that can be checked at any instant.
+    pub(crate) fn check_invariants(&mut self) {
+        for (i, t) in self.tasks.iter().enumerate() {
+            let is_curr = self.cpus[t.cpu].curr == Some(t.id);
+            let bad = match t.state {
+                TaskState::Running => !is_curr,
+                TaskState::Runnable => is_curr || !t.on_rq,
+                TaskState::Waking => !self.cpus[t.cpu].wake_list.contains(&t.id),
+                TaskState::Blocked | TaskState::Dead | TaskState::New => is_curr,
+            };
+            if bad {
+                self.invariant_violations.push(format!(
+                    "t={} task {i} ('{}') in state {:?} on CPU {} (curr {:?})",
+                    self.now_ns, t.comm, t.state, t.cpu, self.cpus[t.cpu].curr
+                ));
+            }
+        }
+        for c in &self.cpus {
+            if let Some(p) = c.curr
+                && self.tasks[p.idx()].state != TaskState::Running
+            {
+                self.invariant_violations.push(format!(
+                    "t={} CPU {} runs task {} in state {:?}",
+                    self.now_ns,
+                    c.cpu,
+                    p.0,
+                    self.tasks[p.idx()].state
+                ));
+            }
+        }
+    }
+}

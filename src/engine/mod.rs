@@ -1,0 +1,644 @@
+//! The discrete-event engine: virtual time, the event queue, CPUs, tasks and their programs.
+//!
+//! The engine plays the part of the kernel's core (`kernel/sched/core.c`) and of the
+//! hardware: it keeps each CPU's state (running a task, idle in some idle state, or busy with
+//! kernel work), interprets task programs, and calls the scheduling policy
+//! ([`crate::policy::SchedPolicy`]) only at the kernel's scheduling points — wakeup
+//! (`try_to_wake_up`), block and preemption (`__schedule`), the tick (`sched_tick`), fork
+//! (`wake_up_new_task`) and exit. Its scheduling-point logic lives in [`core`].
+//!
+//! Time is virtual, in nanoseconds (`u64`). Progress is lazy, like the kernel's
+//! `update_curr()`: a running task's remaining work is advanced only when something happens
+//! on its CPU, at its current speed (capacity × SMT contention), and its completion event is
+//! re-planned when the speed changes. Kernel work (a context switch, a wakeup scan, an IPI
+//! handler, a balance pass) is charged by pushing the CPU's `busy_until_ns` horizon: no task
+//! progresses on that CPU until it passes. Superseded events are not deleted; they carry a
+//! generation number and are dropped when popped.
+
+pub mod core;
+pub mod queue;
+pub mod rng;
+
+use crate::cost::CostModel;
+use crate::cpumask::CpuMask;
+use crate::policy::{Actions, MigrationReason, SchedPolicy};
+use crate::stats::histogram::Histogram;
+use crate::task::{Op, Program, SemId, TaskId, TaskSpec, TaskState};
+use crate::topology::Machine;
+use queue::EventQueue;
+use rng::{RngStream, StreamKind};
+
+/// The preemption model (`CONFIG_PREEMPT_*` / `preempt=`), as far as it changes when a
+/// running user task can be preempted: under `lazy` a fair-class wakeup preemption only sets
+/// TIF_NEED_RESCHED_LAZY, acted on at the next tick; under the others a remote CPU is sent a
+/// reschedule IPI and the task is preempted on return from it (user code is always
+/// preemptible there, so none/voluntary/full behave alike for user-mode work).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Preempt {
+    None,
+    Voluntary,
+    Full,
+    Lazy,
+}
+
+/// Engine parameters that come from the kernel configuration and the run settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineConfig {
+    pub hz: u32,
+    pub preempt: Preempt,
+    /// `sched_feat(TTWU_QUEUE)`.
+    pub ttwu_queue: bool,
+    /// `TTWU_QUEUE_DEFAULT`: queue same-LLC wakeups to busy CPUs too.
+    pub ttwu_queue_default: bool,
+    /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs).
+    pub timer_slack_ns: u64,
+    /// `sysctl_sched_migration_cost`: caps `avg_idle` at twice it.
+    pub migration_cost_ns: u64,
+    /// Simulated-time cap.
+    pub duration_ns: u64,
+    /// Counters reset at this time (statistics cover `[warmup, end]`).
+    pub warmup_ns: u64,
+    pub seed: u64,
+    /// Check invariants after every event (slow; on in tests).
+    pub check_invariants: bool,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            hz: 250,
+            preempt: Preempt::Voluntary,
+            ttwu_queue: true,
+            ttwu_queue_default: false,
+            timer_slack_ns: 50_000,
+            migration_cost_ns: 500_000,
+            duration_ns: 10_000_000_000,
+            warmup_ns: 0,
+            seed: 1,
+            check_invariants: false,
+        }
+    }
+}
+
+/// What a workload hands the engine: programs, tasks, semaphores, barriers, metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkloadPlan {
+    pub programs: Vec<Program>,
+    pub tasks: Vec<TaskSpec>,
+    /// Initial count of each semaphore.
+    pub sems: Vec<u64>,
+    pub nr_barriers: usize,
+    /// Names of latency metrics recorded by `Op::Sample`.
+    pub metrics: Vec<String>,
+}
+
+/// Per-task statistics, named as `/proc/PID/sched` names them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TaskStats {
+    pub sum_exec_runtime_ns: u64,
+    pub wait_sum_ns: u64,
+    pub wait_count: u64,
+    pub nr_switches: u64,
+    pub nr_voluntary_switches: u64,
+    pub nr_involuntary_switches: u64,
+    pub nr_wakeups: u64,
+    pub nr_wakeups_sync: u64,
+    pub nr_wakeups_migrate: u64,
+    pub nr_wakeups_local: u64,
+    pub nr_wakeups_remote: u64,
+    pub nr_migrations: u64,
+    /// Migrations by [`MigrationReason`] (index = position in `MigrationReason::ALL`).
+    pub migrations_by_reason: [u64; 9],
+}
+
+/// A simulated task: its scheduling-visible state plus its program position.
+#[derive(Debug, Clone)]
+pub struct Task {
+    pub id: TaskId,
+    pub comm: String,
+    pub state: TaskState,
+    /// `task_cpu(p)`.
+    pub cpu: usize,
+    /// On a runqueue (includes a delayed-dequeue sleeper).
+    pub on_rq: bool,
+    pub cpus_allowed: CpuMask,
+    pub nice: i8,
+    pub footprint_kib: u32,
+    /// CPU it last ran on (where its cache is warm).
+    pub last_ran_cpu: Option<usize>,
+    pub stats: TaskStats,
+    pub(crate) program: u32,
+    pub(crate) pc: u32,
+    pub(crate) loop_counts: [u32; 4],
+    pub(crate) marks_ns: [u64; 4],
+    /// Work left in the current `Run` op (ns at speed 1024), valid while `in_run`.
+    pub(crate) remaining_work: u64,
+    pub(crate) in_run: bool,
+    /// Cache-refill work owed since the last migration.
+    pub(crate) refill_debt: u64,
+    /// Time up to which progress has been accounted.
+    pub(crate) progress_mark_ns: u64,
+    /// When the task last became current (for runtime accounting).
+    pub(crate) exec_start_ns: u64,
+    /// When the task last became runnable (for wait time).
+    pub(crate) runnable_since_ns: u64,
+    /// When the pending wakeup started (`sched_waking`), for wakeup latency.
+    pub(crate) woken_at_ns: Option<u64>,
+    /// perf's `sched_migrated`: counted as a cpu-migration at the next switch-in.
+    pub(crate) perf_migrated: bool,
+    pub(crate) timer_gen: u32,
+    pub(crate) rng: RngStream,
+}
+
+/// One CPU as the engine sees it (the core.c half of `struct rq`).
+#[derive(Debug, Clone)]
+pub struct CpuCore {
+    pub cpu: usize,
+    /// `rq->curr` (None = the idle task).
+    pub curr: Option<TaskId>,
+    /// Wakeups queued on this CPU's wake list, waiting for its IPI (`rq->ttwu_pending`).
+    pub wake_list: Vec<TaskId>,
+    /// TIF_NEED_RESCHED.
+    pub need_resched: bool,
+    /// TIF_NEED_RESCHED_LAZY (preempt=lazy).
+    pub need_resched_lazy: bool,
+    /// `rq->idle_stamp`: when the CPU went idle (valid while idle).
+    pub idle_stamp_ns: u64,
+    /// `rq->avg_idle`.
+    pub avg_idle_ns: u64,
+    /// Index into the cost model's idle states while idle.
+    pub idle_state: usize,
+    /// Kernel-work horizon: tasks make no progress on this CPU before it.
+    pub busy_until_ns: u64,
+    /// When the runqueue lock is next free (for contention of remote activations).
+    pub rq_lock_free_at_ns: u64,
+    /// Current task speed, 1024 = full capacity with idle siblings.
+    pub speed: u64,
+    pub(crate) ipi_pending: bool,
+    pub(crate) resched_ipi_pending: bool,
+    pub(crate) done_gen: u32,
+    pub(crate) tick_gen: u32,
+    pub(crate) tick_armed: bool,
+    pub(crate) busy_since_ns: u64,
+    pub stats: CpuStats,
+}
+
+impl CpuCore {
+    /// `rq->ttwu_pending`.
+    pub fn ttwu_pending(&self) -> bool {
+        !self.wake_list.is_empty()
+    }
+
+    /// True when the idle task is polling (idle state 0): a wakeup needs no IPI.
+    pub fn polling(&self) -> bool {
+        self.curr.is_none() && self.idle_state == 0
+    }
+}
+
+/// Per-CPU counters.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CpuStats {
+    /// Time with a task current (`rq->curr != idle`).
+    pub busy_ns: u64,
+    /// Kernel work charged to this CPU (scans, switches, IPIs, balancing).
+    pub kernel_work_ns: u64,
+    /// `rq->nr_switches`.
+    pub nr_switches: u64,
+    pub ipis_received: u64,
+    pub ipis_sent: u64,
+    /// Idle exits from a non-polling idle state.
+    pub idle_exits: u64,
+    /// `ttwu_count`, `ttwu_local` of /proc/schedstat's cpu line.
+    pub ttwu_count: u64,
+    pub ttwu_local: u64,
+    /// Wakeups this CPU queued on other CPUs' wake lists / activated under a remote lock.
+    pub ttwu_queued: u64,
+    pub ttwu_remote_locked: u64,
+    pub remote_lock_wait_ns: u64,
+}
+
+/// Events of the simulation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// A task is forked.
+    Fork { task: TaskId },
+    /// `cpu`'s current task reaches its next program step (a `Run` completes, or kernel work
+    /// it waited behind is over).
+    Continue { cpu: u32, generation: u32 },
+    /// Scheduler tick on a busy CPU.
+    Tick { cpu: u32, generation: u32 },
+    /// hrtimer expiry of a sleeping task, on the CPU that armed it.
+    Timer {
+        task: TaskId,
+        cpu: u32,
+        generation: u32,
+    },
+    /// A sleeping task's timer fired on an idle CPU that had to leave its idle state first.
+    TimerWake {
+        task: TaskId,
+        cpu: u32,
+        generation: u32,
+    },
+    /// Call-function IPI: process the wake list.
+    WakeListIpi { cpu: u32 },
+    /// Reschedule IPI (or a polling idle CPU noticing need_resched).
+    ReschedIpi { cpu: u32 },
+    /// NOHZ idle-balance kick.
+    KickIpi { cpu: u32 },
+    /// End of warm-up: reset counters.
+    WarmupEnd,
+    /// End of the run (duration cap).
+    End,
+}
+
+/// Counters of a run (perf-stat view and migrations).
+#[derive(Debug, Clone, Default)]
+pub struct RunCounters {
+    pub context_switches: u64,
+    pub cpu_migrations: u64,
+    pub migrations_by_reason: [u64; 9],
+    pub wakeups: u64,
+}
+
+/// The engine: one simulation run.
+pub struct Engine {
+    pub(crate) now_ns: u64,
+    pub(crate) machine: Machine,
+    pub(crate) cost: CostModel,
+    pub(crate) cfg: EngineConfig,
+    pub(crate) tasks: Vec<Task>,
+    pub(crate) cpus: Vec<CpuCore>,
+    pub(crate) programs: Vec<Program>,
+    pub(crate) sems: Vec<Semaphore>,
+    pub(crate) barriers: Vec<Barrier>,
+    pub(crate) queue: EventQueue<Event>,
+    pub(crate) policy: Box<dyn SchedPolicy>,
+    pub(crate) act: Actions,
+    pub(crate) counters: RunCounters,
+    pub(crate) wakeup_latency: Histogram,
+    pub(crate) metrics: Vec<Histogram>,
+    pub(crate) metric_names: Vec<String>,
+    pub(crate) ops_done: u64,
+    pub(crate) events: u64,
+    pub(crate) live_tasks: usize,
+    pub(crate) stats_start_ns: u64,
+    pub(crate) end_ns: Option<u64>,
+    pub(crate) migration_log: Vec<MigrationRecord>,
+    pub(crate) invariant_violations: Vec<String>,
+}
+
+/// One migration, for the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct MigrationRecord {
+    pub time_ns: u64,
+    pub task: TaskId,
+    pub from: usize,
+    pub to: usize,
+    pub reason: MigrationReason,
+}
+
+/// A counting semaphore with a FIFO wait list.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Semaphore {
+    pub count: u64,
+    pub waiters: std::collections::VecDeque<TaskId>,
+}
+
+/// A barrier: releases everyone when `count` tasks have arrived.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Barrier {
+    pub waiters: Vec<TaskId>,
+}
+
+/// Why a workload plan cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("task {task} ('{comm}') names program {program}, but only {nr} exist")]
+    NoProgram {
+        task: usize,
+        comm: String,
+        program: u32,
+        nr: usize,
+    },
+    #[error("task {task} ('{comm}') may run on no online CPU")]
+    NoAllowedCpu { task: usize, comm: String },
+    #[error("program '{name}' op {op} refers to {what} {id}, which does not exist")]
+    BadReference {
+        name: String,
+        op: usize,
+        what: &'static str,
+        id: u32,
+    },
+    #[error("program '{0}' is empty")]
+    EmptyProgram(String),
+}
+
+impl Engine {
+    /// Set up a run: validate the plan and create tasks and CPUs. Nothing happens until
+    /// [`Engine::run`].
+    pub fn new(
+        machine: Machine,
+        cost: CostModel,
+        cfg: EngineConfig,
+        policy: Box<dyn SchedPolicy>,
+        plan: WorkloadPlan,
+    ) -> Result<Engine, PlanError> {
+        validate_plan(&machine, &plan)?;
+        let online = machine.online;
+        let tasks = plan
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| Task {
+                id: TaskId(i as u32),
+                comm: spec.comm.clone(),
+                state: TaskState::New,
+                cpu: spec.parent_cpu,
+                on_rq: false,
+                cpus_allowed: spec.cpus_allowed.unwrap_or(online).and(&online),
+                nice: spec.nice,
+                footprint_kib: spec.footprint_kib,
+                last_ran_cpu: None,
+                stats: TaskStats::default(),
+                program: spec.program,
+                pc: 0,
+                loop_counts: [0; 4],
+                marks_ns: [0; 4],
+                remaining_work: 0,
+                in_run: false,
+                refill_debt: 0,
+                progress_mark_ns: 0,
+                exec_start_ns: 0,
+                runnable_since_ns: 0,
+                woken_at_ns: None,
+                perf_migrated: false,
+                timer_gen: 0,
+                rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
+            })
+            .collect::<Vec<_>>();
+        let cpus = (0..machine.nr_cpus())
+            .map(|cpu| CpuCore {
+                cpu,
+                curr: None,
+                wake_list: Vec::with_capacity(16),
+                need_resched: false,
+                need_resched_lazy: false,
+                idle_stamp_ns: 0,
+                avg_idle_ns: 2 * cfg.migration_cost_ns,
+                idle_state: cost.idle_state_for(2 * cfg.migration_cost_ns),
+                busy_until_ns: 0,
+                rq_lock_free_at_ns: 0,
+                speed: 1024,
+                ipi_pending: false,
+                resched_ipi_pending: false,
+                done_gen: 0,
+                tick_gen: 0,
+                tick_armed: false,
+                busy_since_ns: 0,
+                stats: CpuStats::default(),
+            })
+            .collect();
+        let mut queue = EventQueue::new();
+        for (i, spec) in plan.tasks.iter().enumerate() {
+            queue.push(
+                spec.start_ns,
+                Event::Fork {
+                    task: TaskId(i as u32),
+                },
+            );
+        }
+        queue.push(cfg.duration_ns, Event::End);
+        if cfg.warmup_ns > 0 && cfg.warmup_ns < cfg.duration_ns {
+            queue.push(cfg.warmup_ns, Event::WarmupEnd);
+        }
+        let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
+        Ok(Engine {
+            now_ns: 0,
+            live_tasks: tasks.len(),
+            tasks,
+            cpus,
+            programs: plan.programs,
+            sems: plan
+                .sems
+                .iter()
+                .map(|&count| Semaphore {
+                    count,
+                    waiters: Default::default(),
+                })
+                .collect(),
+            barriers: vec![Barrier::default(); plan.nr_barriers],
+            queue,
+            policy,
+            act: Actions::default(),
+            counters: RunCounters::default(),
+            wakeup_latency: Histogram::new(),
+            metrics,
+            metric_names: plan.metrics,
+            ops_done: 0,
+            events: 0,
+            stats_start_ns: 0,
+            end_ns: None,
+            migration_log: Vec::new(),
+            invariant_violations: Vec::new(),
+            machine,
+            cost,
+            cfg,
+        })
+    }
+
+    /// Run until every task has exited or the duration cap is reached.
+    pub fn run(&mut self) -> &mut Self {
+        while let Some((time_ns, event)) = self.queue.pop() {
+            assert!(
+                time_ns >= self.now_ns,
+                "virtual time went backwards: {time_ns} < {}",
+                self.now_ns
+            );
+            self.now_ns = time_ns;
+            self.events += 1;
+            if self.dispatch(event) {
+                break;
+            }
+            if self.cfg.check_invariants {
+                self.check_invariants();
+            }
+            if self.live_tasks == 0 {
+                break;
+            }
+        }
+        self.finish();
+        self
+    }
+
+    /// Handle one event; true = stop.
+    fn dispatch(&mut self, event: Event) -> bool {
+        match event {
+            Event::Fork { task } => self.wake_up_new_task(task),
+            Event::Continue { cpu, generation } => {
+                if self.cpus[cpu as usize].done_gen == generation {
+                    self.continue_curr(cpu as usize);
+                }
+            }
+            Event::Tick { cpu, generation } => {
+                if self.cpus[cpu as usize].tick_gen == generation {
+                    self.sched_tick(cpu as usize);
+                }
+            }
+            Event::Timer {
+                task,
+                cpu,
+                generation,
+            } => {
+                if self.tasks[task.idx()].timer_gen == generation {
+                    self.hrtimer_expire(task, cpu as usize, generation);
+                }
+            }
+            Event::TimerWake {
+                task,
+                cpu,
+                generation,
+            } => {
+                if self.tasks[task.idx()].timer_gen == generation {
+                    self.timer_wakeup(task, cpu as usize);
+                }
+            }
+            Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
+            Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
+            Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
+            Event::WarmupEnd => self.reset_counters(),
+            Event::End => return true,
+        }
+        false
+    }
+
+    /// Simulated time now.
+    pub fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    pub fn cpus(&self) -> &[CpuCore] {
+        &self.cpus
+    }
+
+    pub fn machine(&self) -> &Machine {
+        &self.machine
+    }
+
+    pub fn counters(&self) -> &RunCounters {
+        &self.counters
+    }
+
+    pub fn wakeup_latency(&self) -> &Histogram {
+        &self.wakeup_latency
+    }
+
+    /// Latency histograms of the workload's metrics, with their names.
+    pub fn metrics(&self) -> impl Iterator<Item = (&str, &Histogram)> {
+        self.metric_names
+            .iter()
+            .map(String::as_str)
+            .zip(self.metrics.iter())
+    }
+
+    /// Completed workload operations (`Op::CountOp`).
+    pub fn ops_done(&self) -> u64 {
+        self.ops_done
+    }
+
+    pub fn migration_log(&self) -> &[MigrationRecord] {
+        &self.migration_log
+    }
+
+    pub fn invariant_violations(&self) -> &[String] {
+        &self.invariant_violations
+    }
+
+    pub fn policy(&self) -> &dyn SchedPolicy {
+        self.policy.as_ref()
+    }
+
+    /// Start of the measured interval (end of warm-up).
+    pub fn stats_start_ns(&self) -> u64 {
+        self.stats_start_ns
+    }
+
+    /// When the run ended (all tasks exited, or the duration cap).
+    pub fn end_ns(&self) -> u64 {
+        self.end_ns.unwrap_or(self.now_ns)
+    }
+
+    /// Whether every task exited before the cap.
+    pub fn all_exited(&self) -> bool {
+        self.live_tasks == 0
+    }
+}
+
+fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError> {
+    for p in &plan.programs {
+        if p.ops.is_empty() {
+            return Err(PlanError::EmptyProgram(p.name.clone()));
+        }
+        for (i, op) in p.ops.iter().enumerate() {
+            let bad = |what, id| PlanError::BadReference {
+                name: p.name.clone(),
+                op: i,
+                what,
+                id,
+            };
+            match *op {
+                Op::Down { sem } | Op::Up { sem, .. } | Op::UpMany { sem, .. }
+                    if sem as usize >= plan.sems.len() =>
+                {
+                    return Err(bad("semaphore", sem as SemId));
+                }
+                Op::Barrier { id, .. } if id as usize >= plan.nr_barriers => {
+                    return Err(bad("barrier", id));
+                }
+                Op::Loop { to, .. } | Op::Jump { to } if to as usize >= p.ops.len() => {
+                    return Err(bad("op", to));
+                }
+                Op::Loop { slot, .. } if slot >= 4 => return Err(bad("loop slot", slot as u32)),
+                Op::Mark { slot } | Op::Sample { slot, .. } if slot >= 4 => {
+                    return Err(bad("mark slot", slot as u32));
+                }
+                Op::Sample { metric, .. } if metric as usize >= plan.metrics.len() => {
+                    return Err(bad("metric", metric as u32));
+                }
+                _ => {}
+            }
+        }
+    }
+    for (i, t) in plan.tasks.iter().enumerate() {
+        if t.program as usize >= plan.programs.len() {
+            return Err(PlanError::NoProgram {
+                task: i,
+                comm: t.comm.clone(),
+                program: t.program,
+                nr: plan.programs.len(),
+            });
+        }
+        let allowed = t
+            .cpus_allowed
+            .unwrap_or(machine.online)
+            .and(&machine.online);
+        if allowed.is_empty() {
+            return Err(PlanError::NoAllowedCpu {
+                task: i,
+                comm: t.comm.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

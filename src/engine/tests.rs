@@ -1,0 +1,182 @@
+//! Engine tests with the global FIFO policy (the Linux policy has its own tests).
+
+use super::*;
+use crate::policy::fifo::GlobalFifo;
+use crate::task::{Op, Program, TaskSpec};
+use crate::topology::CpuTopology;
+
+/// `n` cores without SMT, one LLC, one node.
+pub(crate) fn flat_machine(n: usize) -> Machine {
+    let cpus = (0..n)
+        .map(|cpu| CpuTopology {
+            cpu,
+            core: cpu,
+            cluster: cpu,
+            llc: 0,
+            package: 0,
+            node: 0,
+            capacity: 1024,
+        })
+        .collect();
+    Machine::new("flat", "test", cpus, vec![vec![10]]).unwrap()
+}
+
+fn spec(program: u32, comm: &str) -> TaskSpec {
+    TaskSpec {
+        comm: comm.into(),
+        program,
+        nice: 0,
+        cpus_allowed: None,
+        start_ns: 0,
+        parent_cpu: 0,
+        footprint_kib: 0,
+    }
+}
+
+fn engine(machine: Machine, plan: WorkloadPlan) -> Engine {
+    let n = machine.nr_cpus();
+    let cost = CostModel::default_for(&machine);
+    let cfg = EngineConfig {
+        check_invariants: true,
+        ..EngineConfig::default()
+    };
+    Engine::new(machine, cost, cfg, Box::new(GlobalFifo::new(n)), plan).unwrap()
+}
+
+#[test]
+fn cpu_bound_tasks_finish_and_busy_time_equals_runtime() {
+    let plan = WorkloadPlan {
+        programs: vec![Program {
+            name: "burn".into(),
+            ops: vec![
+                Op::Run {
+                    work_ns: 10_000_000,
+                },
+                Op::Exit,
+            ],
+        }],
+        tasks: (0..4).map(|i| spec(0, &format!("burn{i}"))).collect(),
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(2), plan);
+    e.run();
+    assert!(e.all_exited());
+    assert!(
+        e.invariant_violations().is_empty(),
+        "{:?}",
+        e.invariant_violations()
+    );
+    // Two CPUs, 40 ms of work: about 20 ms plus switch overheads.
+    let end = e.end_ns();
+    assert!((20_000_000..20_200_000).contains(&end), "end {end}");
+    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
+    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    assert_eq!(runtime, busy);
+}
+
+#[test]
+fn ping_pong_wakes_each_other() {
+    // Two tasks hand a token back and forth 1000 times via two semaphores.
+    let ping = Program {
+        name: "ping".into(),
+        ops: vec![
+            Op::Run { work_ns: 1_000 },
+            Op::Up { sem: 0, sync: true },
+            Op::Down { sem: 1 },
+            Op::Loop {
+                to: 0,
+                times: 1000,
+                slot: 0,
+            },
+            Op::Exit,
+        ],
+    };
+    let pong = Program {
+        name: "pong".into(),
+        ops: vec![
+            Op::Down { sem: 0 },
+            Op::Run { work_ns: 1_000 },
+            Op::Up { sem: 1, sync: true },
+            Op::Loop {
+                to: 0,
+                times: 1000,
+                slot: 0,
+            },
+            Op::Exit,
+        ],
+    };
+    let plan = WorkloadPlan {
+        programs: vec![ping, pong],
+        tasks: vec![spec(0, "ping"), spec(1, "pong")],
+        sems: vec![0, 0],
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(2), plan);
+    e.run();
+    assert!(e.all_exited());
+    assert!(
+        e.invariant_violations().is_empty(),
+        "{:?}",
+        e.invariant_violations()
+    );
+    // Every handoff is a wakeup except when the token arrives before its receiver blocked
+    // (at most the very first one, when both start at once).
+    let wakeups = e.counters().wakeups;
+    assert!((1999..=2000).contains(&wakeups), "{wakeups}");
+    assert_eq!(e.wakeup_latency().len(), wakeups);
+    // Each wakeup of a task on an idle CPU costs at least the IPI latency or is polled.
+    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
+    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    assert_eq!(runtime, busy);
+}
+
+#[test]
+fn sleeping_task_wakes_after_duration_plus_slack() {
+    let plan = WorkloadPlan {
+        programs: vec![Program {
+            name: "nap".into(),
+            ops: vec![Op::Sleep { ns: 1_000_000 }, Op::Exit],
+        }],
+        tasks: vec![spec(0, "nap")],
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(1), plan);
+    e.run();
+    let lat = e.end_ns();
+    // 1 ms + 50 µs slack + idle exit + context switches: between 1.05 and 1.3 ms.
+    assert!((1_050_000..1_300_000).contains(&lat), "{lat}");
+}
+
+#[test]
+fn identical_seeds_give_identical_runs() {
+    let mk = || {
+        let plan = WorkloadPlan {
+            programs: vec![Program {
+                name: "rand".into(),
+                ops: vec![
+                    Op::RunExp {
+                        mean_work_ns: 100_000,
+                    },
+                    Op::Sleep { ns: 50_000 },
+                    Op::Loop {
+                        to: 0,
+                        times: 200,
+                        slot: 0,
+                    },
+                    Op::Exit,
+                ],
+            }],
+            tasks: (0..6).map(|i| spec(0, &format!("r{i}"))).collect(),
+            ..Default::default()
+        };
+        let mut e = engine(flat_machine(3), plan);
+        e.run();
+        (
+            e.end_ns(),
+            e.events(),
+            e.counters().context_switches,
+            e.wakeup_latency().percentile(99.0),
+        )
+    };
+    assert_eq!(mk(), mk());
+}

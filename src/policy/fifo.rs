@@ -1,0 +1,122 @@
+//! A global FIFO policy: one queue for the whole machine, no preemption, no balancing.
+//!
+//! It exists to keep [`super::SchedPolicy`] honest (nothing Linux-specific may leak into the
+//! engine) and as a baseline users can set beside Linux on the same workload. A woken task
+//! goes to an idle allowed CPU if there is one (lowest number first), else stays queued on its
+//! previous CPU's slot of the global queue; any CPU that becomes free takes the oldest queued
+//! task it may run, which counts as a `dispatch` migration when it moves.
+
+use std::collections::VecDeque;
+
+use super::{Actions, CoreView, EnqueueFlags, Placement, PlacementPath, SchedPolicy, WakeCtx};
+use crate::task::TaskId;
+
+/// The global FIFO policy.
+#[derive(Debug, Default)]
+pub struct GlobalFifo {
+    queue: VecDeque<TaskId>,
+    /// Per CPU: the task running there, if any.
+    running: Vec<Option<TaskId>>,
+}
+
+impl GlobalFifo {
+    pub fn new(nr_cpus: usize) -> Self {
+        GlobalFifo {
+            queue: VecDeque::with_capacity(1024),
+            running: vec![None; nr_cpus],
+        }
+    }
+}
+
+impl SchedPolicy for GlobalFifo {
+    fn name(&self) -> &'static str {
+        "fifo"
+    }
+
+    fn task_fork(&mut self, _core: &CoreView, _p: TaskId) {}
+
+    fn select_task_rq(
+        &mut self,
+        core: &CoreView,
+        p: TaskId,
+        prev_cpu: usize,
+        _ctx: WakeCtx,
+        act: &mut Actions,
+    ) -> Placement {
+        let allowed = core.task(p).cpus_allowed.and(&core.machine.online);
+        let idle = allowed
+            .iter()
+            .find(|&c| self.running[c].is_none() && core.cpu_is_idle_task(c));
+        act.cost_ns += core.cost.idle_scan_step_ns * allowed.weight() as u64;
+        let cpu = idle
+            .or_else(|| allowed.test(prev_cpu).then_some(prev_cpu))
+            .or_else(|| allowed.first())
+            .expect("task has no allowed online CPU");
+        Placement {
+            cpu,
+            path: PlacementPath::Other,
+        }
+    }
+
+    fn migrate_task_rq(&mut self, _core: &CoreView, _p: TaskId, _from: usize, _to: usize) {}
+
+    fn enqueue_task(&mut self, _core: &CoreView, _cpu: usize, p: TaskId, _flags: EnqueueFlags) {
+        self.queue.push_back(p);
+    }
+
+    fn dequeue_sleep(&mut self, _core: &CoreView, cpu: usize, p: TaskId) -> bool {
+        if self.running[cpu] == Some(p) {
+            self.running[cpu] = None;
+        }
+        self.queue.retain(|&q| q != p);
+        true
+    }
+
+    fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.dequeue_sleep(core, cpu, p);
+    }
+
+    fn wakeup_preempt(
+        &mut self,
+        _core: &CoreView,
+        _cpu: usize,
+        _p: TaskId,
+        _flags: super::WakeFlags,
+    ) -> bool {
+        false
+    }
+
+    fn pick_next_task(
+        &mut self,
+        core: &CoreView,
+        cpu: usize,
+        prev: Option<TaskId>,
+    ) -> Option<TaskId> {
+        if let Some(prev) = prev {
+            // Preempted or yielding: back to the tail of the queue.
+            self.running[cpu] = None;
+            self.queue.push_back(prev);
+        }
+        let pos = self
+            .queue
+            .iter()
+            .position(|&q| core.task(q).cpus_allowed.test(cpu))?;
+        let next = self.queue.remove(pos).expect("position is in range");
+        self.running[cpu] = Some(next);
+        Some(next)
+    }
+
+    fn task_tick(&mut self, _core: &CoreView, _cpu: usize, _curr: TaskId) -> bool {
+        false
+    }
+
+    fn yield_task(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+
+    fn set_nice(&mut self, _core: &CoreView, _p: TaskId, _nice: i8) {}
+
+    fn nr_running(&self, cpu: usize) -> usize {
+        // The global queue belongs to no CPU; report it on every CPU so that none looks idle
+        // while work waits.
+        self.running[cpu].is_some() as usize + self.queue.len()
+    }
+}

@@ -1,0 +1,249 @@
+//! The scheduling-policy boundary, shaped like the kernel's `struct sched_class` (and
+//! sched_ext's ops): the engine ([`crate::engine`]) owns time, CPUs and task programs and calls
+//! a policy only at the kernel's scheduling points; the policy owns its runqueues and returns
+//! decisions. The Linux fair class is one implementation; [`fifo::GlobalFifo`] is a trivial
+//! second one that keeps this trait honest and gives users a baseline.
+//!
+//! Everything a policy may read about the machine and the tasks is in [`CoreView`]; everything
+//! it asks the engine to do (charge scheduler work, migrate, kick an idle CPU) goes into
+//! [`Actions`], whose buffers the engine reuses so the event loop does not allocate.
+
+pub mod fifo;
+
+use crate::cost::CostModel;
+use crate::engine::{CpuCore, Task};
+use crate::task::TaskId;
+use crate::topology::Machine;
+
+/// Why a task changed CPU (the contract's `migrations.by_reason` keys).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MigrationReason {
+    Wakeup,
+    Fork,
+    LoadBalance,
+    NewidleBalance,
+    NohzIdleBalance,
+    ActiveBalance,
+    Numa,
+    NumaSwap,
+    /// A non-Linux policy dispatched a queued task to another CPU.
+    Dispatch,
+}
+
+impl MigrationReason {
+    pub const ALL: [MigrationReason; 9] = [
+        MigrationReason::Wakeup,
+        MigrationReason::Fork,
+        MigrationReason::LoadBalance,
+        MigrationReason::NewidleBalance,
+        MigrationReason::NohzIdleBalance,
+        MigrationReason::ActiveBalance,
+        MigrationReason::Numa,
+        MigrationReason::NumaSwap,
+        MigrationReason::Dispatch,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MigrationReason::Wakeup => "wakeup",
+            MigrationReason::Fork => "fork",
+            MigrationReason::LoadBalance => "load_balance",
+            MigrationReason::NewidleBalance => "newidle_balance",
+            MigrationReason::NohzIdleBalance => "nohz_idle_balance",
+            MigrationReason::ActiveBalance => "active_balance",
+            MigrationReason::Numa => "numa",
+            MigrationReason::NumaSwap => "numa_swap",
+            MigrationReason::Dispatch => "dispatch",
+        }
+    }
+}
+
+/// A migration decided by the policy outside the wakeup path (balancing). The policy has
+/// already moved the task between its runqueues; the engine updates `task_cpu` and counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    pub task: TaskId,
+    pub from: usize,
+    pub to: usize,
+    pub reason: MigrationReason,
+}
+
+/// Wake flags (`WF_*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WakeFlags {
+    /// WF_SYNC: the waker is about to sleep.
+    pub sync: bool,
+    /// WF_FORK: placement of a new task.
+    pub fork: bool,
+    /// WF_TTWU: an ordinary wakeup.
+    pub ttwu: bool,
+}
+
+/// Context of a wakeup placement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WakeCtx {
+    /// The CPU doing the wakeup (`smp_processor_id()`).
+    pub this_cpu: usize,
+    /// The task running on `this_cpu`, when the waker is a task (not an interrupt).
+    pub waker: Option<TaskId>,
+    pub flags: WakeFlags,
+}
+
+/// Which path placed a task, for explanations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementPath {
+    /// The task may run on one CPU only.
+    Pinned,
+    /// `select_idle_sibling()` (fast path).
+    SelectIdleSibling,
+    /// `sched_balance_find_dst_cpu()` / `find_idlest_cpu()` (slow path).
+    FindIdlest,
+    /// A policy-specific path.
+    Other,
+}
+
+/// Result of `select_task_rq()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub cpu: usize,
+    pub path: PlacementPath,
+}
+
+/// Idle type of a balance pass (`enum cpu_idle_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdleType {
+    /// CPU_IDLE: periodic balance on an idle CPU (or on behalf of one, NOHZ).
+    Idle,
+    /// CPU_NOT_IDLE: periodic balance on a busy CPU.
+    NotIdle,
+    /// CPU_NEWLY_IDLE: the CPU is about to go idle.
+    NewlyIdle,
+}
+
+/// What the engine lets a policy see: read-only machine, cost model, tasks and CPUs.
+pub struct CoreView<'a> {
+    pub now_ns: u64,
+    pub machine: &'a Machine,
+    pub cost: &'a CostModel,
+    pub tasks: &'a [Task],
+    pub cpus: &'a [CpuCore],
+}
+
+impl CoreView<'_> {
+    pub fn task(&self, p: TaskId) -> &Task {
+        &self.tasks[p.idx()]
+    }
+
+    /// `rq->curr == rq->idle && !rq->ttwu_pending`: the engine's half of `idle_cpu()`; a
+    /// policy adds its own runqueue count.
+    pub fn cpu_is_idle_task(&self, cpu: usize) -> bool {
+        self.cpus[cpu].curr.is_none() && !self.cpus[cpu].ttwu_pending()
+    }
+}
+
+/// Requests from a policy to the engine, collected in reusable buffers.
+#[derive(Debug, Default)]
+pub struct Actions {
+    /// Scheduler work to charge to the CPU making the call (scans, balance passes).
+    pub cost_ns: u64,
+    /// Migrations done by balancing.
+    pub migrations: Vec<Migration>,
+    /// Idle CPUs to kick for NOHZ idle balancing.
+    pub kicks: Vec<usize>,
+    /// CPUs whose current task should be preempted (`resched_curr`), e.g. after a pull.
+    pub resched: Vec<usize>,
+}
+
+impl Actions {
+    pub fn clear(&mut self) {
+        self.cost_ns = 0;
+        self.migrations.clear();
+        self.kicks.clear();
+        self.resched.clear();
+    }
+}
+
+/// Enqueue flags (`ENQUEUE_*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EnqueueFlags {
+    pub wakeup: bool,
+    pub migrated: bool,
+    /// ENQUEUE_INITIAL: first enqueue of a forked task.
+    pub initial: bool,
+    /// ENQUEUE_DELAYED: re-queue of a task whose dequeue was delayed.
+    pub delayed: bool,
+}
+
+/// A scheduling policy (the kernel's `sched_class`).
+pub trait SchedPolicy: Send {
+    /// Name as a scenario selects it (`[kernel] policy = ...`).
+    fn name(&self) -> &'static str;
+
+    /// `sched_fork()`: set up per-task state for a new task.
+    fn task_fork(&mut self, core: &CoreView, p: TaskId);
+
+    /// `select_task_rq()`: the CPU a waking or forked task should run on. Scan cost goes into
+    /// `act.cost_ns` (charged to `ctx.this_cpu`).
+    fn select_task_rq(
+        &mut self,
+        core: &CoreView,
+        p: TaskId,
+        prev_cpu: usize,
+        ctx: WakeCtx,
+        act: &mut Actions,
+    ) -> Placement;
+
+    /// `migrate_task_rq()`: `p` (not queued) moves from `from` to `to`.
+    fn migrate_task_rq(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize);
+
+    /// `enqueue_task()` on `cpu`.
+    fn enqueue_task(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags);
+
+    /// `dequeue_task()` for a task going to sleep. Returns false when the policy kept the
+    /// task queued (DELAY_DEQUEUE): the engine then treats it as still on the runqueue.
+    fn dequeue_sleep(&mut self, core: &CoreView, cpu: usize, p: TaskId) -> bool;
+
+    /// Dequeue an exiting task (never delayed).
+    fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId);
+
+    /// `wakeup_preempt()`: should the newly queued `p` preempt `cpu`'s current task?
+    fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool;
+
+    /// `pick_next_task()` including `put_prev_task` of `prev` (still queued when it was
+    /// preempted). `None`: go idle.
+    fn pick_next_task(
+        &mut self,
+        core: &CoreView,
+        cpu: usize,
+        prev: Option<TaskId>,
+    ) -> Option<TaskId>;
+
+    /// `task_tick()` for `cpu`'s current task; true = reschedule.
+    fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;
+
+    /// `sched_yield()`.
+    fn yield_task(&mut self, core: &CoreView, cpu: usize, p: TaskId);
+
+    /// `set_user_nice()` on a task (queued or not).
+    fn set_nice(&mut self, core: &CoreView, p: TaskId, nice: i8);
+
+    /// Tasks queued on `cpu` including the current one (`rq->nr_running`).
+    fn nr_running(&self, cpu: usize) -> usize;
+
+    /// `sched_balance_newidle()`: `cpu` is about to go idle; pull work if worthwhile.
+    fn balance_newidle(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+
+    /// `sched_balance_trigger()` from the tick on `cpu` (periodic balancing, NOHZ kicks).
+    fn balance_tick(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+
+    /// `nohz_idle_balance()` on a kicked idle `cpu`.
+    fn nohz_idle_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+
+    /// Policy-specific counters for the results (schedstat), as JSON.
+    fn report(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+}

@@ -1,0 +1,3 @@
+//! Observations of a run: latency histograms, counters, reports.
+
+pub mod histogram;
