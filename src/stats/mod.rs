@@ -1,3 +1,6 @@
-//! Observations of a run: latency histograms, counters, reports.
+//! Observations of a run: latency histograms, perf-stat counters, summaries over runs.
 
 pub mod histogram;
+pub mod perf;
+pub mod report;
+pub mod summary;
