@@ -12,3 +12,4 @@ pub mod policy;
 pub mod stats;
 pub mod task;
 pub mod topology;
+pub mod workload;

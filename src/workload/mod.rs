@@ -1,0 +1,3 @@
+//! Workloads: task programs for the engine.
+
+pub mod builtin;
