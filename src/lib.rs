@@ -5,5 +5,6 @@
 
 pub mod cli;
 pub mod cpumask;
+pub mod domains;
 pub mod error;
 pub mod topology;
