@@ -441,3 +441,33 @@ impl SchedDomains {
             .find(|&id| self.domain(id).flags.contains(flag))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_follow_sd_flags_h_order_and_names() {
+        assert_eq!(SdFlags::SD_BALANCE_NEWIDLE.0, 0x1);
+        assert_eq!(SdFlags::SD_SHARE_LLC.0, 0x200);
+        assert_eq!(SdFlags::SD_NUMA.0, 0x4000);
+        let f = SdFlags::SD_NUMA | SdFlags::SD_BALANCE_EXEC;
+        assert_eq!(f.names(), ["SD_BALANCE_EXEC", "SD_NUMA"]);
+        assert_eq!(f.to_string(), "SD_BALANCE_EXEC|SD_NUMA");
+        for (flag, name) in SdFlags::ALL {
+            assert_eq!(SdFlags::from_name(name), Some(flag));
+        }
+        assert_eq!(SdFlags::from_name("SD_NOPE"), None);
+    }
+
+    #[test]
+    fn only_wake_affine_works_without_groups() {
+        let all = SdFlags::ALL.iter().fold(SdFlags::EMPTY, |a, (f, _)| a | *f);
+        assert_eq!(
+            all & !SdFlags::SD_DEGENERATE_GROUPS_MASK,
+            SdFlags::SD_WAKE_AFFINE
+        );
+        assert!(!SdFlags::SD_SHARED_CHILD_MASK.intersects(SdFlags::SD_ASYM_PACKING));
+        assert!(SdFlags::SD_SHARED_CHILD_MASK.contains(SdFlags::SD_SHARE_LLC));
+    }
+}
