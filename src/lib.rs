@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cost;
 pub mod cpumask;
+pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod policy;

@@ -15,7 +15,7 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
     match what {
         ListWhat::Machines => {
             for name in presets::names() {
-                println!("{name}");
+                println!("{name:<16} {}", presets::description(name).unwrap_or(""));
             }
         }
         ListWhat::Workloads | ListWhat::Features | ListWhat::Profiles => {}

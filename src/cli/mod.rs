@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
 pub mod list;
+pub mod topo;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -80,7 +81,7 @@ pub fn main() -> i32 {
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Topo(_args) => Err(InputError::new("topo", "not implemented yet").into()),
+        Command::Topo(args) => topo::run(&args),
         Command::List(args) => list::run(args.what),
     }
 }
