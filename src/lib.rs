@@ -4,6 +4,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod config;
 pub mod cpumask;
 pub mod error;
 pub mod topology;
