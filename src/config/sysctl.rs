@@ -378,7 +378,7 @@ pub static SYSCTLS: &[SysctlInfo] = &[
     int_entry!(
         "sched_tunable_scaling",
         &["tunable_scaling", "kernel.sched_tunable_scaling"],
-        "0|1|2",
+        "",
         0,
         2,
         sched_tunable_scaling,
@@ -388,7 +388,7 @@ pub static SYSCTLS: &[SysctlInfo] = &[
     int_entry!(
         "numa_balancing",
         &["kernel.numa_balancing"],
-        "0-3",
+        "",
         0,
         3,
         numa_balancing,
@@ -534,8 +534,12 @@ impl SysctlInfo {
             SysctlKind::Int { min, max } => {
                 let n = as_u64(value).ok_or_else(|| {
                     bad(format!(
-                        "expected an integer in {}, got {}",
-                        self.unit,
+                        "expected an integer{}, got {}",
+                        if self.unit.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" in {}", self.unit)
+                        },
                         describe(value)
                     ))
                 })?;
@@ -543,7 +547,8 @@ impl SysctlInfo {
                     return Err(bad(format!(
                         "{n} is out of range (accepted: {min}..={max} {})",
                         self.unit
-                    )));
+                    )
+                    .replace(" )", ")")));
                 }
                 Ok(SysctlValue::Int(n))
             }
