@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod cost;
+pub mod config;
 pub mod cpumask;
 pub mod domains;
 pub mod engine;

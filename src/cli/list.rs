@@ -18,7 +18,9 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
                 println!("{name:<16} {}", presets::description(name).unwrap_or(""));
             }
         }
-        ListWhat::Workloads | ListWhat::Features | ListWhat::Profiles => {}
+        ListWhat::Features => print!("{}", crate::config::listing::features_table()),
+        ListWhat::Profiles => print!("{}", crate::config::listing::profiles_table()),
+        ListWhat::Workloads => {}
     }
     Ok(())
 }
