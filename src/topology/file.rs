@@ -544,4 +544,34 @@ mod tests {
         let e = parse("cores_per_package = 2\ncapacities = { \"0-5\" = 100 }").unwrap_err();
         assert!(e.message.contains("CPU 2 does not exist"));
     }
+
+    proptest::proptest! {
+        /// Whatever the counts and numbering, the generated machine has the requested SMT
+        /// width, LLC and node sizes everywhere.
+        #[test]
+        fn regular_form_has_requested_shape(
+            packages in 1usize..4,
+            llcs_per_node in 1usize..3,
+            cores_per_llc in 1usize..5,
+            nodes_per_package in 1usize..3,
+            threads in 1usize..4,
+            core_major in proptest::bool::ANY,
+        ) {
+            let cores = nodes_per_package * llcs_per_node * cores_per_llc;
+            let text = format!(
+                "packages = {packages}\ncores_per_package = {cores}\nthreads_per_core = {threads}\n\
+                 nodes = {}\ncores_per_llc = {cores_per_llc}\nnumbering = \"{}\"",
+                packages * nodes_per_package,
+                if core_major { "core-major" } else { "socket-major" },
+            );
+            let m = parse(&text).unwrap();
+            proptest::prop_assert_eq!(m.nr_cpus(), packages * cores * threads);
+            for cpu in 0..m.nr_cpus() {
+                proptest::prop_assert_eq!(m.smt_mask(cpu).weight(), threads);
+                proptest::prop_assert_eq!(m.llc_mask(cpu).weight(), cores_per_llc * threads);
+                proptest::prop_assert!(m.llc_mask(cpu).is_subset_of(m.node_mask(m.cpus[cpu].node)));
+                proptest::prop_assert!(m.node_mask(m.cpus[cpu].node).is_subset_of(m.package_mask(cpu)));
+            }
+        }
+    }
 }

@@ -3,8 +3,8 @@
 //!
 //! Importers ([`super::sysfs`], [`super::hwloc`], [`super::file`]) read what their source
 //! says about each CPU — its SMT siblings, the CPUs sharing its cluster and last-level cache,
-//! its package and NUMA node, its capacity, whether it is online — into a [`RawMachine`];
-//! [`assemble`] then derives the dense, machine-wide ids a [`Machine`] holds, the way the
+//! its package and NUMA node, its capacity, whether it is online — into a `RawMachine`;
+//! `assemble` then derives the dense, machine-wide ids a [`Machine`] holds, the way the
 //! architecture code fills `cpu_topology[]` before `kernel/sched/topology.c` builds sched
 //! domains:
 //!
@@ -24,7 +24,7 @@
 //!   the LLC; when a cluster would cover its whole LLC it collapses to the core, as arm64
 //!   `cpu_clustergroup_mask()` does (on x86 the CLS domain would then be degenerate and
 //!   removed, so the result is the same).
-//! * **Capacity** (`arch_scale_cpu_capacity`): see [`derive_capacities`].
+//! * **Capacity** (`arch_scale_cpu_capacity`): see `derive_capacities`.
 //! * **Offline CPUs** stay possible CPUs of the machine, outside [`Machine::online`]. A CPU
 //!   whose topology is partly unknown (the kernel removes `cpuN/topology` when a CPU goes
 //!   offline) inherits what its SMT siblings know, then takes its package from a CPU sharing
