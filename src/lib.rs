@@ -4,8 +4,8 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
-pub mod cost;
 pub mod config;
+pub mod cost;
 pub mod cpumask;
 pub mod domains;
 pub mod engine;

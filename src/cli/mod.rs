@@ -42,8 +42,15 @@ pub struct ListArgs {
 /// Arguments of `schedlab topo`.
 #[derive(clap::Args, Debug)]
 pub struct TopoArgs {
-    /// A preset name (see `schedlab list machines`), `host`, or a topology file.
+    /// A preset name (see `schedlab list machines`), `host`, an hwloc XML file, a sysfs
+    /// snapshot directory, or a topology `.toml` file.
     pub machine: Option<String>,
+    /// Read the machine from a sysfs/proc snapshot (hwloc-gather-topology / `lscpu -s` layout).
+    #[arg(long, value_name = "DIR")]
+    pub sysfs_root: Option<std::path::PathBuf>,
+    /// Read the machine from an hwloc XML export (`lstopo --of xml`).
+    #[arg(long, value_name = "FILE")]
+    pub hwloc: Option<std::path::PathBuf>,
     /// CPUs to take offline, as a kernel cpulist (e.g. 18-23,26-31).
     #[arg(long, value_name = "CPULIST")]
     pub offline: Option<String>,

@@ -13,36 +13,15 @@ use serde_json::{Value, json};
 use super::TopoArgs;
 use crate::domains::{SchedDomains, build_sched_domains};
 use crate::error::{InputError, InputResult};
-use crate::topology::{Machine, presets};
-
-/// Resolve a MACHINE argument to a machine (presets only for now).
-pub fn resolve_machine(spec: &str) -> InputResult<Machine> {
-    presets::by_name(spec).ok_or_else(|| {
-        InputError::with_key(
-            "command line",
-            "MACHINE",
-            format!(
-                "unknown machine '{spec}'; accepted: a preset ({}); `host` and topology files \
-                 are not supported by this build yet",
-                presets::names().join(", ")
-            ),
-        )
-    })
-}
+use crate::topology::Machine;
 
 /// Resolve the machine and apply `--offline`.
 pub fn machine_from_args(args: &TopoArgs) -> InputResult<Machine> {
-    let spec = args.machine.as_deref().ok_or_else(|| {
-        InputError::with_key(
-            "command line",
-            "MACHINE",
-            format!(
-                "missing machine; accepted: a preset ({})",
-                presets::names().join(", ")
-            ),
-        )
-    })?;
-    let mut machine = resolve_machine(spec)?;
+    let mut machine = crate::topology::resolve_machine_with(
+        args.machine.as_deref(),
+        args.sysfs_root.as_deref(),
+        args.hwloc.as_deref(),
+    )?;
     if let Some(list) = &args.offline {
         crate::cpumask::CpuMask::parse(list)
             .map_err(|e| InputError::with_key("--offline", list.clone(), e.to_string()))?;

@@ -13,7 +13,13 @@
 //! Not modelled: CPU hotplug during a run (the online set is fixed per run), memory-only
 //! nodes (a node without CPUs is rejected).
 
+pub mod file;
+pub mod hwloc;
 pub mod presets;
+pub mod resolve;
+pub mod sysfs;
+
+pub use resolve::{resolve_machine, resolve_machine_with};
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 

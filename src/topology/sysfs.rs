@@ -1,0 +1,380 @@
+//! Import a machine from a sysfs tree: this machine's `/` (`host`), or a snapshot laid out as
+//! `hwloc-gather-topology` and `lscpu -s` produce (`ROOT/sys/devices/system/...`).
+//!
+//! What is read, and the kernel data it shows:
+//!
+//! * `cpu/cpuN/` — every directory is a present CPU, and becomes a possible CPU of the
+//!   machine. CPU ids must be `0..N` without gaps (an error names the first missing one).
+//!   CPUs that are `possible` but not `present` (empty hotplug slots, `cpu/possible` is often
+//!   far larger than the machine) have no directory and are not part of the machine.
+//! * Online set: `cpu/online` when present, and any `cpuN/online` holding `0`. A CPU without
+//!   an `online` file (CPU 0 is usually not hot-pluggable) is online unless `cpu/online`
+//!   says otherwise.
+//! * `cpuN/topology/`: `core_cpus_list` / `thread_siblings_list` (or the hex `core_cpus` /
+//!   `thread_siblings` of old kernels) = `topology_sibling_cpumask`; `physical_package_id`
+//!   (`-1` = unknown, read as package 0 as arm64 does); `cluster_cpus_list` (or
+//!   `cluster_cpus`) = `topology_cluster_cpumask`. Without sibling lists, CPUs with equal
+//!   (`physical_package_id`, `die_id`, `core_id`) are siblings, as x86 `match_smt()` decides.
+//! * `cpuN/cache/indexK/{level,type,shared_cpu_list|shared_cpu_map}`: the highest-level
+//!   data/unified cache is the LLC (`cpu_coregroup_mask`, x86 `llc_id`); the level-2 cache is
+//!   the cluster when there is no cluster file (x86 `cpu_l2c_shared_mask`, the cluster before
+//!   v5.16 exposed `cluster_cpus`).
+//! * Offline CPUs: recent kernels remove `cpuN/topology` when a CPU goes offline but keep
+//!   `cpuN/cache`. Such a CPU's SMT siblings are the CPUs sharing its level-1 data cache
+//!   (exactly the SMT siblings on x86 and arm64); its package comes from a CPU sharing its
+//!   LLC ([`super::resolve`] documents the remaining fallbacks).
+//! * `node/nodeN/{cpulist|cpumap,distance}`, else the `cpuN/nodeK` link
+//!   (`register_cpu_under_node()`, i.e. `cpu_to_node()`), else node 0 when there is no node
+//!   directory at all. A `distance` row lists `node_distance(N, i)` for every online node `i`
+//!   (`node_read_distance()` walks `for_each_online_node`): its columns are the nodes of
+//!   `node/online` when that file has as many, else the node directories, else `0..len`.
+//! * Capacity: `cpuN/cpu_capacity` (arm64/RISC-V `arch_topology`, and x86 since
+//!   intel_pstate sets hybrid capacities) when present; else the rules of
+//!   `resolve::derive_capacities` from `cpuN/cpufreq/cpuinfo_max_freq`.
+//!
+//! A directory without `sys/devices/system/cpu` but holding exactly one sub-directory that
+//! has it (an unpacked `hwloc-gather-topology` tarball) is read from that sub-directory.
+//! Unreadable files are treated as absent (sysfs refuses some reads to unprivileged users).
+
+use std::path::{Path, PathBuf};
+
+use super::Machine;
+use super::resolve::{RawCpu, RawMachine, assemble, parse_hex_mask};
+use crate::cpumask::{CpuMask, NR_CPUS_MAX};
+use crate::error::{InputError, InputResult};
+
+/// Where `sys/devices/system/cpu` lives under a sysfs root.
+const CPU_DIR: &str = "sys/devices/system/cpu";
+const NODE_DIR: &str = "sys/devices/system/node";
+
+/// Import this machine from `/sys`, named `host`.
+pub fn host() -> InputResult<Machine> {
+    import_named(Path::new("/"), "host")
+}
+
+/// Import a sysfs snapshot rooted at `root` (the directory holding `sys/`); the machine is
+/// named after the path.
+pub fn import(root: &Path) -> InputResult<Machine> {
+    import_named(root, &root.display().to_string())
+}
+
+/// Import a sysfs tree rooted at `root`, naming the machine `name`.
+pub fn import_named(root: &Path, name: &str) -> InputResult<Machine> {
+    let origin = root.display().to_string();
+    let accepted = "accepted: a directory holding sys/devices/system/cpu, such as / or an \
+unpacked hwloc-gather-topology snapshot";
+    if !root.exists() {
+        return Err(InputError::new(
+            origin,
+            format!("sysfs root does not exist ({accepted})"),
+        ));
+    }
+    if !root.is_dir() {
+        return Err(InputError::new(
+            origin,
+            format!("sysfs root is not a directory ({accepted})"),
+        ));
+    }
+    let base = locate_base(root).ok_or_else(|| {
+        InputError::new(
+            origin.clone(),
+            format!("no {CPU_DIR} directory found ({accepted})"),
+        )
+    })?;
+    let cpu_dir = base.join(CPU_DIR);
+    let ids = numbered_entries(&cpu_dir, "cpu");
+    if ids.is_empty() {
+        return Err(InputError::new(
+            cpu_dir.display().to_string(),
+            "no cpuN directories".to_string(),
+        ));
+    }
+    if let Some((expected, _)) = ids.iter().enumerate().find(|(i, id)| *i != **id) {
+        return Err(InputError::new(
+            cpu_dir.display().to_string(),
+            format!(
+                "CPU numbering has a gap: cpu{expected} is missing but cpu{} exists; \
+schedlab needs CPUs numbered 0..N",
+                ids.last().copied().unwrap_or(0)
+            ),
+        ));
+    }
+    let n = ids.len();
+    if n > NR_CPUS_MAX {
+        return Err(InputError::new(
+            cpu_dir.display().to_string(),
+            format!("{n} CPUs, more than the simulator's limit of {NR_CPUS_MAX}"),
+        ));
+    }
+
+    let online_all = read_mask(&cpu_dir, "online", None)?;
+    let mut cpus: Vec<RawCpu> = Vec::with_capacity(n);
+    // (package, die, core_id) for CPUs without a sibling list.
+    let mut core_keys: Vec<Option<(i64, i64, i64)>> = vec![None; n];
+    for (cpu, raw_key) in core_keys.iter_mut().enumerate() {
+        let dir = cpu_dir.join(format!("cpu{cpu}"));
+        let (cpu_raw, key) = read_cpu(&dir, cpu, online_all.as_ref())?;
+        *raw_key = key;
+        cpus.push(cpu_raw);
+    }
+    for (i, key) in core_keys.iter().enumerate() {
+        if key.is_some() {
+            let same: CpuMask = (0..n).filter(|&j| core_keys[j] == *key).collect();
+            cpus[i].core = cpus[i].core.or(&same);
+        }
+    }
+
+    // NUMA nodes.
+    let node_dir = base.join(NODE_DIR);
+    let node_ids = numbered_entries(&node_dir, "node");
+    for &nid in &node_ids {
+        let dir = node_dir.join(format!("node{nid}"));
+        if let Some(mask) = read_mask(&dir, "cpulist", Some("cpumap"))? {
+            for cpu in mask.iter().filter(|&c| c < n) {
+                if cpus[cpu].node.is_none() {
+                    cpus[cpu].node = Some(nid);
+                }
+            }
+        }
+    }
+    for (cpu, raw) in cpus.iter_mut().enumerate() {
+        if raw.node.is_none() {
+            let dir = cpu_dir.join(format!("cpu{cpu}"));
+            raw.node = numbered_entries(&dir, "node").first().copied();
+        }
+    }
+    let mut distances = std::collections::BTreeMap::new();
+    let online_nodes: Vec<usize> = read_mask(&node_dir, "online", None)?
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    for &nid in &node_ids {
+        let path = node_dir.join(format!("node{nid}/distance"));
+        let Some(text) = read_opt(&path) else {
+            continue;
+        };
+        let row: Vec<u64> = text
+            .split_whitespace()
+            .map(|d| {
+                d.parse().map_err(|_| {
+                    InputError::new(
+                        path.display().to_string(),
+                        format!("'{d}' is not a distance (accepted: non-negative integers)"),
+                    )
+                })
+            })
+            .collect::<InputResult<_>>()?;
+        let columns: Vec<usize> = if online_nodes.len() == row.len() {
+            online_nodes.clone()
+        } else if node_ids.len() == row.len() {
+            node_ids.clone()
+        } else {
+            (0..row.len()).collect()
+        };
+        for (to, d) in columns.into_iter().zip(row) {
+            distances.insert((nid, to), d);
+        }
+    }
+
+    assemble(RawMachine {
+        name: name.to_string(),
+        origin,
+        source: format!("sysfs {}", base.display()),
+        cpus,
+        distances,
+    })
+}
+
+/// The directory under which `sys/devices/system/cpu` lives: `root` itself, or its single
+/// sub-directory that has one (an unpacked hwloc-gather-topology tarball).
+fn locate_base(root: &Path) -> Option<PathBuf> {
+    if root.join(CPU_DIR).is_dir() {
+        return Some(root.to_path_buf());
+    }
+    let mut subdirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    subdirs.sort();
+    let with_cpu: Vec<&PathBuf> = subdirs
+        .iter()
+        .filter(|p| p.join(CPU_DIR).is_dir())
+        .collect();
+    match with_cpu.as_slice() {
+        [only] => Some((*only).clone()),
+        _ => None,
+    }
+}
+
+/// Sorted N of the entries named `{prefix}N` in `dir` (empty when `dir` is absent).
+fn numbered_entries(dir: &Path, prefix: &str) -> Vec<usize> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut ids: Vec<usize> = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let digits = name.strip_prefix(prefix)?;
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            digits.parse().ok()
+        })
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// A file's text without surrounding whitespace or NUL bytes (some snapshots carry a
+/// trailing NUL), or `None` when it is absent or unreadable.
+fn read_opt(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| {
+        s.trim_matches(|c: char| c.is_whitespace() || c == '\0')
+            .to_string()
+    })
+}
+
+/// A CPU set from `dir/list_name` (cpulist) or, failing that, `dir/map_name` (hex bitmap).
+fn read_mask(dir: &Path, list_name: &str, map_name: Option<&str>) -> InputResult<Option<CpuMask>> {
+    let list_path = dir.join(list_name);
+    if let Some(text) = read_opt(&list_path) {
+        return CpuMask::parse(&text)
+            .map(Some)
+            .map_err(|e| InputError::new(list_path.display().to_string(), e.to_string()));
+    }
+    if let Some(map_name) = map_name {
+        let map_path = dir.join(map_name);
+        if let Some(text) = read_opt(&map_path) {
+            return parse_hex_mask(&text)
+                .map(Some)
+                .map_err(|e| InputError::new(map_path.display().to_string(), e));
+        }
+    }
+    Ok(None)
+}
+
+/// A number from a file, `None` when absent.
+fn read_num<T: std::str::FromStr>(path: &Path) -> InputResult<Option<T>> {
+    match read_opt(path) {
+        None => Ok(None),
+        Some(text) => text.parse().map(Some).map_err(|_| {
+            InputError::new(
+                path.display().to_string(),
+                format!("'{text}' is not a number"),
+            )
+        }),
+    }
+}
+
+/// One cache of a CPU: level, whether it holds instructions only, who shares it.
+struct Cache {
+    level: u32,
+    instruction: bool,
+    shared: CpuMask,
+}
+
+fn read_caches(dir: &Path) -> InputResult<Vec<Cache>> {
+    let cache_dir = dir.join("cache");
+    let mut caches = Vec::new();
+    for index in numbered_entries(&cache_dir, "index") {
+        let idir = cache_dir.join(format!("index{index}"));
+        let Some(level) = read_num::<u32>(&idir.join("level"))? else {
+            continue;
+        };
+        let instruction = read_opt(&idir.join("type")).is_some_and(|t| t == "Instruction");
+        let Some(shared) = read_mask(&idir, "shared_cpu_list", Some("shared_cpu_map"))? else {
+            continue;
+        };
+        caches.push(Cache {
+            level,
+            instruction,
+            shared,
+        });
+    }
+    Ok(caches)
+}
+
+/// Read `cpuN/`: its raw topology and, when it has no sibling list, its
+/// (package, die, core_id) key.
+#[allow(clippy::type_complexity)]
+fn read_cpu(
+    dir: &Path,
+    cpu: usize,
+    online_all: Option<&CpuMask>,
+) -> InputResult<(RawCpu, Option<(i64, i64, i64)>)> {
+    let topo = dir.join("topology");
+    let has_topo = topo.is_dir();
+    let mut raw = RawCpu::default();
+
+    let offline_flag = read_opt(&dir.join("online")).is_some_and(|t| t == "0");
+    let listed = online_all.is_none_or(|m| m.test(cpu));
+    raw.online = listed && !offline_flag;
+
+    let caches = read_caches(dir)?;
+    let data = || caches.iter().filter(|c| !c.instruction);
+    let union_at = |level: u32| -> Option<CpuMask> {
+        data()
+            .filter(|c| c.level == level)
+            .map(|c| c.shared)
+            .reduce(|a, b| a.or(&b))
+    };
+    let top_level = data().map(|c| c.level).max();
+    raw.llc = top_level.and_then(union_at);
+    let l2 = union_at(2);
+    let l1 = union_at(1);
+
+    let mut core_key = None;
+    if has_topo {
+        let siblings = match read_mask(&topo, "core_cpus_list", Some("core_cpus"))? {
+            Some(m) => Some(m),
+            None => read_mask(&topo, "thread_siblings_list", Some("thread_siblings"))?,
+        };
+        let package = read_num::<i64>(&topo.join("physical_package_id"))?;
+        raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
+        match siblings {
+            Some(m) => raw.core = m,
+            None => {
+                if let Some(core_id) = read_num::<i64>(&topo.join("core_id"))? {
+                    let die = read_num::<i64>(&topo.join("die_id"))?.unwrap_or(0);
+                    core_key = Some((package.unwrap_or(0), die, core_id));
+                }
+            }
+        }
+        raw.cluster = read_mask(&topo, "cluster_cpus_list", Some("cluster_cpus"))?;
+    } else if let Some(l1) = l1 {
+        // Offline CPU without topology/: the L1 is shared by exactly the SMT siblings.
+        raw.core = l1;
+    }
+    raw.core.set(cpu);
+    if raw.cluster.is_none() {
+        raw.cluster = l2;
+    }
+    raw.capacity = read_num::<u32>(&dir.join("cpu_capacity"))?;
+    raw.max_freq_khz = read_num::<u64>(&dir.join("cpufreq/cpuinfo_max_freq"))?;
+    Ok((raw, core_key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_imports() {
+        // Whatever this machine is, its sysfs must import, with every online CPU counted.
+        let m = host().unwrap();
+        assert_eq!(m.name, "host");
+        let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+        let online = CpuMask::parse(&online).unwrap();
+        assert_eq!(m.online, online);
+        assert!(m.nr_nodes() >= 1);
+    }
+
+    #[test]
+    fn missing_root_is_an_input_error() {
+        let e = import(Path::new("/nonexistent/schedlab-sysfs")).unwrap_err();
+        assert_eq!(e.origin, "/nonexistent/schedlab-sysfs");
+        assert!(e.message.contains("does not exist"));
+    }
+}
