@@ -7,3 +7,4 @@ pub mod cli;
 pub mod cpumask;
 pub mod error;
 pub mod topology;
+pub mod workload;

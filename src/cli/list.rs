@@ -18,7 +18,12 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
                 println!("{name}");
             }
         }
-        ListWhat::Workloads | ListWhat::Features | ListWhat::Profiles => {}
+        ListWhat::Workloads => {
+            for (kind, what) in crate::workload::KINDS {
+                println!("{kind:<10} {what}");
+            }
+        }
+        ListWhat::Features | ListWhat::Profiles => {}
     }
     Ok(())
 }
