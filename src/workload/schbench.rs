@@ -1327,6 +1327,51 @@ mod tests {
     }
 
     #[test]
+    fn interval_and_warmup_entries() {
+        let c = parse_current(&w("-m 1 -t 2 -r 30 -w 5"), 2).unwrap();
+        let mut rps = PlatHistogram::new();
+        rps.add(4868);
+        let iv = SchbenchInterval {
+            elapsed_s: 10,
+            wakeup: PlatHistogram::new(),
+            request: PlatHistogram::new(),
+            rps,
+            sched_delay_message_ns: 6999,
+            sched_delay_worker_ns: 999,
+            current_rps: 4868.654,
+        };
+        let res = SchbenchResult {
+            log: vec![
+                SchbenchLogEntry::WarmupDone,
+                SchbenchLogEntry::Interval(Box::new(iv)),
+            ],
+            ..Default::default()
+        };
+        let out = format_report(&c, &res);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "warmup done, zeroing stats");
+        // An empty histogram: every percentile lands in bucket 0 with 0 samples.
+        assert_eq!(
+            lines[1],
+            "Wakeup Latencies percentiles (usec) runtime 10 (s) (0 total samples)"
+        );
+        assert_eq!(lines[2], "\t  50.0th: 0          (0 samples)");
+        assert_eq!(lines[6], "\t  min=0, max=0");
+        assert_eq!(
+            lines[13],
+            "RPS percentiles (requests) runtime 10 (s) (1 total samples)"
+        );
+        assert_eq!(lines[18], "sched delay: message 6 (usec) worker 0 (usec)");
+        assert_eq!(lines[19], "current rps: 4868.65");
+        assert_eq!(
+            lines[20],
+            "Wakeup Latencies percentiles (usec) runtime 30 (s) (0 total samples)"
+        );
+        // -r 30 keeps the 5 s warmup.
+        assert_eq!(c.warmup_s, 5);
+    }
+
+    #[test]
     fn pipe_report() {
         let c = parse_current(&w("-p 4096 -r 10"), 2).unwrap();
         let mut wake = PlatHistogram::new();

@@ -562,6 +562,14 @@ pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
             );
         }
     }
+    if cfg.taskset.is_some() && cfg.cpu_load_pct > 0 && cfg.cpu_load_pct < 100 {
+        // Printed by instance 0 after its load-controlled loop ends.
+        out += &line(
+            pid + 1,
+            info,
+            "cpu: CPU affinity probably set, this can affect CPU loading",
+        );
+    }
     let m = res.metrics();
     match cfg.metrics {
         MetricsMode::Off => {}
@@ -949,5 +957,12 @@ mod tests {
             "stress-ng: metrc: [10] cpu                 200     10.00     10.00      0.00        20.00          20.00        50.00          2048\n"
         ), "{out}");
         assert!(out.contains("CPU used per       RSS Max\n"));
+        assert!(!out.contains("CPU affinity probably set"));
+        let t = parse(&w("--cpu 2 -l 50 --taskset 0-1"), 4).unwrap();
+        assert_eq!(t.taskset.unwrap().to_string(), "0-1");
+        assert!(format_report(&t, &res).contains(
+            "stress-ng: info:  [11] cpu: CPU affinity probably set, this can affect CPU loading\n"
+        ));
+        assert!(parse(&w("--cpu 2 --taskset 7"), 4).is_err());
     }
 }
