@@ -20,7 +20,11 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
         }
         ListWhat::Features => print!("{}", crate::config::listing::features_table()),
         ListWhat::Profiles => print!("{}", crate::config::listing::profiles_table()),
-        ListWhat::Workloads => {}
+        ListWhat::Workloads => {
+            for (kind, what) in crate::workload::KINDS {
+                println!("{kind:<10} {what}");
+            }
+        }
     }
     Ok(())
 }

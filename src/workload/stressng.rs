@@ -1,0 +1,968 @@
+//! stress-ng's `cpu` stressor — `stress-ng --cpu N [-l P] [--cpu-load-slice S] [--cpu-ops K]
+//! [--cpu-method M] [-t T] [--metrics-brief|--metrics]` — parsed as the program parses it, with
+//! its load-slice arithmetic and its exact info/metrics output.
+//!
+//! Model (reference/workloads.md §3, ColinIanKing/stress-ng `stress-cpu.c`, `stress-ng.c`):
+//! N single-threaded worker processes (`--cpu 0` = the configured CPUs). Each calls the chosen
+//! compute method in a loop. Since stress-ng 0.14 each call adds `1484.5 / bogo_op_rate` to the
+//! bogo counter, where `bogo_op_rate` is the method's call rate on the reference i5-8350U, so
+//! **one bogo op is 1/1484.5 s ≈ 673.6 µs of reference CPU work whatever the method**. The
+//! engine charges [`StressNgConfig::method_call_ns`] of reference-CPU work per call and adds
+//! [`StressNgConfig::bogo_ops_per_call`].
+//!
+//! `--cpu-method all` (the default) cycles through every method in table order, one call per
+//! step, so consecutive calls differ by orders of magnitude in cost. We model it as a mean call
+//! cost ([`ALL_MEAN_CALL_NS`], the mean of `1/bogo_op_rate` over the 83 methods of a gcc
+//! x86-64 build). Why: the engine needs one cost per call, and over a 64-call slice the cycle
+//! averages out; per-call variance (which makes stress-ng's own duty cycle uneven) is lost.
+//! Specific methods use their own rate from a small table of common ones.
+//!
+//! Left out: every other stressor and most global options (only `--taskset` of the affinity
+//! options is modelled); `--timestamp` (no timestamps are printed, so output is deterministic).
+
+use super::cmdline::{self, LongOpt, OptStyle, lo};
+use crate::cpumask::CpuMask;
+use crate::error::{InputError, InputResult};
+
+/// The reference rate: a method call that takes `1/rate` s adds `1484.5/rate` bogo ops.
+pub const BOGO_OPS_PER_REFERENCE_SECOND: f64 = 1484.50;
+
+/// One bogo op in reference-CPU nanoseconds (1e9 / 1484.5).
+pub const BOGO_OP_NS: f64 = 1e9 / BOGO_OPS_PER_REFERENCE_SECOND;
+
+/// Mean reference-CPU cost of one method call under `--cpu-method all`: mean of
+/// `1e9 / bogo_op_rate` over the 83 methods in stress-cpu.c (HEAD 291fc4341, methods compiled
+/// by gcc on x86-64). Computed once from the table; see the module docs for why a mean.
+pub const ALL_MEAN_CALL_NS: u64 = 643_382;
+
+/// Default timeout when `-t` is not given: one day (`DEFAULT_TIMEOUT`).
+pub const DEFAULT_TIMEOUT_S: u64 = 24 * 60 * 60;
+
+/// `--cpu-ops` range (`MIN_OPS` .. `MAX_OPS`).
+pub const MIN_OPS: u64 = 1;
+pub const MAX_OPS: u64 = 100_000_000;
+
+/// `bogo_op_rate` (calls per second on the reference CPU) of the methods we accept by name.
+/// Values from stress-cpu.c's method table.
+pub const METHOD_RATES: &[(&str, f64)] = &[
+    ("ackermann", 2008.64),
+    ("double", 11172.11),
+    ("fft", 1516.20),
+    ("fibonacci", 35976352.02),
+    ("float", 11085.77),
+    ("hanoi", 54804.26),
+    ("int32", 65527.15),
+    ("int64", 61950.47),
+    ("loop", 31424.67),
+    ("matrixprod", 263.84),
+    ("nsqrt", 32783.07),
+    ("pi", 469787.65),
+    ("prime", 443.99),
+    ("queens", 637.03),
+    ("sqrt", 5821.64),
+    ("trig", 1200.32),
+];
+
+/// How a busy slice ends (`--cpu-load-slice S`, only used when 0 < P < 100).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum LoadSlice {
+    /// S < 0: run |S| method calls (default S = −64).
+    Calls(u32),
+    /// S = 0: run until the process CPU time has grown by `r / 131072` s, r a random u16
+    /// (0 to 0.5 s); see [`StressNgConfig::random_slice_ns`].
+    RandomCpuTime,
+    /// S > 0: run until the process CPU time has grown by S ms.
+    CpuTimeMs(u32),
+}
+
+/// Metrics output requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MetricsMode {
+    Off,
+    /// `--metrics-brief`: 7 columns, rows with no bogo ops skipped.
+    Brief,
+    /// `--metrics`/`-M`: adds "CPU used per instance (%)" and "RSS Max (KB)".
+    Full,
+}
+
+/// A parsed stress-ng cpu invocation.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StressNgConfig {
+    /// Worker processes (`--cpu N`, resolved: 0 → configured CPUs, negative → online CPUs,
+    /// `P%` → P % of the configured CPUs, at least 1).
+    pub instances: u32,
+    /// `-l/--cpu-load` (0..=100).
+    pub cpu_load_pct: u32,
+    /// `--cpu-load-slice` (−5000..=5000, default −64).
+    pub cpu_load_slice: i32,
+    /// `--cpu-ops`: total bogo ops for the stressor.
+    pub cpu_ops: Option<u64>,
+    /// `--cpu-method` name.
+    pub cpu_method: String,
+    /// `--cpu-old-metrics`: one call = one bogo op.
+    pub cpu_old_metrics: bool,
+    /// `-t/--timeout` in seconds (None: the one-day default).
+    pub timeout_s: Option<u64>,
+    pub metrics: MetricsMode,
+    /// `--taskset`: affinity of every instance.
+    pub taskset: Option<CpuMask>,
+    /// True when `-l` was given (so instances print the "for stable load results" hint with
+    /// method `all`).
+    pub cpu_load_given: bool,
+}
+
+impl StressNgConfig {
+    /// Bogo ops each instance stops after: `ceil(K / N)`.
+    pub fn ops_per_instance(&self) -> Option<u64> {
+        let n = u64::from(self.instances.max(1));
+        self.cpu_ops.map(|k| k.div_ceil(n))
+    }
+
+    /// The run length limit in seconds (`-t`, or one day).
+    pub fn effective_timeout_s(&self) -> u64 {
+        self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S)
+    }
+
+    fn method_rate(&self) -> Option<f64> {
+        METHOD_RATES
+            .iter()
+            .find(|(n, _)| *n == self.cpu_method)
+            .map(|(_, r)| *r)
+    }
+
+    /// Reference-CPU nanoseconds of one method call (the engine scales by CPU speed).
+    pub fn method_call_ns(&self) -> u64 {
+        match self.method_rate() {
+            Some(rate) => (1e9 / rate).round() as u64,
+            None => ALL_MEAN_CALL_NS,
+        }
+    }
+
+    /// Bogo ops added per method call: `1484.5 / rate` (the same for `all` in expectation:
+    /// 1484.5 × mean call seconds), or 1 with `--cpu-old-metrics`.
+    pub fn bogo_ops_per_call(&self) -> f64 {
+        if self.cpu_old_metrics {
+            return 1.0;
+        }
+        match self.method_rate() {
+            Some(rate) => BOGO_OPS_PER_REFERENCE_SECOND / rate,
+            None => BOGO_OPS_PER_REFERENCE_SECOND * ALL_MEAN_CALL_NS as f64 / 1e9,
+        }
+    }
+
+    /// The busy-slice rule for `--cpu-load-slice`.
+    pub fn load_slice(&self) -> LoadSlice {
+        match self.cpu_load_slice {
+            s if s < 0 => LoadSlice::Calls(s.unsigned_abs()),
+            0 => LoadSlice::RandomCpuTime,
+            s => LoadSlice::CpuTimeMs(s as u32),
+        }
+    }
+
+    /// Random slice length for S = 0 from a 16-bit random value r: `r / 131072` s, in ns
+    /// (truncated).
+    pub fn random_slice_ns(r: u16) -> u64 {
+        u64::from(r) * 1_000_000_000 / 131_072
+    }
+
+    /// Minimum busy CPU time of one slice at reference speed: |S| calls, or the smallest whole
+    /// number of calls reaching S ms (the loop checks the clock after each call). `None` for
+    /// the random slice (draw with [`Self::random_slice_ns`]).
+    pub fn slice_busy_ns(&self) -> Option<u64> {
+        let call = self.method_call_ns().max(1);
+        match self.load_slice() {
+            LoadSlice::Calls(n) => Some(u64::from(n) * call),
+            LoadSlice::CpuTimeMs(ms) => {
+                Some(u64::from(ms) * 1_000_000).map(|t| t.div_ceil(call).max(1) * call)
+            }
+            LoadSlice::RandomCpuTime => None,
+        }
+    }
+
+    /// stress-ng's idle time after a busy slice, in seconds (may be negative: then it does not
+    /// sleep and resets `bias` to 0):
+    /// `busy_cpu·(100−P)/P + (busy_cpu − busy_wall) − bias`.
+    /// The `(cpu − wall)` term shortens the sleep when preemption stretched the slice.
+    pub fn load_delay_s(&self, busy_cpu_s: f64, busy_wall_s: f64, bias_s: f64) -> f64 {
+        let p = f64::from(self.cpu_load_pct);
+        ((100.0 - p) * busy_cpu_s) / p + (busy_cpu_s - busy_wall_s) - bias_s
+    }
+
+    /// The sleep actually requested from `select()` for a delay: the timeval is filled with
+    /// whole seconds and truncated microseconds.
+    pub fn select_sleep_ns(delay_s: f64) -> u64 {
+        if delay_s <= 0.0 {
+            return 0;
+        }
+        let sec = delay_s.trunc();
+        let usec = ((delay_s - sec) * 1e6).trunc();
+        sec as u64 * 1_000_000_000 + usec as u64 * 1000
+    }
+
+    /// Next `bias` after a sleep: the overshoot `actual − requested delay` (seconds), which the
+    /// next cycle's sleep pays back.
+    pub fn next_bias_s(delay_s: f64, actual_sleep_s: f64) -> f64 {
+        actual_sleep_s - delay_s
+    }
+
+    /// Idle time for an uncontended slice (busy wall = busy CPU, no bias), in ns:
+    /// `busy·(100−P)/P`, truncated to µs as `select()` sees it. 0 for P = 100.
+    pub fn nominal_idle_ns(&self, busy_ns: u64) -> u64 {
+        if self.cpu_load_pct >= 100 || self.cpu_load_pct == 0 {
+            return 0;
+        }
+        let b = busy_ns as f64 / 1e9;
+        Self::select_sleep_ns(self.load_delay_s(b, b, 0.0))
+    }
+}
+
+const LONGOPTS: &[LongOpt] = &[
+    lo("cpu", true, 'c'),
+    lo("cpu-ops", true, 'o'),
+    lo("cpu-load", true, 'l'),
+    lo("cpu-load-slice", true, 'S'),
+    lo("cpu-method", true, 'x'),
+    lo("cpu-old-metrics", false, 'O'),
+    lo("timeout", true, 't'),
+    lo("metrics", false, 'M'),
+    lo("metrics-brief", false, 'B'),
+    lo("taskset", true, 'T'),
+];
+
+fn supported_list() -> String {
+    LONGOPTS
+        .iter()
+        .map(|l| format!("--{}", l.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn parse_i64(s: &str) -> Result<i64, String> {
+    // stress_ensure_numeric + strtoll.
+    let body = s.strip_prefix('-').unwrap_or(s);
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
+        let bad = body.trim_start_matches(|c: char| c.is_ascii_digit());
+        return Err(format!("value {s} contains non-integer numeric: '{bad}'"));
+    }
+    s.parse::<i64>().map_err(|_| format!("invalid value {s}"))
+}
+
+/// `stress_get_uint64_time`: a number with an optional s/m/h/d/w/y suffix.
+fn parse_time_s(s: &str) -> Result<u64, String> {
+    let (num, scale) = match s.chars().last() {
+        Some(c) if c.is_ascii_alphabetic() => {
+            let scale = match c.to_ascii_lowercase() {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                'd' => 86400,
+                'w' => 7 * 86400,
+                'y' => 31_536_000,
+                _ => return Err(format!("illegal time specifier {c}")),
+            };
+            (&s[..s.len() - 1], scale)
+        }
+        _ => (s, 1),
+    };
+    let v: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid value {s}"))?;
+    Ok(v.saturating_mul(scale))
+}
+
+/// Parse `stress-ng` arguments (after the program name). `nr_cpus` is the number of
+/// configured CPUs (what `--cpu 0` uses); the simulator treats online = configured here, since
+/// offlining is applied by the machine model afterwards.
+pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
+    let err = |m: String| InputError::new("stress-ng", m);
+    // Options stress-ng has but we do not model: flag them clearly instead of pretending to
+    // be getopt ("unrecognized option" would wrongly suggest stress-ng lacks them).
+    for a in args {
+        if let Some(body) = a.strip_prefix("--") {
+            let name = body.split('=').next().unwrap_or(body);
+            if !name.is_empty() && !LONGOPTS.iter().any(|l| l.name.starts_with(name)) {
+                return Err(err(format!(
+                    "option '--{name}' is not modelled by schedlab's stress-ng (supported: {}, -c, -l, -t, -M)",
+                    supported_list()
+                )));
+            }
+        }
+    }
+    let p = cmdline::getopt_long("stress-ng", args, "c:l:t:M", LONGOPTS, OptStyle::Glibc).map_err(
+        |m| {
+            err(format!(
+                "{m}\ntry 'stress-ng --help' or 'man stress-ng' for more information."
+            ))
+        },
+    )?;
+    let mut c = StressNgConfig {
+        instances: 0,
+        cpu_load_pct: 100,
+        cpu_load_slice: -64,
+        cpu_ops: None,
+        cpu_method: "all".into(),
+        cpu_old_metrics: false,
+        timeout_s: None,
+        metrics: MetricsMode::Off,
+        taskset: None,
+        cpu_load_given: false,
+    };
+    let mut cpu_given = false;
+    for o in &p.opts {
+        let arg = o.arg.as_deref().unwrap_or("");
+        let range = |name: &str, lo: i64, hi: i64| -> InputResult<i64> {
+            let v = parse_i64(arg).map_err(err)?;
+            if v < lo || v > hi {
+                return Err(err(format!(
+                    "value {v} is out of range for {name}, allowed: {lo} .. {hi}"
+                )));
+            }
+            Ok(v)
+        };
+        match o.id {
+            'c' => {
+                cpu_given = true;
+                c.instances = resolve_instances(arg, nr_cpus).map_err(err)?;
+            }
+            'o' => {
+                let v: u64 = if arg.starts_with('-') {
+                    return Err(err(format!("invalid negative value {arg}")));
+                } else {
+                    parse_i64(arg).map_err(err)? as u64
+                };
+                if !(MIN_OPS..=MAX_OPS).contains(&v) {
+                    return Err(err(format!(
+                        "value {v} is out of range for cpu-ops, allowed: {MIN_OPS} .. {MAX_OPS}"
+                    )));
+                }
+                c.cpu_ops = Some(v);
+            }
+            'l' => {
+                c.cpu_load_pct = range("cpu-load", 0, 100)? as u32;
+                c.cpu_load_given = true;
+            }
+            'S' => c.cpu_load_slice = range("cpu-load-slice", -5000, 5000)? as i32,
+            'x' => {
+                if arg != "all" && !METHOD_RATES.iter().any(|(n, _)| *n == arg) {
+                    let mut names = vec!["all"];
+                    names.extend(METHOD_RATES.iter().map(|(n, _)| *n));
+                    return Err(err(format!(
+                        "option cpu-method choice '{arg}' not known, choices are: {} (schedlab models these cpu methods)",
+                        names.join(" ")
+                    )));
+                }
+                c.cpu_method = arg.to_string();
+            }
+            'O' => c.cpu_old_metrics = true,
+            't' => c.timeout_s = Some(parse_time_s(arg).map_err(err)?),
+            'M' => {
+                if c.metrics == MetricsMode::Off {
+                    c.metrics = MetricsMode::Full;
+                }
+            }
+            'B' => c.metrics = MetricsMode::Brief,
+            'T' => {
+                let m = CpuMask::parse(arg)
+                    .map_err(|e| err(format!("taskset: invalid CPU list '{arg}': {e}")))?;
+                if let Some(bad) = m.iter().find(|&cpu| cpu >= nr_cpus) {
+                    return Err(err(format!(
+                        "taskset: CPU {bad} is not available (machine has {nr_cpus} CPUs)"
+                    )));
+                }
+                c.taskset = Some(m);
+            }
+            _ => unreachable!("getopt only returns ids from the table"),
+        }
+    }
+    if let Some(w) = p.positional.first() {
+        let rest = p.positional.join(" ");
+        return Err(err(format!(
+            "error: unrecognised option: {rest} (first: '{w}')"
+        )));
+    }
+    if !cpu_given {
+        return Err(err(format!(
+            "no stressor given: schedlab models the cpu stressor only (--cpu N); supported options: {}",
+            supported_list()
+        )));
+    }
+    Ok(c)
+}
+
+/// `stress_get_int32_instance_percent`: `N`, or `P%` of the configured CPUs (at least 1);
+/// 0 → configured CPUs; negative → online CPUs (= configured here).
+fn resolve_instances(arg: &str, nr_cpus: usize) -> Result<u32, String> {
+    let v: i64 = if let Some(pct) = arg.strip_suffix('%').filter(|_| arg.len() > 1) {
+        let p: f64 = pct
+            .parse()
+            .map_err(|_| format!("invalid percentage {arg}"))?;
+        if p < 0.0 {
+            -1
+        } else if p > 0.0 {
+            let n = nr_cpus as f64 * p / 100.0;
+            if n < 1.0 { 1 } else { n as i64 }
+        } else {
+            0
+        }
+    } else {
+        parse_i64(arg)?
+    };
+    let n = if v <= 0 { nr_cpus as i64 } else { v };
+    // STRESS_PROCS_MAX is 8192 in stress-ng.
+    if n > 8192 {
+        return Err("number of cpu stressors must be between 0 and 8192".into());
+    }
+    Ok(n as u32)
+}
+
+/// Per-instance accounting the engine fills (one entry per worker process).
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct StressNgInstance {
+    pub bogo_ops: u64,
+    /// Wall-clock run time of the instance, seconds.
+    pub wall_s: f64,
+    pub usr_s: f64,
+    pub sys_s: f64,
+    /// Whether it ran to completion (stress-ng averages real time over completed instances).
+    pub completed: bool,
+    /// Modelled max RSS (KB) for `--metrics`; 0 if not modelled.
+    pub maxrss_kb: i64,
+}
+
+/// What one run produced.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct StressNgResult {
+    /// PID printed in `[PID]` — the engine passes the simulated parent's pid so output stays
+    /// deterministic. Instance i is assumed to be `pid + 1 + i`.
+    pub pid: u32,
+    pub instances: Vec<StressNgInstance>,
+    /// Whole-run duration (seconds) for "successful run completed in ...".
+    pub duration_s: f64,
+    pub success: bool,
+}
+
+/// Aggregates exactly as `stress_metrics_dump` computes them.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct StressNgMetrics {
+    pub bogo_ops: u64,
+    /// Mean wall time over completed instances.
+    pub real_time_s: f64,
+    pub usr_time_s: f64,
+    pub sys_time_s: f64,
+    pub bogo_ops_per_s_real: f64,
+    pub bogo_ops_per_s_cpu: f64,
+    pub cpu_used_per_instance_pct: f64,
+    pub maxrss_kb: i64,
+}
+
+impl StressNgResult {
+    pub fn metrics(&self) -> StressNgMetrics {
+        let completed = self.instances.iter().filter(|i| i.completed).count();
+        let c: u64 = self.instances.iter().map(|i| i.bogo_ops).sum();
+        let u: f64 = self.instances.iter().map(|i| i.usr_s).sum();
+        let s: f64 = self.instances.iter().map(|i| i.sys_s).sum();
+        let r_sum: f64 = self.instances.iter().map(|i| i.wall_s).sum();
+        let r = if completed > 0 {
+            r_sum / completed as f64
+        } else {
+            0.0
+        };
+        let cpu = if r > 0.0 { 100.0 * (u + s) / r } else { 0.0 };
+        StressNgMetrics {
+            bogo_ops: c,
+            real_time_s: r,
+            usr_time_s: u,
+            sys_time_s: s,
+            bogo_ops_per_s_real: if r > 0.0 { c as f64 / r } else { 0.0 },
+            bogo_ops_per_s_cpu: if u + s > 0.0 { c as f64 / (u + s) } else { 0.0 },
+            cpu_used_per_instance_pct: if completed > 0 {
+                cpu / completed as f64
+            } else {
+                0.0
+            },
+            maxrss_kb: self
+                .instances
+                .iter()
+                .map(|i| i.maxrss_kb)
+                .max()
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// `stress_time_duration_to_str`: years/days/hours/mins as integers, then seconds either as
+/// `%.2f` (`float_secs`) or as an integer; units pluralised when the integer part is > 1.
+pub fn duration_to_str(duration_s: f64, float_secs: bool, report_secs: bool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut d = duration_s;
+    for (secs, unit) in [
+        (365.2425 * 86400.0, "year"),
+        (86400.0, "day"),
+        (3600.0, "hour"),
+        (60.0, "min"),
+    ] {
+        let v = (d / secs) as u64;
+        if v > 0 {
+            parts.push(format!("{v} {unit}{}", if v > 1 { "s" } else { "" }));
+        }
+        d -= secs * v as f64;
+    }
+    let v = d as u64;
+    if report_secs || v > 0 {
+        let plural = if v > 1 { "s" } else { "" };
+        if float_secs {
+            parts.push(format!("{d:.2} sec{plural}"));
+        } else {
+            parts.push(format!("{v} sec{plural}"));
+        }
+    }
+    if parts.is_empty() {
+        "0 secs".into()
+    } else {
+        parts.join(" ")
+    }
+}
+
+fn line(pid: u32, tag: &str, text: &str) -> String {
+    format!("stress-ng: {tag} [{pid}] {text}\n")
+}
+
+/// Everything stress-ng prints for the run (all to stdout/stderr through its logger, in this
+/// order): timeout line, dispatch line, the per-instance method hint, the metrics table if
+/// asked, the exit-status summary and the completion line.
+pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
+    let pid = res.pid;
+    let info = "info: ";
+    let mut out = String::new();
+    let timeout = match cfg.timeout_s {
+        None => format!(
+            "defaulting to a {} run per stressor",
+            duration_to_str(DEFAULT_TIMEOUT_S as f64, false, false)
+        ),
+        Some(0) => "setting to a infinite run per stressor".into(),
+        Some(t) => format!(
+            "setting to a {} run per stressor",
+            duration_to_str(t as f64, false, false)
+        ),
+    };
+    out += &line(pid, info, &timeout);
+    out += &line(
+        pid,
+        info,
+        &format!("dispatching hogs: {} cpu", cfg.instances),
+    );
+    if cfg.cpu_load_given && cfg.cpu_method == "all" {
+        for i in 0..cfg.instances {
+            out += &line(
+                pid + 1 + i,
+                info,
+                "cpu: for stable load results, select a specific cpu stress method with --cpu-method other than 'all'",
+            );
+        }
+    }
+    if cfg.taskset.is_some() && cfg.cpu_load_pct > 0 && cfg.cpu_load_pct < 100 {
+        // Printed by instance 0 after its load-controlled loop ends.
+        out += &line(
+            pid + 1,
+            info,
+            "cpu: CPU affinity probably set, this can affect CPU loading",
+        );
+    }
+    let m = res.metrics();
+    match cfg.metrics {
+        MetricsMode::Off => {}
+        MetricsMode::Brief => {
+            out += &line(
+                pid,
+                "metrc:",
+                &format!(
+                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14}",
+                    "stressor",
+                    "bogo ops",
+                    "real time",
+                    "usr time",
+                    "sys time",
+                    "bogo ops/s",
+                    "bogo ops/s"
+                ),
+            );
+            out += &line(
+                pid,
+                "metrc:",
+                &format!(
+                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14}",
+                    "", "", "(secs) ", "(secs) ", "(secs) ", "(real time)", "(usr+sys time)"
+                ),
+            );
+            if m.bogo_ops > 0 || res.instances.iter().any(|i| i.completed) {
+                out += &line(
+                    pid,
+                    "metrc:",
+                    &format!(
+                        "{:<13} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>14.2}",
+                        "cpu",
+                        m.bogo_ops,
+                        m.real_time_s,
+                        m.usr_time_s,
+                        m.sys_time_s,
+                        m.bogo_ops_per_s_real,
+                        m.bogo_ops_per_s_cpu
+                    ),
+                );
+            }
+        }
+        MetricsMode::Full => {
+            out += &line(
+                pid,
+                "metrc:",
+                &format!(
+                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14} {:>12} {:>13}",
+                    "stressor",
+                    "bogo ops",
+                    "real time",
+                    "usr time",
+                    "sys time",
+                    "bogo ops/s",
+                    "bogo ops/s",
+                    "CPU used per",
+                    "RSS Max"
+                ),
+            );
+            out += &line(
+                pid,
+                "metrc:",
+                &format!(
+                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14} {:>12} {:>13}",
+                    "",
+                    "",
+                    "(secs) ",
+                    "(secs) ",
+                    "(secs) ",
+                    "(real time)",
+                    "(usr+sys time)",
+                    "instance (%)",
+                    "(KB)"
+                ),
+            );
+            out += &line(
+                pid,
+                "metrc:",
+                &format!(
+                    "{:<13} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>14.2} {:>12.2} {:>13}",
+                    "cpu",
+                    m.bogo_ops,
+                    m.real_time_s,
+                    m.usr_time_s,
+                    m.sys_time_s,
+                    m.bogo_ops_per_s_real,
+                    m.bogo_ops_per_s_cpu,
+                    m.cpu_used_per_instance_pct,
+                    m.maxrss_kb
+                ),
+            );
+        }
+    }
+    let passed = res.instances.iter().filter(|i| i.completed).count();
+    let failed = res.instances.len() - passed;
+    out += &line(pid, info, "skipped: 0");
+    out += &line(
+        pid,
+        info,
+        &if passed > 0 {
+            format!("passed: {passed}: cpu ({passed})")
+        } else {
+            "passed: 0".into()
+        },
+    );
+    out += &line(
+        pid,
+        info,
+        &if failed > 0 {
+            format!("failed: {failed}: cpu ({failed})")
+        } else {
+            "failed: 0".into()
+        },
+    );
+    out += &line(pid, info, "metrics untrustworthy: 0");
+    out += &line(
+        pid,
+        info,
+        &format!(
+            "{} run completed in {}",
+            if res.success {
+                "successful"
+            } else {
+                "unsuccessful"
+            },
+            duration_to_str(res.duration_s, true, false)
+        ),
+    );
+    out
+}
+
+/// Structured `[workload] kind = "stress-ng"` keys.
+pub const TOML_KEYS: &[&str] = &[
+    "cpu",
+    "cpu_load_pct",
+    "cpu_load_slice",
+    "cpu_ops",
+    "cpu_method",
+    "cpu_old_metrics",
+    "timeout_s",
+    "metrics",
+    "taskset",
+];
+
+/// Build from `[workload]` keys via the equivalent command line (one set of rules).
+pub fn from_toml(table: &toml::Table, origin: &str, nr_cpus: usize) -> InputResult<StressNgConfig> {
+    use super::toml_util::{get_bool, get_i64, get_str, reject_unknown};
+    reject_unknown(table, origin, TOML_KEYS)?;
+    let mut args: Vec<String> = Vec::new();
+    args.push(format!(
+        "--cpu={}",
+        get_i64(table, origin, "cpu")?.unwrap_or(0)
+    ));
+    for (k, flag) in [
+        ("cpu_load_pct", "--cpu-load"),
+        ("cpu_load_slice", "--cpu-load-slice"),
+        ("cpu_ops", "--cpu-ops"),
+        ("timeout_s", "--timeout"),
+    ] {
+        if let Some(v) = get_i64(table, origin, k)? {
+            args.push(format!("{flag}={v}"));
+        }
+    }
+    if let Some(m) = get_str(table, origin, "cpu_method")? {
+        args.push(format!("--cpu-method={m}"));
+    }
+    if get_bool(table, origin, "cpu_old_metrics")? == Some(true) {
+        args.push("--cpu-old-metrics".into());
+    }
+    if let Some(t) = get_str(table, origin, "taskset")? {
+        args.push(format!("--taskset={t}"));
+    }
+    match get_str(table, origin, "metrics")?.as_deref() {
+        None | Some("off") => {}
+        Some("brief") => args.push("--metrics-brief".into()),
+        Some("full") => args.push("--metrics".into()),
+        Some(v) => {
+            return Err(InputError::with_key(
+                origin,
+                "workload.metrics",
+                format!("unknown metrics mode '{v}'; accepted: off, brief, full"),
+            ));
+        }
+    }
+    parse(&args, nr_cpus).map_err(|e| InputError::with_key(origin, "workload", e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<String> {
+        cmdline::split_words(s).unwrap()
+    }
+
+    #[test]
+    fn issue_example_parses() {
+        let c = parse(&w("--cpu=72 -l 50 --cpu-ops=100000 --cpu-load-slice=1"), 72).unwrap();
+        assert_eq!(
+            (c.instances, c.cpu_load_pct, c.cpu_load_slice, c.cpu_ops),
+            (72, 50, 1, Some(100_000))
+        );
+        assert_eq!(c.ops_per_instance(), Some(1389)); // ceil(100000 / 72)
+        assert_eq!(c.load_slice(), LoadSlice::CpuTimeMs(1));
+        assert_eq!(c.effective_timeout_s(), DEFAULT_TIMEOUT_S);
+        // 1 ms slice with ~643 µs calls: the loop stops after the 2nd call.
+        assert_eq!(c.slice_busy_ns(), Some(2 * ALL_MEAN_CALL_NS));
+        // 50 %: idle = busy, truncated to µs.
+        assert_eq!(c.nominal_idle_ns(1_286_764), 1_286_000);
+    }
+
+    #[test]
+    fn cpu_zero_means_all_cpus_and_percent() {
+        assert_eq!(parse(&w("--cpu 0"), 16).unwrap().instances, 16);
+        assert_eq!(parse(&w("-c -1"), 16).unwrap().instances, 16);
+        assert_eq!(parse(&w("--cpu 50%"), 16).unwrap().instances, 8);
+        assert_eq!(parse(&w("--cpu 1%"), 16).unwrap().instances, 1);
+        assert_eq!(
+            parse(&w("--cpu 4 --cpu-ops 10"), 16)
+                .unwrap()
+                .ops_per_instance(),
+            Some(3)
+        );
+    }
+
+    #[test]
+    fn load_slice_arithmetic() {
+        let c = parse(&w("--cpu 1 -l 25"), 4).unwrap();
+        assert_eq!(c.load_slice(), LoadSlice::Calls(64)); // default -64
+        assert_eq!(c.slice_busy_ns(), Some(64 * ALL_MEAN_CALL_NS));
+        // delay = busy·(100−P)/P + (busy_cpu − busy_wall) − bias
+        assert!((c.load_delay_s(0.010, 0.010, 0.0) - 0.030).abs() < 1e-12);
+        // Preempted slice (wall 15 ms for 10 ms CPU): 5 ms shorter sleep.
+        assert!((c.load_delay_s(0.010, 0.015, 0.0) - 0.025).abs() < 1e-12);
+        // Bias from last overshoot is paid back.
+        assert!((c.load_delay_s(0.010, 0.010, 0.001) - 0.029).abs() < 1e-12);
+        assert!((StressNgConfig::next_bias_s(0.030, 0.03006) - 0.00006).abs() < 1e-12);
+        assert_eq!(StressNgConfig::select_sleep_ns(1.2345678), 1_234_567_000);
+        assert_eq!(StressNgConfig::select_sleep_ns(-0.1), 0);
+        let r = parse(&w("--cpu 1 -l 25 --cpu-load-slice 0"), 4).unwrap();
+        assert_eq!(r.load_slice(), LoadSlice::RandomCpuTime);
+        assert_eq!(r.slice_busy_ns(), None);
+        assert_eq!(StressNgConfig::random_slice_ns(65535), 499_992_370);
+        assert_eq!(StressNgConfig::random_slice_ns(0), 0);
+    }
+
+    #[test]
+    fn method_costs() {
+        let all = parse(&w("--cpu 1"), 4).unwrap();
+        // One bogo op = 1/1484.5 s of reference CPU regardless of method.
+        let per_op_ns = all.method_call_ns() as f64 / all.bogo_ops_per_call();
+        assert!((per_op_ns - BOGO_OP_NS).abs() < 1.0, "{per_op_ns}");
+        let mp = parse(&w("--cpu 1 --cpu-method matrixprod"), 4).unwrap();
+        assert_eq!(mp.method_call_ns(), 3_790_176);
+        assert!((mp.bogo_ops_per_call() - 1484.5 / 263.84).abs() < 1e-12);
+        let old = parse(&w("--cpu 1 --cpu-method matrixprod --cpu-old-metrics"), 4).unwrap();
+        assert_eq!(old.bogo_ops_per_call(), 1.0);
+    }
+
+    #[test]
+    fn errors_use_stress_ng_text() {
+        assert_eq!(
+            parse(&w("--cpu 1 -l 150"), 4).unwrap_err().message,
+            "value 150 is out of range for cpu-load, allowed: 0 .. 100"
+        );
+        assert_eq!(
+            parse(&w("--cpu 1 --cpu-load-slice -6000"), 4)
+                .unwrap_err()
+                .message,
+            "value -6000 is out of range for cpu-load-slice, allowed: -5000 .. 5000"
+        );
+        assert_eq!(
+            parse(&w("--cpu 1 --cpu-ops 0"), 4).unwrap_err().message,
+            "value 0 is out of range for cpu-ops, allowed: 1 .. 100000000"
+        );
+        assert_eq!(
+            parse(&w("--cpu x"), 4).unwrap_err().message,
+            "value x contains non-integer numeric: 'x'"
+        );
+        assert!(parse(&w("--cpu 1 --cpu-method bogus"), 4).is_err_and(|e| {
+            e.message
+                .starts_with("option cpu-method choice 'bogus' not known, choices are: all ")
+        }));
+        assert!(
+            parse(&w("--vm 2"), 4)
+                .unwrap_err()
+                .message
+                .contains("'--vm' is not modelled")
+        );
+        assert!(
+            parse(&w("-l 50"), 4)
+                .unwrap_err()
+                .message
+                .contains("no stressor given")
+        );
+        assert!(
+            parse(&w("--cpu 1 -q"), 4)
+                .unwrap_err()
+                .message
+                .starts_with("stress-ng: invalid option -- 'q'")
+        );
+    }
+
+    #[test]
+    fn timeouts() {
+        assert_eq!(parse(&w("--cpu 1 -t 60"), 4).unwrap().timeout_s, Some(60));
+        assert_eq!(
+            parse(&w("--cpu 1 --timeout 2m"), 4).unwrap().timeout_s,
+            Some(120)
+        );
+        assert_eq!(parse(&w("--cpu 1 -t 1h"), 4).unwrap().timeout_s, Some(3600));
+    }
+
+    #[test]
+    fn duration_strings() {
+        assert_eq!(duration_to_str(86400.0, false, false), "1 day");
+        assert_eq!(duration_to_str(60.0, false, false), "1 min");
+        assert_eq!(duration_to_str(30.0, false, false), "30 secs");
+        assert_eq!(duration_to_str(13.47, true, false), "13.47 secs");
+        assert_eq!(duration_to_str(75.3, true, false), "1 min 15.30 secs");
+        assert_eq!(duration_to_str(1.5, true, false), "1.50 sec");
+        assert_eq!(duration_to_str(0.4, true, false), "0 secs");
+    }
+
+    /// Layout transcribed from `stress_metrics_dump`'s formats (`%-13s %9PRIu64 %9.2f ...`);
+    /// the numbers are the example of reference/workloads.md §3.4 (4 instances, 10000 bogo
+    /// ops). Note the digest's sample row is one space short of its own format: `%-13s %9`
+    /// puts the last digit of the op count in column 23, as the header's "bogo ops" does.
+    #[test]
+    fn metrics_brief_report() {
+        let c = parse(&w("--cpu 4 --cpu-ops 10000 -t 60 --metrics-brief"), 4).unwrap();
+        let inst = StressNgInstance {
+            bogo_ops: 2500,
+            wall_s: 13.47,
+            usr_s: 13.47,
+            sys_s: 0.00575,
+            completed: true,
+            maxrss_kb: 0,
+        };
+        let res = StressNgResult {
+            pid: 4242,
+            instances: vec![inst; 4],
+            duration_s: 13.51,
+            success: true,
+        };
+        let out = format_report(&c, &res);
+        assert_eq!(
+            out,
+            "stress-ng: info:  [4242] setting to a 1 min run per stressor\n\
+             stress-ng: info:  [4242] dispatching hogs: 4 cpu\n\
+             stress-ng: metrc: [4242] stressor       bogo ops real time  usr time  sys time   bogo ops/s     bogo ops/s\n\
+             stress-ng: metrc: [4242]                           (secs)    (secs)    (secs)   (real time) (usr+sys time)\n\
+             stress-ng: metrc: [4242] cpu               10000     13.47     53.88      0.02       742.39         185.52\n\
+             stress-ng: info:  [4242] skipped: 0\n\
+             stress-ng: info:  [4242] passed: 4: cpu (4)\n\
+             stress-ng: info:  [4242] failed: 0\n\
+             stress-ng: info:  [4242] metrics untrustworthy: 0\n\
+             stress-ng: info:  [4242] successful run completed in 13.51 secs\n"
+        );
+    }
+
+    #[test]
+    fn full_metrics_and_load_hint() {
+        let c = parse(&w("--cpu 2 -l 50 --metrics"), 4).unwrap();
+        let inst = StressNgInstance {
+            bogo_ops: 100,
+            wall_s: 10.0,
+            usr_s: 5.0,
+            sys_s: 0.0,
+            completed: true,
+            maxrss_kb: 2048,
+        };
+        let res = StressNgResult {
+            pid: 10,
+            instances: vec![inst; 2],
+            duration_s: 10.0,
+            success: true,
+        };
+        let out = format_report(&c, &res);
+        assert!(out.starts_with("stress-ng: info:  [10] defaulting to a 1 day run per stressor\n"));
+        assert!(out.contains("stress-ng: info:  [11] cpu: for stable load results"));
+        assert!(out.contains("stress-ng: info:  [12] cpu: for stable load results"));
+        assert!(out.contains(
+            "stress-ng: metrc: [10] cpu                 200     10.00     10.00      0.00        20.00          20.00        50.00          2048\n"
+        ), "{out}");
+        assert!(out.contains("CPU used per       RSS Max\n"));
+        assert!(!out.contains("CPU affinity probably set"));
+        let t = parse(&w("--cpu 2 -l 50 --taskset 0-1"), 4).unwrap();
+        assert_eq!(t.taskset.unwrap().to_string(), "0-1");
+        assert!(format_report(&t, &res).contains(
+            "stress-ng: info:  [11] cpu: CPU affinity probably set, this can affect CPU loading\n"
+        ));
+        assert!(parse(&w("--cpu 2 --taskset 7"), 4).is_err());
+    }
+}
