@@ -105,7 +105,7 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
             InputError::with_key(
                 scn.origin_of("machine.cost"),
                 "machine.cost",
-                format!("{}", e.message()),
+                e.message().to_string(),
             )
         })
 }
