@@ -205,11 +205,47 @@ pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
     })
 }
 
-/// Run the scenario `scn.run.runs` times with seeds derived from `scn.run.seed`.
+/// Run the scenario `scn.run.runs` times with seeds derived from `scn.run.seed`. Runs are
+/// independent simulations, so they run in parallel across cores (rayon); results come back
+/// in seed order whatever the thread timing. A progress bar is drawn on stderr only when it
+/// is a terminal.
 pub fn run_all(scn: &Scenario) -> InputResult<Vec<RunOutput>> {
-    (0..scn.run.runs.max(1) as u64)
-        .map(|i| run_once(scn, crate::engine::rng::run_seed(scn.run.seed, i)))
-        .collect()
+    let seeds: Vec<u64> = (0..scn.run.runs.max(1) as u64)
+        .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
+        .collect();
+    run_seeds(scn, &seeds, "runs")
+}
+
+/// Run `scn` once per seed, in parallel, in seed order.
+pub fn run_seeds(scn: &Scenario, seeds: &[u64], label: &str) -> InputResult<Vec<RunOutput>> {
+    use rayon::prelude::*;
+    use std::io::IsTerminal;
+    let bar = if std::io::stderr().is_terminal() && seeds.len() > 1 {
+        let bar = indicatif::ProgressBar::new(seeds.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(label.to_string());
+        Some(bar)
+    } else {
+        None
+    };
+    let out = seeds
+        .par_iter()
+        .map(|&seed| {
+            let r = run_once(scn, seed);
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            r
+        })
+        .collect::<Vec<_>>();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    out.into_iter().collect()
 }
 
 /// Flatten numeric leaves of a JSON value into dotted paths (for summaries).
