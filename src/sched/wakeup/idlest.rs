@@ -443,3 +443,71 @@ impl Wakeup {
         shallowest.unwrap_or(least_loaded)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sgs(nr: u32, weight: u32, util: u64, runnable: u64, capacity: u64) -> SgWakeupStats {
+        SgWakeupStats {
+            avg_load: 0,
+            group_load: 0,
+            group_util: util,
+            group_runnable: runnable,
+            group_capacity: capacity,
+            max_capacity: 1024,
+            sum_nr_running: nr,
+            idle_cpus: 0,
+            group_weight: weight,
+            group_misfit_task_load: 0,
+            group_type: GroupType::HasSpare,
+        }
+    }
+
+    #[test]
+    fn group_classify_thresholds() {
+        // Fewer tasks than CPUs: spare capacity whatever the util.
+        assert_eq!(
+            group_classify(117, false, &sgs(1, 2, 2048, 2048, 2048)),
+            GroupType::HasSpare
+        );
+        // As many tasks as CPUs: fully busy once util * 117% reaches capacity.
+        assert_eq!(
+            group_classify(117, false, &sgs(2, 2, 1750, 1750, 2048)),
+            GroupType::HasSpare
+        );
+        assert_eq!(
+            group_classify(117, false, &sgs(2, 2, 1751, 1751, 2048)),
+            GroupType::FullyBusy
+        );
+        // More tasks than CPUs and util or runnable over the margin: overloaded.
+        assert_eq!(
+            group_classify(117, false, &sgs(3, 2, 1751, 0, 2048)),
+            GroupType::Overloaded
+        );
+        assert_eq!(
+            group_classify(117, false, &sgs(3, 2, 0, 2397, 2048)),
+            GroupType::Overloaded
+        );
+        assert_eq!(
+            group_classify(117, false, &sgs(3, 2, 0, 2396, 2048)),
+            GroupType::HasSpare
+        );
+        // sgc->imbalance ranks above misfit and below overloaded.
+        assert_eq!(
+            group_classify(117, true, &sgs(1, 2, 0, 0, 2048)),
+            GroupType::Imbalanced
+        );
+        assert!(GroupType::HasSpare < GroupType::FullyBusy);
+        assert!(GroupType::Imbalanced < GroupType::Overloaded);
+    }
+
+    #[test]
+    fn numa_imbalance_allowance() {
+        // Up to NUMA_IMBALANCE_MIN idle CPUs of difference are ignored while the
+        // destination runs at most imb_numa_nr tasks.
+        assert_eq!(adjust_numa_imbalance(2, 3, 4), 0);
+        assert_eq!(adjust_numa_imbalance(3, 3, 4), 3);
+        assert_eq!(adjust_numa_imbalance(2, 5, 4), 2);
+    }
+}

@@ -650,6 +650,7 @@ impl Wakeup {
         call.explain.want_affine = want_affine;
 
         let mut sd = None;
+        let mut affine_sd = false;
         for &id in topo.domains.cpu_domains(cpu) {
             let tmp = topo.domains.domain(id);
             if want_affine && tmp.flags.contains(SdFlags::SD_WAKE_AFFINE) && tmp.span.test(prev_cpu)
@@ -661,6 +662,7 @@ impl Wakeup {
                     call.explain.affine = Some(outcome);
                 }
                 sd = None;
+                affine_sd = true;
                 break;
             }
             if tmp.flags.intersects(sd_flag) {
@@ -673,6 +675,11 @@ impl Wakeup {
         if let Some(sd) = sd {
             let c = self.sched_balance_find_dst_cpu(topo, env, sd, p, cpu, prev_cpu, sd_flag, call);
             (c, PlacementPath::FindIdlest)
+        } else if wf.has(Wf::TTWU) && !affine_sd && !self.params.at_least(4, 3) {
+            // Before v4.3 (63b0e9edceec 'sched/fair: Beef up wake_wide()' restructured
+            // this), a wakeup without an affine domain and without SD_BALANCE_WAKE
+            // returned prev_cpu with no idle search (from memory of the v3.x code).
+            (prev_cpu, PlacementPath::Other)
         } else if wf.has(Wf::TTWU) {
             call.explain.sis_target = Some(new_cpu);
             let c = self.select_idle_sibling(topo, env, p, prev_cpu, new_cpu, call);
@@ -711,4 +718,32 @@ pub fn select_fallback_rq(
         }
     }
     ok.first().or_else(|| active.first()).unwrap_or(prev_cpu)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::wakeup::sis::fits_capacity;
+
+    #[test]
+    fn wake_flags_low_nibble_is_the_sd_balance_flag() {
+        assert_eq!(Wf::EXEC.sd_flag(), SdFlags::SD_BALANCE_EXEC);
+        assert_eq!(Wf::FORK.sd_flag(), SdFlags::SD_BALANCE_FORK);
+        assert_eq!(Wf::TTWU.sd_flag(), SdFlags::SD_BALANCE_WAKE);
+        assert_eq!((Wf::TTWU | Wf::SYNC).sd_flag(), SdFlags::SD_BALANCE_WAKE);
+        let f = Wf::from(WakeFlags {
+            sync: true,
+            fork: false,
+            ttwu: true,
+        });
+        assert_eq!(f, Wf(0x18));
+    }
+
+    #[test]
+    fn fits_capacity_has_a_20_percent_margin() {
+        assert!(fits_capacity(818, 1024));
+        assert!(!fits_capacity(820, 1024));
+        assert!(fits_capacity(483, 605));
+        assert!(!fits_capacity(484, 605));
+    }
 }
