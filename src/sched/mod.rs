@@ -1,0 +1,3 @@
+//! The Linux fair class model (`kernel/sched/fair.c`), split by mechanism.
+
+pub mod wakeup;
