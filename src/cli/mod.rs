@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
+pub mod bench;
 pub mod list;
 pub mod run;
 pub mod topo;
@@ -32,6 +33,8 @@ pub enum Command {
     List(ListArgs),
     /// Simulate a scenario file, or a benchmark command line on a machine (quick form).
     Run(run::RunArgs),
+    /// Measure the simulator's speed: events/s and simulated seconds per wall second.
+    Bench(bench::BenchArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -94,5 +97,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Topo(args) => topo::run(&args),
         Command::List(args) => list::run(args.what),
         Command::Run(args) => run::run(&args),
+        Command::Bench(args) => bench::run(&args),
     }
 }

@@ -32,6 +32,10 @@ macro_rules! policy {
     }};
 }
 
+/// Migrations kept in the log (the first ones of the measured interval; later ones are only
+/// counted), so memory stays bounded on long runs.
+pub const MIGRATION_LOG_MAX: usize = 100_000;
+
 /// Zero-time ops one task may run back to back before the engine declares a livelock.
 const ZERO_TIME_OPS_MAX: u32 = 1_000_000;
 
@@ -489,6 +493,10 @@ impl Engine {
         t.stats.migrations_by_reason[i] += 1;
         t.perf_migrated = true;
         self.counters.migrations_by_reason[i] += 1;
+        if self.migration_log.len() >= MIGRATION_LOG_MAX {
+            self.migration_log_dropped += 1;
+            return;
+        }
         self.migration_log.push(MigrationRecord {
             time_ns: self.now_ns,
             task: p,
@@ -960,6 +968,7 @@ impl Engine {
         }
         self.ops_done = 0;
         self.migration_log.clear();
+        self.migration_log_dropped = 0;
         for t in &mut self.tasks {
             t.stats = Default::default();
             t.exec_start_ns = now;

@@ -277,6 +277,7 @@ pub struct Engine {
     pub(crate) stats_start_ns: u64,
     pub(crate) end_ns: Option<u64>,
     pub(crate) migration_log: Vec<MigrationRecord>,
+    pub(crate) migration_log_dropped: u64,
     pub(crate) invariant_violations: Vec<String>,
 }
 
@@ -432,6 +433,7 @@ impl Engine {
             stats_start_ns: 0,
             end_ns: None,
             migration_log: Vec::new(),
+            migration_log_dropped: 0,
             invariant_violations: Vec::new(),
             machine,
             cost,

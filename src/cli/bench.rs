@@ -1,0 +1,69 @@
+//! `schedlab bench`: the simulator's own speed, measured — events per wall second and
+//! simulated seconds per wall second on fixed scenarios, plus peak memory. Speed is reported
+//! here, never asserted in tests (ARCHITECTURE.md §7).
+
+use std::time::Instant;
+
+use crate::config::scenario::Scenario;
+use crate::experiment;
+
+/// Arguments of `schedlab bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Simulated seconds per scenario.
+    #[arg(long, default_value_t = 0.5)]
+    pub sim_s: f64,
+    /// Scheduling policy to measure (`linux-fair` or `fifo`).
+    #[arg(long, default_value = "fifo")]
+    pub policy: String,
+}
+
+/// The fixed scenarios: (name, scenario TOML without [run]).
+const SCENARIOS: &[(&str, &str)] = &[
+    (
+        "spin 448 hogs on spr-2s",
+        "[machine]\npreset = \"spr-2s\"\n[workload]\nkind = \"spin\"\ntasks = 448\n",
+    ),
+    (
+        "pingpong 64 pairs on skl-2s",
+        "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"pingpong\"\npairs = 64\n",
+    ),
+    (
+        "pingpong 256 pairs on turin-2s",
+        "[machine]\npreset = \"turin-2s\"\n[workload]\nkind = \"pingpong\"\npairs = 256\n",
+    ),
+];
+
+/// Peak resident set size of this process in KiB (`VmHWM`), where /proc exists.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    println!(
+        "{:<34} {:>12} {:>9} {:>14} {:>14}",
+        "scenario", "events", "wall_s", "events/s", "sim_s/wall_s"
+    );
+    for (name, toml) in SCENARIOS {
+        let text = format!(
+            "{toml}[kernel]\npolicy = \"{}\"\n[run]\nduration_s = {}\n",
+            args.policy, args.sim_s
+        );
+        let scn = Scenario::parse(&text, "bench")?;
+        let started = Instant::now();
+        let out = experiment::run_once(&scn, 1)?;
+        let wall = started.elapsed().as_secs_f64();
+        let events = out.json["events"].as_u64().unwrap_or(0);
+        println!(
+            "{name:<34} {events:>12} {wall:>9.3} {:>14.0} {:>14.3}",
+            events as f64 / wall,
+            args.sim_s / wall
+        );
+    }
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak RSS: {:.1} MiB", kib as f64 / 1024.0);
+    }
+    Ok(())
+}
