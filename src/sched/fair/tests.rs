@@ -1,0 +1,2 @@
+//! Unit tests of the fair runqueue (see `tests_*` below for the kernel facts).
+use super::*;
