@@ -204,7 +204,11 @@ impl SchedAvg {
             return false;
         }
         self.last_update_time += delta << 10;
-        let (runnable, running) = if load == 0 { (0, false) } else { (runnable, running) };
+        let (runnable, running) = if load == 0 {
+            (0, false)
+        } else {
+            (runnable, running)
+        };
         self.accumulate_sum(delta, load, runnable, running) != 0
     }
 
@@ -269,7 +273,12 @@ pub fn update_load_avg_se(
 }
 
 /// `__update_load_avg_blocked_se(now, se)`: decay a sleeping entity.
-pub fn update_load_avg_blocked_se(now: u64, sa: &mut SchedAvg, se_weight: u64, util_est_feature: bool) -> bool {
+pub fn update_load_avg_blocked_se(
+    now: u64,
+    sa: &mut SchedAvg,
+    se_weight: u64,
+    util_est_feature: bool,
+) -> bool {
     if sa.update_load_sum(now, 0, 0, false) {
         sa.update_load_avg(se_weight);
         cfs_se_util_change(sa, util_est_feature);
@@ -280,7 +289,13 @@ pub fn update_load_avg_blocked_se(now: u64, sa: &mut SchedAvg, se_weight: u64, u
 
 /// `__update_load_avg_cfs_rq(now, cfs_rq)`: `load` = scaled-down `cfs_rq->load.weight`,
 /// `runnable` = `h_nr_runnable`, `running` = `cfs_rq->curr != NULL`.
-pub fn update_load_avg_cfs_rq(now: u64, sa: &mut SchedAvg, load: u64, h_nr_runnable: u64, running: bool) -> bool {
+pub fn update_load_avg_cfs_rq(
+    now: u64,
+    sa: &mut SchedAvg,
+    load: u64,
+    h_nr_runnable: u64,
+    running: bool,
+) -> bool {
     if sa.update_load_sum(now, load, h_nr_runnable, running) {
         sa.update_load_avg(1);
         return true;
@@ -367,7 +382,12 @@ pub fn detach_entity_load_avg(cfs: &mut SchedAvg, se: &SchedAvg, se_weight: u64)
 /// `post_init_entity_util_avg()` for a fair task placed on a CPU of capacity
 /// `cpu_capacity` whose cfs_rq has averages `cfs`: the new task gets half of the spare
 /// capacity, or less if the cfs_rq's util per unit of load says so.
-pub fn post_init_entity_util_avg(se: &mut SchedAvg, se_weight: u64, cfs: &SchedAvg, cpu_capacity: u64) {
+pub fn post_init_entity_util_avg(
+    se: &mut SchedAvg,
+    se_weight: u64,
+    cfs: &SchedAvg,
+    cpu_capacity: u64,
+) {
     let cap = (cpu_capacity as i64 - cfs.util_avg as i64) / 2;
     if cap > 0 {
         if cfs.util_avg != 0 {
@@ -512,8 +532,14 @@ mod tests {
     #[test]
     fn decay_halves_every_32_periods() {
         let half = decay_load(LOAD_AVG_MAX, 32);
-        assert!((half as i64 - (LOAD_AVG_MAX / 2) as i64).abs() <= 1, "{half}");
-        assert_eq!(decay_load(1 << 20, 64), (((1u128 << 18) * 0xffff_ffff) >> 32) as u64);
+        assert!(
+            (half as i64 - (LOAD_AVG_MAX / 2) as i64).abs() <= 1,
+            "{half}"
+        );
+        assert_eq!(
+            decay_load(1 << 20, 64),
+            (((1u128 << 18) * 0xffff_ffff) >> 32) as u64
+        );
         assert_eq!(decay_load(u64::MAX, 32 * 63 + 1), 0);
         assert_eq!(decay_load(1000, 0), 999);
     }
@@ -543,29 +569,53 @@ mod tests {
     #[test]
     fn always_running_converges_to_full_util() {
         let sa = run_pattern(1, 0, 2_000_000_000, 1024);
-        assert!(sa.util_avg >= 1000 && sa.util_avg <= 1024, "util {}", sa.util_avg);
-        assert!(sa.load_avg >= 1000 && sa.load_avg <= 1024, "load {}", sa.load_avg);
+        assert!(
+            sa.util_avg >= 1000 && sa.util_avg <= 1024,
+            "util {}",
+            sa.util_avg
+        );
+        assert!(
+            sa.load_avg >= 1000 && sa.load_avg <= 1024,
+            "load {}",
+            sa.load_avg
+        );
         assert!(sa.runnable_avg >= 1000 && sa.runnable_avg <= 1024);
         // Half-life: ~32 ms of running from zero gives about half.
         let mut sa = run_pattern(1, 0, 32 * 1_048_576, 1024);
         sa.update_load_avg(1024);
-        assert!((480..=540).contains(&sa.util_avg), "util after 32 periods {}", sa.util_avg);
+        assert!(
+            (480..=540).contains(&sa.util_avg),
+            "util after 32 periods {}",
+            sa.util_avg
+        );
     }
 
     #[test]
     fn half_duty_cycle_gives_half_util() {
         let sa = run_pattern(4_000_000, 4_000_000, 2_000_000_000, 1024);
-        assert!((512 - 40..=512 + 40).contains(&sa.util_avg), "util {}", sa.util_avg);
+        assert!(
+            (512 - 40..=512 + 40).contains(&sa.util_avg),
+            "util {}",
+            sa.util_avg
+        );
     }
 
     #[test]
     fn capacity_invariance() {
         // 25% busy on a half-capacity CPU is 12.5% of the biggest CPU's work.
         let sa = run_pattern(2_000_000, 6_000_000, 2_000_000_000, 512);
-        assert!((128 - 25..=128 + 25).contains(&sa.util_avg), "util {}", sa.util_avg);
+        assert!(
+            (128 - 25..=128 + 25).contains(&sa.util_avg),
+            "util {}",
+            sa.util_avg
+        );
         // Same duty on a full-capacity CPU: 25%.
         let sa = run_pattern(2_000_000, 6_000_000, 2_000_000_000, 1024);
-        assert!((256 - 35..=256 + 35).contains(&sa.util_avg), "util {}", sa.util_avg);
+        assert!(
+            (256 - 35..=256 + 35).contains(&sa.util_avg),
+            "util {}",
+            sa.util_avg
+        );
     }
 
     #[test]
@@ -652,7 +702,10 @@ mod tests {
         let divider = PELT_MIN_DIVIDER + 300;
         assert_eq!(se.util_sum, 400 * divider);
         assert_eq!(se.load_sum, 700 * divider / 1024);
-        assert_eq!((cfs.load_avg, cfs.util_avg, cfs.runnable_avg), (700, 400, 450));
+        assert_eq!(
+            (cfs.load_avg, cfs.util_avg, cfs.runnable_avg),
+            (700, 400, 450)
+        );
         detach_entity_load_avg(&mut cfs, &se, 1024);
         assert_eq!((cfs.load_avg, cfs.util_avg, cfs.runnable_avg), (0, 0, 0));
         assert_eq!(cfs.util_sum, 0);
@@ -677,7 +730,10 @@ mod tests {
         };
         assert!(apply_removed_load(&mut cfs, &mut removed));
         assert_eq!(removed, RemovedLoad::default());
-        assert_eq!((cfs.load_avg, cfs.util_avg, cfs.runnable_avg), (700, 600, 0));
+        assert_eq!(
+            (cfs.load_avg, cfs.util_avg, cfs.runnable_avg),
+            (700, 600, 0)
+        );
         assert_eq!(cfs.util_sum, 600 * PELT_MIN_DIVIDER);
         assert!(!apply_removed_load(&mut cfs, &mut removed));
     }

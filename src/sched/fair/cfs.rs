@@ -14,9 +14,9 @@
 //! in the modelled workloads), `check_spread` (debug only), group-entity walks.
 
 use super::{
-    CfsRq, DEQUEUE_MIGRATING, DEQUEUE_MOVE, DEQUEUE_SAVE, DEQUEUE_SLEEP, DO_ATTACH, DO_DETACH, DequeueResult,
-    ENQUEUE_MIGRATED, ENQUEUE_WAKEUP, FairParams, LoadWeight, SchedEntity, SchedPolicy, UPDATE_TG, WF_FORK,
-    calc_delta, calc_delta_fair, vruntime_before,
+    CfsRq, DEQUEUE_MIGRATING, DEQUEUE_MOVE, DEQUEUE_SAVE, DEQUEUE_SLEEP, DO_ATTACH, DO_DETACH,
+    DequeueResult, ENQUEUE_MIGRATED, ENQUEUE_WAKEUP, FairParams, LoadWeight, SchedEntity,
+    SchedPolicy, UPDATE_TG, WF_FORK, calc_delta, calc_delta_fair, vruntime_before,
 };
 
 impl CfsRq {
@@ -55,7 +55,13 @@ impl CfsRq {
 
     /// `place_entity()` (CFS): never move an entity backwards past `min_vruntime` minus
     /// the sleeper credit; a forked task starts one vslice behind with START_DEBIT.
-    pub(super) fn place_entity_cfs(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize, initial: bool) {
+    pub(super) fn place_entity_cfs(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+        initial: bool,
+    ) {
         let mut vruntime = self.min_vruntime;
         if initial && params.features.start_debit {
             vruntime = vruntime.wrapping_add(self.sched_vslice(ents, params, id));
@@ -144,7 +150,12 @@ impl CfsRq {
 
     /// `wakeup_preempt_entity(curr, se)`: −1 if `se` is not behind `curr`, 1 if it is
     /// more than one (weighted) wakeup granularity behind, else 0.
-    pub fn wakeup_preempt_entity(ents: &[SchedEntity], params: &FairParams, curr: usize, se: usize) -> i32 {
+    pub fn wakeup_preempt_entity(
+        ents: &[SchedEntity],
+        params: &FairParams,
+        curr: usize,
+        se: usize,
+    ) -> i32 {
         let vdiff = ents[curr].vruntime.wrapping_sub(ents[se].vruntime) as i64;
         if vdiff <= 0 {
             return -1;
@@ -160,7 +171,11 @@ impl CfsRq {
     /// `pick_next_entity(cfs_rq, curr)` (CFS): the smallest vruntime (curr included if
     /// still queued), avoiding the skip buddy and preferring the next/last buddies when
     /// that is not too unfair.
-    pub(super) fn pick_next_entity_cfs(&self, ents: &[SchedEntity], params: &FairParams) -> Option<usize> {
+    pub(super) fn pick_next_entity_cfs(
+        &self,
+        ents: &[SchedEntity],
+        params: &FairParams,
+    ) -> Option<usize> {
         let curr = self.curr.filter(|&c| ents[c].on_rq);
         let first = self.pick_first_entity(ents);
         let left = match (first, curr) {
@@ -176,19 +191,27 @@ impl CfsRq {
             } else {
                 match (self.pick_next_in_tree(ents, se), curr) {
                     (None, c) => c,
-                    (Some(s), Some(c)) if vruntime_before(ents[c].vruntime, ents[s].vruntime) => Some(c),
+                    (Some(s), Some(c)) if vruntime_before(ents[c].vruntime, ents[s].vruntime) => {
+                        Some(c)
+                    }
                     (s, _) => s,
                 }
             };
-            if let Some(s) = second {
-                if Self::wakeup_preempt_entity(ents, params, s, left) < 1 {
-                    se = s;
-                }
+            if let Some(s) = second
+                && Self::wakeup_preempt_entity(ents, params, s, left) < 1
+            {
+                se = s;
             }
         }
-        if let Some(n) = self.next.filter(|&n| Self::wakeup_preempt_entity(ents, params, n, left) < 1) {
+        if let Some(n) = self
+            .next
+            .filter(|&n| Self::wakeup_preempt_entity(ents, params, n, left) < 1)
+        {
             se = n;
-        } else if let Some(l) = self.last.filter(|&l| Self::wakeup_preempt_entity(ents, params, l, left) < 1) {
+        } else if let Some(l) = self
+            .last
+            .filter(|&l| Self::wakeup_preempt_entity(ents, params, l, left) < 1)
+        {
             se = l;
         }
         Some(se)
@@ -197,8 +220,15 @@ impl CfsRq {
     /// `check_preempt_tick()`: reschedule once curr has run its ideal slice (capped at
     /// the latency), or — after at least `min_granularity` — if it is more than a slice
     /// of vruntime ahead of the leftmost entity.
-    pub(super) fn check_preempt_tick(&mut self, ents: &[SchedEntity], params: &FairParams, curr: usize) {
-        let ideal_runtime = self.sched_slice(ents, params, curr).min(params.sched_latency_ns);
+    pub(super) fn check_preempt_tick(
+        &mut self,
+        ents: &[SchedEntity],
+        params: &FairParams,
+        curr: usize,
+    ) {
+        let ideal_runtime = self
+            .sched_slice(ents, params, curr)
+            .min(params.sched_latency_ns);
         let se = &ents[curr];
         let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if delta_exec > ideal_runtime {
@@ -211,7 +241,9 @@ impl CfsRq {
         if delta_exec < params.min_granularity_ns {
             return;
         }
-        let Some(first) = self.pick_first_entity(ents) else { return };
+        let Some(first) = self.pick_first_entity(ents) else {
+            return;
+        };
         let delta = ents[curr].vruntime.wrapping_sub(ents[first].vruntime) as i64;
         if delta < 0 {
             return;

@@ -21,9 +21,10 @@
 //! versions; SCHED_IDLE *cgroups* (no cgroups).
 
 use super::{
-    CfsRq, DEQUEUE_DELAYED, DEQUEUE_MIGRATING, DEQUEUE_MOVE, DEQUEUE_SAVE, DEQUEUE_SLEEP, DEQUEUE_SPECIAL,
-    DO_ATTACH, DO_DETACH, DequeueResult, ENQUEUE_INITIAL, ENQUEUE_MIGRATED, EevdfVersion, FairParams,
-    SchedEntity, SchedPolicy, UPDATE_TG, WF_FORK, calc_delta_fair, vruntime_before,
+    CfsRq, DEQUEUE_DELAYED, DEQUEUE_MIGRATING, DEQUEUE_MOVE, DEQUEUE_SAVE, DEQUEUE_SLEEP,
+    DEQUEUE_SPECIAL, DO_ATTACH, DO_DETACH, DequeueResult, ENQUEUE_INITIAL, ENQUEUE_MIGRATED,
+    EevdfVersion, FairParams, SchedEntity, SchedPolicy, UPDATE_TG, WF_FORK, calc_delta_fair,
+    vruntime_before,
 };
 
 impl CfsRq {
@@ -31,12 +32,12 @@ impl CfsRq {
     fn avg_sums_with_curr(&self, ents: &[SchedEntity]) -> (i128, i128) {
         let mut avg = self.avg_vruntime;
         let mut load = self.avg_load as i128;
-        if let Some(c) = self.curr {
-            if ents[c].on_rq {
-                let w = ents[c].load.weight as i128;
-                avg += self.entity_key(ents[c].vruntime) as i128 * w;
-                load += w;
-            }
+        if let Some(c) = self.curr
+            && ents[c].on_rq
+        {
+            let w = ents[c].load.weight as i128;
+            avg += self.entity_key(ents[c].vruntime) as i128 * w;
+            load += w;
         }
         (avg, load)
     }
@@ -69,7 +70,12 @@ impl CfsRq {
 
     /// `update_entity_lag()`: vlag = V − v, clamped to ±calc_delta_fair(max(2·slice,
     /// TICK_NSEC)).
-    pub(super) fn update_entity_lag(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
+    pub(super) fn update_entity_lag(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) {
         let v = self.avg_vruntime(ents);
         let se = &mut ents[id];
         let vlag = v.wrapping_sub(se.vruntime) as i64;
@@ -81,10 +87,10 @@ impl CfsRq {
     /// and the tree); `u64::MAX` when none.
     fn cfs_rq_min_slice(&self, ents: &[SchedEntity]) -> u64 {
         let mut min = u64::MAX;
-        if let Some(c) = self.curr {
-            if ents[c].on_rq {
-                min = ents[c].slice;
-            }
+        if let Some(c) = self.curr
+            && ents[c].on_rq
+        {
+            min = ents[c].slice;
         }
         for &id in &self.tree {
             min = min.min(ents[id].slice);
@@ -96,7 +102,12 @@ impl CfsRq {
     /// deadline and `vruntime + vslice(min(queued min slice, own slice))` (with
     /// NO_RUN_TO_PARITY, a minimum quantum of min(0.75 ms, own slice)). 6.6–6.16: stash
     /// the deadline in `vlag` (protected while they stay equal).
-    pub(super) fn set_protect_slice(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
+    pub(super) fn set_protect_slice(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) {
         if params.eevdf_version < EevdfVersion::V6_17 {
             ents[id].vlag = ents[id].deadline as i64;
             return;
@@ -153,7 +164,12 @@ impl CfsRq {
     /// `__pick_eevdf(cfs_rq, protect)` (6.17; `pick_eevdf` before): the earliest
     /// virtual deadline among eligible entities, curr included; a protected eligible
     /// curr is kept. O(n) scan in place of the augmented-tree heap search.
-    pub fn pick_eevdf(&self, ents: &[SchedEntity], params: &FairParams, protect: bool) -> Option<usize> {
+    pub fn pick_eevdf(
+        &self,
+        ents: &[SchedEntity],
+        params: &FairParams,
+        protect: bool,
+    ) -> Option<usize> {
         let first = self.pick_first_entity(ents);
         if self.nr_queued == 1 {
             return match self.curr {
@@ -161,7 +177,9 @@ impl CfsRq {
                 _ => first,
             };
         }
-        let curr = self.curr.filter(|&c| ents[c].on_rq && self.entity_eligible(ents, c));
+        let curr = self
+            .curr
+            .filter(|&c| ents[c].on_rq && self.entity_eligible(ents, c));
         if let Some(c) = curr {
             let gate = if params.eevdf_version >= EevdfVersion::V6_17 {
                 protect
@@ -197,7 +215,12 @@ impl CfsRq {
 
     /// `update_deadline()`: once the request is served (vruntime ≥ deadline), refresh
     /// the slice (unless custom) and set a new deadline; returns "resched".
-    fn update_deadline(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) -> bool {
+    fn update_deadline(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) -> bool {
         let se = &mut ents[id];
         if vruntime_before(se.vruntime, se.deadline) {
             return false;
@@ -205,13 +228,20 @@ impl CfsRq {
         if !se.custom_slice {
             se.slice = params.base_slice_ns;
         }
-        se.deadline = se.vruntime.wrapping_add(calc_delta_fair(se.slice, &se.load));
+        se.deadline = se
+            .vruntime
+            .wrapping_add(calc_delta_fair(se.slice, &se.load));
         true
     }
 
     /// The EEVDF tail of `update_curr()` after vruntime was advanced: deadline, v0, and
     /// the resched rule of the modelled version.
-    pub(super) fn update_curr_eevdf(&mut self, ents: &mut [SchedEntity], params: &FairParams, c: usize) {
+    pub(super) fn update_curr_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        c: usize,
+    ) {
         let resched = self.update_deadline(ents, params, c);
         self.update_min_vruntime(ents);
         if self.nr_queued == 1 {
@@ -236,7 +266,13 @@ impl CfsRq {
     /// `place_entity()`: put the entity at V − (inflated) lag with a fresh deadline
     /// (half a slice for a forked task with PLACE_DEADLINE_INITIAL; the saved relative
     /// deadline with PLACE_REL_DEADLINE).
-    pub(super) fn place_entity_eevdf(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize, flags: u32) {
+    pub(super) fn place_entity_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+        flags: u32,
+    ) {
         let v = self.avg_vruntime(ents);
         if !ents[id].custom_slice {
             ents[id].slice = params.base_slice_ns;
@@ -248,10 +284,10 @@ impl CfsRq {
             // after placement the entity's lag is the one it left with:
             // vlag' = vlag · (W + w) / W.
             let mut load = self.avg_load;
-            if let Some(c) = self.curr {
-                if ents[c].on_rq {
-                    load += ents[c].load.weight;
-                }
+            if let Some(c) = self.curr
+                && ents[c].on_rq
+            {
+                load += ents[c].load.weight;
             }
             let w = ents[id].load.weight;
             let load = load.max(1);
@@ -348,7 +384,12 @@ impl CfsRq {
 
     /// `requeue_delayed_entity()`: a delayed entity is woken while still queued. With
     /// DELAY_ZERO, positive lag is dropped and the entity re-placed at V.
-    pub(super) fn requeue_delayed_entity(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
+    pub(super) fn requeue_delayed_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) {
         if params.features.delay_zero {
             self.update_entity_lag(ents, params, id);
             if ents[id].vlag > 0 {
@@ -422,7 +463,8 @@ impl CfsRq {
                 let short = f.preempt_short
                     && ents[pse].slice < ents[se].slice
                     && self.entity_eligible(ents, pse)
-                    && (vruntime_before(ents[pse].deadline, ents[se].deadline) || !self.entity_eligible(ents, se));
+                    && (vruntime_before(ents[pse].deadline, ents[se].deadline)
+                        || !self.entity_eligible(ents, se));
                 if short {
                     self.cancel_protect_slice(ents, params, se);
                 }
@@ -444,12 +486,16 @@ impl CfsRq {
             if self.entity_eligible(ents, c) {
                 let se = &mut ents[c];
                 se.vruntime = se.deadline;
-                se.deadline = se.deadline.wrapping_add(calc_delta_fair(se.slice, &se.load));
+                se.deadline = se
+                    .deadline
+                    .wrapping_add(calc_delta_fair(se.slice, &se.load));
                 self.update_min_vruntime(ents);
             }
         } else {
             let se = &mut ents[c];
-            se.deadline = se.deadline.wrapping_add(calc_delta_fair(se.slice, &se.load));
+            se.deadline = se
+                .deadline
+                .wrapping_add(calc_delta_fair(se.slice, &se.load));
         }
     }
 

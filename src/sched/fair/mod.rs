@@ -301,7 +301,8 @@ impl FairParams {
 
     /// `sched_nr_latency` = DIV_ROUND_UP(latency, min_granularity) (8 by default).
     pub fn sched_nr_latency(&self) -> u64 {
-        self.sched_latency_ns.div_ceil(self.min_granularity_ns.max(1))
+        self.sched_latency_ns
+            .div_ceil(self.min_granularity_ns.max(1))
     }
 }
 
@@ -588,7 +589,6 @@ impl CfsRq {
     }
 }
 
-
 // ---------------------------------------------------------------------------------
 // Internal plumbing shared by both modes.
 
@@ -681,10 +681,10 @@ impl CfsRq {
             .iter()
             .map(|&id| ents[id].vruntime)
             .reduce(|a, b| if vruntime_before(b, a) { b } else { a });
-        if let Some(m) = tree_min {
-            if curr.is_none() || vruntime_before(m, vruntime) {
-                vruntime = m;
-            }
+        if let Some(m) = tree_min
+            && (curr.is_none() || vruntime_before(m, vruntime))
+        {
+            vruntime = m;
         }
         let delta = vruntime.wrapping_sub(self.min_vruntime) as i64;
         if delta > 0 {
@@ -727,7 +727,13 @@ impl CfsRq {
     }
 
     /// `update_load_avg(cfs_rq, se, flags)`.
-    fn update_load_avg(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize, flags: u32) {
+    fn update_load_avg(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+        flags: u32,
+    ) {
         let now = self.clock.rq_clock_pelt();
         let util_est = params.features.util_est;
         let running = self.curr == Some(id);
@@ -772,7 +778,12 @@ impl CfsRq {
     /// `update_curr()`: charge the time curr ran since `exec_start`, advance its
     /// vruntime, and (EEVDF) its deadline; may request a reschedule. Returns the
     /// `delta_exec` charged (0 if nothing ran), for the caller's runtime accounting.
-    pub fn update_curr(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64) -> u64 {
+    pub fn update_curr(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+    ) -> u64 {
         self.update_clock(now_ns);
         let Some(c) = self.curr else { return 0 };
         let now = self.clock.clock_task;
@@ -794,7 +805,14 @@ impl CfsRq {
 
     /// `enqueue_task_fair()` for a task (= `enqueue_entity` on the root cfs_rq plus the
     /// task counters and util_est). `flags`: `ENQUEUE_*`.
-    pub fn enqueue_task(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize, flags: u32) {
+    pub fn enqueue_task(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+        flags: u32,
+    ) {
         self.update_clock(now_ns);
         let delayed = ents[id].sched_delayed;
         if params.features.util_est && (!delayed || flags & ENQUEUE_DELAYED != 0) {
@@ -834,7 +852,11 @@ impl CfsRq {
             if !ents[id].sched_delayed {
                 pelt::util_est_dequeue(&mut self.avg, &ents[id].avg);
             }
-            pelt::util_est_update(&mut ents[id].avg, flags & DEQUEUE_SLEEP != 0, self.clock.cpu_capacity);
+            pelt::util_est_update(
+                &mut ents[id].avg,
+                flags & DEQUEUE_SLEEP != 0,
+                self.clock.cpu_capacity,
+            );
         }
         self.dequeue_entities(ents, params, now_ns, id, flags)
     }
@@ -882,26 +904,36 @@ impl CfsRq {
 
     /// `pick_next_entity()`: one attempt. EEVDF may land on a delayed entity, whose
     /// dequeue it completes ([`Pick::DelayedDequeued`]); the caller picks again.
-    pub fn pick_next_entity(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64) -> Pick {
+    pub fn pick_next_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+    ) -> Pick {
         self.update_clock(now_ns);
         if self.nr_queued == 0 {
             return Pick::Empty;
         }
         match self.mode {
             FairMode::Eevdf => {
-                if params.features.pick_buddy {
-                    if let Some(n) = self.next {
-                        if self.entity_eligible(ents, n) {
-                            debug_assert!(!ents[n].sched_delayed);
-                            return Pick::Entity(n);
-                        }
-                    }
+                if params.features.pick_buddy
+                    && let Some(n) = self.next
+                    && self.entity_eligible(ents, n)
+                {
+                    debug_assert!(!ents[n].sched_delayed);
+                    return Pick::Entity(n);
                 }
                 let Some(se) = self.pick_eevdf(ents, params, true) else {
                     return Pick::Empty;
                 };
                 if ents[se].sched_delayed {
-                    self.dequeue_entities(ents, params, now_ns, se, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
+                    self.dequeue_entities(
+                        ents,
+                        params,
+                        now_ns,
+                        se,
+                        DEQUEUE_SLEEP | DEQUEUE_DELAYED,
+                    );
                     return Pick::DelayedDequeued(se);
                 }
                 Pick::Entity(se)
@@ -927,10 +959,10 @@ impl CfsRq {
             if self.nr_queued == 0 {
                 return None;
             }
-            if let Some(c) = self.curr {
-                if ents[c].on_rq {
-                    self.update_curr(ents, params, now_ns);
-                }
+            if let Some(c) = self.curr
+                && ents[c].on_rq
+            {
+                self.update_curr(ents, params, now_ns);
             }
             match self.pick_next_entity(ents, params, now_ns) {
                 Pick::Entity(id) => return Some(id),
@@ -973,7 +1005,13 @@ impl CfsRq {
 
     /// `set_next_entity()`: `se` becomes curr (taken out of the tree), its PELT is
     /// updated, its protection window set (EEVDF), and `prev_sum_exec_runtime` snapped.
-    pub fn set_next_entity(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize) {
+    pub fn set_next_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+    ) {
         self.update_clock(now_ns);
         debug_assert!(self.curr.is_none(), "set_next_entity with curr set");
         self.clear_buddies(id);
@@ -991,7 +1029,13 @@ impl CfsRq {
 
     /// `put_prev_entity()`: curr stops running; if still queued it goes back into the
     /// tree.
-    pub fn put_prev_entity(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize) {
+    pub fn put_prev_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+    ) {
         debug_assert_eq!(self.curr, Some(id));
         if ents[id].on_rq {
             self.update_curr(ents, params, now_ns);
@@ -1003,9 +1047,16 @@ impl CfsRq {
 
     /// `entity_tick()` (from `task_tick_fair`): update curr and its PELT; CFS also runs
     /// `check_preempt_tick`. Returns whether a reschedule is now requested.
-    pub fn task_tick(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64) -> bool {
+    pub fn task_tick(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+    ) -> bool {
         self.update_clock(now_ns);
-        let Some(c) = self.curr else { return self.need_resched };
+        let Some(c) = self.curr else {
+            return self.need_resched;
+        };
         self.update_curr(ents, params, now_ns);
         self.update_load_avg(ents, params, c, UPDATE_TG);
         if self.mode == FairMode::Cfs && self.nr_queued > 1 {
@@ -1035,8 +1086,12 @@ impl CfsRq {
             return false;
         }
         match self.mode {
-            FairMode::Eevdf => self.check_preempt_wakeup_eevdf(ents, params, now_ns, curr, woken, wake_flags),
-            FairMode::Cfs => self.check_preempt_wakeup_cfs(ents, params, now_ns, curr, woken, wake_flags),
+            FairMode::Eevdf => {
+                self.check_preempt_wakeup_eevdf(ents, params, now_ns, curr, woken, wake_flags)
+            }
+            FairMode::Cfs => {
+                self.check_preempt_wakeup_cfs(ents, params, now_ns, curr, woken, wake_flags)
+            }
         }
     }
 
@@ -1066,7 +1121,14 @@ impl CfsRq {
     /// The core.c `set_user_nice()` sequence for task `id` on this rq: dequeue with
     /// `DEQUEUE_SAVE` (and `put_prev` if running), reweight, enqueue with
     /// `ENQUEUE_RESTORE` (and `set_next` if running), then `prio_changed_fair()`.
-    pub fn set_user_nice(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize, nice: i32) {
+    pub fn set_user_nice(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+        nice: i32,
+    ) {
         self.update_clock(now_ns);
         let old_weight = ents[id].load.weight;
         let new = LoadWeight::from_nice(nice);
@@ -1104,7 +1166,14 @@ impl CfsRq {
 
     /// `reweight_entity()` (reached for tasks via `reweight_task_fair`): change the
     /// weight, keeping lag and (EEVDF) the relative deadline scaled by old/new weight.
-    pub fn reweight_entity(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize, new: LoadWeight) {
+    pub fn reweight_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+        new: LoadWeight,
+    ) {
         self.update_clock(now_ns);
         let is_curr = self.curr == Some(id);
         let on_rq = ents[id].on_rq;
@@ -1134,7 +1203,8 @@ impl CfsRq {
                 // w_old / w_new; so does the relative deadline.
                 se.vlag = (se.vlag as i128 * old_w as i128 / new.weight as i128) as i64;
                 if se.rel_deadline {
-                    se.deadline = (se.deadline as i64 as i128 * old_w as i128 / new.weight as i128) as i64 as u64;
+                    se.deadline = (se.deadline as i64 as i128 * old_w as i128 / new.weight as i128)
+                        as i64 as u64;
                 }
             }
             se.load = new;
@@ -1161,7 +1231,13 @@ impl CfsRq {
     /// enqueue. CFS: the child starts at the parent's vruntime, placed with START_DEBIT
     /// and normalized (`-= min_vruntime`) for the enqueue on the chosen CPU. EEVDF: only
     /// `update_curr` (placement happens at the `ENQUEUE_INITIAL` enqueue).
-    pub fn task_fork_fair(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, child: usize) {
+    pub fn task_fork_fair(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        child: usize,
+    ) {
         self.update_clock(now_ns);
         if let Some(c) = self.curr {
             self.update_curr(ents, params, now_ns);
@@ -1194,7 +1270,14 @@ impl CfsRq {
     /// (`remove_entity_load_avg`), decayed further to `now_ns` when this CPU is idle
     /// (`migrate_se_pelt_lag`: the kernel estimates the idle time; we know it);
     /// `last_update_time = 0` so the destination attaches it.
-    pub fn migrate_task_rq_fair(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize, waking: bool) {
+    pub fn migrate_task_rq_fair(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+        waking: bool,
+    ) {
         if waking && self.mode == FairMode::Cfs {
             ents[id].vruntime = ents[id].vruntime.wrapping_sub(self.min_vruntime);
         }
@@ -1205,7 +1288,12 @@ impl CfsRq {
                 let mut clk = self.clock;
                 clk.update(now_ns, true);
                 let w = ents[id].load.weight;
-                update_load_avg_blocked_se(clk.rq_clock_pelt(), &mut ents[id].avg, w, params.features.util_est);
+                update_load_avg_blocked_se(
+                    clk.rq_clock_pelt(),
+                    &mut ents[id].avg,
+                    w,
+                    params.features.util_est,
+                );
             }
         }
         ents[id].avg.last_update_time = 0;
@@ -1218,7 +1306,12 @@ impl CfsRq {
     fn remove_entity_load_avg(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
         let w = ents[id].load.weight;
         // sync_entity_load_avg()
-        update_load_avg_blocked_se(self.avg.last_update_time, &mut ents[id].avg, w, params.features.util_est);
+        update_load_avg_blocked_se(
+            self.avg.last_update_time,
+            &mut ents[id].avg,
+            w,
+            params.features.util_est,
+        );
         let a = &ents[id].avg;
         self.removed.nr += 1;
         self.removed.load_avg += a.load_avg;
@@ -1228,7 +1321,13 @@ impl CfsRq {
 
     /// `task_dead_fair()`: complete a pending delayed dequeue, then remove the task's
     /// PELT contribution.
-    pub fn task_dead_fair(&mut self, ents: &mut [SchedEntity], params: &FairParams, now_ns: u64, id: usize) {
+    pub fn task_dead_fair(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+    ) {
         self.update_clock(now_ns);
         if ents[id].sched_delayed && ents[id].on_rq {
             self.dequeue_entities(ents, params, now_ns, id, DEQUEUE_SLEEP | DEQUEUE_DELAYED);
@@ -1248,7 +1347,12 @@ impl CfsRq {
     /// (`sync_entity_load_avg` against an up-to-date cfs_rq).
     pub fn sync_entity_load_avg(&self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
         let w = ents[id].load.weight;
-        update_load_avg_blocked_se(self.avg.last_update_time, &mut ents[id].avg, w, params.features.util_est);
+        update_load_avg_blocked_se(
+            self.avg.last_update_time,
+            &mut ents[id].avg,
+            w,
+            params.features.util_est,
+        );
     }
 
     /// `hrtick_start_fair()`: with more than one task queued, the time curr may still
