@@ -1,3 +1,13 @@
-//! The Linux fair class model (`kernel/sched/fair.c`), split by mechanism.
+//! The Linux fair class model (`kernel/sched/fair.c`, `pelt.c`), split by mechanism.
+//!
+//! - [`fair`]: the per-runqueue core: EEVDF (v6.6+) and the pre-6.6 CFS, as plain
+//!   index-based data structures that take the current time and explicit parameters
+//!   and return decisions. They know nothing of the event engine, of other CPUs, or of
+//!   load balancing; a scheduling policy drives them.
+//! - [`pelt`]: per-entity load tracking, util_est and the PELT clock
+//!   (`kernel/sched/pelt.c`, `pelt.h`, `sched-pelt.h`).
+//! - [`wakeup`]: wakeup CPU selection (`select_task_rq_fair`).
 
+pub mod fair;
+pub mod pelt;
 pub mod wakeup;

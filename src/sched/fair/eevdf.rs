@@ -1,0 +1,506 @@
+//! EEVDF (v6.6+): Earliest Eligible Virtual Deadline First on one cfs_rq.
+//!
+//! Mirrors `kernel/sched/fair.c`: `avg_vruntime`/`avg_vruntime_add`/`avg_vruntime_sub`/
+//! `update_min_vruntime` (the add/sub/v0 bookkeeping lives in the parent module's tree
+//! helpers), `entity_eligible`/`vruntime_eligible`, `update_entity_lag`,
+//! `cfs_rq_min_slice`, `set_protect_slice`/`update_protect_slice`/`protect_slice`/
+//! `cancel_protect_slice` (6.17) and the 6.6–6.16 deadline-in-vlag stash,
+//! `did_preempt_short`/`do_preempt_short` (6.12–6.16), `__pick_eevdf(protect)`,
+//! `update_deadline`, `update_curr`'s resched rule, `place_entity`, `enqueue_entity`,
+//! `dequeue_entity` with DELAY_DEQUEUE, `requeue_delayed_entity`,
+//! `check_preempt_wakeup_fair`, `yield_task_fair`.
+//!
+//! V = v0 + Σ(v_i − v0)·w_i / Σw_i is computed exactly (i128 sums; the kernel's s64 sums
+//! give the same values in every realistic range), with the kernel's floor division
+//! ("left bias") so that an entity at V is eligible. v0 is `min_vruntime` (≤ 6.18); the
+//! 6.19 `zero_vruntime` rebasing changes only the representation, not V or any pick.
+//!
+//! Left out (and why): the augmented rb-tree (`min_vruntime`/`min_slice` subtree fields)
+//! is replaced by O(n) scans giving the same answers; the 6.19+ max-slice lag clamp and
+//! the 2026 "no negative lag increase while delayed" rule are newer than the modelled
+//! versions; SCHED_IDLE *cgroups* (no cgroups).
+
+use super::{
+    CfsRq, DEQUEUE_DELAYED, DEQUEUE_MIGRATING, DEQUEUE_MOVE, DEQUEUE_SAVE, DEQUEUE_SLEEP,
+    DEQUEUE_SPECIAL, DO_ATTACH, DO_DETACH, DequeueResult, ENQUEUE_INITIAL, ENQUEUE_MIGRATED,
+    EevdfVersion, FairParams, SchedEntity, SchedPolicy, UPDATE_TG, WF_FORK, calc_delta_fair,
+    vruntime_before,
+};
+
+impl CfsRq {
+    /// Σ key·w and Σ w including curr when it is queued (curr is kept out of the tree).
+    fn avg_sums_with_curr(&self, ents: &[SchedEntity]) -> (i128, i128) {
+        let mut avg = self.avg_vruntime;
+        let mut load = self.avg_load as i128;
+        if let Some(c) = self.curr
+            && ents[c].on_rq
+        {
+            let w = ents[c].load.weight as i128;
+            avg += self.entity_key(ents[c].vruntime) as i128 * w;
+            load += w;
+        }
+        (avg, load)
+    }
+
+    /// `avg_vruntime()`: V, the load-weighted average vruntime of the queued entities
+    /// (curr included when queued), floored. With nothing queued, `min_vruntime`.
+    pub fn avg_vruntime(&self, ents: &[SchedEntity]) -> u64 {
+        let (mut avg, load) = self.avg_sums_with_curr(ents);
+        if load != 0 {
+            // Sign flips effective floor / ceiling: keep the left bias.
+            if avg < 0 {
+                avg -= load - 1;
+            }
+            avg /= load;
+        }
+        self.min_vruntime.wrapping_add(avg as i64 as u64)
+    }
+
+    /// `vruntime_eligible()`: V ≥ v, evaluated without division as
+    /// Σ(v_i − v0)·w_i ≥ (v − v0)·Σw_i.
+    pub fn vruntime_eligible(&self, ents: &[SchedEntity], vruntime: u64) -> bool {
+        let (avg, load) = self.avg_sums_with_curr(ents);
+        avg >= self.entity_key(vruntime) as i128 * load
+    }
+
+    /// `entity_eligible()`: lag ≥ 0.
+    pub fn entity_eligible(&self, ents: &[SchedEntity], id: usize) -> bool {
+        self.vruntime_eligible(ents, ents[id].vruntime)
+    }
+
+    /// `update_entity_lag()`: vlag = V − v, clamped to ±calc_delta_fair(max(2·slice,
+    /// TICK_NSEC)).
+    pub(super) fn update_entity_lag(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) {
+        let v = self.avg_vruntime(ents);
+        let se = &mut ents[id];
+        let vlag = v.wrapping_sub(se.vruntime) as i64;
+        let limit = calc_delta_fair((2 * se.slice).max(params.tick_nsec), &se.load) as i64;
+        se.vlag = vlag.clamp(-limit, limit);
+    }
+
+    /// `cfs_rq_min_slice()`: the smallest slice among queued entities (curr if queued,
+    /// and the tree); `u64::MAX` when none.
+    fn cfs_rq_min_slice(&self, ents: &[SchedEntity]) -> u64 {
+        let mut min = u64::MAX;
+        if let Some(c) = self.curr
+            && ents[c].on_rq
+        {
+            min = ents[c].slice;
+        }
+        for &id in &self.tree {
+            min = min.min(ents[id].slice);
+        }
+        min
+    }
+
+    /// `set_protect_slice()` at pick. 6.17: protect curr up to the smaller of its
+    /// deadline and `vruntime + vslice(min(queued min slice, own slice))` (with
+    /// NO_RUN_TO_PARITY, a minimum quantum of min(0.75 ms, own slice)). 6.6–6.16: stash
+    /// the deadline in `vlag` (protected while they stay equal).
+    pub(super) fn set_protect_slice(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) {
+        if params.eevdf_version < EevdfVersion::V6_17 {
+            ents[id].vlag = ents[id].deadline as i64;
+            return;
+        }
+        let mut slice = params.normalized_base_slice_ns;
+        if params.features.run_to_parity {
+            slice = self.cfs_rq_min_slice(ents);
+        }
+        let se = &mut ents[id];
+        slice = slice.min(se.slice);
+        let mut vprot = se.deadline;
+        if slice != se.slice {
+            let v = se.vruntime.wrapping_add(calc_delta_fair(slice, &se.load));
+            if vruntime_before(v, vprot) {
+                vprot = v;
+            }
+        }
+        se.vprot = vprot;
+    }
+
+    /// `update_protect_slice()` (6.17): shrink curr's protection to the smallest queued
+    /// slice.
+    fn update_protect_slice(&mut self, ents: &mut [SchedEntity], id: usize) {
+        let slice = self.cfs_rq_min_slice(ents);
+        let se = &mut ents[id];
+        let v = se.vruntime.wrapping_add(calc_delta_fair(slice, &se.load));
+        if vruntime_before(v, se.vprot) {
+            se.vprot = v;
+        }
+    }
+
+    /// `protect_slice()`.
+    pub fn protect_slice(&self, ents: &[SchedEntity], params: &FairParams, id: usize) -> bool {
+        let se = &ents[id];
+        if params.eevdf_version >= EevdfVersion::V6_17 {
+            vruntime_before(se.vruntime, se.vprot)
+        } else {
+            se.vlag as u64 == se.deadline
+        }
+    }
+
+    /// `cancel_protect_slice()`.
+    fn cancel_protect_slice(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
+        if self.protect_slice(ents, params, id) {
+            let se = &mut ents[id];
+            if params.eevdf_version >= EevdfVersion::V6_17 {
+                se.vprot = se.vruntime;
+            } else {
+                se.vlag = se.deadline.wrapping_add(1) as i64;
+            }
+        }
+    }
+
+    /// `__pick_eevdf(cfs_rq, protect)` (6.17; `pick_eevdf` before): the earliest
+    /// virtual deadline among eligible entities, curr included; a protected eligible
+    /// curr is kept. O(n) scan in place of the augmented-tree heap search.
+    pub fn pick_eevdf(
+        &self,
+        ents: &[SchedEntity],
+        params: &FairParams,
+        protect: bool,
+    ) -> Option<usize> {
+        let first = self.pick_first_entity(ents);
+        if self.nr_queued == 1 {
+            return match self.curr {
+                Some(c) if ents[c].on_rq => Some(c),
+                _ => first,
+            };
+        }
+        let curr = self
+            .curr
+            .filter(|&c| ents[c].on_rq && self.entity_eligible(ents, c));
+        if let Some(c) = curr {
+            let gate = if params.eevdf_version >= EevdfVersion::V6_17 {
+                protect
+            } else {
+                params.features.run_to_parity
+            };
+            if gate && self.protect_slice(ents, params, c) {
+                return Some(c);
+            }
+        }
+        let mut best: Option<usize> = None;
+        for &id in &self.tree {
+            if !self.entity_eligible(ents, id) {
+                continue;
+            }
+            match best {
+                Some(b) if !self.tree_before(ents, id, b) => {}
+                _ => best = Some(id),
+            }
+        }
+        if let Some(c) = curr {
+            match best {
+                None => best = Some(c),
+                Some(b) if vruntime_before(ents[c].deadline, ents[b].deadline) => best = Some(c),
+                _ => {}
+            }
+        }
+        debug_assert!(best.is_some() || first.is_none(), "no eligible entity");
+        // The weighted average guarantees an eligible entity; fall back to the leftmost
+        // (what the kernel's search would return at worst) rather than nothing.
+        best.or(first)
+    }
+
+    /// `update_deadline()`: once the request is served (vruntime ≥ deadline), refresh
+    /// the slice (unless custom) and set a new deadline; returns "resched".
+    fn update_deadline(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) -> bool {
+        let se = &mut ents[id];
+        if vruntime_before(se.vruntime, se.deadline) {
+            return false;
+        }
+        if !se.custom_slice {
+            se.slice = params.base_slice_ns;
+        }
+        se.deadline = se
+            .vruntime
+            .wrapping_add(calc_delta_fair(se.slice, &se.load));
+        true
+    }
+
+    /// The EEVDF tail of `update_curr()` after vruntime was advanced: deadline, v0, and
+    /// the resched rule of the modelled version.
+    pub(super) fn update_curr_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        c: usize,
+    ) {
+        let resched = self.update_deadline(ents, params, c);
+        self.update_min_vruntime(ents);
+        if self.nr_queued == 1 {
+            // A lone entity is never rescheduled by slice expiry.
+            return;
+        }
+        let extra = match params.eevdf_version {
+            EevdfVersion::V6_17 => !self.protect_slice(ents, params, c),
+            EevdfVersion::V6_12 => {
+                // did_preempt_short()
+                params.features.preempt_short
+                    && !self.protect_slice(ents, params, c)
+                    && !self.entity_eligible(ents, c)
+            }
+            EevdfVersion::V6_6 => false,
+        };
+        if resched || extra {
+            self.resched_and_clear_buddies(c);
+        }
+    }
+
+    /// `place_entity()`: put the entity at V − (inflated) lag with a fresh deadline
+    /// (half a slice for a forked task with PLACE_DEADLINE_INITIAL; the saved relative
+    /// deadline with PLACE_REL_DEADLINE).
+    pub(super) fn place_entity_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+        flags: u32,
+    ) {
+        let v = self.avg_vruntime(ents);
+        if !ents[id].custom_slice {
+            ents[id].slice = params.base_slice_ns;
+        }
+        let mut vslice = calc_delta_fair(ents[id].slice, &ents[id].load);
+        let mut lag: i64 = 0;
+        if params.features.place_lag && self.nr_queued > 0 && ents[id].vlag != 0 {
+            // Adding the entity moves V by −w·vlag/(W + w); inflate the lag so that
+            // after placement the entity's lag is the one it left with:
+            // vlag' = vlag · (W + w) / W.
+            let mut load = self.avg_load;
+            if let Some(c) = self.curr
+                && ents[c].on_rq
+            {
+                load += ents[c].load.weight;
+            }
+            let w = ents[id].load.weight;
+            let load = load.max(1);
+            lag = (ents[id].vlag as i128 * (load + w) as i128 / load as i128) as i64;
+        }
+        let se = &mut ents[id];
+        se.vruntime = v.wrapping_sub(lag as u64);
+        if se.rel_deadline {
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+            return;
+        }
+        if params.features.place_deadline_initial && flags & ENQUEUE_INITIAL != 0 {
+            vslice /= 2;
+        }
+        se.deadline = se.vruntime.wrapping_add(vslice);
+    }
+
+    /// `enqueue_entity()` (EEVDF).
+    pub(super) fn enqueue_entity_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+        flags: u32,
+    ) {
+        let is_curr = self.curr == Some(id);
+        // If we're the current task, we must renormalise before calling update_curr().
+        if is_curr {
+            self.place_entity_eevdf(ents, params, id, flags);
+        }
+        self.update_curr(ents, params, now_ns);
+        self.update_load_avg(ents, params, id, UPDATE_TG | DO_ATTACH);
+        if !is_curr {
+            self.place_entity_eevdf(ents, params, id, flags);
+        }
+        self.account_entity_enqueue(ents, id);
+        if flags & ENQUEUE_MIGRATED != 0 {
+            ents[id].exec_start = 0;
+        }
+        if !is_curr {
+            self.enqueue_tree(ents, id);
+        }
+        ents[id].on_rq = true;
+    }
+
+    /// `dequeue_entity()` (EEVDF, with DELAY_DEQUEUE).
+    pub(super) fn dequeue_entity_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        id: usize,
+        flags: u32,
+    ) -> DequeueResult {
+        let sleep = flags & DEQUEUE_SLEEP != 0;
+        self.update_curr(ents, params, now_ns);
+        self.clear_buddies(id);
+        if flags & DEQUEUE_DELAYED != 0 {
+            debug_assert!(ents[id].sched_delayed);
+        } else {
+            // DELAY_DEQUEUE relies on spurious wakeups; special task states must not
+            // suffer them.
+            let delay = sleep && flags & DEQUEUE_SPECIAL == 0;
+            debug_assert!(!(delay && ents[id].sched_delayed));
+            if params.features.delay_dequeue && delay && !self.entity_eligible(ents, id) {
+                self.update_load_avg(ents, params, id, 0);
+                ents[id].sched_delayed = true;
+                return DequeueResult::Delayed;
+            }
+        }
+        let mut action = UPDATE_TG;
+        if flags & DEQUEUE_MIGRATING != 0 {
+            action |= DO_DETACH;
+        }
+        self.update_load_avg(ents, params, id, action);
+        self.update_entity_lag(ents, params, id);
+        if params.features.place_rel_deadline && !sleep {
+            let se = &mut ents[id];
+            se.deadline = se.deadline.wrapping_sub(se.vruntime);
+            se.rel_deadline = true;
+        }
+        if self.curr != Some(id) {
+            self.dequeue_tree(ents, id);
+        }
+        ents[id].on_rq = false;
+        self.account_entity_dequeue(ents, id);
+        if flags & (DEQUEUE_SAVE | DEQUEUE_MOVE) != DEQUEUE_SAVE {
+            self.update_min_vruntime(ents);
+        }
+        DequeueResult::Removed
+    }
+
+    /// `requeue_delayed_entity()`: a delayed entity is woken while still queued. With
+    /// DELAY_ZERO, positive lag is dropped and the entity re-placed at V.
+    pub(super) fn requeue_delayed_entity(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        id: usize,
+    ) {
+        if params.features.delay_zero {
+            self.update_entity_lag(ents, params, id);
+            if ents[id].vlag > 0 {
+                let is_curr = self.curr == Some(id);
+                self.nr_queued -= 1;
+                if !is_curr {
+                    self.dequeue_tree(ents, id);
+                }
+                ents[id].vlag = 0;
+                self.place_entity_eevdf(ents, params, id, 0);
+                if !is_curr {
+                    self.enqueue_tree(ents, id);
+                }
+                self.nr_queued += 1;
+            }
+        }
+        self.update_load_avg(ents, params, id, 0);
+        // clear_delayed()
+        ents[id].sched_delayed = false;
+        self.h_nr_runnable += 1;
+    }
+
+    /// `check_preempt_wakeup_fair()` for EEVDF (curr ≠ pse, both on this rq).
+    pub(super) fn check_preempt_wakeup_eevdf(
+        &mut self,
+        ents: &mut [SchedEntity],
+        params: &FairParams,
+        now_ns: u64,
+        se: usize,
+        pse: usize,
+        wake_flags: u32,
+    ) -> bool {
+        let f = &params.features;
+        if f.next_buddy && wake_flags & WF_FORK == 0 && !ents[pse].sched_delayed {
+            self.set_next_buddy(ents, pse);
+        }
+        // Already marked for resched: nothing to add.
+        if self.need_resched || !f.wakeup_preemption {
+            return false;
+        }
+        let cse_is_idle = ents[se].policy == SchedPolicy::Idle;
+        let pse_is_idle = ents[pse].policy == SchedPolicy::Idle;
+        if cse_is_idle && !pse_is_idle {
+            // Preempt an idle entity in favour of a non-idle one, dropping protection.
+            self.cancel_protect_slice(ents, params, se);
+            self.need_resched = true;
+            return true;
+        }
+        if cse_is_idle != pse_is_idle || ents[pse].policy != SchedPolicy::Normal {
+            // SCHED_IDLE/SCHED_BATCH wakees never preempt.
+            return false;
+        }
+        self.update_curr(ents, params, now_ns);
+        let preempt = match params.eevdf_version {
+            EevdfVersion::V6_17 => {
+                let short = f.preempt_short && ents[pse].slice < ents[se].slice;
+                if self.pick_eevdf(ents, params, !short) == Some(pse) {
+                    if short {
+                        self.cancel_protect_slice(ents, params, se);
+                    }
+                    true
+                } else {
+                    if f.run_to_parity && short {
+                        self.update_protect_slice(ents, se);
+                    }
+                    false
+                }
+            }
+            EevdfVersion::V6_12 => {
+                // do_preempt_short()
+                let short = f.preempt_short
+                    && ents[pse].slice < ents[se].slice
+                    && self.entity_eligible(ents, pse)
+                    && (vruntime_before(ents[pse].deadline, ents[se].deadline)
+                        || !self.entity_eligible(ents, se));
+                if short {
+                    self.cancel_protect_slice(ents, params, se);
+                }
+                self.pick_eevdf(ents, params, true) == Some(pse)
+            }
+            EevdfVersion::V6_6 => self.pick_eevdf(ents, params, true) == Some(pse),
+        };
+        if preempt {
+            self.need_resched = true;
+        }
+        preempt
+    }
+
+    /// The EEVDF part of `yield_task_fair()`. 6.17: an eligible curr forfeits the rest
+    /// of its request (vruntime = deadline) and its deadline moves one slice on; before:
+    /// the deadline moves one slice on (which also ends the deadline-stash protection).
+    pub(super) fn yield_eevdf(&mut self, ents: &mut [SchedEntity], params: &FairParams, c: usize) {
+        if params.eevdf_version >= EevdfVersion::V6_17 {
+            if self.entity_eligible(ents, c) {
+                let se = &mut ents[c];
+                se.vruntime = se.deadline;
+                se.deadline = se
+                    .deadline
+                    .wrapping_add(calc_delta_fair(se.slice, &se.load));
+                self.update_min_vruntime(ents);
+            }
+        } else {
+            let se = &mut ents[c];
+            se.deadline = se
+                .deadline
+                .wrapping_add(calc_delta_fair(se.slice, &se.load));
+        }
+    }
+
+    /// The lag of `id` as it stands now: V − v (unclamped), for inspection.
+    pub fn entity_vlag_now(&self, ents: &[SchedEntity], id: usize) -> i64 {
+        self.avg_vruntime(ents).wrapping_sub(ents[id].vruntime) as i64
+    }
+}
