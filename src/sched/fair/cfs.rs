@@ -218,17 +218,19 @@ impl CfsRq {
     }
 
     /// `check_preempt_tick()`: reschedule once curr has run its ideal slice (capped at
-    /// the latency), or — after at least `min_granularity` — if it is more than a slice
-    /// of vruntime ahead of the leftmost entity.
+    /// the latency from 5.13), or — after at least `min_granularity` — if it is more
+    /// than a slice of vruntime ahead of the leftmost entity.
     pub(super) fn check_preempt_tick(
         &mut self,
         ents: &[SchedEntity],
         params: &FairParams,
         curr: usize,
     ) {
-        let ideal_runtime = self
-            .sched_slice(ents, params, curr)
-            .min(params.sched_latency_ns);
+        let mut ideal_runtime = self.sched_slice(ents, params, curr);
+        if params.features.base_slice {
+            // 5.13+: BASE_SLICE can push the slice past the latency; cap it.
+            ideal_runtime = ideal_runtime.min(params.sched_latency_ns);
+        }
         let se = &ents[curr];
         let delta_exec = se.sum_exec_runtime - se.prev_sum_exec_runtime;
         if delta_exec > ideal_runtime {

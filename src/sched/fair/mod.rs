@@ -181,7 +181,8 @@ pub struct FairFeatures {
     pub start_debit: bool,
     /// LAST_BUDDY (CFS): prefer to run the task preempted by a wakeup again.
     pub last_buddy: bool,
-    /// BASE_SLICE (CFS 5.13+): `sched_slice()` is at least `min_granularity`.
+    /// BASE_SLICE (CFS 5.13+): `sched_slice()` is at least `min_granularity`, and (same
+    /// commit, 0c2de3f054a5) `check_preempt_tick` caps the ideal runtime at the latency.
     pub base_slice: bool,
     /// UTIL_EST.
     pub util_est: bool,
@@ -206,6 +207,28 @@ impl FairFeatures {
             last_buddy: true,
             base_slice: true,
             util_est: true,
+        }
+    }
+
+    /// Build from a lookup by kernel feature name (`"PLACE_LAG"`, `"RUN_TO_PARITY"`, ...),
+    /// e.g. the configuration's resolved feature set. Every field is looked up once.
+    pub fn from_lookup(is_on: impl Fn(&str) -> bool) -> Self {
+        FairFeatures {
+            place_lag: is_on("PLACE_LAG"),
+            place_deadline_initial: is_on("PLACE_DEADLINE_INITIAL"),
+            place_rel_deadline: is_on("PLACE_REL_DEADLINE"),
+            run_to_parity: is_on("RUN_TO_PARITY"),
+            preempt_short: is_on("PREEMPT_SHORT"),
+            delay_dequeue: is_on("DELAY_DEQUEUE"),
+            delay_zero: is_on("DELAY_ZERO"),
+            next_buddy: is_on("NEXT_BUDDY"),
+            pick_buddy: is_on("PICK_BUDDY"),
+            wakeup_preemption: is_on("WAKEUP_PREEMPTION"),
+            gentle_fair_sleepers: is_on("GENTLE_FAIR_SLEEPERS"),
+            start_debit: is_on("START_DEBIT"),
+            last_buddy: is_on("LAST_BUDDY"),
+            base_slice: is_on("BASE_SLICE"),
+            util_est: is_on("UTIL_EST"),
         }
     }
 
@@ -259,7 +282,10 @@ impl FairParams {
         1 + n.ilog2() as u64
     }
 
-    /// An EEVDF kernel of the given generation with its default features and tunables.
+    /// An EEVDF kernel of the given generation with its default features and tunables
+    /// (normalized base slice 0.75 ms; v6.15+ use 0.70 ms — set `base_slice_ns` and
+    /// `normalized_base_slice_ns` from the configuration). Profile → generation:
+    /// v6.6/v6.9 → `V6_6`, v6.12/v6.15 → `V6_12`, v6.17+ → `V6_17`.
     pub fn eevdf(version: EevdfVersion, nr_online_cpus: u32, hz: u64) -> Self {
         let f = Self::sysctl_factor(nr_online_cpus);
         let features = match version {

@@ -140,6 +140,15 @@ fn tunables_scale_like_the_kernel() {
     );
 }
 
+#[test]
+fn features_from_kernel_names() {
+    let f = FairFeatures::from_lookup(|n| n != "RUN_TO_PARITY" && n != "NEXT_BUDDY");
+    assert!(!f.run_to_parity && !f.next_buddy);
+    assert!(f.place_lag && f.delay_dequeue && f.pick_buddy && f.util_est && f.base_slice);
+    let all = FairFeatures::from_lookup(|_| true);
+    assert!(all.start_debit && all.gentle_fair_sleepers && all.last_buddy && all.delay_zero);
+}
+
 // ---------------------------------------------------------------------------------
 // Shares and turn lengths.
 
