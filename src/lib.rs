@@ -10,6 +10,7 @@ pub mod cpumask;
 pub mod domains;
 pub mod engine;
 pub mod error;
+pub mod experiment;
 pub mod policy;
 pub mod stats;
 pub mod task;

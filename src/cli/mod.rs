@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
 pub mod list;
+pub mod run;
 pub mod topo;
 
 #[derive(Parser, Debug)]
@@ -29,6 +30,8 @@ pub enum Command {
     Topo(TopoArgs),
     /// List what can be named: machines, workloads, features or profiles.
     List(ListArgs),
+    /// Simulate a scenario file, or a benchmark command line on a machine (quick form).
+    Run(run::RunArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -90,5 +93,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Topo(args) => topo::run(&args),
         Command::List(args) => list::run(args.what),
+        Command::Run(args) => run::run(&args),
     }
 }

@@ -28,19 +28,11 @@ use crate::topology::Machine;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
 
-/// The preemption model (`CONFIG_PREEMPT_*` / `preempt=`), as far as it changes when a
-/// running user task can be preempted: under `lazy` a fair-class wakeup preemption only sets
-/// TIF_NEED_RESCHED_LAZY, acted on at the next tick; under the others a remote CPU is sent a
-/// reschedule IPI and the task is preempted on return from it (user code is always
-/// preemptible there, so none/voluntary/full behave alike for user-mode work).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Preempt {
-    None,
-    Voluntary,
-    Full,
-    Lazy,
-}
+/// The preemption model: see [`PreemptModel`]. Under `lazy` a fair-class wakeup preemption
+/// only sets TIF_NEED_RESCHED_LAZY, acted on at the next tick; under the others a remote CPU
+/// is sent a reschedule IPI and the task is preempted on return from it (user code is always
+/// preemptible there, so none/voluntary/full behave alike for the user-mode work modelled).
+pub use crate::config::sysctl::PreemptModel as Preempt;
 
 /// Engine parameters that come from the kernel configuration and the run settings.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,6 +17,11 @@ pub struct GlobalFifo {
     queue: VecDeque<TaskId>,
     /// Per CPU: the task running there, if any.
     running: Vec<Option<TaskId>>,
+    /// Per CPU: tasks placed there and not yet picked (so a CPU that was just given work
+    /// does not look idle to the next wakeup before it runs).
+    pending: Vec<u32>,
+    /// Per task: the CPU it was placed on while queued.
+    placed_on: Vec<Option<usize>>,
 }
 
 impl GlobalFifo {
@@ -24,6 +29,16 @@ impl GlobalFifo {
         GlobalFifo {
             queue: VecDeque::with_capacity(1024),
             running: vec![None; nr_cpus],
+            pending: vec![0; nr_cpus],
+            placed_on: Vec::new(),
+        }
+    }
+}
+
+impl GlobalFifo {
+    fn unplace(&mut self, p: TaskId) {
+        if let Some(cpu) = self.placed_on.get_mut(p.idx()).and_then(Option::take) {
+            self.pending[cpu] -= 1;
         }
     }
 }
@@ -44,9 +59,9 @@ impl SchedPolicy for GlobalFifo {
         act: &mut Actions,
     ) -> Placement {
         let allowed = core.task(p).cpus_allowed.and(&core.machine.online);
-        let idle = allowed
-            .iter()
-            .find(|&c| self.running[c].is_none() && core.cpu_is_idle_task(c));
+        let idle = allowed.iter().find(|&c| {
+            self.running[c].is_none() && self.pending[c] == 0 && core.cpu_is_idle_task(c)
+        });
         act.cost_ns += core.cost.idle_scan_step_ns * allowed.weight() as u64;
         let cpu = idle
             .or_else(|| allowed.test(prev_cpu).then_some(prev_cpu))
@@ -60,7 +75,12 @@ impl SchedPolicy for GlobalFifo {
 
     fn migrate_task_rq(&mut self, _core: &CoreView, _p: TaskId, _from: usize, _to: usize) {}
 
-    fn enqueue_task(&mut self, _core: &CoreView, _cpu: usize, p: TaskId, _flags: EnqueueFlags) {
+    fn enqueue_task(&mut self, _core: &CoreView, cpu: usize, p: TaskId, _flags: EnqueueFlags) {
+        if self.placed_on.len() <= p.idx() {
+            self.placed_on.resize(p.idx() + 1, None);
+        }
+        self.placed_on[p.idx()] = Some(cpu);
+        self.pending[cpu] += 1;
         self.queue.push_back(p);
     }
 
@@ -69,6 +89,7 @@ impl SchedPolicy for GlobalFifo {
             self.running[cpu] = None;
         }
         self.queue.retain(|&q| q != p);
+        self.unplace(p);
         true
     }
 
@@ -102,6 +123,7 @@ impl SchedPolicy for GlobalFifo {
             .iter()
             .position(|&q| core.task(q).cpus_allowed.test(cpu))?;
         let next = self.queue.remove(pos).expect("position is in range");
+        self.unplace(next);
         self.running[cpu] = Some(next);
         Some(next)
     }

@@ -1,0 +1,274 @@
+//! Experiments: from a resolved [`Scenario`] to runs and their results (what mmtests does for
+//! real machines). This module resolves the machine, the cost model, the policy and the
+//! workload; runs the engine once per seed; and assembles the contract's results JSON
+//! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
+
+pub mod workloads;
+
+use std::time::Instant;
+
+use serde_json::{Value, json};
+
+use crate::config::scenario::{Policy, Scenario};
+use crate::cost::CostModel;
+use crate::engine::{Engine, EngineConfig};
+use crate::error::{InputError, InputResult};
+use crate::policy::SchedPolicy;
+use crate::policy::fifo::GlobalFifo;
+use crate::stats::perf::PerfStat;
+use crate::stats::report;
+use crate::stats::summary::Summary;
+use crate::topology::Machine;
+
+/// The version written into results.
+pub const SCHEDLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// One finished run.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub seed: u64,
+    /// The contract's `runs[]` entry.
+    pub json: Value,
+    pub perf: PerfStat,
+    /// The benchmark's own report.
+    pub native_text: String,
+    /// One line: migrations by reason, schedstat highlights.
+    pub summary_line: String,
+    pub invariant_violations: Vec<String>,
+}
+
+/// Resolve `[machine]`: preset / host / file / snapshot / explicit table, then `offline`.
+pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
+    let spec = &scn.machine;
+    let mut machine = if let Some(table) = &spec.topology {
+        crate::topology::file::from_table(
+            table,
+            scn.origin_of("machine.topology"),
+            "machine.topology",
+            "custom",
+        )?
+    } else {
+        let sysfs = spec.sysfs_root.as_deref().map(std::path::Path::new);
+        let hwloc = spec.hwloc.as_deref().map(std::path::Path::new);
+        let preset = if spec.preset.is_none() && sysfs.is_none() && hwloc.is_none() {
+            Some("host")
+        } else {
+            spec.preset.as_deref()
+        };
+        crate::topology::resolve_machine_with(preset, sysfs, hwloc).map_err(|mut e| {
+            if e.key.is_none() {
+                e.key = Some("machine.preset".into());
+            }
+            e.origin = scn.origin_of("machine.preset").to_string();
+            e
+        })?
+    };
+    if let Some(list) = &spec.offline {
+        machine.set_offline(list).map_err(|e| {
+            InputError::with_key(
+                scn.origin_of("machine.offline"),
+                "machine.offline",
+                format!(
+                    "{e}; accepted: a kernel cpulist of CPUs 0-{} leaving one online",
+                    machine.nr_cpus() - 1
+                ),
+            )
+        })?;
+    }
+    Ok(machine)
+}
+
+/// The cost model: the machine's defaults, then `[machine.cost]` overrides.
+pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel> {
+    let base = CostModel::default_for(machine);
+    let Some(overrides) = &scn.machine.cost else {
+        return Ok(base);
+    };
+    let mut table = match toml::Value::try_from(&base) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => unreachable!("the cost model serializes to a table"),
+    };
+    for (k, v) in overrides {
+        if !table.contains_key(k) {
+            let accepted: Vec<&str> = table.keys().map(String::as_str).collect();
+            return Err(InputError::with_key(
+                scn.origin_of("machine.cost"),
+                format!("machine.cost.{k}"),
+                format!("unknown cost parameter; accepted: {}", accepted.join(", ")),
+            ));
+        }
+        table.insert(k.clone(), v.clone());
+    }
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            InputError::with_key(
+                scn.origin_of("machine.cost"),
+                "machine.cost",
+                e.message().to_string(),
+            )
+        })
+}
+
+/// The scheduling policy a scenario selects.
+pub fn make_policy(scn: &Scenario, machine: &Machine) -> InputResult<Box<dyn SchedPolicy>> {
+    match scn.kernel.policy {
+        Policy::Fifo => Ok(Box::new(GlobalFifo::new(machine.nr_cpus()))),
+        Policy::LinuxFair => Err(InputError::with_key(
+            scn.origin_of("kernel.policy"),
+            "kernel.policy",
+            "the linux-fair policy is not available in this build yet; accepted: fifo",
+        )),
+    }
+}
+
+/// Engine parameters from the kernel and run settings.
+pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> EngineConfig {
+    let k = &scn.kernel;
+    let duration_ns = scn
+        .run
+        .duration_s
+        .map(|s| (s * 1e9) as u64)
+        .unwrap_or(default_duration_ns);
+    EngineConfig {
+        hz: k.sysctl.hz,
+        preempt: k.sysctl.preempt,
+        ttwu_queue: k.sched_feat(crate::config::features::Feature::TTWU_QUEUE),
+        ttwu_queue_default: k.sched_feat(crate::config::features::Feature::TTWU_QUEUE_DEFAULT),
+        timer_slack_ns: 50_000,
+        migration_cost_ns: k.sysctl.sched_migration_cost_ns,
+        duration_ns,
+        warmup_ns: (scn.run.warmup_s * 1e9) as u64,
+        seed,
+        check_invariants: scn.run.invariants,
+    }
+}
+
+/// Run the scenario once with `seed`.
+pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
+    let machine = resolve_machine(scn)?;
+    let cost = resolve_cost(scn, &machine)?;
+    let workload = workloads::resolve(scn, &machine, seed)?;
+    let cfg = engine_config(scn, seed, workload.default_duration_ns);
+    let policy = make_policy(scn, &machine)?;
+    let started = Instant::now();
+    let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
+        .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
+    engine.run();
+    let wall_time_s = started.elapsed().as_secs_f64();
+    let perf = report::perf_stat(&engine);
+    let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
+    let migrations = report::migrations(&engine, 0);
+    let summary_line = format!(
+        "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
+         nohz_idle_balance {}, active_balance {}); wakeup latency p50 {:.1} us p99 {:.1} us",
+        migrations["total"],
+        migrations["by_reason"]["wakeup"],
+        migrations["by_reason"]["fork"],
+        migrations["by_reason"]["load_balance"],
+        migrations["by_reason"]["newidle_balance"],
+        migrations["by_reason"]["nohz_idle_balance"],
+        migrations["by_reason"]["active_balance"],
+        engine.wakeup_latency().percentile(50.0) as f64 / 1e3,
+        engine.wakeup_latency().percentile(99.0) as f64 / 1e3,
+    );
+    let mut latency = serde_json::Map::new();
+    latency.insert("wakeup".into(), report::latency_us(engine.wakeup_latency()));
+    for (name, h) in engine.metrics() {
+        latency.insert(name.to_string(), report::latency_us(h));
+    }
+    let json = json!({
+        "seed": seed,
+        "sim_time_ns": engine.end_ns() - engine.stats_start_ns(),
+        "wall_time_s": wall_time_s,
+        "events": engine.events(),
+        "sim_s_per_wall_s": if wall_time_s > 0.0 {
+            (engine.end_ns() as f64 / 1e9) / wall_time_s
+        } else { 0.0 },
+        "perf_stat": perf,
+        "schedstat": engine.policy().report(),
+        "migrations": migrations,
+        "workload": native_json,
+        "latency_us": Value::Object(latency),
+        "cpus": report::cpus(&engine),
+        "tasks": report::tasks(&engine),
+        "all_tasks_exited": engine.all_exited(),
+        "invariant_violations": engine.invariant_violations(),
+    });
+    Ok(RunOutput {
+        seed,
+        json,
+        perf,
+        native_text,
+        summary_line,
+        invariant_violations: engine.invariant_violations().to_vec(),
+    })
+}
+
+/// Run the scenario `scn.run.runs` times with seeds derived from `scn.run.seed`.
+pub fn run_all(scn: &Scenario) -> InputResult<Vec<RunOutput>> {
+    (0..scn.run.runs.max(1) as u64)
+        .map(|i| run_once(scn, crate::engine::rng::run_seed(scn.run.seed, i)))
+        .collect()
+}
+
+/// Flatten numeric leaves of a JSON value into dotted paths (for summaries).
+fn numeric_leaves(prefix: &str, v: &Value, out: &mut Vec<(String, f64)>) {
+    match v {
+        Value::Number(n) => {
+            if let Some(x) = n.as_f64() {
+                out.push((prefix.to_string(), x));
+            }
+        }
+        Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                numeric_leaves(&path, v, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The summary over runs: mean / stdev / CV / min / max / P90 of every numeric metric of
+/// `perf_stat`, `migrations`, `workload` and `latency_us`.
+pub fn summarize(runs: &[RunOutput]) -> Value {
+    let mut columns: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
+    for r in runs {
+        let mut leaves = Vec::new();
+        for key in [
+            "perf_stat",
+            "migrations",
+            "workload",
+            "latency_us",
+            "schedstat",
+        ] {
+            numeric_leaves(key, &r.json[key], &mut leaves);
+        }
+        for (k, v) in leaves {
+            columns.entry(k).or_default().push(v);
+        }
+    }
+    let mut out = serde_json::Map::new();
+    for (k, values) in columns {
+        out.insert(
+            k,
+            serde_json::to_value(Summary::of(&values)).expect("plain struct"),
+        );
+    }
+    Value::Object(out)
+}
+
+/// The full results document.
+pub fn results_json(scn: &Scenario, runs: &[RunOutput]) -> Value {
+    json!({
+        "schedlab_version": SCHEDLAB_VERSION,
+        "scenario": scn,
+        "runs": runs.iter().map(|r| r.json.clone()).collect::<Vec<_>>(),
+        "summary": summarize(runs),
+    })
+}

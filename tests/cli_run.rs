@@ -1,0 +1,228 @@
+//! `schedlab run` end to end: the contract's JSON keys, byte-identical reruns, and bad input
+//! giving one clear line and exit code 2.
+
+use std::process::Command;
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("schedlab runs")
+}
+
+/// Remove the host-dependent keys (wall-clock time) from a results document.
+fn strip_wall_time(v: &mut serde_json::Value) {
+    if let Some(runs) = v["runs"].as_array_mut() {
+        for r in runs {
+            let obj = r.as_object_mut().unwrap();
+            obj.remove("wall_time_s");
+            obj.remove("sim_s_per_wall_s");
+        }
+    }
+    if let Some(summary) = v["summary"].as_object_mut() {
+        summary.retain(|k, _| !k.contains("wall"));
+    }
+}
+
+fn run_json(args: &[&str]) -> (serde_json::Value, String) {
+    let out = schedlab(args);
+    assert!(
+        out.status.success(),
+        "schedlab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    strip_wall_time(&mut v);
+    (v, text)
+}
+
+const PINGPONG: &[&str] = &[
+    "run",
+    "-m",
+    "skl-2s",
+    "--set",
+    "kernel.policy=fifo",
+    "--set",
+    "workload.kind=pingpong",
+    "--set",
+    "workload.pairs=3",
+    "--set",
+    "run.duration_s=0.2",
+    "--runs",
+    "2",
+    "--json",
+    "-",
+];
+
+#[test]
+fn same_seed_gives_byte_identical_results() {
+    let (a, _) = run_json(PINGPONG);
+    let (b, _) = run_json(PINGPONG);
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    // A different seed is a different run of the same scenario.
+    let mut other: Vec<&str> = PINGPONG.to_vec();
+    other.extend(["--seed", "7"]);
+    let (c, _) = run_json(&other);
+    assert_eq!(c["runs"][0]["seed"], 7);
+}
+
+#[test]
+fn results_have_the_contract_keys() {
+    let (v, _) = run_json(PINGPONG);
+    assert!(v["schedlab_version"].is_string());
+    assert!(v["scenario"].is_object());
+    let run = &v["runs"][0];
+    for key in [
+        "seed",
+        "sim_time_ns",
+        "events",
+        "perf_stat",
+        "schedstat",
+        "migrations",
+        "workload",
+        "latency_us",
+    ] {
+        assert!(run.get(key).is_some(), "runs[0].{key} missing");
+    }
+    for key in [
+        "task_clock_ms",
+        "context_switches",
+        "cpu_migrations",
+        "cpus_utilized",
+        "elapsed_s",
+    ] {
+        assert!(run["perf_stat"][key].is_number(), "perf_stat.{key}");
+    }
+    for reason in [
+        "wakeup",
+        "fork",
+        "load_balance",
+        "newidle_balance",
+        "nohz_idle_balance",
+        "active_balance",
+        "numa",
+        "numa_swap",
+    ] {
+        assert!(
+            run["migrations"]["by_reason"][reason].is_number(),
+            "migrations.by_reason.{reason}"
+        );
+    }
+    assert!(run["migrations"]["total"].is_number());
+    assert!(run["migrations"]["ping_pong"].is_number());
+    for p in ["p50", "p90", "p99", "p99.9", "max"] {
+        assert!(run["latency_us"]["wakeup"][p].is_number(), "latency {p}");
+    }
+    assert_eq!(run["workload"]["kind"], "pingpong");
+    // 0.2 s simulated.
+    assert_eq!(run["sim_time_ns"], 200_000_000);
+    let summary = v["summary"].as_object().unwrap();
+    let s = &summary["perf_stat.context_switches"];
+    for k in ["mean", "stdev", "cv_pct", "min", "max", "p90"] {
+        assert!(s[k].is_number(), "summary {k}");
+    }
+}
+
+#[test]
+fn text_report_has_native_output_then_perf_stat() {
+    let out = schedlab(&["run", "scenarios/spin-fifo.toml", "--set", "run.duration_s=0.1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let native = text.find("spin: 8 tasks").expect("native report");
+    let perf = text
+        .find("Performance counter stats for 'spin'")
+        .expect("perf block");
+    assert!(native < perf);
+    assert!(text.contains("seconds time elapsed"));
+    assert!(text.contains("migrations:"));
+}
+
+/// Every kind of bad input: exit code 2, one line naming the origin and key, no panic.
+#[test]
+fn bad_input_exits_2_with_a_clear_message() {
+    let dir = std::env::temp_dir().join(format!("schedlab-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let malformed = write("malformed.toml", "[machine\npreset = 1\n");
+    let unknown_key = write(
+        "unknown_key.toml",
+        "[machine]\npreset = \"skl-2s\"\ncolour = 3\n[workload]\nkind = \"spin\"\n",
+    );
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["topo".into(), "no-such-machine".into()],
+            "no-such-machine",
+        ),
+        (
+            vec![
+                "topo".into(),
+                "skl-2s".into(),
+                "--offline".into(),
+                "0-99".into(),
+            ],
+            "--offline",
+        ),
+        (vec!["topo".into(), "skl-2s".into(), "--offline".into(), "3-1".into()], "3-1"),
+        (vec!["run".into(), malformed.clone()], "malformed.toml"),
+        (vec!["run".into(), unknown_key.clone()], "machine.colour"),
+        (
+            vec![
+                "run".into(),
+                "scenarios/spin-fifo.toml".into(),
+                "--feature".into(),
+                "NO_SUCH_FEATURE=on".into(),
+            ],
+            "NO_SUCH_FEATURE",
+        ),
+        (
+            vec![
+                "run".into(),
+                "scenarios/spin-fifo.toml".into(),
+                "-k".into(),
+                "v9.99".into(),
+            ],
+            "v9.99",
+        ),
+        (
+            vec![
+                "run".into(),
+                "scenarios/spin-fifo.toml".into(),
+                "--set".into(),
+                "workload.tasks=0".into(),
+            ],
+            "workload.tasks",
+        ),
+        (
+            vec![
+                "run".into(),
+                "scenarios/spin-fifo.toml".into(),
+                "--set".into(),
+                "machine.preset=nowhere".into(),
+            ],
+            "nowhere",
+        ),
+        (
+            vec!["run".into(), "/no/such/scenario.toml".into()],
+            "/no/such/scenario.toml",
+        ),
+        (vec!["frobnicate".into()], "frobnicate"),
+    ];
+    for (args, needle) in cases {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = schedlab(&refs);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(needle), "{args:?}: '{needle}' not in: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("RUST_BACKTRACE"), "{args:?}: {stderr}");
+    }
+}
