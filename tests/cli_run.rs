@@ -130,7 +130,12 @@ fn results_have_the_contract_keys() {
 
 #[test]
 fn text_report_has_native_output_then_perf_stat() {
-    let out = schedlab(&["run", "scenarios/spin-fifo.toml", "--set", "run.duration_s=0.1"]);
+    let out = schedlab(&[
+        "run",
+        "scenarios/spin-fifo.toml",
+        "--set",
+        "run.duration_s=0.1",
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     let native = text.find("spin: 8 tasks").expect("native report");
@@ -171,7 +176,15 @@ fn bad_input_exits_2_with_a_clear_message() {
             ],
             "--offline",
         ),
-        (vec!["topo".into(), "skl-2s".into(), "--offline".into(), "3-1".into()], "3-1"),
+        (
+            vec![
+                "topo".into(),
+                "skl-2s".into(),
+                "--offline".into(),
+                "3-1".into(),
+            ],
+            "3-1",
+        ),
         (vec!["run".into(), malformed.clone()], "malformed.toml"),
         (vec!["run".into(), unknown_key.clone()], "machine.colour"),
         (
@@ -221,7 +234,10 @@ fn bad_input_exits_2_with_a_clear_message() {
         let out = schedlab(&refs);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: '{needle}' not in: {stderr}");
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: '{needle}' not in: {stderr}"
+        );
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(!stderr.contains("RUST_BACKTRACE"), "{args:?}: {stderr}");
     }
