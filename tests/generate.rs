@@ -456,3 +456,240 @@ fn rtapp_fork_pool_starts_on_fork() {
         .unwrap();
     assert!(t2.stats.sum_exec_runtime_ns >= 20_000_000);
 }
+
+// ----- the engine ops the generators added ---------------------------------------------------
+
+mod ops {
+    use super::*;
+    use schedlab::task::{Program, TaskSpec};
+    use schedlab::topology::CpuTopology;
+
+    /// `n` cores without SMT, one LLC.
+    fn flat(n: usize) -> Machine {
+        let cpus = (0..n)
+            .map(|cpu| CpuTopology {
+                cpu,
+                core: cpu,
+                cluster: cpu,
+                llc: 0,
+                package: 0,
+                node: 0,
+                capacity: 1024,
+            })
+            .collect();
+        Machine::new("flat", "test", cpus, vec![vec![10]]).unwrap()
+    }
+
+    fn task(program: u32, start_ns: u64) -> TaskSpec {
+        TaskSpec {
+            comm: format!("t{program}"),
+            program,
+            nice: 0,
+            cpus_allowed: None,
+            start_ns,
+            parent_cpu: 0,
+            footprint_kib: 0,
+        }
+    }
+
+    fn go(progs: Vec<Vec<Op>>, starts: &[u64], sems: Vec<u64>, metrics: usize) -> Engine {
+        let m = flat(4);
+        let plan = WorkloadPlan {
+            tasks: starts
+                .iter()
+                .enumerate()
+                .map(|(i, &s)| task(i as u32, s))
+                .collect(),
+            programs: progs
+                .into_iter()
+                .enumerate()
+                .map(|(i, ops)| Program {
+                    name: format!("p{i}"),
+                    ops,
+                })
+                .collect(),
+            sems,
+            nr_barriers: 0,
+            metrics: (0..metrics).map(|i| format!("m{i}")).collect(),
+        };
+        let cfg = EngineConfig {
+            check_invariants: true,
+            duration_ns: 1_000_000_000,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::new(
+            m.clone(),
+            CostModel::default_for(&m),
+            cfg,
+            Box::new(GlobalFifo::new(4)),
+            plan,
+        )
+        .unwrap();
+        e.run();
+        assert!(
+            e.invariant_violations().is_empty(),
+            "{:?}",
+            e.invariant_violations()
+        );
+        e
+    }
+
+    #[test]
+    fn trydown_branches_and_downall_moves_units() {
+        // sem 0 has 3 units: DownAll moves them to sem 1; TryDown takes them one by one
+        // (CountOp each) and branches out when none are left.
+        let e = go(
+            vec![vec![
+                Op::DownAll { sem: 0, into: 1 },
+                Op::TryDown { sem: 1, else_to: 4 },
+                Op::CountOp,
+                Op::Jump { to: 1 },
+                Op::Exit,
+            ]],
+            &[0],
+            vec![3, 0],
+            0,
+        );
+        assert!(e.all_exited());
+        assert_eq!(e.ops_total(), 3);
+        assert_eq!((e.sem_count(0), e.sem_count(1)), (0, 0));
+    }
+
+    #[test]
+    fn upstamped_hands_the_wakers_timestamp() {
+        // The waker marks at t0, computes 100 µs, then posts: the wakee's latency sample
+        // (now − stamp) includes those 100 µs. A second stamped unit, posted before the
+        // wakee waits again, is taken without blocking and still carries its stamp.
+        let waker = vec![
+            Op::Mark { slot: 0 },
+            Op::Run { work_ns: 100_000 },
+            Op::UpStamped {
+                sem: 0,
+                sync: false,
+                slot: 0,
+            },
+            Op::Mark { slot: 0 },
+            Op::UpStamped {
+                sem: 0,
+                sync: false,
+                slot: 0,
+            },
+            Op::Exit,
+        ];
+        let wakee = vec![
+            Op::Down { sem: 0 },
+            Op::Sample { slot: 0, metric: 0 },
+            Op::Run { work_ns: 50_000 },
+            Op::Down { sem: 0 },
+            Op::Sample { slot: 0, metric: 0 },
+            Op::Exit,
+        ];
+        let e = go(vec![waker, wakee], &[1_000_000, 0], vec![0], 1);
+        assert!(e.all_exited());
+        let h = e.metrics().next().unwrap().1;
+        assert_eq!(h.len(), 2);
+        assert!(h.max() >= 100_000, "first: {}", h.max());
+        // The second unit's stamp is from after the first post, and the wakee took it after
+        // 50 µs of work; without the handed stamps, slot 0 would be 0 and the samples would
+        // be absolute times, i.e. at least the waker's 1 ms start plus its 100 µs of work.
+        assert!(h.min() >= 50_000, "second: {}", h.min());
+        assert!(h.max() < 1_000_000, "{}", h.max());
+    }
+
+    #[test]
+    fn upthreshold_wakes_only_at_the_threshold() {
+        // A writer blocks on an empty "space" semaphore; the reader returns one unit every
+        // 10 µs with a threshold of 5: the writer wakes only after the 5th (≥ 50 µs).
+        let writer = vec![Op::Down { sem: 0 }, Op::Mark { slot: 0 }, Op::Exit];
+        let reader = vec![
+            Op::Mark { slot: 0 },
+            Op::Run { work_ns: 10_000 },
+            Op::UpThreshold {
+                sem: 0,
+                sync: true,
+                min_count: 5,
+            },
+            Op::Loop {
+                to: 1,
+                times: 8,
+                slot: 0,
+            },
+            Op::Exit,
+        ];
+        let e = go(vec![writer, reader], &[0, 1_000], vec![0], 0);
+        assert!(e.all_exited());
+        // Woken once, when 5 units were there; it took one, 4 left, plus 3 more posts.
+        assert_eq!(e.tasks()[0].stats.nr_wakeups, 1);
+        assert_eq!(e.sem_count(0), 8 - 1);
+        assert!(e.tasks()[1].stats.sum_exec_runtime_ns >= 80_000);
+    }
+
+    #[test]
+    fn wake_is_lost_without_a_waiter() {
+        // The signal comes before the wait: the waiter sleeps until the end of the run.
+        let signaller = vec![Op::Wake { sem: 0, all: false }, Op::Exit];
+        let waiter = vec![Op::Run { work_ns: 100_000 }, Op::Down { sem: 0 }, Op::Exit];
+        let e = go(vec![signaller, waiter], &[0, 0], vec![0], 0);
+        assert!(!e.all_exited());
+        // A broadcast after the waiters block wakes all of them.
+        let waiter = vec![Op::Down { sem: 0 }, Op::Exit];
+        let broadcaster = vec![
+            Op::Run { work_ns: 100_000 },
+            Op::Wake { sem: 0, all: true },
+            Op::Exit,
+        ];
+        let e = go(
+            vec![waiter.clone(), waiter, broadcaster],
+            &[0, 0, 0],
+            vec![0],
+            0,
+        );
+        assert!(e.all_exited());
+    }
+
+    #[test]
+    fn timerwait_relative_restarts_when_late() {
+        // Period 10 ms but 15 ms of work per period: every expiry is already past, so the
+        // task never sleeps; in relative mode the schedule restarts from now each time.
+        let late = vec![
+            Op::TimerStart { timer: 0 },
+            Op::Run {
+                work_ns: 15_000_000,
+            },
+            Op::TimerWait {
+                timer: 0,
+                period_ns: 10_000_000,
+                absolute: false,
+            },
+            Op::Loop {
+                to: 1,
+                times: 4,
+                slot: 0,
+            },
+            Op::Exit,
+        ];
+        let e = go(vec![late], &[0], vec![], 0);
+        assert!(e.all_exited());
+        assert_eq!(e.tasks()[0].stats.nr_wakeups, 0);
+        // 5 ms of work then a 10 ms period: sleeps 5 ms each time; 4 periods ≈ 40 ms.
+        let fits = vec![
+            Op::TimerStart { timer: 0 },
+            Op::Run { work_ns: 5_000_000 },
+            Op::TimerWait {
+                timer: 0,
+                period_ns: 10_000_000,
+                absolute: true,
+            },
+            Op::Loop {
+                to: 1,
+                times: 4,
+                slot: 0,
+            },
+            Op::Exit,
+        ];
+        let e = go(vec![fits], &[0], vec![], 0);
+        assert_eq!(e.tasks()[0].stats.nr_wakeups, 4);
+        let end = e.end_ns();
+        assert!((40_000_000..40_300_000).contains(&end), "{end}");
+    }
+}
