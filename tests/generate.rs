@@ -693,3 +693,35 @@ mod ops {
         assert!((40_000_000..40_300_000).contains(&end), "{end}");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(12))]
+
+    /// Whatever the shape and IPC kind, hackbench moves exactly G·F·F·loops messages and every
+    /// task exits (no lost wakeup on the data, space, ready, wake or reap semaphores).
+    #[test]
+    fn hackbench_always_completes(groups in 1u32..3, fds in 1u32..5, loops in 1u32..40,
+                                  ipc in 0usize..3, size in proptest::sample::select(vec![1u32, 100, 5000])) {
+        let flag = ["", "-p", "-i"][ipc];
+        let s = spec(&format!("hackbench {flag} -g {groups} -f {fds} -l {loops} -s {size}"));
+        let e = run(&s, 10_000_000_000);
+        proptest::prop_assert!(e.all_exited());
+        proptest::prop_assert_eq!(
+            e.ops_total(),
+            u64::from(groups) * u64::from(fds) * u64::from(fds) * u64::from(loops)
+        );
+    }
+}
+
+#[test]
+fn reports_are_deterministic() {
+    for cmd in [
+        "hackbench -g 2 -f 3 -l 20",
+        "schbench -m 2 -t 3 -n 1 -F 32 -r 1",
+    ] {
+        let s = spec(cmd);
+        let a = native_report(&s, &run(&s, 5_000_000_000));
+        let b = native_report(&s, &run(&s, 5_000_000_000));
+        assert_eq!(a, b, "{cmd}");
+    }
+}
