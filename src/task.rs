@@ -66,6 +66,58 @@ pub enum Op {
     SetNice { nice: i8 },
     /// Exit.
     Exit,
+    /// `sem_trywait()`: take one unit if there is one and go on; otherwise jump to op
+    /// `else_to` without blocking. Lets a program loop a data-dependent number of times.
+    TryDown { sem: SemId, else_to: u32 },
+    /// Take every unit of `sem` at once without blocking (possibly none) and add them to
+    /// `into` (waking its waiters as `Up` would): an atomic exchange of a list head, as
+    /// schbench's `xlist_splice()` takes the whole queue of waiting workers.
+    DownAll { sem: SemId, into: SemId },
+    /// `Up`, handing the unit together with this task's mark `slot` (a timestamp the waker
+    /// took): the task that receives the unit gets it in its own mark `slot`, whether it was
+    /// waiting or takes the unit later. Models a waker writing the wakee's `wake_time` before
+    /// posting its futex (schbench). A semaphore should be posted either only by `UpStamped`
+    /// or never by it, else stamps pair with the wrong units.
+    UpStamped { sem: SemId, sync: bool, slot: u8 },
+    /// Add one unit, but wake waiters only once the count reaches `min_count` (then wake as
+    /// many as there are units). A writer blocked on a full socket or pipe is woken only when
+    /// enough space is free (`unix_writable()`: a quarter of the buffer; a pipe: a whole page),
+    /// while writers that did not block use any free unit at once.
+    UpThreshold {
+        sem: SemId,
+        sync: bool,
+        min_count: u32,
+    },
+    /// Wake one (`all = false`, `pthread_cond_signal`) or every (`pthread_cond_broadcast`)
+    /// task waiting on `sem`, without adding units: a wakeup with nobody waiting is lost, as
+    /// condition-variable signals are.
+    Wake { sem: SemId, all: bool },
+    /// Start periodic timer `timer` at the current time unless it is already running (rt-app
+    /// sets a timer's reference time when a thread starts).
+    TimerStart { timer: u32 },
+    /// Periodic timer (rt-app `timer`, schbench's 1 s RPS windows): advance the timer's next
+    /// expiry by `period_ns`; if that is in the future, sleep until it (absolute hrtimer,
+    /// with the timer slack); if it has passed, go on at once and, unless `absolute`, restart
+    /// the schedule from now. Timers are shared by every task naming the same index.
+    TimerWait {
+        timer: u32,
+        period_ns: u64,
+        absolute: bool,
+    },
+    /// Start of a stress-ng load slice: remember wall time and the task's CPU time, and (after
+    /// a `DutySleep` sleep) the oversleep `bias`.
+    DutyStart,
+    /// End of a stress-ng load slice with `-l load_pct`: sleep
+    /// `cpu·(100−P)/P + (cpu − wall) − bias` (µs-truncated, as `select()` takes it), or go on
+    /// at once (and clear `bias`) when that is negative.
+    DutySleep { load_pct: u8 },
+    /// Record a snapshot of the run's counters (time, all ops ever counted, and with `full`
+    /// the metric histograms and every task's run-delay totals), as a benchmark's
+    /// statistics thread reads them (schbench's once-a-second pass).
+    Snapshot { full: bool },
+    /// End the simulation now: the benchmark's measured run is over (schbench's main thread
+    /// setting `stopping`); the teardown that follows is not simulated. The task exits.
+    Stop,
 }
 
 /// A program: ops executed from index 0.

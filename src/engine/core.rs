@@ -793,7 +793,12 @@ impl Engine {
                     let s = &mut self.sems[sem as usize];
                     if s.count > 0 {
                         s.count -= 1;
-                        self.tasks[p.idx()].pc += 1;
+                        let stamp = s.stamps.pop_front();
+                        let t = &mut self.tasks[p.idx()];
+                        if let Some((slot, at)) = stamp {
+                            t.marks_ns[slot as usize] = at;
+                        }
+                        t.pc += 1;
                     } else {
                         s.waiters.push_back(p);
                         self.block(cpu, p);
@@ -865,6 +870,7 @@ impl Engine {
                 Op::CountOp => {
                     self.tasks[p.idx()].pc += 1;
                     self.ops_done += 1;
+                    self.ops_total += 1;
                 }
                 Op::Yield => {
                     self.tasks[p.idx()].pc += 1;
@@ -881,6 +887,163 @@ impl Engine {
                     self.exit_task(cpu, p);
                     return;
                 }
+                Op::TryDown { sem, else_to } => {
+                    let s = &mut self.sems[sem as usize];
+                    if s.count > 0 {
+                        s.count -= 1;
+                        let stamp = s.stamps.pop_front();
+                        let t = &mut self.tasks[p.idx()];
+                        if let Some((slot, at)) = stamp {
+                            t.marks_ns[slot as usize] = at;
+                        }
+                        t.pc += 1;
+                    } else {
+                        self.tasks[p.idx()].pc = else_to;
+                    }
+                }
+                Op::DownAll { sem, into } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let s = &mut self.sems[sem as usize];
+                    let n = std::mem::take(&mut s.count);
+                    let mut stamps = std::mem::take(&mut s.stamps);
+                    for _ in 0..n {
+                        let stamp = stamps.pop_front();
+                        self.post(cpu, p, into, false, stamp);
+                    }
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::UpStamped { sem, sync, slot } => {
+                    let t = &mut self.tasks[p.idx()];
+                    t.pc += 1;
+                    let at = t.marks_ns[slot as usize];
+                    self.post(cpu, p, sem, sync, Some((slot, at)));
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::UpThreshold {
+                    sem,
+                    sync,
+                    min_count,
+                } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let s = &mut self.sems[sem as usize];
+                    s.count += 1;
+                    if s.count >= u64::from(min_count) {
+                        while self.sems[sem as usize].count > 0 {
+                            let s = &mut self.sems[sem as usize];
+                            let Some(w) = s.waiters.pop_front() else {
+                                break;
+                            };
+                            s.count -= 1;
+                            self.tasks[w.idx()].pc += 1;
+                            self.try_to_wake_up(w, cpu, Some(p), sync);
+                        }
+                    }
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::Wake { sem, all } => {
+                    self.tasks[p.idx()].pc += 1;
+                    while let Some(w) = self.sems[sem as usize].waiters.pop_front() {
+                        self.tasks[w.idx()].pc += 1;
+                        self.try_to_wake_up(w, cpu, Some(p), false);
+                        if !all {
+                            break;
+                        }
+                    }
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::TimerStart { timer } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let t = &mut self.timers[timer as usize];
+                    if t.is_none() {
+                        *t = Some(self.now_ns);
+                    }
+                }
+                Op::TimerWait {
+                    timer,
+                    period_ns,
+                    absolute,
+                } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let now = self.now_ns;
+                    let next = self.timers[timer as usize].unwrap_or(now) + period_ns;
+                    if now < next {
+                        self.timers[timer as usize] = Some(next);
+                        self.arm_timer_at(p, cpu, next);
+                        self.block(cpu, p);
+                        return;
+                    }
+                    self.timers[timer as usize] = Some(if absolute { next } else { now });
+                }
+                Op::DutyStart => {
+                    let now = self.now_ns;
+                    let cpu_time = self.task_cpu_time(p);
+                    let t = &mut self.tasks[p.idx()];
+                    t.pc += 1;
+                    if let Some((start, requested)) = t.duty.sleeping.take() {
+                        t.duty.bias_ns = (now - start) as i64 - requested;
+                    }
+                    t.duty.wall_start_ns = now;
+                    t.duty.cpu_start_ns = cpu_time;
+                }
+                Op::DutySleep { load_pct } => {
+                    let now = self.now_ns;
+                    let cpu_time = self.task_cpu_time(p);
+                    let t = &mut self.tasks[p.idx()];
+                    t.pc += 1;
+                    let busy_cpu = cpu_time.saturating_sub(t.duty.cpu_start_ns) as i64;
+                    let busy_wall = (now - t.duty.wall_start_ns) as i64;
+                    let pct = i64::from(load_pct);
+                    let delay =
+                        busy_cpu * (100 - pct) / pct + (busy_cpu - busy_wall) - t.duty.bias_ns;
+                    if delay < 0 {
+                        t.duty.bias_ns = 0;
+                    } else {
+                        t.duty.sleeping = Some((now, delay));
+                        // select() takes a timeval: whole microseconds.
+                        let sleep_ns = delay as u64 / 1000 * 1000;
+                        self.arm_timer_at(p, cpu, now + sleep_ns);
+                        self.block(cpu, p);
+                        return;
+                    }
+                }
+                Op::Snapshot { full } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let snap = super::Snapshot {
+                        time_ns: self.now_ns,
+                        ops_total: self.ops_total,
+                        metrics: if full {
+                            self.metrics.clone()
+                        } else {
+                            Vec::new()
+                        },
+                        task_waits: if full {
+                            self.tasks
+                                .iter()
+                                .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
+                                .collect()
+                        } else {
+                            Vec::new()
+                        },
+                    };
+                    self.snapshots.push(snap);
+                }
+                Op::Stop => {
+                    self.stop_requested = true;
+                    self.exit_task(cpu, p);
+                    return;
+                }
             }
         }
     }
@@ -892,6 +1055,38 @@ impl Engine {
         t.refill_debt = 0;
         t.progress_mark_ns = self.now_ns;
         self.plan_continue(cpu);
+    }
+
+    /// CPU time `p` has consumed (`CLOCK_THREAD_CPUTIME_ID`), including its current run.
+    fn task_cpu_time(&self, p: TaskId) -> u64 {
+        let t = &self.tasks[p.idx()];
+        let running = if t.state == TaskState::Running {
+            self.now_ns - t.exec_start_ns
+        } else {
+            0
+        };
+        t.stats.sum_exec_runtime_ns + running
+    }
+
+    /// Post one unit of `sem`, optionally with a timestamp for the receiver's mark.
+    fn post(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool, stamp: Option<(u8, u64)>) {
+        let s = &mut self.sems[sem as usize];
+        match s.waiters.pop_front() {
+            Some(w) => {
+                let t = &mut self.tasks[w.idx()];
+                t.pc += 1;
+                if let Some((slot, at)) = stamp {
+                    t.marks_ns[slot as usize] = at;
+                }
+                self.try_to_wake_up(w, cpu, Some(p), sync);
+            }
+            None => {
+                s.count += 1;
+                if let Some(st) = stamp {
+                    s.stamps.push_back(st);
+                }
+            }
+        }
     }
 
     fn sem_up(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool) {
@@ -907,11 +1102,16 @@ impl Engine {
     }
 
     fn arm_sleep_timer(&mut self, p: TaskId, cpu: usize, ns: u64) {
+        self.arm_timer_at(p, cpu, self.now_ns + ns);
+    }
+
+    /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack).
+    fn arm_timer_at(&mut self, p: TaskId, cpu: usize, at: u64) {
         let t = &mut self.tasks[p.idx()];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
         self.queue.push(
-            self.now_ns + ns + self.cfg.timer_slack_ns,
+            at + self.cfg.timer_slack_ns,
             Event::Timer {
                 task: p,
                 cpu: cpu as u32,

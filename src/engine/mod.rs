@@ -141,6 +141,31 @@ pub struct Task {
     pub(crate) perf_migrated: bool,
     pub(crate) timer_gen: u32,
     pub(crate) rng: RngStream,
+    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
+    pub(crate) duty: DutyState,
+}
+
+/// Per-task state of stress-ng's load-slice controller: slice start (wall and CPU time), the
+/// oversleep `bias`, and the sleep in progress.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct DutyState {
+    pub wall_start_ns: u64,
+    pub cpu_start_ns: u64,
+    pub bias_ns: i64,
+    /// Set while a `DutySleep` sleep is in progress: (sleep start, requested delay).
+    pub sleeping: Option<(u64, i64)>,
+}
+
+/// A snapshot taken by `Op::Snapshot`.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub time_ns: u64,
+    /// Every `Op::CountOp` since the start (never reset by warm-up).
+    pub ops_total: u64,
+    /// With `full`: the metric histograms at that time (same order as `metrics()`).
+    pub metrics: Vec<Histogram>,
+    /// With `full`: each task's (`wait_sum_ns`, `wait_count`).
+    pub task_waits: Vec<(u64, u64)>,
 }
 
 /// One CPU as the engine sees it (the core.c half of `struct rq`).
@@ -272,6 +297,13 @@ pub struct Engine {
     pub(crate) metrics: Vec<Histogram>,
     pub(crate) metric_names: Vec<String>,
     pub(crate) ops_done: u64,
+    /// `ops_done` without warm-up resets.
+    pub(crate) ops_total: u64,
+    /// Periodic timers (`Op::TimerStart`/`Op::TimerWait`): next expiry, once started.
+    pub(crate) timers: Vec<Option<u64>>,
+    pub(crate) snapshots: Vec<Snapshot>,
+    /// Set by `Op::Stop`.
+    pub(crate) stop_requested: bool,
     pub(crate) events: u64,
     pub(crate) live_tasks: usize,
     pub(crate) stats_start_ns: u64,
@@ -296,6 +328,9 @@ pub struct MigrationRecord {
 pub(crate) struct Semaphore {
     pub count: u64,
     pub waiters: std::collections::VecDeque<TaskId>,
+    /// Timestamps handed along with units posted by `Op::UpStamped` and not yet taken:
+    /// (mark slot, time).
+    pub stamps: std::collections::VecDeque<(u8, u64)>,
 }
 
 /// A barrier: releases everyone when `count` tasks have arrived.
@@ -368,6 +403,7 @@ impl Engine {
                 perf_migrated: false,
                 timer_gen: 0,
                 rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
+                duty: DutyState::default(),
             })
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
@@ -406,6 +442,16 @@ impl Engine {
             queue.push(cfg.warmup_ns, Event::WarmupEnd);
         }
         let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
+        let nr_timers = plan
+            .programs
+            .iter()
+            .flat_map(|p| p.ops.iter())
+            .filter_map(|op| match *op {
+                Op::TimerStart { timer } | Op::TimerWait { timer, .. } => Some(timer as usize + 1),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
         Ok(Engine {
             now_ns: 0,
             live_tasks: tasks.len(),
@@ -418,6 +464,7 @@ impl Engine {
                 .map(|&count| Semaphore {
                     count,
                     waiters: Default::default(),
+                    stamps: Default::default(),
                 })
                 .collect(),
             barriers: vec![Barrier::default(); plan.nr_barriers],
@@ -429,6 +476,10 @@ impl Engine {
             metrics,
             metric_names: plan.metrics,
             ops_done: 0,
+            ops_total: 0,
+            timers: vec![None; nr_timers],
+            snapshots: Vec::new(),
+            stop_requested: false,
             events: 0,
             stats_start_ns: 0,
             end_ns: None,
@@ -451,7 +502,7 @@ impl Engine {
             );
             self.now_ns = time_ns;
             self.events += 1;
-            if self.dispatch(event) {
+            if self.dispatch(event) || self.stop_requested {
                 break;
             }
             if self.cfg.check_invariants {
@@ -548,6 +599,26 @@ impl Engine {
         self.ops_done
     }
 
+    /// Every `Op::CountOp` since the start, warm-up included.
+    pub fn ops_total(&self) -> u64 {
+        self.ops_total
+    }
+
+    /// Snapshots taken by `Op::Snapshot`, in time order.
+    pub fn snapshots(&self) -> &[Snapshot] {
+        &self.snapshots
+    }
+
+    /// Units currently held by semaphore `sem` (a per-task counter when only posted).
+    pub fn sem_count(&self, sem: SemId) -> u64 {
+        self.sems[sem as usize].count
+    }
+
+    /// Whether an `Op::Stop` ended the run.
+    pub fn stopped(&self) -> bool {
+        self.stop_requested
+    }
+
     pub fn migration_log(&self) -> &[MigrationRecord] {
         &self.migration_log
     }
@@ -589,10 +660,30 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 id,
             };
             match *op {
-                Op::Down { sem } | Op::Up { sem, .. } | Op::UpMany { sem, .. }
+                Op::Down { sem }
+                | Op::Up { sem, .. }
+                | Op::UpMany { sem, .. }
+                | Op::TryDown { sem, .. }
+                | Op::UpStamped { sem, .. }
+                | Op::UpThreshold { sem, .. }
+                | Op::Wake { sem, .. }
                     if sem as usize >= plan.sems.len() =>
                 {
                     return Err(bad("semaphore", sem as SemId));
+                }
+                Op::DownAll { sem, into }
+                    if sem as usize >= plan.sems.len() || into as usize >= plan.sems.len() =>
+                {
+                    return Err(bad("semaphore", sem.max(into) as SemId));
+                }
+                Op::TryDown { else_to: to, .. } if to as usize >= p.ops.len() => {
+                    return Err(bad("op", to));
+                }
+                Op::UpStamped { slot, .. } if slot >= 4 => {
+                    return Err(bad("mark slot", slot as u32));
+                }
+                Op::DutySleep { load_pct } if load_pct == 0 || load_pct >= 100 => {
+                    return Err(bad("load percentage (1-99)", load_pct as u32));
                 }
                 Op::Barrier { id, .. } if id as usize >= plan.nr_barriers => {
                     return Err(bad("barrier", id));

@@ -112,6 +112,30 @@ impl Histogram {
         self.max
     }
 
+    /// The non-empty buckets as (lowest value, highest value, count), in value order: what a
+    /// consumer needs to re-bucket the samples into another histogram (e.g. schbench's).
+    pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(b, &c)| {
+                let high = bucket_high(b);
+                let low = if b < SUB {
+                    b as u64
+                } else {
+                    let shift = (b >> SUB_BITS) as u32 - 1;
+                    ((b & (SUB - 1)) as u64 + SUB as u64) << shift
+                };
+                (low, high, c)
+            })
+    }
+
+    /// Sum of all recorded values (exact).
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
     pub fn merge(&mut self, other: &Histogram) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;

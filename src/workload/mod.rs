@@ -16,8 +16,10 @@
 
 pub mod builtin;
 pub mod cmdline;
+pub mod generate;
 pub mod hackbench;
 pub mod netperf;
+pub mod results;
 pub mod rtapp;
 pub mod schbench;
 pub mod stressng;

@@ -1,0 +1,269 @@
+//! hackbench (all three programs) as task programs (reference/workloads.md §2.2–2.5).
+//!
+//! Tasks, in creation order: the parent (task 0, on CPU 0), then per group its F receivers
+//! and F senders, each forked by the parent (`parent_cpu` 0), `fork_ns` apart — the parent
+//! spends that long in `fork()`/`pthread_create()` per child before the children exist.
+//!
+//! - **Start barrier.** Each child writes one byte to the shared "ready" fd (a WF_SYNC wakeup of
+//!   the parent blocked reading it) and polls the "wake" fd. The parent reads one byte per
+//!   child, takes the start time (mark 0), writes the wake fd — one write wakes every poller,
+//!   modelled as `UpMany` of 2·F·G units — and reaps every child.
+//! - **Data path.** Each receiver's fd pair is two semaphores: `data` (messages queued, 0 at
+//!   start) and `space` (free room in messages). A sender, `loops` times, writes one message
+//!   to each receiver of its group in turn (`Down(space)`, the write's CPU work, a WF_SYNC
+//!   `Up(data)` — `sock_def_readable()`/`pipe_write()` use the sync wakeup). A receiver reads
+//!   F·loops messages (`Down(data)`, the read's work, `CountOp`) and returns the space with
+//!   `UpThreshold`: writers blocked on a full buffer wake only when enough is free again.
+//! - **Stop time.** The parent reaps all children (`Down(reaped)` per child; each child's last
+//!   act is its exit work then a post), then samples metric `time` = now − mark 0.
+//!
+//! Buffer capacities, in messages of `d` bytes (why: the kernel's accounting, not measured):
+//! - AF_UNIX stream: every write is one skb charged to the *shared* write end's
+//!   `sk_wmem_alloc` at its truesize, `SKB_TRUESIZE` = 256 bytes of `struct sk_buff` plus the
+//!   kmalloc'ed head (data + 320 bytes of `skb_shared_info`, rounded up to the slab size).
+//!   A writer blocks when `wmem ≥ sk_sndbuf` (`net.core.wmem_default` = 212992), and
+//!   `unix_write_space()` wakes writers only once `wmem ≤ sndbuf/4` (`unix_writable()`).
+//!   100-byte messages: truesize 768, 277 messages, writers woken with ≤ 69 queued.
+//! - pipe: 16 slots of a 4 KiB page; small writes merge into the last page if they fit
+//!   whole, so ⌊4096/d⌋ messages per page; a writer blocked on a full pipe is woken when the
+//!   reader frees a slot (a whole page).
+//! - inet (rt-tests `-i`, TCP over loopback): TCP coalesces small writes, so the limit is the
+//!   byte budget, ~128 KiB (`tcp_rmem[1]` with loopback autotuning) at `d` + 64 bytes of
+//!   framing each; `sk_stream_write_space()` wakes writers once a third is free. Rough.
+//!
+//! Per-message CPU work (reference CPU, plus [`super::copy_ns`] for the payload; typical
+//! syscall costs on current x86 servers with mitigations, e.g. lmbench/perf measurements of
+//! small AF_UNIX and pipe transfers): AF_UNIX write 2.0 µs (skb alloc, copy, queue, wakeup
+//! callback) and read 1.5 µs; pipe write 1.0 µs and read 0.9 µs; TCP loopback write 4.0 µs
+//! (it also runs the receive softirq on the sender's CPU) and read 1.5 µs.
+//!
+//! Process vs thread mode: the scheduler sees the same tasks; only fork and exit costs
+//! differ (a process fork copies page tables, 60 µs vs 15 µs for `pthread_create`; exit
+//! tears down the mm, 40 µs vs 8 µs). The cache footprint is the same small working set
+//! (stack, buffer, socket metadata: 16 KiB) — the switch_mm/TLB cost of crossing address
+//! spaces is not modelled.
+//!
+//! Left out: rt-tests `-F` (SCHED_FIFO parent: only the fair class is simulated); partial
+//! reads of stream sockets (one read = one message's bytes, which is what the receiver's
+//! read loop amounts to); join-in-order for threads (the parent reaps in exit order).
+
+use super::{PlanBuilder, Prog, copy_ns};
+use crate::engine::WorkloadPlan;
+use crate::error::InputResult;
+use crate::task::{Op, TaskSpec};
+use crate::topology::Machine;
+use crate::workload::hackbench::{HackbenchConfig, HackbenchIpc, HackbenchMode};
+
+/// `net.core.wmem_default`: the AF_UNIX write end's `sk_sndbuf`.
+pub const UNIX_SNDBUF_BYTES: u64 = 212_992;
+/// Byte budget of a loopback TCP connection (see module docs).
+pub const INET_BUDGET_BYTES: u64 = 131_072;
+/// Pipe: 16 slots (`PIPE_DEF_BUFFERS`) of one 4 KiB page.
+pub const PIPE_SLOTS: u64 = 16;
+pub const PAGE_BYTES: u64 = 4096;
+
+/// Cache footprint of every hackbench task (KiB).
+pub const FOOTPRINT_KIB: u32 = 16;
+
+/// Per-message CPU work of a write/read, in ns, by IPC kind (see module docs).
+pub fn write_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
+    let base = match ipc {
+        HackbenchIpc::Socket => 2_000,
+        HackbenchIpc::Pipe => 1_000,
+        HackbenchIpc::Inet => 4_000,
+    };
+    base + copy_ns(bytes)
+}
+
+pub fn read_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
+    let base = match ipc {
+        HackbenchIpc::Socket => 1_500,
+        HackbenchIpc::Pipe => 900,
+        HackbenchIpc::Inet => 1_500,
+    };
+    base + copy_ns(bytes)
+}
+
+/// Creating one child (fork or pthread_create), parent CPU work.
+pub fn fork_ns(mode: HackbenchMode) -> u64 {
+    match mode {
+        HackbenchMode::Process => 60_000,
+        HackbenchMode::Thread => 15_000,
+    }
+}
+
+/// A child's exit (do_exit; mm teardown for processes).
+pub fn exit_ns(mode: HackbenchMode) -> u64 {
+    match mode {
+        HackbenchMode::Process => 40_000,
+        HackbenchMode::Thread => 8_000,
+    }
+}
+
+/// `SKB_TRUESIZE` of one AF_UNIX skb carrying `d` bytes: 256 + the slab size of the head.
+pub fn unix_skb_truesize(d: u64) -> u64 {
+    let head = d.div_ceil(64) * 64 + 320;
+    let slab = if head <= 8192 {
+        head.next_power_of_two().max(512)
+    } else {
+        head.div_ceil(PAGE_BYTES) * PAGE_BYTES
+    };
+    256 + slab
+}
+
+/// (capacity, wake threshold) of one receiver's buffer, in messages of `d` bytes: writers
+/// block when `capacity` messages are queued; a blocked writer is woken once at least
+/// `threshold` messages' worth of room is free.
+pub fn buffer_messages(ipc: HackbenchIpc, d: u64) -> (u64, u64) {
+    let d = d.max(1);
+    match ipc {
+        HackbenchIpc::Socket => {
+            let t = unix_skb_truesize(d);
+            let cap = (UNIX_SNDBUF_BYTES / t).max(1);
+            // Writable again when wmem <= sndbuf / 4.
+            let queued_ok = UNIX_SNDBUF_BYTES / 4 / t;
+            (cap, (cap - queued_ok.min(cap)).max(1))
+        }
+        HackbenchIpc::Pipe => {
+            if d <= PAGE_BYTES {
+                let per_page = PAGE_BYTES / d;
+                (PIPE_SLOTS * per_page, per_page)
+            } else {
+                let pages = d.div_ceil(PAGE_BYTES);
+                ((PIPE_SLOTS / pages).max(1), 1)
+            }
+        }
+        HackbenchIpc::Inet => {
+            let cap = (INET_BUDGET_BYTES / (d + 64)).max(1);
+            (cap, (cap / 3).max(1))
+        }
+    }
+}
+
+/// Index of the parent task (it samples metric `time`).
+pub const PARENT_TASK: usize = 0;
+/// Name of the metric holding the measured interval.
+pub const TIME_METRIC: &str = "time";
+
+pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
+    let mut b = PlanBuilder::new();
+    let fds = u64::from(cfg.fds);
+    let nr_children = cfg.nr_tasks();
+    let d = u64::from(cfg.data_size_bytes);
+    let (cap, threshold) = buffer_messages(cfg.ipc, d);
+    let fork = fork_ns(cfg.mode);
+    let exit = exit_ns(cfg.mode);
+    let parent_cpu = super::creator_cpu(machine, None);
+
+    let ready = b.sem(0);
+    let wake = b.sem(0);
+    let reaped = b.sem(0);
+    let time = b.metric(TIME_METRIC);
+
+    // Parent.
+    let mut p = Prog::new();
+    p.run(fork * nr_children);
+    p.repeat(nr_children, 0, "hackbench start barrier", |p| {
+        p.push(Op::Down { sem: ready });
+        Ok(())
+    })?;
+    p.push(Op::Mark { slot: 0 });
+    let mut left = nr_children;
+    while left > 0 {
+        let n = left.min(u64::from(u32::MAX));
+        p.push(Op::UpMany {
+            sem: wake,
+            n: n as u32,
+        });
+        left -= n;
+    }
+    p.repeat(nr_children, 0, "hackbench reaping", |p| {
+        p.push(Op::Down { sem: reaped });
+        Ok(())
+    })?;
+    p.push(Op::Sample {
+        slot: 0,
+        metric: time,
+    });
+    p.push(Op::Exit);
+    let prog = b.program("hackbench", p);
+    b.task(TaskSpec {
+        comm: "hackbench".into(),
+        program: prog,
+        nice: 0,
+        cpus_allowed: None,
+        start_ns: 0,
+        parent_cpu,
+        footprint_kib: FOOTPRINT_KIB,
+    });
+
+    let start_barrier = |p: &mut Prog| {
+        p.push(Op::Up {
+            sem: ready,
+            sync: true,
+        });
+        p.push(Op::Down { sem: wake });
+    };
+    let finish = |p: &mut Prog| {
+        p.run(exit);
+        p.push(Op::Up {
+            sem: reaped,
+            sync: false,
+        });
+        p.push(Op::Exit);
+    };
+
+    let mut child = 0u64;
+    for g in 0..cfg.groups {
+        let data: Vec<u32> = (0..fds).map(|_| b.sem(0)).collect();
+        let space: Vec<u32> = (0..fds).map(|_| b.sem(cap)).collect();
+        let mut spawn = |b: &mut PlanBuilder, comm: String, prog: Prog| {
+            child += 1;
+            let id = b.program(comm.clone(), prog);
+            b.task(TaskSpec {
+                comm,
+                program: id,
+                nice: 0,
+                cpus_allowed: None,
+                start_ns: child * fork,
+                parent_cpu,
+                footprint_kib: FOOTPRINT_KIB,
+            });
+        };
+        for r in 0..fds as usize {
+            let mut p = Prog::new();
+            start_barrier(&mut p);
+            p.repeat(fds * u64::from(cfg.loops), 0, "hackbench receiver", |p| {
+                p.push(Op::Down { sem: data[r] });
+                p.run(read_ns(cfg.ipc, d));
+                p.push(Op::UpThreshold {
+                    sem: space[r],
+                    sync: true,
+                    min_count: threshold as u32,
+                });
+                p.push(Op::CountOp);
+                Ok(())
+            })?;
+            finish(&mut p);
+            spawn(&mut b, format!("receiver-{g}-{r}"), p);
+        }
+        for s in 0..fds {
+            let mut p = Prog::new();
+            start_barrier(&mut p);
+            p.repeat(u64::from(cfg.loops), 0, "hackbench sender", |p| {
+                for j in 0..fds as usize {
+                    p.push(Op::Down { sem: space[j] });
+                    p.run(write_ns(cfg.ipc, d));
+                    p.push(Op::Up {
+                        sem: data[j],
+                        sync: true,
+                    });
+                }
+                Ok(())
+            })?;
+            finish(&mut p);
+            spawn(&mut b, format!("sender-{g}-{s}"), p);
+        }
+    }
+    Ok(b.finish())
+}

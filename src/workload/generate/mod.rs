@@ -1,0 +1,221 @@
+//! Workload generators: each benchmark's typed configuration ([`WorkloadSpec`]) turned into
+//! the task programs the engine runs ([`WorkloadPlan`]), step for step like the real program
+//! (reference/workloads.md describes each one's thread structure).
+//!
+//! One file per benchmark: [`hackbench`], [`schbench`], [`stressng`], [`netperf`] (TCP_RR,
+//! UDP_RR and tbench) and [`rtapp`]. Each documents its model, the CPU cost it charges per
+//! system call and why, and what it leaves out; docs/fidelity.md ("Workload generators")
+//! collects the approximations. The results side — filling each benchmark's native result
+//! struct from a finished run — is [`crate::workload::results`].
+//!
+//! Conventions shared by the generators:
+//! - Tasks are created in the real program's creation order, and each one's `parent_cpu` is
+//!   the CPU its creator runs on (CPU 0 for an unpinned main thread; the first allowed CPU when
+//!   the creator is pinned elsewhere).
+//! - Costs are reference-CPU work (`Op::Run`, at capacity 1024): the engine stretches them on
+//!   slower or SMT-shared CPUs. Scheduler costs (wakeup scans, IPIs, switches) are the
+//!   engine's and are not repeated here.
+//! - A benchmark's own duration (`-r`, `-l`, `--timeout`, rt-app `duration`) is returned by
+//!   [`workload_duration_ns`] for the run layer to use as its simulated-time cap; benchmarks
+//!   whose statistics thread ends the measurement do so with `Op::Stop`.
+
+pub mod hackbench;
+pub mod netperf;
+pub mod rtapp;
+pub mod schbench;
+pub mod stressng;
+
+use crate::engine::WorkloadPlan;
+use crate::error::{InputError, InputResult};
+use crate::task::{Op, Program, ProgramId, SemId, TaskSpec};
+use crate::topology::Machine;
+
+use super::WorkloadSpec;
+
+/// Copying user data (a `write()`/`read()` payload, a memset): ~10 GB/s on current server
+/// cores, i.e. 0.1 ns per byte — what `copy_user_enhanced_fast_string` reaches for buffers in
+/// L1/L2.
+pub const COPY_PS_PER_BYTE: u64 = 100;
+
+/// Work of copying `bytes` of user data.
+pub fn copy_ns(bytes: u64) -> u64 {
+    bytes * COPY_PS_PER_BYTE / 1000
+}
+
+/// Build the task programs of `spec` for `machine`. `seed` drives the few random choices the
+/// programs make themselves (classic schbench's `rand()` sleep jitter).
+pub fn plan(spec: &WorkloadSpec, machine: &Machine, seed: u64) -> InputResult<WorkloadPlan> {
+    match spec {
+        WorkloadSpec::Hackbench(c) => hackbench::plan(c, machine),
+        WorkloadSpec::Schbench(c) => schbench::plan(c, machine, seed),
+        WorkloadSpec::StressNg(c) => stressng::plan(c, machine),
+        WorkloadSpec::RtApp(c) => rtapp::plan(c, machine),
+        WorkloadSpec::NetperfRr(c) => netperf::plan(c, machine),
+    }
+}
+
+/// The benchmark's own run length in simulated ns, if it has one (`None`: it runs until its
+/// tasks exit — hackbench, `--cpu-ops` stress-ng — or forever, e.g. `schbench -r 0`).
+/// schbench gets a generous margin over `-r` because its statistics thread ends the run
+/// itself (`Op::Stop`) once its last once-a-second pass has seen `-r` seconds go by.
+pub fn workload_duration_ns(spec: &WorkloadSpec) -> Option<u64> {
+    const S: u64 = 1_000_000_000;
+    match spec {
+        WorkloadSpec::Hackbench(_) => None,
+        WorkloadSpec::Schbench(c) => match c.runtime_s {
+            0 => None,
+            r => Some(u64::from(r) * S * 11 / 10 + 5 * S),
+        },
+        WorkloadSpec::StressNg(c) => match c.effective_timeout_s() {
+            0 => None,
+            t => Some(t * S),
+        },
+        WorkloadSpec::RtApp(c) => c.global.duration_s.map(|d| u64::from(d) * S),
+        WorkloadSpec::NetperfRr(c) => match c.length {
+            super::netperf::RrLength::Seconds(s) => Some(u64::from(s) * S),
+            super::netperf::RrLength::Transactions(_) => None,
+        },
+    }
+}
+
+/// Warm-up the benchmark itself applies before its statistics count (schbench `-w` — after
+/// the program's own adjustments —, tbench's warm-up), in simulated ns. The run layer should
+/// start the engine's statistics no earlier than this.
+pub fn workload_warmup_ns(spec: &WorkloadSpec) -> u64 {
+    const S: u64 = 1_000_000_000;
+    match spec {
+        WorkloadSpec::Schbench(c)
+            if c.version == super::schbench::SchbenchVersion::Current
+                && c.rps == 0
+                && c.pipe_bytes == 0 =>
+        {
+            u64::from(c.warmup_s) * S
+        }
+        WorkloadSpec::NetperfRr(c) => u64::from(c.warmup_s) * S,
+        _ => 0,
+    }
+}
+
+/// A program under construction.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Prog {
+    pub ops: Vec<Op>,
+}
+
+impl Prog {
+    pub fn new() -> Self {
+        Prog::default()
+    }
+
+    /// Index the next op will have.
+    pub fn here(&self) -> u32 {
+        self.ops.len() as u32
+    }
+
+    pub fn push(&mut self, op: Op) -> &mut Self {
+        self.ops.push(op);
+        self
+    }
+
+    /// `Run` unless the work is zero.
+    pub fn run(&mut self, work_ns: u64) -> &mut Self {
+        if work_ns > 0 {
+            self.ops.push(Op::Run { work_ns });
+        }
+        self
+    }
+
+    /// Emit `body` so that it runs `count` times (not at all for 0), with loop counter `slot`.
+    pub fn repeat(
+        &mut self,
+        count: u64,
+        slot: u8,
+        what: &str,
+        body: impl FnOnce(&mut Prog) -> InputResult<()>,
+    ) -> InputResult<()> {
+        if count == 0 {
+            return Ok(());
+        }
+        let times = u32::try_from(count).map_err(|_| {
+            InputError::new(
+                "workload",
+                format!(
+                    "{what}: {count} iterations is more than the simulator's loop limit ({})",
+                    u32::MAX
+                ),
+            )
+        })?;
+        let start = self.here();
+        body(self)?;
+        if times > 1 {
+            self.ops.push(Op::Loop {
+                to: start,
+                times,
+                slot,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A plan under construction.
+#[derive(Debug, Default)]
+pub(crate) struct PlanBuilder {
+    pub plan: WorkloadPlan,
+}
+
+impl PlanBuilder {
+    pub fn new() -> Self {
+        PlanBuilder::default()
+    }
+
+    /// A new semaphore with `initial` units.
+    pub fn sem(&mut self, initial: u64) -> SemId {
+        self.plan.sems.push(initial);
+        (self.plan.sems.len() - 1) as SemId
+    }
+
+    pub fn barrier(&mut self) -> u32 {
+        self.plan.nr_barriers += 1;
+        (self.plan.nr_barriers - 1) as u32
+    }
+
+    /// Index of the metric named `name`, created if new.
+    pub fn metric(&mut self, name: &str) -> u8 {
+        match self.plan.metrics.iter().position(|m| m == name) {
+            Some(i) => i as u8,
+            None => {
+                self.plan.metrics.push(name.to_string());
+                (self.plan.metrics.len() - 1) as u8
+            }
+        }
+    }
+
+    pub fn program(&mut self, name: impl Into<String>, prog: Prog) -> ProgramId {
+        self.plan.programs.push(Program {
+            name: name.into(),
+            ops: prog.ops,
+        });
+        (self.plan.programs.len() - 1) as ProgramId
+    }
+
+    pub fn task(&mut self, spec: TaskSpec) -> usize {
+        self.plan.tasks.push(spec);
+        self.plan.tasks.len() - 1
+    }
+
+    pub fn finish(self) -> WorkloadPlan {
+        self.plan
+    }
+}
+
+/// The CPU a creator pinned to `mask` runs on when it forks: the first online CPU of the mask
+/// (CPU 0 without a mask).
+pub(crate) fn creator_cpu(machine: &Machine, mask: Option<&crate::cpumask::CpuMask>) -> usize {
+    let online = machine.online;
+    let allowed = mask.map(|m| m.and(&online)).unwrap_or(online);
+    allowed
+        .first()
+        .or_else(|| online.first())
+        .unwrap_or_default()
+}

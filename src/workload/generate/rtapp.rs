@@ -1,0 +1,411 @@
+//! rt-app use cases as task programs (reference/workloads.md §4; scheduler-tools/rt-app).
+//!
+//! Threads: every instance of every task, in file order (`RtAppSpec::threads`), created from
+//! CPU 0 (or the first CPU of the task's `cpus`). Each thread: the common start barrier (every
+//! initial thread), `delay` (a sleep), `TimerStart` for the timers it uses, then the phase
+//! list `loop` times (forever without a bound), each phase its own `loop` times, then exit.
+//!
+//! Events:
+//! - `run` µs: work calibrated on the calibration CPU — µs there, so the reference work is
+//!   scaled by that CPU's capacity (`calibration: "CPUn"`); a given ns-per-loop is taken as
+//!   reference speed. `runtime` µs (spin until that much wall time passed): approximated by
+//!   the same amount of work — under preemption or on a slower CPU the real event finishes
+//!   with less work done (why: the IR has no wall-clock-bounded run).
+//! - `sleep`: `Sleep` (nanosleep, with the timer slack). `timer`: `TimerWait` on a timer per
+//!   thread (`ref` starting with "unique") or shared by name, relative or absolute mode.
+//! - `lock`/`unlock`: a semaphore of 1 unit per mutex name. `wait {ref, mutex}`: `Up(mutex)`,
+//!   `Down(cond)`, `Down(mutex)` — not atomic as `pthread_cond_wait` is: a signal sent while
+//!   the unlock preempted the waiter before it blocks is lost (rare; needs a same-CPU
+//!   preemption inside a zero-time window). `signal`/`broad`: `Wake` one/all (lost when
+//!   nobody waits). `sync`: signal then wait.
+//! - `suspend X`: wait on condition X; `resume X`: broadcast it (lost if nobody waits).
+//! - `sem_post`/`sem_wait`: a counting semaphore per name, initially 0.
+//! - `barrier` name: the engine barrier with rt-app's participant count.
+//! - `yield`: `Yield`. `mem` bytes: memset work at [`super::copy_ns`].
+//! - `fork task`: the tasks it can start are created at time 0 (fork placement from the
+//!   forking task's CPU) and wait on a per-event gate; the `fork` event posts the gate. The
+//!   pool holds as many threads as the event can run (at most [`FORK_POOL_MAX`]; later forks
+//!   start nothing). Why: the engine has no run-time task creation.
+//!
+//! Scheduling keys: fair policies use `priority` as the nice value (per phase with
+//! `SetNice`); SCHED_FIFO/RR/DEADLINE tasks run as nice-0 fair tasks (only the fair class is
+//! simulated). A phase's `cpus` is merged (union) with the task's, since the IR cannot change
+//! affinity at run time.
+
+use std::collections::BTreeMap;
+
+use super::{PlanBuilder, Prog, copy_ns, creator_cpu};
+use crate::cpumask::CpuMask;
+use crate::engine::WorkloadPlan;
+use crate::error::{InputError, InputResult};
+use crate::task::{Op, TaskSpec};
+use crate::topology::Machine;
+use crate::workload::rtapp::{Calibration, Event, RtAppSpec, RtAppTask, TimerMode};
+
+/// Most threads pre-created for one `fork` event.
+pub const FORK_POOL_MAX: u64 = 16;
+/// Footprint of an rt-app thread without `mem` events (KiB).
+pub const FOOTPRINT_KIB: u32 = 16;
+
+#[derive(Default)]
+struct Names {
+    mutexes: BTreeMap<String, u32>,
+    conds: BTreeMap<String, u32>,
+    sems: BTreeMap<String, u32>,
+    barriers: BTreeMap<String, u32>,
+    timers: BTreeMap<String, u32>,
+    nr_timers: u32,
+}
+
+fn clamp_nice(v: i32) -> i8 {
+    v.clamp(-20, 19) as i8
+}
+
+/// One template use: where its fork events' gates are.
+struct Ctx<'a> {
+    spec: &'a RtAppSpec,
+    work_scale_1024: u64,
+    /// Gate semaphore of each fork event, keyed by (task, phase, event).
+    fork_gates: BTreeMap<(usize, usize, usize), u32>,
+}
+
+fn sem_of(b: &mut PlanBuilder, map: &mut BTreeMap<String, u32>, name: &str, init: u64) -> u32 {
+    if let Some(&s) = map.get(name) {
+        return s;
+    }
+    let s = b.sem(init);
+    map.insert(name.to_string(), s);
+    s
+}
+
+/// How many times the event at (phase) runs over one thread's life, if bounded.
+fn event_runs(t: &RtAppTask, phase: usize) -> Option<u64> {
+    if t.loop_count == Some(0) {
+        return Some(0);
+    }
+    let l = t.loop_count?;
+    Some(l * t.phases[phase].loop_count?)
+}
+
+/// Emit one thread's program body (after its start barrier / gate).
+fn body(
+    b: &mut PlanBuilder,
+    names: &mut Names,
+    ctx: &Ctx,
+    ti: usize,
+    p: &mut Prog,
+) -> InputResult<()> {
+    let task = &ctx.spec.tasks[ti];
+    let task_nice = task.nice.map(clamp_nice).unwrap_or(0);
+    // Timers used by this thread: unique ones are private.
+    let mut unique: BTreeMap<String, u32> = BTreeMap::new();
+    let mut timer_ids = Vec::new();
+    for ph in &task.phases {
+        for e in &ph.events {
+            if let Event::Timer {
+                reference,
+                unique: u,
+                ..
+            } = e
+            {
+                let id = if *u {
+                    *unique.entry(reference.clone()).or_insert_with(|| {
+                        names.nr_timers += 1;
+                        names.nr_timers - 1
+                    })
+                } else {
+                    *names.timers.entry(reference.clone()).or_insert_with(|| {
+                        names.nr_timers += 1;
+                        names.nr_timers - 1
+                    })
+                };
+                if !timer_ids.contains(&id) {
+                    timer_ids.push(id);
+                }
+            }
+        }
+    }
+    if task.delay_us > 0 {
+        p.push(Op::Sleep {
+            ns: task.delay_us * 1000,
+        });
+    }
+    for &timer in &timer_ids {
+        p.push(Op::TimerStart { timer });
+    }
+    if task.loop_count == Some(0) {
+        return Ok(());
+    }
+    let task_top = p.here();
+    let phases = |b: &mut PlanBuilder, names: &mut Names, p: &mut Prog| -> InputResult<()> {
+        for (pi, ph) in task.phases.iter().enumerate() {
+            if let Some(s) = &ph.sched {
+                let fair = s.policy.is_none_or(|pol| pol.is_fair());
+                let nice = match (fair, s.priority) {
+                    (true, Some(prio)) => clamp_nice(prio),
+                    (true, None) => task_nice,
+                    (false, _) => 0,
+                };
+                p.push(Op::SetNice { nice });
+            }
+            let events = |b: &mut PlanBuilder, names: &mut Names, p: &mut Prog| {
+                for (ei, e) in ph.events.iter().enumerate() {
+                    event(b, names, ctx, ti, (pi, ei), e, &unique, p)?;
+                }
+                Ok(())
+            };
+            match ph.loop_count {
+                Some(n) => p.repeat(n, 0, "rt-app phase loop", |p| events(b, names, p))?,
+                None => {
+                    let top = p.here();
+                    events(b, names, p)?;
+                    p.push(Op::Jump { to: top });
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    };
+    match task.loop_count {
+        Some(n) => p.repeat(n, 1, "rt-app task loop", |p| phases(b, names, p))?,
+        None => {
+            phases(b, names, p)?;
+            p.push(Op::Jump { to: task_top });
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn event(
+    b: &mut PlanBuilder,
+    names: &mut Names,
+    ctx: &Ctx,
+    ti: usize,
+    at: (usize, usize),
+    e: &Event,
+    unique: &BTreeMap<String, u32>,
+    p: &mut Prog,
+) -> InputResult<()> {
+    match e {
+        Event::Run { work_us } => {
+            p.run(work_us * 1000 * ctx.work_scale_1024 / 1024);
+        }
+        Event::Runtime { wall_us } => {
+            p.run(wall_us * 1000);
+        }
+        Event::Sleep { us } => {
+            p.push(Op::Sleep { ns: us * 1000 });
+        }
+        Event::Timer {
+            reference,
+            unique: u,
+            period_us,
+            mode,
+        } => {
+            let timer = if *u {
+                unique[reference]
+            } else {
+                names.timers[reference]
+            };
+            p.push(Op::TimerWait {
+                timer,
+                period_ns: period_us * 1000,
+                absolute: *mode == TimerMode::Absolute,
+            });
+        }
+        Event::Lock { mutex } => {
+            let sem = sem_of(b, &mut names.mutexes, mutex, 1);
+            p.push(Op::Down { sem });
+        }
+        Event::Unlock { mutex } => {
+            let sem = sem_of(b, &mut names.mutexes, mutex, 1);
+            p.push(Op::Up { sem, sync: false });
+        }
+        Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
+            let c = sem_of(b, &mut names.conds, cond, 0);
+            let m = sem_of(b, &mut names.mutexes, mutex, 1);
+            if matches!(e, Event::Sync { .. }) {
+                p.push(Op::Wake { sem: c, all: false });
+            }
+            p.push(Op::Up {
+                sem: m,
+                sync: false,
+            });
+            p.push(Op::Down { sem: c });
+            p.push(Op::Down { sem: m });
+        }
+        Event::Signal { cond } | Event::Broad { cond } => {
+            let sem = sem_of(b, &mut names.conds, cond, 0);
+            p.push(Op::Wake {
+                sem,
+                all: matches!(e, Event::Broad { .. }),
+            });
+        }
+        Event::Barrier { name } => {
+            let id = match names.barriers.get(name) {
+                Some(&id) => id,
+                None => {
+                    let id = b.barrier();
+                    names.barriers.insert(name.clone(), id);
+                    id
+                }
+            };
+            let count = ctx
+                .spec
+                .barrier_participants(name)
+                .clamp(1, u64::from(u32::MAX));
+            p.push(Op::Barrier {
+                id,
+                count: count as u32,
+            });
+        }
+        Event::Suspend { value } => {
+            let name = value
+                .clone()
+                .unwrap_or_else(|| ctx.spec.tasks[ti].name.clone());
+            let sem = sem_of(b, &mut names.conds, &name, 0);
+            p.push(Op::Down { sem });
+        }
+        Event::Resume { task } => {
+            let sem = sem_of(b, &mut names.conds, task, 0);
+            p.push(Op::Wake { sem, all: true });
+        }
+        Event::SemPost { sem } => {
+            let sem = sem_of(b, &mut names.sems, sem, 0);
+            p.push(Op::Up { sem, sync: false });
+        }
+        Event::SemWait { sem } => {
+            let sem = sem_of(b, &mut names.sems, sem, 0);
+            p.push(Op::Down { sem });
+        }
+        Event::Yield => {
+            p.push(Op::Yield);
+        }
+        Event::Mem { bytes } => {
+            p.run(copy_ns(*bytes));
+        }
+        Event::Fork { .. } => {
+            let sem = ctx.fork_gates[&(ti, at.0, at.1)];
+            p.push(Op::Up { sem, sync: false });
+        }
+    }
+    Ok(())
+}
+
+/// The union of the task's and its phases' CPU masks (None = all CPUs).
+fn task_mask(t: &RtAppTask) -> Option<CpuMask> {
+    let mut m = t.cpus?;
+    for ph in &t.phases {
+        match ph.cpus {
+            Some(pm) => m = m.or(&pm),
+            None => return Some(m),
+        }
+    }
+    Some(m)
+}
+
+pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
+    let mut b = PlanBuilder::new();
+    let mut names = Names::default();
+    let work_scale_1024 = match spec.global.calibration {
+        Calibration::Cpu(c) if (c as usize) < machine.nr_cpus() => {
+            u64::from(machine.cpus[c as usize].capacity)
+        }
+        _ => 1024,
+    };
+    // Fork gates and pools: (forking task, phase, event) → gate, and the pool size.
+    let mut fork_gates = BTreeMap::new();
+    let mut pools: Vec<(usize, u32, u64, usize)> = Vec::new(); // (template, gate, size, forker)
+    for (ti, t) in spec.tasks.iter().enumerate() {
+        for (pi, ph) in t.phases.iter().enumerate() {
+            for (ei, e) in ph.events.iter().enumerate() {
+                if let Event::Fork { task } = e {
+                    let template = spec.task_index(task).ok_or_else(|| {
+                        InputError::new("rt-app", format!("Can't fork unknown task {task}"))
+                    })?;
+                    let gate = b.sem(0);
+                    fork_gates.insert((ti, pi, ei), gate);
+                    let runs = event_runs(t, pi)
+                        .map(|r| r * u64::from(t.instances))
+                        .unwrap_or(FORK_POOL_MAX)
+                        .min(FORK_POOL_MAX);
+                    pools.push((template, gate, runs, ti));
+                }
+            }
+        }
+    }
+    let ctx = Ctx {
+        spec,
+        work_scale_1024,
+        fork_gates,
+    };
+    let threads = spec.threads();
+    let start = b.barrier();
+    let nr_initial = threads.len().max(1) as u32;
+    let footprint = |t: &RtAppTask| -> u32 {
+        let mem = t
+            .phases
+            .iter()
+            .flat_map(|p| p.events.iter())
+            .filter_map(|e| match e {
+                Event::Mem { bytes } => Some((*bytes).min(spec.global.mem_buffer_size)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        ((mem / 1024) as u32).max(FOOTPRINT_KIB)
+    };
+    for th in &threads {
+        let t = &spec.tasks[th.task];
+        let mut p = Prog::new();
+        p.push(Op::Barrier {
+            id: start,
+            count: nr_initial,
+        });
+        body(&mut b, &mut names, &ctx, th.task, &mut p)?;
+        p.push(Op::Exit);
+        let id = b.program(th.name.clone(), p);
+        let mask = task_mask(t);
+        b.task(TaskSpec {
+            comm: th.name.clone(),
+            program: id,
+            nice: if t.policy.is_fair() {
+                t.nice.map(clamp_nice).unwrap_or(0)
+            } else {
+                0
+            },
+            cpus_allowed: mask,
+            start_ns: 0,
+            parent_cpu: creator_cpu(machine, None),
+            footprint_kib: footprint(t),
+        });
+    }
+    let mut index = threads.len() as u32;
+    for (template, gate, size, forker) in pools {
+        let t = &spec.tasks[template];
+        for _ in 0..size {
+            let mut p = Prog::new();
+            p.push(Op::Down { sem: gate });
+            body(&mut b, &mut names, &ctx, template, &mut p)?;
+            p.push(Op::Exit);
+            let name = format!("{}-{index}", t.name);
+            index += 1;
+            let id = b.program(name.clone(), p);
+            b.task(TaskSpec {
+                comm: name,
+                program: id,
+                nice: if t.policy.is_fair() {
+                    t.nice.map(clamp_nice).unwrap_or(0)
+                } else {
+                    0
+                },
+                cpus_allowed: task_mask(t),
+                start_ns: 0,
+                parent_cpu: creator_cpu(machine, spec.tasks[forker].cpus.as_ref()),
+                footprint_kib: footprint(t),
+            });
+        }
+    }
+    Ok(b.finish())
+}

@@ -1,0 +1,449 @@
+//! schbench (current and classic) as task programs (reference/workloads.md §1.3–1.7, 1.10;
+//! masoncl/schbench `schbench.c`).
+//!
+//! Tasks, in creation order: the main (stats) thread (task 0, CPU 0), then per message thread
+//! i: the message thread, then its t workers. [`Layout`] gives the indices.
+//!
+//! **Saturate mode** (the default). Semaphores per message thread: `msg` (the message
+//! thread's futex: one unit per queued worker) and `gate` (the workers' futexes); the message
+//! thread has a private `batch` counter.
+//! - Worker: `Mark 0` (its `wake_time` placeholder), `Up(msg)` (queue itself and `fpost` the
+//!   message thread), `Down(gate)` (`fwait`), `Sample 0 → wakeup`; then the request: `Mark 1`
+//!   (`work_start`), `Sleep(-s)` (usleep, with the timer slack), the matrix work, `Sample 1 →
+//!   request`, `CountOp` (`loop_count++`). With `-C` the usleep comes before `Mark 1`.
+//! - Message thread: `Down(msg)` (fwait until a worker posted), `DownAll(msg → batch)` (splice
+//!   the rest of the list: later arrivals wait for the next batch, as in `xlist_splice()`),
+//!   `Mark 0` (one timestamp for the batch), then per queued worker: the FUTEX_WAKE syscall's
+//!   own work, `UpStamped(gate, mark 0)` — each wakee's `wake_time` is the batch timestamp, so
+//!   a worker late in a big batch also counts the waker's earlier wakes, as intended.
+//! - Main thread: one pass per second like `sleep_for_runtime()`: `Snapshot` (the RPS sample
+//!   and, every `-i` seconds, the interval report's data), `Sleep(1 s)`; after the pass that
+//!   sees `-r` seconds, `Stop`.
+//!
+//! **RPS mode** (`-R`): each message thread, once per 1 s window (`TimerWait`), posts
+//! `rps/m` requests round-robin over its workers (`Mark 0` + `UpStamped(req[w])`, a per-worker
+//! request counter). A worker takes its queued requests back to back (`TryDown`) and only when
+//! none are left blocks (`Down`) — so only the first request after a block gives a wakeup
+//! sample. **Pipe mode** (`-p B`): no sleep and no math; the worker memsets B bytes before
+//! queueing, the message thread memsets B bytes per wakee and stamps each one separately.
+//! **Classic** (2016–2020): workers spin `-c` µs then queue/post/wait, recording the wakeup
+//! latency; the message thread wakes its batch, waits for a post, then sleeps
+//! `-s + rand() % (-s/4)` µs (a seeded cycle of 64 jitter values); main sleeps `-r` s and stops.
+//!
+//! Costs (reference CPU): one naive matrix multiply of side n is n³ multiply-adds at 3 ns each
+//! (column-strided loads of `m2`) — calibrated to the README's "`-n 5 -F 256` takes about 17 ms
+//! per request" (5 × 104³ × 3 ns = 16.9 ms); a FUTEX_WAKE syscall 1 µs besides the wakeup
+//! path the engine charges; memset at [`super::copy_ns`]; `pthread_create` 15 µs.
+//! Worker footprint: the three matrices (3·8·n² bytes) when `-n` > 0, else 8 KiB of stack.
+//!
+//! Approximations (and why):
+//! - Workers queue FIFO on one gate semaphore, so the longest-waiting worker is woken first;
+//!   the program's list is LIFO. Workers are interchangeable, so only which CPU's cache is
+//!   reused first differs.
+//! - The per-CPU spin lock around the math (no `-L`) is not modelled (it needs a lock chosen
+//!   by the CPU the task runs on); runs without `-L` behave like `-L`.
+//! - The first worker's `fpost` FUTEX_WAKE syscall cost is not charged (only the CAS).
+//! - RPS mode: each window restarts the round-robin at worker 0; the "more than 128 pending"
+//!   back-off is not modelled. `-A` (auto-RPS from /proc/stat) and `-z` are refused/ignored
+//!   (see [`plan`]).
+//! - Message threads start pinned (the program pins them after creating their workers).
+//! - Classic `-c` busy-spins on the wall clock; modelled as `-c` µs of work.
+
+use super::{PlanBuilder, Prog, copy_ns, creator_cpu};
+use crate::cpumask::CpuMask;
+use crate::engine::WorkloadPlan;
+use crate::engine::rng::{RngStream, StreamKind};
+use crate::error::{InputError, InputResult};
+use crate::task::{Op, TaskSpec};
+use crate::topology::Machine;
+use crate::workload::schbench::{SchbenchConfig, SchbenchVersion};
+
+/// Work of one multiply-add of the naive matrix product (see module docs).
+pub const MATRIX_PS_PER_MAC: u64 = 3_000;
+/// FUTEX_WAKE syscall work besides the wakeup itself.
+pub const FUTEX_WAKE_NS: u64 = 1_000;
+/// `pthread_create` work in the creating thread.
+pub const THREAD_CREATE_NS: u64 = 15_000;
+/// Stack and bookkeeping footprint of a thread that touches no matrices (KiB).
+pub const SMALL_FOOTPRINT_KIB: u32 = 8;
+
+pub const WAKEUP_METRIC: &str = "wakeup_latency";
+pub const REQUEST_METRIC: &str = "request_latency";
+
+/// Where each thread sits in the task table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    pub message_threads: u32,
+    pub workers_per_message_thread: u32,
+}
+
+impl Layout {
+    pub fn of(cfg: &SchbenchConfig) -> Self {
+        Layout {
+            message_threads: cfg.message_threads,
+            workers_per_message_thread: cfg.workers_per_message_thread,
+        }
+    }
+
+    pub const MAIN: usize = 0;
+
+    /// Task index of message thread `i`.
+    pub fn message(&self, i: u32) -> usize {
+        1 + i as usize * (1 + self.workers_per_message_thread as usize)
+    }
+
+    /// Task index of worker `w` of message thread `i`.
+    pub fn worker(&self, i: u32, w: u32) -> usize {
+        self.message(i) + 1 + w as usize
+    }
+
+    pub fn nr_tasks(&self) -> usize {
+        1 + self.message_threads as usize * (1 + self.workers_per_message_thread as usize)
+    }
+}
+
+/// Reference-CPU work of one request's math.
+pub fn request_work_ns(cfg: &SchbenchConfig) -> u64 {
+    let cube = |n: u64| n * n * n;
+    let macs = match cfg.split_matrix_sizes() {
+        Some((private, shared)) => {
+            let p = u64::from(cfg.split_private_pct.unwrap_or(100));
+            let ops_private = cfg.operations * p / 100;
+            let ops_shared = cfg.operations - ops_private;
+            ops_private * cube(private) + ops_shared * cube(shared)
+        }
+        None => cfg.operations * cube(cfg.matrix_size()),
+    };
+    (macs as u128 * MATRIX_PS_PER_MAC as u128 / 1000).min(u64::MAX as u128) as u64
+}
+
+/// A worker's cache footprint in KiB.
+pub fn worker_footprint_kib(cfg: &SchbenchConfig) -> u32 {
+    if cfg.operations == 0 || cfg.version != SchbenchVersion::Current {
+        return SMALL_FOOTPRINT_KIB;
+    }
+    let n = match cfg.split_matrix_sizes() {
+        Some((p, _)) => p,
+        None => cfg.matrix_size(),
+    };
+    ((3 * 8 * n * n) / 1024).clamp(u64::from(SMALL_FOOTPRINT_KIB), u64::from(u32::MAX)) as u32
+}
+
+pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<WorkloadPlan> {
+    let err = |m: &str| Err(InputError::new("schbench", m.to_string()));
+    if cfg.auto_rps_pct.is_some() {
+        return err(
+            "-A/--auto-rps is not modelled (it rescales the RPS from /proc/stat busy time); \
+             give a fixed rate with -R",
+        );
+    }
+    if cfg.version != SchbenchVersion::Current
+        && (cfg.pipe_bytes > 0 || cfg.rps > 0 || cfg.classic_autobench)
+    {
+        return err(
+            "the classic schbench's -p, -R and -a modes are not modelled; only its default mode",
+        );
+    }
+    if cfg.workers_per_message_thread == 0 {
+        return err("-t 0 after defaults: no workers to run");
+    }
+    let nr_cpus = machine.nr_cpus();
+    let mut b = PlanBuilder::new();
+    let wakeup = b.metric(WAKEUP_METRIC);
+    let request = if cfg.version == SchbenchVersion::Current {
+        Some(b.metric(REQUEST_METRIC))
+    } else {
+        None
+    };
+    let main_cpu = creator_cpu(machine, None);
+    let worker_mask = cfg.worker_mask(nr_cpus);
+    let work = request_work_ns(cfg);
+    let footprint = worker_footprint_kib(cfg);
+    let mut rng = RngStream::new(seed, StreamKind::Workload, 0);
+
+    // Main thread.
+    let mut p = Prog::new();
+    if cfg.version == SchbenchVersion::Current {
+        stats_thread(&mut p, cfg);
+    } else {
+        p.push(Op::Sleep {
+            ns: u64::from(cfg.runtime_s) * 1_000_000_000,
+        });
+        p.push(Op::Stop);
+    }
+    let id = b.program("schbench", p);
+    b.task(TaskSpec {
+        comm: "schbench".into(),
+        program: id,
+        nice: 0,
+        cpus_allowed: None,
+        start_ns: 0,
+        parent_cpu: main_cpu,
+        footprint_kib: SMALL_FOOTPRINT_KIB,
+    });
+
+    for i in 0..cfg.message_threads {
+        let msg_start = u64::from(i) * THREAD_CREATE_NS;
+        let pin = cfg.message_thread_cpu(i).map(|c| {
+            let mut m = CpuMask::new();
+            m.set(c);
+            m
+        });
+        let msg_mask = pin.or(worker_mask);
+        let worker_parent = creator_cpu(machine, worker_mask.as_ref());
+        let t = cfg.workers_per_message_thread;
+
+        // Semaphores of this message thread.
+        let msg = b.sem(0);
+        let batch = b.sem(0);
+        let gate = b.sem(0);
+        let reqs: Vec<u32> = if cfg.rps > 0 {
+            (0..t).map(|_| b.sem(0)).collect()
+        } else {
+            Vec::new()
+        };
+
+        // Message thread program.
+        let mut p = Prog::new();
+        p.run(u64::from(t) * THREAD_CREATE_NS);
+        if cfg.rps > 0 {
+            let per_thread = u64::from(cfg.rps_per_message_thread());
+            let timer = i;
+            p.push(Op::TimerStart { timer });
+            let top = p.here();
+            let full_rounds = per_thread / u64::from(t);
+            let rest = per_thread % u64::from(t);
+            let post = |p: &mut Prog, w: usize| {
+                p.push(Op::Mark { slot: 0 });
+                p.run(FUTEX_WAKE_NS);
+                p.push(Op::UpStamped {
+                    sem: reqs[w],
+                    sync: false,
+                    slot: 0,
+                });
+            };
+            p.repeat(full_rounds, 0, "schbench -R", |p| {
+                for w in 0..t as usize {
+                    post(p, w);
+                }
+                Ok(())
+            })?;
+            for w in 0..rest as usize {
+                post(&mut p, w);
+            }
+            p.push(Op::TimerWait {
+                timer,
+                period_ns: 1_000_000_000,
+                absolute: false,
+            });
+            p.push(Op::Jump { to: top });
+        } else {
+            let top = p.here();
+            if cfg.version != SchbenchVersion::Current {
+                // Classic: after a post, usleep(s + rand() % (s/4)), then wake the batch. The
+                // jitter is 64 seeded draws, cycled: 64 copies of the batch loop.
+                let s = cfg.classic_sleeptime_us;
+                const COPIES: u32 = 64;
+                const BLOCK: u32 = 8;
+                for k in 0..COPIES {
+                    let jitter = if s >= 4 { rng.below(s / 4) } else { 0 };
+                    debug_assert_eq!(p.here(), top + k * BLOCK);
+                    p.push(Op::Down { sem: msg });
+                    p.push(Op::Sleep {
+                        ns: (s + jitter) * 1000,
+                    });
+                    p.push(Op::DownAll {
+                        sem: msg,
+                        into: batch,
+                    });
+                    p.push(Op::Mark { slot: 0 });
+                    let wake = p.here();
+                    p.push(Op::Run {
+                        work_ns: FUTEX_WAKE_NS,
+                    });
+                    p.push(Op::UpStamped {
+                        sem: gate,
+                        sync: false,
+                        slot: 0,
+                    });
+                    p.push(Op::TryDown {
+                        sem: batch,
+                        else_to: top + ((k + 1) % COPIES) * BLOCK,
+                    });
+                    p.push(Op::Jump { to: wake });
+                }
+            } else {
+                p.push(Op::Down { sem: msg });
+                p.push(Op::DownAll {
+                    sem: msg,
+                    into: batch,
+                });
+                if cfg.pipe_bytes == 0 {
+                    p.push(Op::Mark { slot: 0 });
+                }
+                let wake = p.here();
+                if cfg.pipe_bytes > 0 {
+                    p.run(copy_ns(u64::from(cfg.pipe_bytes)));
+                    p.push(Op::Mark { slot: 0 });
+                }
+                p.run(FUTEX_WAKE_NS);
+                p.push(Op::UpStamped {
+                    sem: gate,
+                    sync: false,
+                    slot: 0,
+                });
+                p.push(Op::TryDown {
+                    sem: batch,
+                    else_to: top,
+                });
+                p.push(Op::Jump { to: wake });
+            }
+        }
+        let id = b.program(format!("schbench-msg-{i}"), p);
+        b.task(TaskSpec {
+            comm: "schbench-msg".into(),
+            program: id,
+            nice: 0,
+            cpus_allowed: msg_mask,
+            start_ns: msg_start,
+            parent_cpu: main_cpu,
+            footprint_kib: SMALL_FOOTPRINT_KIB,
+        });
+
+        // Workers.
+        for w in 0..t {
+            let mut p = Prog::new();
+            let request_ops = |p: &mut Prog| {
+                if cfg.calibrate && cfg.sleep_usec > 0 {
+                    p.push(Op::Sleep {
+                        ns: cfg.sleep_usec * 1000,
+                    });
+                }
+                p.push(Op::Mark { slot: 1 });
+                if !cfg.calibrate && cfg.sleep_usec > 0 {
+                    p.push(Op::Sleep {
+                        ns: cfg.sleep_usec * 1000,
+                    });
+                }
+                p.run(work);
+                if let Some(r) = request {
+                    p.push(Op::Sample { slot: 1, metric: r });
+                }
+                p.push(Op::CountOp);
+            };
+            match cfg.version {
+                SchbenchVersion::Current if cfg.rps > 0 => {
+                    let req = reqs[w as usize];
+                    // 0: TryDown(req, else → 3); request; Jump 0; 3: Down(req); Sample; request;
+                    // Jump 0.
+                    let top = p.here();
+                    let try_at = p.here();
+                    p.push(Op::TryDown {
+                        sem: req,
+                        else_to: 0,
+                    });
+                    request_ops(&mut p);
+                    p.push(Op::Jump { to: top });
+                    let block = p.here();
+                    p.ops[try_at as usize] = Op::TryDown {
+                        sem: req,
+                        else_to: block,
+                    };
+                    p.push(Op::Down { sem: req });
+                    p.push(Op::Sample {
+                        slot: 0,
+                        metric: wakeup,
+                    });
+                    request_ops(&mut p);
+                    p.push(Op::Jump { to: top });
+                }
+                SchbenchVersion::Current => {
+                    if cfg.pipe_bytes > 0 {
+                        p.run(copy_ns(u64::from(cfg.pipe_bytes)));
+                    }
+                    p.push(Op::Mark { slot: 0 });
+                    p.push(Op::Up {
+                        sem: msg,
+                        sync: false,
+                    });
+                    p.push(Op::Down { sem: gate });
+                    p.push(Op::Sample {
+                        slot: 0,
+                        metric: wakeup,
+                    });
+                    if cfg.pipe_bytes > 0 {
+                        p.push(Op::CountOp);
+                    } else {
+                        request_ops(&mut p);
+                    }
+                    p.push(Op::Jump { to: 0 });
+                }
+                _ => {
+                    // Classic: spin, count, queue/post/wait, record.
+                    p.run(cfg.classic_cputime_us * 1000);
+                    p.push(Op::CountOp);
+                    p.push(Op::Mark { slot: 0 });
+                    p.push(Op::Up {
+                        sem: msg,
+                        sync: false,
+                    });
+                    p.push(Op::Down { sem: gate });
+                    p.push(Op::Sample {
+                        slot: 0,
+                        metric: wakeup,
+                    });
+                    p.push(Op::Jump { to: 0 });
+                }
+            }
+            let id = b.program(format!("schbench-worker-{i}-{w}"), p);
+            b.task(TaskSpec {
+                comm: "schbench-worker".into(),
+                program: id,
+                nice: 0,
+                cpus_allowed: worker_mask,
+                start_ns: msg_start + u64::from(w + 1) * THREAD_CREATE_NS,
+                parent_cpu: worker_parent,
+                footprint_kib: footprint,
+            });
+        }
+    }
+    Ok(b.finish())
+}
+
+/// Pass `k` of the statistics loop takes a full snapshot (for an interval report) when `-i`
+/// seconds have passed since the last report: with passes about a second apart, every `-i`-th
+/// pass. Not in pipe mode (no interval reports there).
+pub fn full_snapshot_pass(cfg: &SchbenchConfig, k: u64) -> bool {
+    let i = u64::from(cfg.interval_s);
+    cfg.pipe_bytes == 0 && k > 0 && (i == 0 || k.is_multiple_of(i))
+}
+
+/// `sleep_for_runtime()`: a pass per second, the final one once `-r` seconds have passed.
+fn stats_thread(p: &mut Prog, cfg: &SchbenchConfig) {
+    const SECOND_NS: u64 = 1_000_000_000;
+    let r = u64::from(cfg.runtime_s);
+    if r == 0 {
+        // Forever: first pass, then blocks of `-i` passes whose last is a full snapshot.
+        p.push(Op::Snapshot { full: false });
+        p.push(Op::Sleep { ns: SECOND_NS });
+        let top = p.here();
+        let i = u64::from(cfg.interval_s.max(1));
+        for k in 1..=i {
+            p.push(Op::Snapshot {
+                full: full_snapshot_pass(cfg, k),
+            });
+            p.push(Op::Sleep { ns: SECOND_NS });
+        }
+        p.push(Op::Jump { to: top });
+        return;
+    }
+    for k in 0..=r {
+        p.push(Op::Snapshot {
+            full: full_snapshot_pass(cfg, k),
+        });
+        if k < r {
+            p.push(Op::Sleep { ns: SECOND_NS });
+        }
+    }
+    p.push(Op::Stop);
+}

@@ -1,0 +1,403 @@
+//! Benchmark-native results of a finished run: each benchmark's result struct filled from the
+//! engine, its exact native report (`format_report` of the benchmark module) and the
+//! contract's benchmark-native JSON keys (ARCHITECTURE.md §3: hackbench `time_s`; schbench
+//! `rps_avg`, `wakeup_latency_us.{p50,p90,p99,p99.9}`, `request_latency_us.{...}`; stress-ng
+//! `bogo_ops`, `bogo_ops_per_s`; netperf/tbench `throughput`; all with `kind`).
+//!
+//! What is read from where (the generators in [`crate::workload::generate`] set it up):
+//! - hackbench: metric `time` (parent's start mark → all children reaped), exact (the
+//!   histogram's sum); µs resolution like `gettimeofday`.
+//! - schbench: metrics `wakeup_latency`/`request_latency` re-bucketed into the program's own
+//!   histogram ([`PlatHistogram`]) at µs resolution — each engine bucket (≤ 0.8 % wide) goes
+//!   to its midpoint rounded to the µs, and 0 µs samples are dropped as the program drops
+//!   `delta == 0`; RPS samples, `warmup done` and interval reports from the statistics
+//!   thread's once-a-second snapshots; `loop_count` from the op counter (never reset, like
+//!   the program's); sched delay from each thread's run delay / times scheduled in
+//!   (`/proc/<tid>/schedstat`).
+//! - stress-ng: each instance's call counter semaphore (bogo ops = ⌊calls × bogo-ops per
+//!   call⌋), its CPU time, and its wall time (metric `instance_wall` at exit, else until the
+//!   run ended).
+//! - netperf/tbench: transactions counted since the statistics start, over that interval.
+//! - rt-app: rt-app prints nothing of its own on stdout (its results are per-thread log
+//!   files); we print one summary line per thread (runtime, wakeups, run delay).
+
+use serde_json::{Value, json};
+
+use crate::engine::Engine;
+use crate::stats::histogram::Histogram;
+use crate::task::TaskState;
+use crate::workload::WorkloadSpec;
+use crate::workload::generate::{
+    hackbench as ghb, netperf as gnp, schbench as gsb, stressng as gsn,
+};
+use crate::workload::hackbench::{self, HackbenchConfig, HackbenchResult};
+use crate::workload::netperf::{
+    self, NetperfRrConfig, NetperfRrResult, RrFlavor, TBENCH_PAYLOAD_BYTES,
+};
+use crate::workload::rtapp::RtAppSpec;
+use crate::workload::schbench::{
+    self, PLIST_CLASSIC, PLIST_CURRENT, PlatHistogram, SchbenchClassicResult, SchbenchConfig,
+    SchbenchInterval, SchbenchLogEntry, SchbenchResult, SchbenchVersion,
+};
+use crate::workload::stressng::{self, StressNgConfig, StressNgInstance, StressNgResult};
+
+/// The `[PID]` stress-ng prints: a fixed simulated pid keeps the output deterministic.
+pub const SIMULATED_PID: u32 = 4242;
+
+/// The benchmark's native report text and its JSON metrics (`"workload"` in the results).
+pub fn native_report(spec: &WorkloadSpec, engine: &Engine) -> (String, Value) {
+    match spec {
+        WorkloadSpec::Hackbench(c) => hackbench_report(c, engine),
+        WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Current => {
+            schbench_report(c, engine)
+        }
+        WorkloadSpec::Schbench(c) => schbench_classic_report(c, engine),
+        WorkloadSpec::StressNg(c) => stressng_report(c, engine),
+        WorkloadSpec::NetperfRr(c) => netperf_report(c, engine),
+        WorkloadSpec::RtApp(c) => rtapp_report(c, engine),
+    }
+}
+
+fn metric<'a>(engine: &'a Engine, name: &str) -> Option<&'a Histogram> {
+    engine.metrics().find(|(n, _)| *n == name).map(|(_, h)| h)
+}
+
+/// Mean of a histogram, exactly (sum / count), in ns.
+fn exact_mean_ns(h: &Histogram) -> Option<u64> {
+    (!h.is_empty()).then(|| (h.sum() / u128::from(h.len())) as u64)
+}
+
+// ----- hackbench -----------------------------------------------------------------------------
+
+/// hackbench's measured interval: the parent's start mark to the last child reaped, µs
+/// resolution. If the run was cut before that, the time simulated since the statistics start.
+pub fn hackbench_result(engine: &Engine) -> (HackbenchResult, bool) {
+    let done = metric(engine, ghb::TIME_METRIC).and_then(exact_mean_ns);
+    let ns = done.unwrap_or(engine.end_ns() - engine.stats_start_ns());
+    (
+        HackbenchResult {
+            elapsed_ns: ns / 1000 * 1000,
+        },
+        done.is_some(),
+    )
+}
+
+fn hackbench_report(cfg: &HackbenchConfig, engine: &Engine) -> (String, Value) {
+    let (res, complete) = hackbench_result(engine);
+    let text = hackbench::format_report(cfg, &res);
+    let json = json!({
+        "kind": "hackbench",
+        "time_s": res.elapsed_ns as f64 / 1e9,
+        "messages": engine.ops_total(),
+        "complete": complete,
+    });
+    (text, json)
+}
+
+// ----- schbench ------------------------------------------------------------------------------
+
+/// Re-bucket an engine latency histogram (ns) into schbench's histogram (µs).
+pub fn to_plat_us(h: &Histogram) -> PlatHistogram {
+    let mut out = PlatHistogram::new();
+    for (low, high, count) in h.buckets() {
+        let mid_ns = low / 2 + high / 2 + (low % 2 + high % 2) / 2;
+        let us = (mid_ns + 500) / 1000;
+        if us == 0 {
+            continue;
+        }
+        let us = us.min(u64::from(u32::MAX)) as u32;
+        for _ in 0..count {
+            out.add(us);
+        }
+    }
+    out
+}
+
+/// `run_delay / pcount` of each task, averaged the way `collect_sched_delay()` does:
+/// (message threads' mean, workers' mean), ns.
+fn sched_delays(cfg: &SchbenchConfig, waits: &[(u64, u64)]) -> (u64, u64) {
+    let layout = gsb::Layout::of(cfg);
+    let avg = |i: usize| -> u64 {
+        let (sum, n) = waits.get(i).copied().unwrap_or((0, 0));
+        sum.checked_div(n).unwrap_or(0)
+    };
+    let m = cfg.message_threads.max(1);
+    let t = cfg.workers_per_message_thread;
+    let mut msg = 0u64;
+    let mut workers = 0u64;
+    for i in 0..cfg.message_threads {
+        msg += avg(layout.message(i));
+        for w in 0..t {
+            workers += avg(layout.worker(i, w));
+        }
+    }
+    (
+        msg / u64::from(m),
+        workers
+            .checked_div(u64::from(m) * u64::from(t))
+            .unwrap_or(0),
+    )
+}
+
+/// Fill [`SchbenchResult`] from a finished run of the current schbench.
+pub fn schbench_result(cfg: &SchbenchConfig, engine: &Engine) -> SchbenchResult {
+    let empty = Histogram::new();
+    let wake_h = metric(engine, gsb::WAKEUP_METRIC).unwrap_or(&empty);
+    let req_h = metric(engine, gsb::REQUEST_METRIC).unwrap_or(&empty);
+    let metric_index = |name: &str| engine.metrics().position(|(n, _)| n == name);
+    let (wi, ri) = (
+        metric_index(gsb::WAKEUP_METRIC),
+        metric_index(gsb::REQUEST_METRIC),
+    );
+    let pipe = cfg.pipe_bytes > 0;
+    let rps_mode = cfg.rps > 0;
+    let mut res = SchbenchResult::default();
+    let mut rps = PlatHistogram::new();
+    let snaps = engine.snapshots();
+    let start_us = snaps.first().map(|s| s.time_ns / 1000).unwrap_or(0);
+    let (mut last_t_us, mut last_ops) = (start_us, 0u64);
+    let mut warmup_done = false;
+    for (k, s) in snaps.iter().enumerate() {
+        let now_us = s.time_ns / 1000;
+        let runtime_delta = now_us - start_us;
+        if !rps_mode
+            && !pipe
+            && cfg.warmup_s > 0
+            && !warmup_done
+            && runtime_delta > u64::from(cfg.warmup_s) * 1_000_000
+        {
+            warmup_done = true;
+            res.log.push(SchbenchLogEntry::WarmupDone);
+            rps.reset();
+            continue;
+        }
+        if pipe {
+            continue;
+        }
+        let delta = now_us - last_t_us;
+        let current = (s.ops_total - last_ops) as f64 * 1e6 / delta as f64;
+        last_ops = s.ops_total;
+        last_t_us = now_us;
+        rps.add(if current.is_finite() {
+            current as u32
+        } else {
+            0
+        });
+        if gsb::full_snapshot_pass(cfg, k as u64) && !s.metrics.is_empty() {
+            let (m, w) = sched_delays(cfg, &s.task_waits);
+            let pick = |i: Option<usize>| i.map(|i| to_plat_us(&s.metrics[i])).unwrap_or_default();
+            res.log
+                .push(SchbenchLogEntry::Interval(Box::new(SchbenchInterval {
+                    elapsed_s: runtime_delta / 1_000_000,
+                    wakeup: pick(wi),
+                    request: pick(ri),
+                    rps: rps.clone(),
+                    sched_delay_message_ns: m,
+                    sched_delay_worker_ns: w,
+                    current_rps: if current.is_finite() { current } else { 0.0 },
+                })));
+        }
+    }
+    res.wakeup = to_plat_us(wake_h);
+    res.request = to_plat_us(req_h);
+    res.rps = rps;
+    res.loop_count = snaps
+        .last()
+        .map(|s| s.ops_total)
+        .unwrap_or(engine.ops_total());
+    let waits: Vec<(u64, u64)> = engine
+        .tasks()
+        .iter()
+        .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
+        .collect();
+    let (m, w) = sched_delays(cfg, &waits);
+    res.sched_delay_message_ns = m;
+    res.sched_delay_worker_ns = w;
+    if pipe {
+        // Each worker's `runtime`: from its start to its last loop (≈ the end of the run).
+        let end_us = engine.end_ns() / 1000;
+        let mut total = 0u64;
+        for i in 0..cfg.message_threads {
+            for w in 0..cfg.workers_per_message_thread {
+                let start = (u64::from(i) * gsb::THREAD_CREATE_NS
+                    + u64::from(w + 1) * gsb::THREAD_CREATE_NS)
+                    / 1000;
+                total += end_us.saturating_sub(start);
+            }
+        }
+        res.loop_runtime_us = total;
+    }
+    res
+}
+
+fn pct_json(h: &PlatHistogram, plist: &[f64], idx: [usize; 4]) -> Value {
+    let rows = h.percentiles(plist);
+    json!({
+        "p50": rows[idx[0]].value,
+        "p90": rows[idx[1]].value,
+        "p99": rows[idx[2]].value,
+        "p99.9": rows[idx[3]].value,
+    })
+}
+
+fn schbench_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Value) {
+    let res = schbench_result(cfg, engine);
+    let text = schbench::format_report(cfg, &res);
+    let rps_avg = res.loop_count as f64 / f64::from(cfg.runtime_s.max(1));
+    let mut json = json!({
+        "kind": "schbench",
+        "rps_avg": (rps_avg * 100.0).round() / 100.0,
+        "loop_count": res.loop_count,
+        "wakeup_latency_us": pct_json(&res.wakeup, &PLIST_CURRENT, [1, 2, 3, 4]),
+        "sched_delay_message_us": res.sched_delay_message_ns / 1000,
+        "sched_delay_worker_us": res.sched_delay_worker_ns / 1000,
+    });
+    if cfg.pipe_bytes == 0 {
+        json["request_latency_us"] = pct_json(&res.request, &PLIST_CURRENT, [1, 2, 3, 4]);
+    }
+    (text, json)
+}
+
+fn schbench_classic_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Value) {
+    let empty = Histogram::new();
+    let latency = to_plat_us(metric(engine, gsb::WAKEUP_METRIC).unwrap_or(&empty));
+    let res = SchbenchClassicResult { latency };
+    let text = schbench::format_classic_report(cfg, &res);
+    let loops = engine.ops_total();
+    let json = json!({
+        "kind": "schbench",
+        "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
+        "loop_count": loops,
+        "wakeup_latency_us": pct_json(&res.latency, &PLIST_CLASSIC, [0, 2, 4, 6]),
+    });
+    (text, json)
+}
+
+// ----- stress-ng -----------------------------------------------------------------------------
+
+/// Fill [`StressNgResult`] from a finished run.
+pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult {
+    let per_call = cfg.bogo_ops_per_call();
+    let end = engine.end_ns();
+    let timeout_ns = cfg.effective_timeout_s().saturating_mul(1_000_000_000);
+    let timed_out = timeout_ns > 0 && end >= timeout_ns;
+    let mean_wall = metric(engine, gsn::WALL_METRIC).and_then(exact_mean_ns);
+    let mut instances = Vec::new();
+    for i in 0..cfg.instances as usize {
+        let Some(t) = engine.tasks().get(i) else {
+            break;
+        };
+        let calls = engine.sem_count(gsn::COUNTER_BASE + i as u32);
+        let exited = t.state == TaskState::Dead;
+        let start = (i as u64 + 1) * gsn::FORK_NS;
+        let wall_ns = match (exited, mean_wall) {
+            (true, Some(w)) => w,
+            _ => end.saturating_sub(start),
+        };
+        instances.push(StressNgInstance {
+            bogo_ops: (calls as f64 * per_call).floor() as u64,
+            wall_s: wall_ns as f64 / 1e9,
+            usr_s: t.stats.sum_exec_runtime_ns as f64 / 1e9,
+            sys_s: 0.0,
+            completed: exited || timed_out,
+            maxrss_kb: 0,
+        });
+    }
+    let success = instances.iter().all(|i| i.completed);
+    StressNgResult {
+        pid: SIMULATED_PID,
+        instances,
+        duration_s: end as f64 / 1e9,
+        success,
+    }
+}
+
+fn stressng_report(cfg: &StressNgConfig, engine: &Engine) -> (String, Value) {
+    let res = stressng_result(cfg, engine);
+    let text = stressng::format_report(cfg, &res);
+    let m = res.metrics();
+    let r2 = |v: f64| (v * 100.0).round() / 100.0;
+    let json = json!({
+        "kind": "stress-ng",
+        "bogo_ops": m.bogo_ops,
+        "bogo_ops_per_s": r2(m.bogo_ops_per_s_real),
+        "bogo_ops_per_s_cpu": r2(m.bogo_ops_per_s_cpu),
+        "real_time_s": r2(m.real_time_s),
+        "usr_time_s": r2(m.usr_time_s),
+    });
+    (text, json)
+}
+
+// ----- netperf / tbench ----------------------------------------------------------------------
+
+pub fn netperf_result(engine: &Engine) -> NetperfRrResult {
+    let elapsed_ns = engine.end_ns() - engine.stats_start_ns();
+    let max_ns = metric(engine, gnp::TRANSACTION_METRIC)
+        .map(Histogram::max)
+        .unwrap_or(0);
+    NetperfRrResult {
+        transactions: engine.ops_done(),
+        elapsed_s: elapsed_ns as f64 / 1e9,
+        max_latency_ms: max_ns as f64 / 1e6,
+        ..NetperfRrResult::default()
+    }
+}
+
+fn netperf_report(cfg: &NetperfRrConfig, engine: &Engine) -> (String, Value) {
+    let res = netperf_result(engine);
+    let text = netperf::format_report(cfg, &res);
+    let json = match cfg.flavor {
+        RrFlavor::Netperf => json!({
+            "kind": "netperf",
+            "throughput": (res.rate() * 100.0).round() / 100.0,
+            "throughput_unit": "transactions/s",
+            "transactions": res.transactions,
+            "elapsed_s": res.elapsed_s,
+        }),
+        RrFlavor::Tbench => json!({
+            "kind": "tbench",
+            "throughput": res.rate() * f64::from(TBENCH_PAYLOAD_BYTES) / 1e6,
+            "throughput_unit": "MB/s",
+            "transactions": res.transactions,
+            "elapsed_s": res.elapsed_s,
+            "max_latency_ms": res.max_latency_ms,
+        }),
+    };
+    (text, json)
+}
+
+// ----- rt-app --------------------------------------------------------------------------------
+
+fn rtapp_report(spec: &RtAppSpec, engine: &Engine) -> (String, Value) {
+    let mut text = String::new();
+    let mut threads = Vec::new();
+    for t in engine.tasks() {
+        let s = &t.stats;
+        let delay_us = s.wait_sum_ns.checked_div(s.wait_count).unwrap_or(0) / 1000;
+        text.push_str(&format!(
+            "{:<16} runtime {:>10.3} ms  wakeups {:>8}  avg run delay {:>6} us  {}\n",
+            t.comm,
+            s.sum_exec_runtime_ns as f64 / 1e6,
+            s.nr_wakeups,
+            delay_us,
+            if t.state == TaskState::Dead {
+                "exited"
+            } else {
+                "running"
+            }
+        ));
+        threads.push(json!({
+            "name": t.comm,
+            "runtime_ms": s.sum_exec_runtime_ns as f64 / 1e6,
+            "wakeups": s.nr_wakeups,
+            "avg_run_delay_us": delay_us,
+        }));
+    }
+    let json = json!({
+        "kind": "rtapp",
+        "threads": threads,
+        "initial_threads": spec.nr_threads(),
+        "duration_s": engine.end_ns() as f64 / 1e9,
+    });
+    (text, json)
+}
