@@ -502,9 +502,10 @@ mod tests {
             group_classify(117, false, &sgs(2, 2, 2048, 1700, 1700)),
             GroupType::HasSpare
         );
-        // Runnable pressure alone makes a group with one task per CPU fully busy.
+        // Runnable pressure alone (2048*117 < 2500*100) makes a group with one task per
+        // CPU fully busy.
         assert_eq!(
-            group_classify(117, false, &sgs(2, 2, 2048, 1000, 1800)),
+            group_classify(117, false, &sgs(2, 2, 2048, 1000, 2500)),
             GroupType::FullyBusy
         );
         // The affinity flag outranks everything but overload.
