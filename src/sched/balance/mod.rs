@@ -761,3 +761,42 @@ impl BalanceEnv {
         self.idle != IdleType::NotIdle
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::presets;
+
+    #[test]
+    fn avg_idle_is_an_eighth_ewma_capped_at_twice_max_idle_balance_cost() {
+        let m = presets::by_name("hybrid-10").unwrap();
+        let dom = Arc::new(crate::domains::build_sched_domains(&m));
+        let mut lb = LoadBalancer::from_config(
+            dom,
+            Features::defaults(),
+            &Sysctls::default(),
+            &CostModel::default(),
+            0,
+        );
+        // sched_init(): avg_idle = 2 x migration cost, max_idle_balance_cost = migration cost.
+        assert_eq!(lb.rq[3].avg_idle, 1_000_000);
+        assert_eq!(lb.rq[3].max_idle_balance_cost, 500_000);
+        lb.rq[3].idle_stamp = 1_000_000;
+        lb.update_rq_avg_idle(3, 1_800_000);
+        assert_eq!(lb.rq[3].avg_idle, 1_000_000 - 200_000 / 8);
+        assert_eq!(lb.rq[3].idle_stamp, 0);
+        // Not idle-stamped: nothing changes.
+        lb.update_rq_avg_idle(3, 50_000_000);
+        assert_eq!(lb.rq[3].avg_idle, 975_000);
+        lb.rq[3].idle_stamp = 2_000_000;
+        lb.update_rq_avg_idle(3, 12_000_000);
+        assert_eq!(
+            lb.rq[3].avg_idle, 1_000_000,
+            "capped at 2 x max_idle_balance_cost"
+        );
+        // HZ 250: 4 ms jiffies; msecs_to_jiffies rounds up.
+        assert_eq!(lb.msecs_to_jiffies(10), 3);
+        assert_eq!(lb.msecs_to_jiffies(32), 8);
+        assert_eq!(lb.max_load_balance_interval, 250);
+    }
+}

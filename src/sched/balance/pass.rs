@@ -10,6 +10,9 @@
 //! highest-priority work. Because the simulated stopper is not a task on the runqueue, its
 //! "is there any task to move" test reads `nr_running == 0` where the kernel, counting the
 //! stopper itself, reads `nr_running <= 1`.
+//!
+//! Left out: the rq locking and `LBF_NEED_BREAK` lock breaks (a pass is atomic in virtual
+//! time; the loop counters still behave as the kernel's).
 
 use super::{
     BalanceEnv, LbEnv, LbOutput, LoadBalancer, MAX_PINNED_INTERVAL_MS, MigrationType,

@@ -13,6 +13,9 @@
 //! lb_nobusyq lb_nobusyg`, idle types in the v6.10+ enum order (`__CPU_NOT_IDLE`,
 //! `CPU_IDLE`, `CPU_NEWLY_IDLE`). `sbe_*`, `sbf_*` and `ttwu_move_balance` are never
 //! incremented by the kernel and are always 0.
+//!
+//! Left out: the version 15/16 layouts (one `lb_imbalance` field, no domain name; v15's
+//! idle-type order) — the simulator speaks the v6.14+ format only.
 
 use std::fmt::Write;
 
