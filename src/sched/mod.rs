@@ -7,7 +7,10 @@
 //! - [`pelt`]: per-entity load tracking, util_est and the PELT clock
 //!   (`kernel/sched/pelt.c`, `pelt.h`, `sched-pelt.h`).
 //! - [`wakeup`]: wakeup CPU selection (`select_task_rq_fair`).
+//! - [`balance`]: SMP load balancing (`sched_balance_rq`, periodic/NOHZ/newidle balancing,
+//!   schedstats), against the runqueue trait `balance::LbEnv`.
 
+pub mod balance;
 pub mod fair;
 pub mod pelt;
 pub mod wakeup;

@@ -1,0 +1,349 @@
+//! Deciding whether and how much to balance: `sched_balance_find_src_group()` (was
+//! `find_busiest_group()`), `calculate_imbalance()`, `sibling_imbalance()`,
+//! `adjust_numa_imbalance()`, and `sched_balance_find_src_rq()` (was
+//! `find_busiest_queue()`) with `fbq_classify_rq()` (kernel/sched/fair.c, v6.17).
+//!
+//! One deliberate difference: `calculate_imbalance()` evens out idle CPUs with
+//! `max(0, local.idle_cpus − busiest.idle_cpus)`. The kernel computes the difference in
+//! `unsigned int` before `max_t(long, 0, …)`, so it wraps to `UINT_MAX` when the local group
+//! has fewer idle CPUs; Pierre Gondois' fix (`lsub_positive()`, reviewed by Vincent
+//! Guittot, queued for stable in 2026) makes it the clamp modelled here — the intended
+//! behaviour.
+//!
+//! Left out: the energy-aware early exit (`rd->pd` and not overutilized) — no energy model.
+
+use super::stats::SdLbStats;
+use super::{
+    BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType,
+    NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, capacity_greater,
+};
+use crate::domains::{GroupId, SdFlags};
+
+/// Result of [`LoadBalancer::sched_balance_find_src_group`]: the busiest group (if the
+/// domain is worth balancing) and the statistics behind the decision. The imbalance and
+/// its type are in the pass's [`BalanceEnv`].
+#[derive(Clone, Copy, Debug)]
+pub struct SrcGroup {
+    pub busiest: Option<GroupId>,
+    pub sds: SdLbStats,
+}
+
+/// `adjust_numa_imbalance()`: while the destination node runs no more than
+/// `imb_numa_nr` tasks, an imbalance of up to [`NUMA_IMBALANCE_MIN`] tasks is left alone so
+/// communicating pairs stay on one node.
+pub fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64) -> i64 {
+    // allow_numa_imbalance(): running <= imb_numa_nr.
+    if dst_running > imb_numa_nr {
+        return imbalance;
+    }
+    if imbalance <= NUMA_IMBALANCE_MIN {
+        return 0;
+    }
+    imbalance
+}
+
+/// `fbq_classify_rq()` (CONFIG_NUMA_BALANCING=y).
+pub fn fbq_classify_rq<E: LbEnv + ?Sized>(env: &E, cpu: usize) -> FbqType {
+    let nr = env.nr_running(cpu);
+    if nr > env.nr_numa_running(cpu) {
+        FbqType::Regular
+    } else if nr > env.nr_preferred_running(cpu) {
+        FbqType::Remote
+    } else {
+        FbqType::All
+    }
+}
+
+impl LoadBalancer {
+    /// `sibling_imbalance()` (v6.6+): tasks to move so both groups run the same number of
+    /// tasks per core (pre-multiplied by 2 since the caller halves it).
+    pub fn sibling_imbalance(&self, bal: &BalanceEnv, sds: &SdLbStats) -> i64 {
+        let busiest = &sds.busiest_stat;
+        let local = &sds.local_stat;
+        if !bal.dst_idle() || busiest.sum_nr_running == 0 {
+            return 0;
+        }
+        let ncores_busiest = sds
+            .busiest
+            .map(|g| self.domains.group(g).cores)
+            .unwrap_or(1) as i64;
+        let ncores_local = sds.local.map(|g| self.domains.group(g).cores).unwrap_or(1) as i64;
+        let b_nr = i64::from(busiest.sum_nr_running);
+        let l_nr = i64::from(local.sum_nr_running);
+        if ncores_busiest == ncores_local {
+            return (b_nr - l_nr).max(0);
+        }
+        // Balance such that nr_running/ncores is the same on both groups, with rounding.
+        let mut imbalance = (ncores_local * b_nr - ncores_busiest * l_nr).max(0);
+        imbalance =
+            (2 * imbalance + ncores_local + ncores_busiest) / (ncores_local + ncores_busiest);
+        // Take advantage of resources in an empty group.
+        if imbalance <= 1 && l_nr == 0 && b_nr > 1 {
+            imbalance = 2;
+        }
+        imbalance
+    }
+
+    /// `calculate_imbalance()`: set `bal.migration_type` and `bal.imbalance`.
+    pub fn calculate_imbalance(&self, bal: &mut BalanceEnv, sds: &mut SdLbStats) {
+        let d = self.domains.domain(bal.sd);
+        let busiest = sds.busiest_stat;
+        match busiest.group_type {
+            GroupType::MisfitTask => {
+                if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY) {
+                    // Set imbalance to allow a misfit task to be balanced.
+                    bal.migration_type = MigrationType::Misfit;
+                    bal.imbalance = 1;
+                } else {
+                    // A task on a CPU with reduced capacity: migrate its load.
+                    bal.migration_type = MigrationType::Load;
+                    bal.imbalance = busiest.group_misfit_task_load as i64;
+                }
+                return;
+            }
+            GroupType::AsymPacking => {
+                // Move all runnable tasks to the preferred CPU.
+                bal.migration_type = MigrationType::Task;
+                bal.imbalance = i64::from(busiest.sum_h_nr_running);
+                return;
+            }
+            GroupType::SmtBalance | GroupType::Imbalanced => {
+                // One task off the SMT core / out of the affinity-constrained group.
+                bal.migration_type = MigrationType::Task;
+                bal.imbalance = 1;
+                return;
+            }
+            _ => {}
+        }
+        let local = sds.local_stat;
+        if local.group_type == GroupType::HasSpare {
+            if busiest.group_type > GroupType::FullyBusy && !d.flags.contains(SdFlags::SD_SHARE_LLC)
+            {
+                // Busiest overloaded, outside an LLC: fill the local spare capacity. This
+                // may leave busiest overloaded, but there is no simple way to compute the
+                // load to move.
+                bal.migration_type = MigrationType::Util;
+                bal.imbalance =
+                    (local.group_capacity.max(local.group_util) - local.group_util) as i64;
+                // Util-based balancing may not find a task when everything is tiny: at
+                // least move one task to the idle CPU.
+                if bal.dst_idle() && bal.imbalance == 0 {
+                    bal.migration_type = MigrationType::Task;
+                    bal.imbalance = 1;
+                }
+                return;
+            }
+            bal.migration_type = MigrationType::Task;
+            if busiest.group_weight == 1 || sds.prefer_sibling {
+                // Spread running tasks evenly across the groups.
+                bal.imbalance = self.sibling_imbalance(bal, sds);
+            } else {
+                // No overload: even out the number of idle CPUs.
+                bal.imbalance = (i64::from(local.idle_cpus) - i64::from(busiest.idle_cpus)).max(0);
+            }
+            if d.flags.contains(SdFlags::SD_NUMA) {
+                // Allow a small imbalance between NUMA groups.
+                bal.imbalance = adjust_numa_imbalance(
+                    bal.imbalance,
+                    i64::from(local.sum_nr_running) + 1,
+                    i64::from(d.imb_numa_nr),
+                );
+            }
+            // Number of tasks to move to restore balance.
+            bal.imbalance >>= 1;
+            return;
+        }
+        // Local is fully busy (or worse) but must take load to relieve an overloaded busiest.
+        if local.group_type < GroupType::Overloaded {
+            sds.local_stat.avg_load =
+                local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity.max(1);
+            if sds.local_stat.avg_load >= busiest.avg_load {
+                bal.imbalance = 0;
+                return;
+            }
+            sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
+            // If the local group is above the domain average, avoid moving more load here.
+            if sds.local_stat.avg_load >= sds.avg_load {
+                bal.imbalance = 0;
+                return;
+            }
+        }
+        // Both groups are (or will be) overloaded: move load so neither goes beyond the
+        // domain average.
+        let local_avg = sds.local_stat.avg_load;
+        bal.migration_type = MigrationType::Load;
+        let from_busiest = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
+        let to_local = sds.avg_load.saturating_sub(local_avg) * local.group_capacity;
+        bal.imbalance = (from_busiest.min(to_local) / SCHED_CAPACITY_SCALE) as i64;
+    }
+
+    /// `sched_balance_find_src_group()`: gather statistics, decide whether the domain is
+    /// imbalanced and, if so, compute the imbalance. Returns the busiest group only when
+    /// there is something to move (`env->imbalance != 0`).
+    pub fn sched_balance_find_src_group<E: LbEnv + ?Sized>(
+        &mut self,
+        env: &E,
+        bal: &mut BalanceEnv,
+        out: &mut LbOutput,
+    ) -> SrcGroup {
+        let mut sds = self.update_sd_lb_stats(env, bal, out);
+        let balanced = |bal: &mut BalanceEnv, sds: SdLbStats| {
+            bal.imbalance = 0;
+            SrcGroup { busiest: None, sds }
+        };
+        if sds.busiest.is_none() {
+            return balanced(bal, sds);
+        }
+        let d = self.domains.domain(bal.sd);
+        let busiest = sds.busiest_stat;
+        let local = sds.local_stat;
+        let force = match busiest.group_type {
+            // Misfit tasks should be dealt with regardless of the avg load.
+            GroupType::MisfitTask | GroupType::AsymPacking | GroupType::Imbalanced => true,
+            _ => false,
+        };
+        if !force {
+            // The local group is busier than the selected busiest group: don't pull.
+            if local.group_type > busiest.group_type {
+                return balanced(bal, sds);
+            }
+            if local.group_type == GroupType::Overloaded {
+                // Only pull if the local group is less loaded than busiest and the domain
+                // average, and the difference exceeds imbalance_pct.
+                if local.avg_load >= busiest.avg_load {
+                    return balanced(bal, sds);
+                }
+                sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity.max(1);
+                if local.avg_load >= sds.avg_load {
+                    return balanced(bal, sds);
+                }
+                if 100 * busiest.avg_load <= u64::from(d.imbalance_pct) * local.avg_load {
+                    return balanced(bal, sds);
+                }
+            }
+            // Try to move all excess tasks to a sibling domain of the busiest group's child.
+            let prefer = sds.prefer_sibling
+                && local.group_type == GroupType::HasSpare
+                && self.sibling_imbalance(bal, &sds) > 1;
+            if !prefer && busiest.group_type != GroupType::Overloaded {
+                if !bal.dst_idle() {
+                    // A busy destination lets an idle CPU pull instead.
+                    return balanced(bal, sds);
+                }
+                let smt_vs_nonsmt = match (sds.local, sds.busiest) {
+                    (Some(l), Some(b)) => {
+                        (self.domains.group(l).flags.0 ^ self.domains.group(b).flags.0)
+                            & SdFlags::SD_SHARE_CPUCAPACITY.0
+                            != 0
+                    }
+                    _ => false,
+                };
+                if !(busiest.group_type == GroupType::SmtBalance && smt_vs_nonsmt) {
+                    // Balanced if the idle-CPU difference is at most 1.
+                    if busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1 {
+                        return balanced(bal, sds);
+                    }
+                    if busiest.sum_h_nr_running == 1 {
+                        return balanced(bal, sds);
+                    }
+                }
+            }
+        }
+        // force_balance:
+        self.calculate_imbalance(bal, &mut sds);
+        if bal.imbalance != 0 {
+            SrcGroup {
+                busiest: sds.busiest,
+                sds,
+            }
+        } else {
+            SrcGroup { busiest: None, sds }
+        }
+    }
+
+    /// `sched_balance_find_src_rq()`: the busiest runqueue of `group` for the pass's
+    /// migration type. Ties keep the lower CPU.
+    pub fn sched_balance_find_src_rq<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        group: GroupId,
+        out: &mut LbOutput,
+    ) -> Option<usize> {
+        let d = self.domains.domain(bal.sd);
+        let g = self.domains.group(group);
+        let mut busiest = None;
+        let (mut busiest_load, mut busiest_capacity) = (0u64, 1u64);
+        let (mut busiest_util, mut busiest_nr) = (0u64, 0u32);
+        for i in g.span.and(&bal.cpus).iter() {
+            out.work.cpus += 1;
+            if fbq_classify_rq(env, i) > bal.fbq_type {
+                continue;
+            }
+            let nr_running = env.h_nr_runnable(i);
+            if nr_running == 0 {
+                continue;
+            }
+            let capacity = env.capacity_of(i);
+            // Do not move a single task to a CPU that is not noticeably bigger.
+            if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)
+                && !capacity_greater(env.capacity_of(bal.dst_cpu), capacity)
+                && nr_running == 1
+            {
+                continue;
+            }
+            // Only pull a single task from a lower-priority CPU when packing.
+            if d.flags.contains(SdFlags::SD_ASYM_PACKING)
+                && self.sched_asym(env, bal.sd, i, bal.dst_cpu)
+                && nr_running == 1
+            {
+                continue;
+            }
+            match bal.migration_type {
+                MigrationType::Load => {
+                    let load = env.cpu_load(i);
+                    // A single task whose load exceeds the imbalance would just move the
+                    // imbalance, unless its CPU's capacity is reduced.
+                    if nr_running == 1
+                        && load as i64 > bal.imbalance
+                        && !self.check_cpu_capacity(env, i, bal.sd)
+                    {
+                        continue;
+                    }
+                    // Compare load/capacity ratios by cross-multiplication.
+                    if load * busiest_capacity > busiest_load * capacity {
+                        busiest_load = load;
+                        busiest_capacity = capacity;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Util => {
+                    let util = env.cpu_util_boost(i);
+                    // Don't try to pull utilization from a CPU with one running task:
+                    // whatever its utilization, we would end up with only one task anyway.
+                    if nr_running <= 1 {
+                        continue;
+                    }
+                    if busiest_util < util {
+                        busiest_util = util;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Task => {
+                    if busiest_nr < nr_running {
+                        busiest_nr = nr_running;
+                        busiest = Some(i);
+                    }
+                }
+                MigrationType::Misfit => {
+                    let misfit = env.misfit_task_load(i);
+                    if misfit > busiest_load {
+                        busiest_load = misfit;
+                        busiest = Some(i);
+                    }
+                }
+            }
+        }
+        busiest
+    }
+}
