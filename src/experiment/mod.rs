@@ -149,7 +149,8 @@ pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
     let machine = resolve_machine(scn)?;
     let cost = resolve_cost(scn, &machine)?;
     let workload = workloads::resolve(scn, &machine, seed)?;
-    let cfg = engine_config(scn, seed, workload.default_duration_ns);
+    let mut cfg = engine_config(scn, seed, workload.default_duration_ns);
+    cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
     let policy = make_policy(scn, &machine)?;
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)

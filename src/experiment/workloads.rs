@@ -38,6 +38,8 @@ pub struct ResolvedWorkload {
     /// Simulated-time cap when `[run] duration_s` is not set: long enough for finite
     /// workloads, one second for endless ones.
     pub default_duration_ns: u64,
+    /// The benchmark's own warm-up (schbench `-w`), excluded from statistics.
+    pub warmup_ns: u64,
 }
 
 const ENDLESS_DEFAULT_NS: u64 = 1_000_000_000;
@@ -79,7 +81,7 @@ impl Keys<'_> {
 }
 
 /// Resolve the scenario's workload.
-pub fn resolve(scn: &Scenario, machine: &Machine, _seed: u64) -> InputResult<ResolvedWorkload> {
+pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<ResolvedWorkload> {
     let w = &scn.workload;
     let origin = scn.origin_of("workload");
     let nr_online = machine.online.weight();
@@ -118,6 +120,7 @@ pub fn resolve(scn: &Scenario, machine: &Machine, _seed: u64) -> InputResult<Res
                 kind: WorkloadKind::Spin { tasks },
                 plan: builtin::spin(tasks, &nices, footprint),
                 default_duration_ns: ENDLESS_DEFAULT_NS,
+                warmup_ns: 0,
             })
         }
         (Some("pingpong"), None) => {
@@ -150,6 +153,7 @@ pub fn resolve(scn: &Scenario, machine: &Machine, _seed: u64) -> InputResult<Res
                 } else {
                     FINITE_CAP_NS
                 },
+                warmup_ns: 0,
             })
         }
         _ => {
@@ -168,19 +172,16 @@ pub fn resolve(scn: &Scenario, machine: &Machine, _seed: u64) -> InputResult<Res
                     ));
                 }
             };
-            Err(InputError::with_key(
-                origin,
-                "workload",
-                format!(
-                    "the {} generator is not in this build yet; accepted kinds that run: {}",
-                    spec.kind(),
-                    BUILTIN_KINDS
-                        .iter()
-                        .map(|(k, _)| *k)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ))
+            let plan = crate::workload::generate::plan(&spec, machine, seed)?;
+            let default_duration_ns =
+                crate::workload::generate::workload_duration_ns(&spec).unwrap_or(FINITE_CAP_NS);
+            let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
+            Ok(ResolvedWorkload {
+                kind: WorkloadKind::Bench(Box::new(spec)),
+                plan,
+                default_duration_ns,
+                warmup_ns,
+            })
         }
     }
 }
@@ -228,6 +229,6 @@ pub fn native_report(kind: &WorkloadKind, engine: &Engine) -> (String, Value) {
             });
             (text, json)
         }
-        WorkloadKind::Bench(spec) => (String::new(), json!({ "kind": spec.kind() })),
+        WorkloadKind::Bench(spec) => crate::workload::results::native_report(spec, engine),
     }
 }
