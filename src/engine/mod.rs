@@ -263,6 +263,8 @@ pub(crate) enum Event {
     ReschedIpi { cpu: u32 },
     /// NOHZ idle-balance kick.
     KickIpi { cpu: u32 },
+    /// The stopper of `cpu` runs active balancing.
+    Stopper { cpu: u32 },
     /// End of warm-up: reset counters.
     WarmupEnd,
     /// End of the run (duration cap).
@@ -551,6 +553,7 @@ impl Engine {
             Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
             Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
             Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
+            Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
             Event::WarmupEnd => self.reset_counters(),
             Event::End => return true,
         }

@@ -111,13 +111,19 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
 }
 
 /// The scheduling policy a scenario selects.
-pub fn make_policy(scn: &Scenario, machine: &Machine) -> InputResult<Box<dyn SchedPolicy>> {
+pub fn make_policy(
+    scn: &Scenario,
+    machine: &Machine,
+    cost: &CostModel,
+    seed: u64,
+) -> Box<dyn SchedPolicy> {
     match scn.kernel.policy {
-        Policy::Fifo => Ok(Box::new(GlobalFifo::new(machine.nr_cpus()))),
-        Policy::LinuxFair => Err(InputError::with_key(
-            scn.origin_of("kernel.policy"),
-            "kernel.policy",
-            "the linux-fair policy is not available in this build yet; accepted: fifo",
+        Policy::Fifo => Box::new(GlobalFifo::new(machine.nr_cpus())),
+        Policy::LinuxFair => Box::new(crate::policy::linux_fair::LinuxFair::new(
+            &scn.kernel,
+            machine,
+            cost,
+            seed,
         )),
     }
 }
@@ -151,7 +157,7 @@ pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
     let workload = workloads::resolve(scn, &machine, seed)?;
     let mut cfg = engine_config(scn, seed, workload.default_duration_ns);
     cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
-    let policy = make_policy(scn, &machine)?;
+    let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
