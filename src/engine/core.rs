@@ -566,6 +566,7 @@ impl Engine {
     /// `__schedule()` on `cpu`: put back or drop the current task, pick the next one (newidle
     /// balancing first when nothing is queued), switch.
     pub(crate) fn schedule(&mut self, cpu: usize) {
+        self.cpus[cpu].stats.sched_count += 1;
         self.cpus[cpu].need_resched = false;
         self.cpus[cpu].need_resched_lazy = false;
         let prev = self.cpus[cpu].curr;
@@ -642,6 +643,8 @@ impl Engine {
             t.progress_mark_ns = now;
             t.stats.wait_sum_ns += now - t.runnable_since_ns;
             t.stats.wait_count += 1;
+            self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
+            self.cpus[cpu].stats.pcount += 1;
             if let Some(woken) = t.woken_at_ns.take() {
                 self.wakeup_latency.record(now - woken);
             }
@@ -675,6 +678,7 @@ impl Engine {
         };
         self.count_switch_out(cpu, p);
         let c = &mut self.cpus[cpu];
+        c.stats.sched_goidle += 1;
         c.curr = None;
         c.stats.busy_ns += now - c.busy_since_ns;
         c.done_gen = c.done_gen.wrapping_add(1);
@@ -922,6 +926,7 @@ impl Engine {
                 }
                 Op::Yield => {
                     self.tasks[p.idx()].pc += 1;
+                    self.cpus[cpu].stats.yld_count += 1;
                     policy!(self.yield_task(cpu, p));
                     self.schedule(cpu);
                     return;

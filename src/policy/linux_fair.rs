@@ -13,13 +13,17 @@
 
 use std::sync::Arc;
 
-use super::{Actions, CoreView, EnqueueFlags, Placement, SchedPolicy, WakeCtx, WakeFlags};
-use crate::config::features::{Feature, Features};
+use super::{
+    Actions, CoreView, EnqueueFlags, IdleType, Placement, SchedPolicy, WakeCtx, WakeFlags,
+};
+use crate::config::features::Feature;
 use crate::config::profiles::SchedMode;
 use crate::config::scenario::ResolvedKernel;
 use crate::cpumask::CpuMask;
+use crate::domains::DomainId;
 use crate::domains::{SchedDomains, build_sched_domains};
 use crate::engine::rng::{RngStream, StreamKind};
+use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
 use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
 use crate::sched::fair::{
     self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
@@ -111,10 +115,6 @@ impl LinuxFair {
             wakeup,
             lb,
         }
-    }
-
-    fn features_on(&self, f: Feature) -> bool {
-        self.lb.feat(f)
     }
 
     /// Move `lb_out` into the engine's actions.
@@ -580,8 +580,87 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn report(&self) -> serde_json::Value {
-        let _ = self.features_on(Feature::TTWU_QUEUE);
-        let _: &Features;
-        serde_json::Value::Null
+        schedstat_json(&self.lb, &self.domains)
     }
+
+    fn schedstat_text(&self, rq_stats: &[RqSchedstat], jiffies: u64) -> Option<String> {
+        Some(write_schedstat(&self.lb, rq_stats, jiffies))
+    }
+}
+
+/// The load balancer's schedstat counters as the contract's `schedstat` object: `totals`,
+/// `by_level` (domain level name) and `by_idle_type` (`idle` / `not_idle` / `newly_idle`),
+/// summed over CPUs.
+fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    const IDLE_NAMES: [(&str, IdleType); 3] = [
+        ("idle", IdleType::Idle),
+        ("not_idle", IdleType::NotIdle),
+        ("newly_idle", IdleType::NewlyIdle),
+    ];
+    fn lb_fields(s: &SdSchedstat, idle: usize) -> [(&'static str, u64); 11] {
+        [
+            ("lb_count", s.lb_count[idle]),
+            ("lb_balanced", s.lb_balanced[idle]),
+            ("lb_failed", s.lb_failed[idle]),
+            ("lb_imbalance_load", s.lb_imbalance_load[idle]),
+            ("lb_imbalance_util", s.lb_imbalance_util[idle]),
+            ("lb_imbalance_task", s.lb_imbalance_task[idle]),
+            ("lb_imbalance_misfit", s.lb_imbalance_misfit[idle]),
+            ("lb_gained", s.lb_gained[idle]),
+            ("lb_hot_gained", s.lb_hot_gained[idle]),
+            ("lb_nobusyq", s.lb_nobusyq[idle]),
+            ("lb_nobusyg", s.lb_nobusyg[idle]),
+        ]
+    }
+    fn other_fields(s: &SdSchedstat) -> [(&'static str, u64); 12] {
+        [
+            ("alb_count", s.alb_count),
+            ("alb_failed", s.alb_failed),
+            ("alb_pushed", s.alb_pushed),
+            ("sbe_count", s.sbe_count),
+            ("sbe_balanced", s.sbe_balanced),
+            ("sbe_pushed", s.sbe_pushed),
+            ("sbf_count", s.sbf_count),
+            ("sbf_balanced", s.sbf_balanced),
+            ("sbf_pushed", s.sbf_pushed),
+            ("ttwu_wake_remote", s.ttwu_wake_remote),
+            ("ttwu_move_affine", s.ttwu_move_affine),
+            ("ttwu_move_balance", s.ttwu_move_balance),
+        ]
+    }
+    fn add(map: &mut Map<String, Value>, key: &str, v: u64) {
+        let e = map.entry(key.to_string()).or_insert(json!(0));
+        *e = json!(e.as_u64().unwrap_or(0) + v);
+    }
+    let mut totals = Map::new();
+    let mut by_level: Map<String, Value> = Map::new();
+    let mut by_idle: Map<String, Value> = Map::new();
+    for (name, _) in IDLE_NAMES {
+        by_idle.insert(name.to_string(), Value::Object(Map::new()));
+    }
+    for (i, d) in domains.domains.iter().enumerate() {
+        let s = &lb.domain_state(DomainId(i)).stats;
+        let level = by_level
+            .entry(d.name.to_string())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("object");
+        for (name, idle) in IDLE_NAMES {
+            let idx = crate::sched::balance::idle_index(idle);
+            let per_idle = by_idle[name].as_object().cloned().unwrap_or_default();
+            let mut per_idle = per_idle;
+            for (k, v) in lb_fields(s, idx) {
+                add(&mut totals, k, v);
+                add(level, k, v);
+                add(&mut per_idle, k, v);
+            }
+            by_idle.insert(name.to_string(), Value::Object(per_idle));
+        }
+        for (k, v) in other_fields(s) {
+            add(&mut totals, k, v);
+            add(level, k, v);
+        }
+    }
+    json!({ "totals": totals, "by_level": by_level, "by_idle_type": by_idle })
 }

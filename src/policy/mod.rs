@@ -263,6 +263,16 @@ pub trait SchedPolicy: Send {
     /// `nohz_idle_balance()` on a kicked idle `cpu`.
     fn nohz_idle_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
 
+    /// `/proc/schedstat` (version 17) text, given the engine's per-CPU counters and the
+    /// jiffies timestamp; `None` when the policy keeps no schedstats.
+    fn schedstat_text(
+        &self,
+        _rq_stats: &[crate::sched::balance::schedstat::RqSchedstat],
+        _jiffies: u64,
+    ) -> Option<String> {
+        None
+    }
+
     /// Policy-specific counters for the results (schedstat), as JSON.
     fn report(&self) -> serde_json::Value {
         serde_json::Value::Null
