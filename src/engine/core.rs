@@ -688,7 +688,7 @@ impl Engine {
     }
 
     /// `do_idle()` entry: stamp, idle-state choice, the policy's idle hooks.
-    fn enter_idle(&mut self, cpu: usize) {
+    pub(crate) fn enter_idle(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.idle_stamp_ns = self.now_ns.max(1);
         c.idle_state = self.cost.idle_state_for(c.avg_idle_ns);

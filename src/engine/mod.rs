@@ -505,6 +505,13 @@ impl Engine {
 
     /// Run until every task has exited or the duration cap is reached.
     pub fn run(&mut self) -> &mut Self {
+        if self.events == 0 {
+            // Every online CPU starts in the idle loop.
+            let online = self.machine.online;
+            for cpu in online.iter() {
+                self.enter_idle(cpu);
+            }
+        }
         while let Some((time_ns, event)) = self.queue.pop() {
             assert!(
                 time_ns >= self.now_ns,

@@ -93,6 +93,10 @@ impl LinuxFair {
         let topo = Topo::new(machine, &domains);
         let mut wparams = WakeupParams::new(kernel.version, kernel.features);
         wparams.idle_scan_step_ns = cost.idle_scan_step_ns;
+        // The kernel zero-allocates sd_llc_shared, so right after boot SIS_UTIL allows no
+        // idle scan until the first LLC-level balance. A simulation starts from a machine
+        // that has been up and idle, whose LLCs would be fully scannable: start full.
+        wparams.nr_idle_scan_start_full = true;
         let wakeup = Wakeup::new(&topo, wparams);
         let lb =
             LoadBalancer::from_config(domains.clone(), kernel.features, &kernel.sysctl, cost, 0);
