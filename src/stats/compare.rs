@@ -303,11 +303,16 @@ pub fn classify(metric: &str) -> Option<(Direction, &'static str)> {
     }
 }
 
-/// Whether a workload metric is always tabulated, even when it never changes (the
-/// benchmark's headline numbers); other workload leaves only when they vary.
+/// Whether a metric is always tabulated, even when no variant changes it: the benchmark's
+/// directional (headline) numbers, wakeup latency, perf counters and the migration total.
+/// Informational workload keys and the schedstat counters (dozens of them) only when some
+/// run of some variant differs.
 fn headline(metric: &str) -> bool {
-    !matches!(classify(metric), Some((Direction::Informational, _)) | None)
-        || !metric.starts_with("workload.")
+    if metric.starts_with("workload.") {
+        !matches!(classify(metric), Some((Direction::Informational, _)) | None)
+    } else {
+        !metric.starts_with("schedstat.")
+    }
 }
 
 /// The `Test:` line for a metric.
@@ -834,6 +839,34 @@ missing                    n/a
         assert!(text.contains("125.00 ( +-  4.00% ) [ +19.05%]"), "{text}");
         // context-switches 10 → 13 (+30 %), printed as counts.
         assert!(text.contains("13 ( +-  7.69% ) [ +30.00%]"), "{text}");
+    }
+
+    #[test]
+    fn constant_side_metrics_are_left_out() {
+        let run = |t: f64, pairs: u64, lb: u64, hot: u64| {
+            serde_json::json!({
+                "workload": { "kind": "k", "time_s": t, "pairs": pairs },
+                "perf_stat": { "context_switches": 5 },
+                "migrations": { "total": 0 },
+                "schedstat": { "by_idle_type": { "newly_idle": {
+                    "lb_count": lb, "lb_hot_gained": hot } } },
+            })
+        };
+        let (a, b) = (run(1.0, 2, 7, 0), run(1.0, 2, 9, 0));
+        let names = vec!["base".to_string(), "v".to_string()];
+        let c = Comparison::build(&names, &[1], &[vec![&a], vec![&b]], &[vec![], vec![]], "k");
+        let metrics: Vec<&str> = c.metrics.iter().map(|t| t.metric.as_str()).collect();
+        // time_s never changes but is the benchmark's headline; pairs (informational, constant)
+        // and lb_hot_gained (constant) are left out; lb_count changed.
+        assert_eq!(
+            metrics,
+            [
+                "workload.time_s",
+                "perf_stat.context_switches",
+                "migrations.total",
+                "schedstat.by_idle_type.newly_idle.lb_count"
+            ]
+        );
     }
 
     #[test]
