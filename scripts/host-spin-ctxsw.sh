@@ -4,15 +4,18 @@
 # perf works, the ticks on that CPU and its switches (all, and loop-to-loop); the CPU's local
 # timer interrupts and steal time.
 #
-# usage: scripts/host-spin-ctxsw.sh [CPU] [SECONDS] [AUTOGROUP_NICE]
+# usage: scripts/host-spin-ctxsw.sh [CPU] [SECONDS] [AUTOGROUP_NICE] [SLICE_NS]
 #   The loops run in a new session (setsid), hence in their own autogroup.
-#   AUTOGROUP_NICE (optional, -20..19, needs root): nice of that autogroup; -20 makes tasks of
-#   other sessions that share the CPU rare (weight 88761 against 1024).
+#   AUTOGROUP_NICE (optional, -20..19, needs root; "" to skip): nice of that autogroup; -20
+#   makes tasks of other sessions that share the CPU rare (weight 88761 against 1024).
+#   SLICE_NS (optional, 100000..100000000, v6.12+): a custom EEVDF slice for both loops, set
+#   with sched_setattr(SCHED_OTHER, sched_runtime = SLICE_NS) as `chrt` 2.38 cannot.
 # Not run by CI. Documentation: docs/host-context-switches.md.
 set -eu
 cpu=${1:-1}
 secs=${2:-10}
 agnice=${3:-}
+slice=${4:-}
 dir=$(mktemp -d)
 
 setsid sh -c "
@@ -23,6 +26,19 @@ while [ ! -s "$dir/a" ] || [ ! -s "$dir/b" ]; do sleep 0.01; done
 a=$(cat "$dir/a"); b=$(cat "$dir/b")
 sleep 0.2   # let taskset exec the loop
 if [ -n "$agnice" ]; then echo "$agnice" > "/proc/$a/autogroup"; fi
+if [ -n "$slice" ]; then
+  python3 - "$slice" "$a" "$b" <<'PY'
+import ctypes, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+slice_ns = int(sys.argv[1])
+# struct sched_attr (SCHED_ATTR_SIZE_VER1, 56 bytes): size, policy, flags, nice, priority,
+# runtime, deadline, period, util_min, util_max. Policy 0 = SCHED_OTHER.
+attr = struct.pack("=IIQiIQQQII", 56, 0, 0, 0, 0, slice_ns, 0, 0, 0, 0)
+for pid in sys.argv[2:]:
+    if libc.syscall(314, int(pid), ctypes.c_char_p(attr), 0) != 0:  # __NR_sched_setattr
+        sys.exit(f"sched_setattr({pid}): errno {ctypes.get_errno()}")
+PY
+fi
 
 # One snapshot: both loops' status and stat, the CPU's interrupts and times, a timestamp.
 snap="cat /proc/$a/status /proc/$a/stat /proc/$b/status /proc/$b/stat /proc/interrupts /proc/stat; date +%s%N"
@@ -50,9 +66,9 @@ vals() { # file -> "a_vol a_nonvol a_ticks b_vol b_nonvol b_ticks loc res steal 
 }
 set -- $(vals "$dir/s0") $(vals "$dir/s1")
 hz=$(getconf CLK_TCK)
-echo "$@" | awk -v hz="$hz" -v c="$cpu" -v ag="${agnice:-0}" -v load="$(cut -d' ' -f1 /proc/loadavg)" '{
+echo "$@" | awk -v hz="$hz" -v c="$cpu" -v ag="${agnice:-0}" -v sl="${slice:-default}" -v load="$(cut -d' ' -f1 /proc/loadavg)" '{
   w = ($22 - $11) / 1e9
-  printf "window %.2f s, cpu %d, loop autogroup nice %d, load1 %s\n", w, c, ag, load
+  printf "window %.2f s, cpu %d, loop autogroup nice %d, slice %s, load1 %s\n", w, c, ag, sl, load
   for (k = 0; k < 2; k++) {
     dv = $(12 + 3 * k) - $(1 + 3 * k); dn = $(13 + 3 * k) - $(2 + 3 * k)
     dt = ($(14 + 3 * k) - $(3 + 3 * k)) / hz
