@@ -157,7 +157,8 @@ def lat(bench):
 
     "all": every wakeup. "clean": only wakeups during whose wait no task of another session
     (the machine is shared) ran on the CPU the wakee finally ran on. Also prints the share of
-    CPU time other tasks got during the run and the benchmark's migrations by thread name.
+    CPU time other tasks got during the run, the benchmark's migrations by thread name, and its
+    switches by kind (voluntary/involuntary) and by what ran next (benchmark, idle, other).
     """
     data = tempfile.mktemp(suffix=".data")
     argv = ["perf", "sched", "record", "-o", data, "--"] + BENCH[bench][1]
@@ -174,6 +175,7 @@ def lat(bench):
     t_first = t_last = None
     all_d, clean_d = [], []
     migrations = {}
+    switches = {}
     for line in script.stdout.splitlines():
         m = re.match(r"\s*\[(\d+)\]\s+([0-9.]+):\s+sched:(\w+):\s+(.*)", line)
         if not m:
@@ -192,6 +194,14 @@ def lat(bench):
         elif ev == "sched_switch":
             s = re.search(r"next_comm=(.*) next_pid=(\d+) next_prio", rest)
             ncomm, npid = s.group(1), int(s.group(2))
+            pr = re.search(r"prev_comm=(.*) prev_pid=\d+ prev_prio=\d+ prev_state=(\S+)", rest)
+            if pr and pr.group(1).startswith(comm):
+                # R (+ = preempted) is involuntary; S, D and exits (Z, X) are voluntary.
+                kind = "involuntary" if pr.group(2).startswith("R") else "voluntary"
+                to = ("bench" if ncomm.startswith(comm) else
+                      "idle" if npid == 0 else "other")
+                key = f"{kind}_to_{to}"
+                switches[key] = switches.get(key, 0) + 1
             was_foreign, since = cur.get(cpu, (False, t))
             if was_foreign:
                 foreign_end[cpu] = t
@@ -214,7 +224,7 @@ def lat(bench):
     span = max(1e-9, (t_last or 0) - (t_first or 0))
     print(json.dumps({"all": pct(all_d), "clean": pct(clean_d),
                       "foreign_cpu_pct": round(100 * foreign_ns / (span * os.cpu_count()), 1),
-                      "migrations": migrations}))
+                      "migrations": migrations, "switches": dict(sorted(switches.items()))}))
 
 
 def summarize(rows):
