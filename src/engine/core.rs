@@ -647,7 +647,11 @@ impl Engine {
             self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
             self.cpus[cpu].stats.pcount += 1;
             if let Some(woken) = t.woken_at_ns.take() {
-                self.wakeup_latency.record(now - woken);
+                // Runnable → running: until the task's own code runs again, i.e. after the
+                // context switch and any kernel work queued on this CPU (what schbench's
+                // user-space timestamps see).
+                let running_at = self.cpus[cpu].busy_until_ns.max(now);
+                self.wakeup_latency.record(running_at - woken);
             }
             if t.perf_migrated {
                 t.perf_migrated = false;
@@ -813,6 +817,12 @@ impl Engine {
         let p = self.cpus[cpu].curr.expect("run_ops on a busy CPU");
         let mut steps = 0u32;
         loop {
+            if steps > 0 && self.cpus[cpu].need_resched_lazy {
+                // Return to user space after a system call acts on TIF_NEED_RESCHED_LAZY
+                // (preempt=lazy): the task is preempted before its next action.
+                self.schedule(cpu);
+                return;
+            }
             if self.cpus[cpu].busy_until_ns > self.now_ns {
                 // Kernel work (a wakeup it just did, a switch) delays the next action.
                 self.plan_continue(cpu);
