@@ -242,3 +242,63 @@ fn bad_input_exits_2_with_a_clear_message() {
         assert!(!stderr.contains("RUST_BACKTRACE"), "{args:?}: {stderr}");
     }
 }
+
+/// `--schedstat FILE` writes /proc/schedstat version 17: a version line, a timestamp, then
+/// per online CPU a `cpuN` line with 9 counters followed by one `domainN` line per level
+/// (name, span mask, 3 idle types x 8 lb counters + 12 alb/sbe/sbf/ttwu counters = 36).
+#[test]
+fn schedstat_file_has_the_v17_layout() {
+    let path = std::env::temp_dir().join(format!("schedlab-ss-{}.txt", std::process::id()));
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "hybrid-10",
+        "--set",
+        "workload.kind=pingpong",
+        "--set",
+        "workload.pairs=4",
+        "--set",
+        "run.duration_s=0.05",
+        "--schedstat",
+        path.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "version 17");
+    assert!(lines[1].starts_with("timestamp "));
+    let mut cpus = 0;
+    let mut i = 2;
+    while i < lines.len() {
+        let f: Vec<&str> = lines[i].split_whitespace().collect();
+        assert_eq!(f[0], format!("cpu{cpus}"), "line {i}: {}", lines[i]);
+        assert_eq!(f.len(), 10, "cpu line: {}", lines[i]);
+        i += 1;
+        // hybrid-10: CPUs 0-5 have SMT and MC domains, CPUs 6-9 only MC.
+        let levels: &[&str] = if cpus < 6 { &["SMT", "MC"] } else { &["MC"] };
+        for (d, level) in levels.iter().enumerate() {
+            let f: Vec<&str> = lines[i].split_whitespace().collect();
+            assert_eq!(f[0], format!("domain{d}"), "line {i}: {}", lines[i]);
+            assert_eq!(f[1], *level);
+            assert_eq!(f.len(), 3 + 45, "domain line: {}", lines[i]);
+            assert!(f[3..].iter().all(|x| x.parse::<u64>().is_ok()));
+            i += 1;
+        }
+        cpus += 1;
+    }
+    assert_eq!(cpus, 10);
+    // A policy without schedstats refuses the flag with exit code 2.
+    let out = schedlab(&[
+        "run",
+        "scenarios/spin-fifo.toml",
+        "--set",
+        "run.duration_s=0.01",
+        "--schedstat",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

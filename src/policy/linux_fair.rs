@@ -587,6 +587,16 @@ impl SchedPolicy for LinuxFair {
         schedstat_json(&self.lb, &self.domains)
     }
 
+    fn task_report(&self, p: TaskId) -> serde_json::Value {
+        let s = self.lb.task_stats.get(&p).copied().unwrap_or_default();
+        serde_json::json!({
+            "nr_failed_migrations_affine": s.nr_failed_migrations_affine,
+            "nr_failed_migrations_running": s.nr_failed_migrations_running,
+            "nr_failed_migrations_hot": s.nr_failed_migrations_hot,
+            "nr_forced_migrations": s.nr_forced_migrations,
+        })
+    }
+
     fn schedstat_text(&self, rq_stats: &[RqSchedstat], jiffies: u64) -> Option<String> {
         Some(write_schedstat(&self.lb, rq_stats, jiffies))
     }

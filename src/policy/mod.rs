@@ -273,6 +273,12 @@ pub trait SchedPolicy: Send {
         None
     }
 
+    /// Policy-specific per-task counters (e.g. `/proc/PID/sched`'s
+    /// `nr_failed_migrations_*`), merged into the task's entry of the results.
+    fn task_report(&self, _p: TaskId) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
     /// Policy-specific counters for the results (schedstat), as JSON.
     fn report(&self) -> serde_json::Value {
         serde_json::Value::Null

@@ -105,6 +105,9 @@ pub fn tasks(engine: &Engine) -> Value {
                     );
                 }
                 obj.insert("migrations_by_reason".into(), Value::Object(by_reason));
+                if let Value::Object(extra) = engine.policy().task_report(t.id) {
+                    obj.extend(extra);
+                }
                 v
             })
             .collect(),
