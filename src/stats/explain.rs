@@ -342,8 +342,8 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "  ping-pongs (window {}): {}{}",
-        ms(log.ping_pong.window_ns),
+        "  ping-pongs (window {} ms): {}{}",
+        log.ping_pong.window_ns as f64 / 1e6,
         log.ping_pong.total,
         if pairs.is_empty() {
             String::new()

@@ -20,7 +20,6 @@
 use std::io::{self, BufWriter, Write};
 
 use super::{Event, EventKind, migrate_reason_buf};
-use crate::engine::Task;
 
 pub(crate) struct FtraceWriter {
     out: BufWriter<Box<dyn Write + Send>>,
@@ -36,7 +35,7 @@ impl FtraceWriter {
     pub fn new(
         out: Box<dyn Write + Send>,
         _nr_cpus: usize,
-        _tasks: &[Task],
+        _threads: &[(i32, &str)],
     ) -> io::Result<FtraceWriter> {
         let mut out = BufWriter::with_capacity(1 << 16, out);
         out.write_all(HEADER.as_bytes())?;

@@ -224,6 +224,22 @@ pub(crate) enum Writer {
 mod perfetto_writer;
 
 impl Writer {
+    fn new(
+        format: TraceFormat,
+        out: Box<dyn Write + Send>,
+        nr_cpus: usize,
+        threads: &[(i32, &str)],
+    ) -> io::Result<Writer> {
+        Ok(match format {
+            TraceFormat::Perfetto => {
+                Writer::Perfetto(perfetto_writer::PerfettoWriter::new(out, nr_cpus, threads)?)
+            }
+            TraceFormat::Ftrace => {
+                Writer::Ftrace(ftrace::FtraceWriter::new(out, nr_cpus, threads)?)
+            }
+        })
+    }
+
     fn event(&mut self, ev: &Event<'_>) -> io::Result<()> {
         match self {
             Writer::Perfetto(w) => w.event(ev),
@@ -237,6 +253,22 @@ impl Writer {
             Writer::Ftrace(w) => w.finish(),
         }
     }
+}
+
+/// Write a whole trace of given events (in time order) for threads `(pid, comm)`: what the
+/// recorder does during a run, for tools and tests that build events themselves.
+pub fn write_trace(
+    format: TraceFormat,
+    out: Box<dyn Write + Send>,
+    nr_cpus: usize,
+    threads: &[(i32, &str)],
+    events: &[Event<'_>],
+) -> io::Result<()> {
+    let mut w = Writer::new(format, out, nr_cpus, threads)?;
+    for ev in events {
+        w.event(ev)?;
+    }
+    w.finish()
 }
 
 /// Where the trace goes.
@@ -372,15 +404,11 @@ impl TraceRecorder {
         let Some(sink) = self.sink.take() else {
             return;
         };
-        let result = match sink.format {
-            TraceFormat::Perfetto => {
-                perfetto_writer::PerfettoWriter::new(sink.out, nr_cpus, tasks).map(Writer::Perfetto)
-            }
-            TraceFormat::Ftrace => {
-                ftrace::FtraceWriter::new(sink.out, nr_cpus, tasks).map(Writer::Ftrace)
-            }
-        };
-        match result {
+        let threads: Vec<(i32, &str)> = tasks
+            .iter()
+            .map(|t| (trace_pid(t.id.idx()), t.comm.as_str()))
+            .collect();
+        match Writer::new(sink.format, sink.out, nr_cpus, &threads) {
             Ok(w) => self.writer = Some(w),
             Err(e) => self.error = Some(e),
         }

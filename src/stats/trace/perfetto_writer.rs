@@ -7,8 +7,7 @@
 use std::io::{self, BufWriter, Write};
 
 use super::perfetto::{Msg, TRACE_PACKET, ftrace, packet, process_tree, system_info};
-use super::{Event, EventKind, KERNEL_RELEASE, Who, comm15, migrate_reason_buf, trace_pid};
-use crate::engine::Task;
+use super::{Event, EventKind, KERNEL_RELEASE, Who, comm15, migrate_reason_buf};
 
 /// A CPU's pending events are written out as one bundle once they reach this size.
 const BUNDLE_FLUSH_BYTES: usize = 64 * 1024;
@@ -31,7 +30,7 @@ impl PerfettoWriter {
     pub fn new(
         out: Box<dyn Write + Send>,
         nr_cpus: usize,
-        tasks: &[Task],
+        threads: &[(i32, &str)],
     ) -> io::Result<PerfettoWriter> {
         let mut w = PerfettoWriter {
             out: BufWriter::with_capacity(1 << 16, out),
@@ -58,20 +57,18 @@ impl PerfettoWriter {
         // ProcessTree: every task is a process with one thread.
         let mut tree = Msg::new();
         let mut item = Msg::new();
-        for t in tasks {
-            let pid = trace_pid(t.id.idx()) as i64;
+        for &(pid, comm) in threads {
             item.clear();
-            item.int(process_tree::PROCESS_PID, pid)
+            item.int(process_tree::PROCESS_PID, pid.into())
                 .int(process_tree::PROCESS_PPID, 0)
-                .string(process_tree::PROCESS_CMDLINE, &t.comm);
+                .string(process_tree::PROCESS_CMDLINE, comm);
             tree.message(process_tree::PROCESSES, &item);
         }
-        for t in tasks {
-            let pid = trace_pid(t.id.idx()) as i64;
+        for &(pid, comm) in threads {
             item.clear();
-            item.int(process_tree::THREAD_TID, pid)
-                .string(process_tree::THREAD_NAME, comm15(&t.comm))
-                .int(process_tree::THREAD_TGID, pid);
+            item.int(process_tree::THREAD_TID, pid.into())
+                .string(process_tree::THREAD_NAME, comm15(comm))
+                .int(process_tree::THREAD_TGID, pid.into());
             tree.message(process_tree::THREADS, &item);
         }
         let mut p = Msg::new();
@@ -193,5 +190,203 @@ impl PerfettoWriter {
             self.flush_cpu(cpu)?;
         }
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::perfetto::{Field, decode};
+    use super::super::{PrevState, TraceFormat, write_trace};
+    use super::*;
+    use crate::policy::MigrationReason;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Shared(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn msg(f: &Field<'_>) -> Vec<(u32, Field<'static>)> {
+        let Field::Len(b) = f else {
+            panic!("expected a message, got {f:?}")
+        };
+        let leaked: &'static [u8] = Box::leak(b.to_vec().into_boxed_slice());
+        decode(leaked).expect("valid protobuf")
+    }
+
+    fn get<'a>(fields: &'a [(u32, Field<'static>)], n: u32) -> Vec<&'a Field<'static>> {
+        fields
+            .iter()
+            .filter(|(k, _)| *k == n)
+            .map(|(_, f)| f)
+            .collect()
+    }
+
+    #[test]
+    fn packets_carry_perfetto_field_numbers() {
+        let a = Who {
+            pid: 5,
+            comm: "a",
+            prio: 120,
+        };
+        let idle = Who::idle("swapper/1");
+        let events = [
+            Event {
+                ts_ns: 100,
+                cpu: 1,
+                curr: a,
+                kind: EventKind::Switch {
+                    prev: a,
+                    prev_state: PrevState::Preempted,
+                    next: idle,
+                },
+            },
+            Event {
+                ts_ns: 200,
+                cpu: 0,
+                curr: a,
+                kind: EventKind::Migrate {
+                    p: a,
+                    orig_cpu: 1,
+                    dest_cpu: 0,
+                },
+            },
+            Event {
+                ts_ns: 200,
+                cpu: 0,
+                curr: a,
+                kind: EventKind::MigrateReason {
+                    p: a,
+                    orig_cpu: 1,
+                    dest_cpu: 0,
+                    reason: MigrationReason::LoadBalance,
+                },
+            },
+        ];
+        let buf = Shared::default();
+        write_trace(
+            TraceFormat::Perfetto,
+            Box::new(buf.clone()),
+            2,
+            &[(5, "a")],
+            &events,
+        )
+        .unwrap();
+        let bytes = buf.0.lock().unwrap().clone();
+        let trace = decode(&bytes).unwrap();
+        assert!(trace.iter().all(|(k, _)| *k == TRACE_PACKET));
+        let packets: Vec<_> = trace.iter().map(|(_, f)| msg(f)).collect();
+        // SystemInfo first: utsname.release tells the trace processor the kernel version.
+        let info = msg(get(&packets[0], packet::SYSTEM_INFO)[0]);
+        let uts = msg(get(&info, system_info::UTSNAME)[0]);
+        assert_eq!(
+            get(&uts, system_info::UTS_RELEASE),
+            [&Field::Len(KERNEL_RELEASE.as_bytes())]
+        );
+        assert_eq!(get(&info, system_info::NUM_CPUS), [&Field::Varint(2)]);
+        // ProcessTree: one process and one thread per task.
+        let tree = msg(get(&packets[1], packet::PROCESS_TREE)[0]);
+        let thread = msg(get(&tree, process_tree::THREADS)[0]);
+        assert_eq!(
+            thread,
+            vec![
+                (process_tree::THREAD_TID, Field::Varint(5)),
+                (process_tree::THREAD_NAME, Field::Len(b"a")),
+                (process_tree::THREAD_TGID, Field::Varint(5)),
+            ]
+        );
+        // Then one bundle per CPU (CPU 0's first: flushed in CPU order at the end).
+        let bundles: Vec<_> = packets[2..]
+            .iter()
+            .map(|p| msg(get(p, packet::FTRACE_EVENTS)[0]))
+            .collect();
+        assert_eq!(bundles.len(), 2);
+        assert_eq!(get(&bundles[0], ftrace::BUNDLE_CPU), [&Field::Varint(0)]);
+        let cpu0: Vec<_> = get(&bundles[0], ftrace::BUNDLE_EVENT)
+            .into_iter()
+            .map(msg)
+            .collect();
+        let migrate = msg(get(&cpu0[0], ftrace::EVENT_SCHED_MIGRATE_TASK)[0]);
+        assert_eq!(get(&migrate, ftrace::MIGRATE_ORIG_CPU), [&Field::Varint(1)]);
+        assert_eq!(get(&migrate, ftrace::MIGRATE_DEST_CPU), [&Field::Varint(0)]);
+        let print = msg(get(&cpu0[1], ftrace::EVENT_PRINT)[0]);
+        assert_eq!(
+            get(&print, ftrace::PRINT_BUF),
+            [&Field::Len(b"I|5|migrate load_balance 1->0")]
+        );
+        let cpu1: Vec<_> = get(&bundles[1], ftrace::BUNDLE_EVENT)
+            .into_iter()
+            .map(msg)
+            .collect();
+        assert_eq!(
+            get(&cpu1[0], ftrace::EVENT_TIMESTAMP),
+            [&Field::Varint(100)]
+        );
+        assert_eq!(get(&cpu1[0], ftrace::EVENT_PID), [&Field::Varint(5)]);
+        let sw = msg(get(&cpu1[0], ftrace::EVENT_SCHED_SWITCH)[0]);
+        // TASK_REPORT_MAX: preempted.
+        assert_eq!(get(&sw, ftrace::SWITCH_PREV_STATE), [&Field::Varint(0x100)]);
+        assert_eq!(
+            get(&sw, ftrace::SWITCH_NEXT_COMM),
+            [&Field::Len(b"swapper/1")]
+        );
+        assert_eq!(get(&sw, ftrace::SWITCH_NEXT_PID), [&Field::Varint(0)]);
+    }
+
+    #[test]
+    fn full_cpu_buffers_are_flushed_as_bundles_in_time_order() {
+        let a = Who {
+            pid: 1,
+            comm: "a",
+            prio: 120,
+        };
+        let events: Vec<Event<'_>> = (0..10_000u64)
+            .map(|i| Event {
+                ts_ns: i * 10,
+                cpu: 0,
+                curr: a,
+                kind: EventKind::Waking {
+                    p: a,
+                    target_cpu: 0,
+                },
+            })
+            .collect();
+        let buf = Shared::default();
+        write_trace(
+            TraceFormat::Perfetto,
+            Box::new(buf.clone()),
+            1,
+            &[(1, "a")],
+            &events,
+        )
+        .unwrap();
+        let bytes = buf.0.lock().unwrap().clone();
+        let packets: Vec<_> = decode(&bytes)
+            .unwrap()
+            .iter()
+            .map(|(_, f)| msg(f))
+            .collect();
+        let mut ts = Vec::new();
+        let mut nr_bundles = 0;
+        for p in &packets[2..] {
+            let b = msg(get(p, packet::FTRACE_EVENTS)[0]);
+            nr_bundles += 1;
+            for e in get(&b, ftrace::BUNDLE_EVENT) {
+                let e = msg(e);
+                if let [Field::Varint(t)] = get(&e, ftrace::EVENT_TIMESTAMP)[..] {
+                    ts.push(*t);
+                }
+            }
+        }
+        assert!(nr_bundles > 1, "a 64 KiB buffer cannot hold 10000 events");
+        assert_eq!(ts, (0..10_000u64).map(|i| i * 10).collect::<Vec<_>>());
     }
 }
