@@ -143,10 +143,11 @@ fn num(row: &BTreeMap<String, String>, k: &str) -> i64 {
         .unwrap_or_else(|_| panic!("{k} = {} is not a number", row[k]))
 }
 
-/// Run hackbench once with a trace in `format`; returns the trace path and the run's JSON.
-fn traced_hackbench(name: &str) -> (PathBuf, serde_json::Value) {
+/// Run hackbench once with a trace (format by `name`'s extension) under `policy`; returns
+/// the trace path and the run's JSON.
+fn traced_hackbench(name: &str, policy: &str) -> (PathBuf, serde_json::Value) {
     let path = out_dir().join(name);
-    let scn = scenario(HACKBENCH, &[]);
+    let scn = scenario(HACKBENCH, &[&format!("kernel.policy={policy}")]);
     let sink = TraceSink::create(&path).expect("trace file");
     let (run, _) = run_once_with(
         &scn,
@@ -171,6 +172,7 @@ fn check_against_results(trace: &Path, json: &serde_json::Value, per_slice_toler
             "select count(*) as n from thread where tid != 0",
             "select count(*) as n from thread where name = 'receiver-0-0'",
             "select count(distinct cpu) as n from sched",
+            "select count(*) as n from thread_state where state = 'R+'",
         ],
     ) else {
         return;
@@ -209,20 +211,34 @@ fn check_against_results(trace: &Path, json: &serde_json::Value, per_slice_toler
         busy.len() as i64,
         "idle slices only on CPUs that also ran tasks"
     );
+    // hackbench never yields: every involuntary switch is a preemption, decoded as R+.
+    let involuntary: i64 = json["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["nr_involuntary_switches"].as_i64().unwrap())
+        .sum();
+    assert_eq!(
+        num(&res[5][0], "n"),
+        involuntary,
+        "preempted switch-outs are R+"
+    );
 }
 
 // ----- Perfetto: the trace processor reads our traces ----------------------------------------
 
 #[test]
 fn perfetto_protobuf_trace_matches_busy_time() {
-    let (trace, json) = traced_hackbench("hackbench.pftrace");
+    let (trace, json) = traced_hackbench("hackbench.pftrace", "fifo");
     // Timestamps are exact nanoseconds: the tolerance is far below the 1 µs per slice allowed.
     check_against_results(&trace, &json, 1000);
 }
 
 #[test]
 fn ftrace_text_trace_matches_busy_time() {
-    let (trace, json) = traced_hackbench("hackbench.ftrace");
+    // The Linux fair policy preempts (the FIFO one never does), so this one has R+ too.
+    let (trace, json) = traced_hackbench("hackbench.ftrace", "linux-fair");
+    assert!(json["perf_stat"]["context_switches"].as_u64().unwrap() > 0);
     let text = std::fs::read_to_string(&trace).unwrap();
     assert!(text.starts_with("# tracer: nop\n"));
     for event in [
@@ -322,34 +338,36 @@ fn strip_wall(mut v: serde_json::Value) -> serde_json::Value {
 
 #[test]
 fn tracing_and_explaining_change_no_decision_and_are_deterministic() {
-    let scn = scenario(HACKBENCH, &[]);
-    let plain = run_once(&scn, 3).unwrap();
-    let traced = |explain: Option<&str>| {
-        let buf = Shared::default();
-        let (run, text) = run_once_with(
-            &scn,
-            3,
-            Instruments {
-                trace: Some(TraceSink {
-                    format: TraceFormat::Perfetto,
-                    out: Box::new(buf.clone()),
-                    label: "buffer".into(),
-                }),
-                explain: explain.map(str::to_string),
-            },
-        )
-        .unwrap();
-        let bytes = buf.0.lock().unwrap().clone();
-        (run, text, bytes)
-    };
-    let (r1, t1, b1) = traced(Some("receiver-0-0"));
-    let (r2, t2, b2) = traced(Some("receiver-0-0"));
-    assert_eq!(strip_wall(plain.json.clone()), strip_wall(r1.json.clone()));
-    assert_eq!(strip_wall(r1.json), strip_wall(r2.json));
-    assert!(b1.len() > 1000);
-    assert_eq!(b1, b2, "same seed, byte-identical trace");
-    assert_eq!(t1, t2);
-    assert!(t1.unwrap().contains("'receiver-0-0'"));
+    for policy in ["fifo", "linux-fair"] {
+        let scn = scenario(HACKBENCH, &[&format!("kernel.policy={policy}")]);
+        let plain = run_once(&scn, 3).unwrap();
+        let traced = |explain: Option<&str>| {
+            let buf = Shared::default();
+            let (run, text) = run_once_with(
+                &scn,
+                3,
+                Instruments {
+                    trace: Some(TraceSink {
+                        format: TraceFormat::Perfetto,
+                        out: Box::new(buf.clone()),
+                        label: "buffer".into(),
+                    }),
+                    explain: explain.map(str::to_string),
+                },
+            )
+            .unwrap();
+            let bytes = buf.0.lock().unwrap().clone();
+            (run, text, bytes)
+        };
+        let (r1, t1, b1) = traced(Some("receiver-0-0"));
+        let (r2, t2, b2) = traced(Some("receiver-0-0"));
+        assert_eq!(strip_wall(plain.json.clone()), strip_wall(r1.json.clone()));
+        assert_eq!(strip_wall(r1.json), strip_wall(r2.json));
+        assert!(b1.len() > 1000);
+        assert_eq!(b1, b2, "same seed, byte-identical trace");
+        assert_eq!(t1, t2);
+        assert!(t1.unwrap().contains("'receiver-0-0'"));
+    }
 }
 
 // ----- engine-level events: prev_state, placement, exit --------------------------------------

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
 pub mod bench;
+pub mod compare;
 pub mod list;
 pub mod run;
 pub mod topo;
@@ -33,6 +34,9 @@ pub enum Command {
     List(ListArgs),
     /// Simulate a scenario file, or a benchmark command line on a machine (quick form).
     Run(run::RunArgs),
+    /// Compare kernel variants on the same seeds, in LKML-style tables (normalized mean,
+    /// [pct imp], (CV), paired delta), with perf-stat and migration diffs.
+    Compare(compare::CompareArgs),
     /// Measure the simulator's speed: events/s and simulated seconds per wall second.
     Bench(bench::BenchArgs),
 }
@@ -97,6 +101,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Topo(args) => topo::run(&args),
         Command::List(args) => list::run(args.what),
         Command::Run(args) => run::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),
     }
 }

@@ -43,6 +43,9 @@ pub struct RunArgs {
     /// Write the results JSON to FILE (`-` = stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
+    /// Write /proc/schedstat (version 17) as it reads at the end of the first run.
+    #[arg(long, value_name = "FILE")]
+    pub schedstat: Option<PathBuf>,
     /// Write a scheduling trace of the first run to FILE: `.pftrace`/`.perfetto-trace` =
     /// Perfetto protobuf (open in ui.perfetto.dev), `.txt`/`.ftrace` = ftrace text. With
     /// --runs > 1 only the first run (the first seed) is traced.
@@ -116,6 +119,25 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         eprint!("{text}");
     } else {
         write_stdout(&text)?;
+    }
+    if let Some(dest) = &args.schedstat {
+        let text = runs[0].schedstat_text.clone().ok_or_else(|| {
+            InputError::with_key(
+                "--schedstat",
+                dest.display().to_string(),
+                format!(
+                    "policy '{}' keeps no schedstats; accepted with kernel.policy = \"linux-fair\"",
+                    scn.kernel.policy.name()
+                ),
+            )
+        })?;
+        std::fs::write(dest, text).map_err(|e| {
+            InputError::with_key(
+                "--schedstat",
+                dest.display().to_string(),
+                format!("cannot write: {e}"),
+            )
+        })?;
     }
     if let Some(dest) = &args.json {
         let mut doc = serde_json::to_string_pretty(&experiment::results_json(&scn, &runs))?;

@@ -34,6 +34,14 @@ pub enum Policy {
 
 impl Policy {
     pub const NAMES: &'static [&'static str] = &["linux-fair", "fifo"];
+
+    /// The name a scenario uses for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::LinuxFair => "linux-fair",
+            Policy::Fifo => "fifo",
+        }
+    }
 }
 
 /// `[machine]`: where the machine comes from, and its raw extras.

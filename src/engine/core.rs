@@ -139,12 +139,16 @@ impl Engine {
         }
 
         if self.tasks[p.idx()].on_rq {
-            if let Some(rec) = self.recorder.as_deref_mut() {
-                let w = waker.map(|w| &self.tasks[w.idx()]);
-                rec.wakeup_queued(self.now_ns, &self.tasks[p.idx()], this_cpu, w);
+            if self.policy.task_on_rq(p) {
+                if let Some(rec) = self.recorder.as_deref_mut() {
+                    let w = waker.map(|w| &self.tasks[w.idx()]);
+                    rec.wakeup_queued(self.now_ns, &self.tasks[p.idx()], this_cpu, w);
+                }
+                self.ttwu_runnable(p, this_cpu, flags);
+                return;
             }
-            self.ttwu_runnable(p, this_cpu, flags);
-            return;
+            // The policy completed the delayed dequeue on its own (at a pick).
+            self.tasks[p.idx()].on_rq = false;
         }
         let prev_cpu = self.tasks[p.idx()].cpu;
         self.act.clear();
@@ -417,6 +421,37 @@ impl Engine {
         self.preempt_point(cpu);
     }
 
+    /// The stopper (highest class) preempts `cpu`'s task, runs active balancing, and the
+    /// CPU then schedules as after any preemption.
+    pub(crate) fn handle_stopper(&mut self, cpu: usize) {
+        self.take_ipi(cpu);
+        if let Some(p) = self.cpus[cpu].curr {
+            self.sync_progress(cpu);
+            let now = self.now_ns;
+            let t = &mut self.tasks[p.idx()];
+            t.stats.sum_exec_runtime_ns += now - t.exec_start_ns;
+            t.exec_start_ns = now;
+            t.state = TaskState::Runnable;
+            t.runnable_since_ns = now;
+            self.count_switch_out(cpu, p);
+            policy!(self.put_prev_task(cpu, p));
+            let c = &mut self.cpus[cpu];
+            c.curr = None;
+            c.stats.busy_ns += now - c.busy_since_ns;
+            c.busy_since_ns = now;
+            c.done_gen = c.done_gen.wrapping_add(1);
+            self.stop_tick(cpu);
+            self.update_sibling_speeds(cpu);
+        }
+        self.act.clear();
+        policy!(self.active_balance(cpu, &mut self.act));
+        self.apply_actions(cpu);
+        self.schedule(cpu);
+        if self.cpus[cpu].curr.is_none() {
+            self.enter_idle(cpu);
+        }
+    }
+
     /// Reschedule `cpu` if it was asked to.
     pub(crate) fn preempt_point(&mut self, cpu: usize) {
         if self.cpus[cpu].need_resched {
@@ -527,6 +562,12 @@ impl Engine {
             let target = self.act.resched[i];
             self.resched_curr(target, cpu);
         }
+        for i in 0..self.act.stop_cpus.len() {
+            let target = self.act.stop_cpus[i];
+            // stop_one_cpu_nowait(): the stopper is queued by IPI on the busiest CPU.
+            let at = self.send_ipi(cpu, target);
+            self.queue.push(at, Event::Stopper { cpu: target as u32 });
+        }
         self.act.clear();
     }
 
@@ -587,6 +628,7 @@ impl Engine {
     pub(crate) fn schedule(&mut self, cpu: usize) {
         // Asked to reschedule (a preemption), as opposed to blocking, exiting or yielding.
         let preempt = self.cpus[cpu].need_resched || self.cpus[cpu].need_resched_lazy;
+        self.cpus[cpu].stats.sched_count += 1;
         self.cpus[cpu].need_resched = false;
         self.cpus[cpu].need_resched_lazy = false;
         let prev = self.cpus[cpu].curr;
@@ -689,6 +731,8 @@ impl Engine {
             t.progress_mark_ns = now;
             t.stats.wait_sum_ns += now - t.runnable_since_ns;
             t.stats.wait_count += 1;
+            self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
+            self.cpus[cpu].stats.pcount += 1;
             if let Some(woken) = t.woken_at_ns.take() {
                 self.wakeup_latency.record(now - woken);
             }
@@ -722,13 +766,21 @@ impl Engine {
         };
         self.count_switch_out(cpu, p);
         let c = &mut self.cpus[cpu];
+        c.stats.sched_goidle += 1;
         c.curr = None;
         c.stats.busy_ns += now - c.busy_since_ns;
-        c.idle_stamp_ns = now.max(1);
-        c.idle_state = self.cost.idle_state_for(c.avg_idle_ns);
         c.done_gen = c.done_gen.wrapping_add(1);
         self.stop_tick(cpu);
         self.update_sibling_speeds(cpu);
+        self.enter_idle(cpu);
+    }
+
+    /// `do_idle()` entry: stamp, idle-state choice, the policy's idle hooks.
+    pub(crate) fn enter_idle(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.idle_stamp_ns = self.now_ns.max(1);
+        c.idle_state = self.cost.idle_state_for(c.avg_idle_ns);
+        policy!(self.idle_enter(cpu));
     }
 
     // ----- progress ------------------------------------------------------------------------
@@ -962,6 +1014,7 @@ impl Engine {
                 }
                 Op::Yield => {
                     self.tasks[p.idx()].pc += 1;
+                    self.cpus[cpu].stats.yld_count += 1;
                     policy!(self.yield_task(cpu, p));
                     self.schedule(cpu);
                     return;

@@ -240,6 +240,15 @@ pub struct CpuStats {
     pub ttwu_queued: u64,
     pub ttwu_remote_locked: u64,
     pub remote_lock_wait_ns: u64,
+    /// `schedule()` calls, of which left the CPU idle (`sched_count`, `sched_goidle`).
+    pub sched_count: u64,
+    pub sched_goidle: u64,
+    /// `sched_yield()` calls (`yld_count`).
+    pub yld_count: u64,
+    /// Time tasks waited runnable on this CPU before running (`run_delay`), and the number
+    /// of timeslices run (`pcount`).
+    pub run_delay_ns: u64,
+    pub pcount: u64,
 }
 
 /// Events of the simulation.
@@ -270,6 +279,8 @@ pub(crate) enum Event {
     ReschedIpi { cpu: u32 },
     /// NOHZ idle-balance kick.
     KickIpi { cpu: u32 },
+    /// The stopper of `cpu` runs active balancing.
+    Stopper { cpu: u32 },
     /// End of warm-up: reset counters.
     WarmupEnd,
     /// End of the run (duration cap).
@@ -508,6 +519,13 @@ impl Engine {
 
     /// Run until every task has exited or the duration cap is reached.
     pub fn run(&mut self) -> &mut Self {
+        if self.events == 0 {
+            // Every online CPU starts in the idle loop.
+            let online = self.machine.online;
+            for cpu in online.iter() {
+                self.enter_idle(cpu);
+            }
+        }
         while let Some((time_ns, event)) = self.queue.pop() {
             assert!(
                 time_ns >= self.now_ns,
@@ -565,6 +583,7 @@ impl Engine {
             Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
             Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
             Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
+            Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
             Event::WarmupEnd => self.reset_counters(),
             Event::End => return true,
         }
@@ -656,6 +675,28 @@ impl Engine {
 
     pub fn invariant_violations(&self) -> &[String] {
         &self.invariant_violations
+    }
+
+    /// `/proc/schedstat` version 17 text of the run so far (None for policies without
+    /// schedstats).
+    pub fn schedstat_text(&self) -> Option<String> {
+        use crate::sched::balance::schedstat::RqSchedstat;
+        let rq: Vec<RqSchedstat> = self
+            .cpus
+            .iter()
+            .map(|c| RqSchedstat {
+                yld_count: c.stats.yld_count,
+                sched_count: c.stats.sched_count,
+                sched_goidle: c.stats.sched_goidle,
+                ttwu_count: c.stats.ttwu_count,
+                ttwu_local: c.stats.ttwu_local,
+                rq_cpu_time: c.stats.busy_ns,
+                run_delay: c.stats.run_delay_ns,
+                pcount: c.stats.pcount,
+            })
+            .collect();
+        let jiffies = self.now_ns / (1_000_000_000 / self.cfg.hz as u64);
+        self.policy.schedstat_text(&rq, jiffies)
     }
 
     pub fn policy(&self) -> &dyn SchedPolicy {

@@ -36,6 +36,8 @@ pub struct RunOutput {
     /// One line: migrations by reason, schedstat highlights.
     pub summary_line: String,
     pub invariant_violations: Vec<String>,
+    /// `/proc/schedstat` v17 text at the end of the run (policies with schedstats).
+    pub schedstat_text: Option<String>,
 }
 
 /// Resolve `[machine]`: preset / host / file / snapshot / explicit table, then `offline`.
@@ -112,13 +114,19 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
 }
 
 /// The scheduling policy a scenario selects.
-pub fn make_policy(scn: &Scenario, machine: &Machine) -> InputResult<Box<dyn SchedPolicy>> {
+pub fn make_policy(
+    scn: &Scenario,
+    machine: &Machine,
+    cost: &CostModel,
+    seed: u64,
+) -> Box<dyn SchedPolicy> {
     match scn.kernel.policy {
-        Policy::Fifo => Ok(Box::new(GlobalFifo::new(machine.nr_cpus()))),
-        Policy::LinuxFair => Err(InputError::with_key(
-            scn.origin_of("kernel.policy"),
-            "kernel.policy",
-            "the linux-fair policy is not available in this build yet; accepted: fifo",
+        Policy::Fifo => Box::new(GlobalFifo::new(machine.nr_cpus())),
+        Policy::LinuxFair => Box::new(crate::policy::linux_fair::LinuxFair::new(
+            &scn.kernel,
+            machine,
+            cost,
+            seed,
         )),
     }
 }
@@ -163,7 +171,7 @@ pub fn run_once_with(
     let workload = workloads::resolve(scn, &machine, seed)?;
     let mut cfg = engine_config(scn, seed, workload.default_duration_ns);
     cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
-    let policy = make_policy(scn, &machine)?;
+    let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
@@ -176,9 +184,12 @@ pub fn run_once_with(
     let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
     let mut migrations = report::migrations(&engine, engine.ping_pong().total);
     migrations["ping_pong_by_pair"] = engine.ping_pong().by_pair_json();
+    let schedstat = engine.policy().report();
+    let newidle = &schedstat["by_idle_type"]["newly_idle"];
     let summary_line = format!(
         "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
-         nohz_idle_balance {}, active_balance {}); wakeup latency p50 {:.1} us p99 {:.1} us",
+         nohz_idle_balance {}, active_balance {}); newly-idle balance passes {} (gained {}); \
+         wakeup latency p50 {:.1} us p99 {:.1} us",
         migrations["total"],
         migrations["by_reason"]["wakeup"],
         migrations["by_reason"]["fork"],
@@ -186,6 +197,8 @@ pub fn run_once_with(
         migrations["by_reason"]["newidle_balance"],
         migrations["by_reason"]["nohz_idle_balance"],
         migrations["by_reason"]["active_balance"],
+        newidle["lb_count"].as_u64().unwrap_or(0),
+        newidle["lb_gained"].as_u64().unwrap_or(0),
         engine.wakeup_latency().percentile(50.0) as f64 / 1e3,
         engine.wakeup_latency().percentile(99.0) as f64 / 1e3,
     );
@@ -203,7 +216,7 @@ pub fn run_once_with(
             (engine.end_ns() as f64 / 1e9) / wall_time_s
         } else { 0.0 },
         "perf_stat": perf,
-        "schedstat": engine.policy().report(),
+        "schedstat": schedstat,
         "migrations": migrations,
         "workload": native_json,
         "latency_us": Value::Object(latency),
@@ -220,6 +233,7 @@ pub fn run_once_with(
             native_text,
             summary_line,
             invariant_violations: engine.invariant_violations().to_vec(),
+            schedstat_text: engine.schedstat_text(),
         },
         explanation,
     ))

@@ -9,6 +9,7 @@
 //! [`Actions`], whose buffers the engine reuses so the event loop does not allocate.
 
 pub mod fifo;
+pub mod linux_fair;
 
 use crate::cost::CostModel;
 use crate::engine::{CpuCore, Task};
@@ -155,6 +156,8 @@ pub struct Actions {
     pub kicks: Vec<usize>,
     /// CPUs whose current task should be preempted (`resched_curr`), e.g. after a pull.
     pub resched: Vec<usize>,
+    /// CPUs whose stopper must run active balancing (`stop_one_cpu_nowait`).
+    pub stop_cpus: Vec<usize>,
 }
 
 impl Actions {
@@ -163,6 +166,7 @@ impl Actions {
         self.migrations.clear();
         self.kicks.clear();
         self.resched.clear();
+        self.stop_cpus.clear();
     }
 }
 
@@ -221,6 +225,23 @@ pub trait SchedPolicy: Send {
         prev: Option<TaskId>,
     ) -> Option<TaskId>;
 
+    /// `put_prev_task()`: `cpu`'s current task `p` stops running but stays queued (the
+    /// stopper preempting it). Default: nothing to do.
+    fn put_prev_task(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+
+    /// Whether `p` is still on a runqueue (a delayed-dequeue sleeper not yet dequeued).
+    /// The engine asks at wakeup, since a policy may complete a delayed dequeue on its own
+    /// (at pick time). Default: the engine's own record holds.
+    fn task_on_rq(&self, _p: TaskId) -> bool {
+        true
+    }
+
+    /// `cpu` enters the idle loop (idle-core hints, NOHZ bookkeeping).
+    fn idle_enter(&mut self, _core: &CoreView, _cpu: usize) {}
+
+    /// The stopper on `cpu` runs active balancing (`active_load_balance_cpu_stop`).
+    fn active_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+
     /// `task_tick()` for `cpu`'s current task; true = reschedule.
     fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;
 
@@ -241,6 +262,16 @@ pub trait SchedPolicy: Send {
 
     /// `nohz_idle_balance()` on a kicked idle `cpu`.
     fn nohz_idle_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+
+    /// `/proc/schedstat` (version 17) text, given the engine's per-CPU counters and the
+    /// jiffies timestamp; `None` when the policy keeps no schedstats.
+    fn schedstat_text(
+        &self,
+        _rq_stats: &[crate::sched::balance::schedstat::RqSchedstat],
+        _jiffies: u64,
+    ) -> Option<String> {
+        None
+    }
 
     /// Policy-specific counters for the results (schedstat), as JSON.
     fn report(&self) -> serde_json::Value {

@@ -1,5 +1,6 @@
 //! Observations of a run: latency histograms, perf-stat counters, summaries over runs.
 
+pub mod compare;
 pub mod explain;
 pub mod histogram;
 pub mod perf;

@@ -1,0 +1,315 @@
+//! `schedlab compare`: A/B comparison of kernel variants (ARCHITECTURE.md §3), what a
+//! scheduler developer does with mmtests on two kernels, here on common random numbers.
+//!
+//! The baseline is the scenario as given (file plus quick-form options); then every
+//! `[[variant]]` of the file, then every `--variant NAME:FEAT,NO_FEAT,sysctl=value`. All of
+//! them run on the SAME seeds (those `schedlab run` would use for the baseline), so run `i`
+//! of every variant sees the same random draws and the per-seed differences isolate the
+//! variant's effect. The tables are built by [`crate::stats::compare`].
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::config::{QuickOptions, build_document, parse_variant_spec, scenario::Scenario};
+use crate::error::{InputError, InputResult};
+use crate::experiment::{self, RunOutput};
+use crate::stats::compare::Comparison;
+
+/// The baseline's name in tables and JSON.
+pub const BASELINE: &str = "baseline";
+
+/// Arguments of `schedlab compare`.
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// A scenario file (TOML): the baseline, plus its `[[variant]]` tables. Optional with
+    /// the quick form (`-m ... -- COMMAND`).
+    pub scenario: Option<PathBuf>,
+    /// A variant: NAME:FEAT,NO_FEAT,sysctl=value,dotted.key=value (repeatable), e.g.
+    /// `--variant noq:NO_TTWU_QUEUE` or `--variant slowipi:machine.cost.ipi_latency_ns=50000`.
+    #[arg(long = "variant", value_name = "NAME:FEAT,NO_FEAT,sysctl=value")]
+    pub variants: Vec<String>,
+    /// Runs per variant (the same seeds for every variant).
+    #[arg(long)]
+    pub runs: Option<u32>,
+    /// Base seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Machine: a preset (`schedlab list machines`), `host`, an hwloc XML, a sysfs snapshot
+    /// directory, or a topology `.toml` file.
+    #[arg(short = 'm', long = "machine", value_name = "MACHINE")]
+    pub machine: Option<String>,
+    /// CPUs to take offline (kernel cpulist, e.g. 18-23,26-31).
+    #[arg(long, value_name = "CPULIST")]
+    pub offline: Option<String>,
+    /// Kernel profile of the baseline (`schedlab list profiles`), e.g. v6.6.
+    #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Switch a scheduler feature in the baseline (and so in every variant): NAME=on|off.
+    #[arg(long = "feature", value_name = "NAME=on|off")]
+    pub features: Vec<String>,
+    /// Set a tunable in the baseline (and so in every variant): NAME=VALUE.
+    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
+    pub sysctls: Vec<String>,
+    /// Override any scenario key of the baseline by dotted path (e.g. workload.pairs=8).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Write every variant's results and the comparison tables as JSON to FILE (`-` =
+    /// stdout; the text report then goes to stderr).
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    /// The benchmark command line, as its users type it (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Build the baseline scenario from a file and/or the quick-form options.
+pub fn baseline_from_args(args: &CompareArgs) -> InputResult<Scenario> {
+    if args.scenario.is_none() && args.command.is_empty() && args.machine.is_none() {
+        return Err(InputError::new(
+            "command line",
+            "nothing to compare; accepted: `schedlab compare SCENARIO.toml [--variant \
+             NAME:FEAT,...]` or `schedlab compare -m MACHINE --variant NAME:FEAT,... -- COMMAND` \
+             (see `schedlab compare --help`)",
+        ));
+    }
+    let opts = QuickOptions {
+        base: args.scenario.clone(),
+        machine: args.machine.clone(),
+        offline: args.offline.clone(),
+        profile: args.profile.clone(),
+        features: args.features.clone(),
+        sysctls: args.sysctls.clone(),
+        sets: args.sets.clone(),
+        runs: args.runs,
+        seed: args.seed,
+        command: args.command.clone(),
+    };
+    Scenario::from_doc(build_document(&opts)?)
+}
+
+/// One of the scenarios compared.
+#[derive(Clone, Debug)]
+pub struct NamedScenario {
+    pub name: String,
+    /// What it changes against the baseline (`dotted.key=value, ...`).
+    pub changes: String,
+    pub scenario: Scenario,
+}
+
+/// The scenarios to compare, named: the baseline first, then the file's `[[variant]]`s,
+/// then each `--variant`.
+pub fn scenarios_from_args(args: &CompareArgs) -> InputResult<Vec<NamedScenario>> {
+    let base = baseline_from_args(args)?;
+    let mut out = vec![NamedScenario {
+        name: BASELINE.to_string(),
+        changes: describe_baseline(&base),
+        scenario: base.clone(),
+    }];
+    for v in &base.variants {
+        if v.name == BASELINE {
+            return Err(InputError::with_key(
+                base.origin_of("variant"),
+                "variant.name",
+                format!("'{BASELINE}' names the scenario as given; choose another name"),
+            ));
+        }
+        out.push(NamedScenario {
+            name: v.name.clone(),
+            changes: describe_overrides(&v.overrides),
+            scenario: base.with_variant(v)?,
+        });
+    }
+    for spec in &args.variants {
+        let v = parse_variant_spec(spec, "--variant")?;
+        if out.iter().any(|n| n.name == v.name) {
+            return Err(InputError::with_key(
+                "--variant",
+                spec.clone(),
+                format!(
+                    "variant name '{}' is already used (names in use: {})",
+                    v.name,
+                    out.iter()
+                        .map(|n| n.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        out.push(NamedScenario {
+            name: v.name.clone(),
+            changes: describe_overrides(&v.overrides),
+            scenario: base.with_variant(&v)?,
+        });
+    }
+    if out.len() < 2 {
+        return Err(InputError::new(
+            base.source.clone(),
+            "nothing to compare the baseline with; accepted: [[variant]] tables in the \
+             scenario, or --variant NAME:FEAT,NO_FEAT,sysctl=value",
+        ));
+    }
+    Ok(out)
+}
+
+/// The runs of every variant and the comparison built from them.
+pub struct CompareOutput {
+    pub names: Vec<String>,
+    /// What each variant changes (see [`NamedScenario::changes`]).
+    pub changes: Vec<String>,
+    pub scenarios: Vec<Scenario>,
+    /// The seeds every variant ran with.
+    pub seeds: Vec<u64>,
+    /// Per variant, its runs in seed order.
+    pub runs: Vec<Vec<RunOutput>>,
+    pub comparison: Comparison,
+}
+
+/// The seeds `schedlab run` uses for `scn`: `run.runs` seeds derived from `run.seed`.
+pub fn seeds_of(scn: &Scenario) -> Vec<u64> {
+    (0..scn.run.runs.max(1) as u64)
+        .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
+        .collect()
+}
+
+/// Run every variant on the baseline's seeds and compare.
+pub fn compare(variants: &[NamedScenario]) -> InputResult<CompareOutput> {
+    let Some(base) = variants.first().map(|v| &v.scenario) else {
+        return Err(InputError::new("compare", "no scenario to run"));
+    };
+    let seeds = seeds_of(base);
+    let mut runs = Vec::with_capacity(variants.len());
+    for v in variants {
+        runs.push(experiment::run_seeds(&v.scenario, &seeds, &v.name)?);
+    }
+    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    let jsons: Vec<Vec<&Value>> = runs
+        .iter()
+        .map(|rs| rs.iter().map(|r| &r.json).collect())
+        .collect();
+    let perfs: Vec<Vec<_>> = runs
+        .iter()
+        .map(|rs| rs.iter().map(|r| r.perf).collect())
+        .collect();
+    let kind = runs
+        .first()
+        .and_then(|rs| rs.first())
+        .and_then(|r| r.json["workload"]["kind"].as_str())
+        .map(str::to_string)
+        .or_else(|| base.workload.kind.clone())
+        .unwrap_or_else(|| "workload".to_string());
+    let comparison = Comparison::build(&names, &seeds, &jsons, &perfs, &kind);
+    Ok(CompareOutput {
+        names,
+        changes: variants.iter().map(|v| v.changes.clone()).collect(),
+        scenarios: variants.iter().map(|v| v.scenario.clone()).collect(),
+        seeds,
+        runs,
+        comparison,
+    })
+}
+
+/// The baseline's one-line description.
+fn describe_baseline(scn: &Scenario) -> String {
+    format!(
+        "the scenario as given (profile {}, policy {})",
+        scn.kernel.profile,
+        serde_json::to_value(scn.kernel.policy)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    )
+}
+
+fn describe_overrides(o: &std::collections::BTreeMap<String, toml::Value>) -> String {
+    o.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The text report: what ran, then the tables.
+pub fn render(out: &CompareOutput) -> String {
+    let mut text = String::new();
+    let seeds: Vec<String> = out.seeds.iter().map(u64::to_string).collect();
+    text.push_str(&format!(
+        "schedlab compare: {} variants x {} run{}, seeds {} (the same for every variant)\n",
+        out.names.len(),
+        out.seeds.len(),
+        if out.seeds.len() == 1 { "" } else { "s" },
+        seeds.join(" ")
+    ));
+    let w = out.names.iter().map(String::len).max().unwrap_or(8);
+    for (name, line) in out.names.iter().zip(&out.changes) {
+        text.push_str(&format!("  {name:<w$}  {line}\n"));
+    }
+    text.push('\n');
+    text.push_str(&out.comparison.render());
+    for (name, runs) in out.names.iter().zip(&out.runs) {
+        for r in runs {
+            for v in r.invariant_violations.iter().take(10) {
+                text.push_str(&format!(
+                    "{name} seed {}: invariant violated: {v}\n",
+                    r.seed
+                ));
+            }
+        }
+    }
+    text
+}
+
+/// The JSON document: every variant's results (as `schedlab run` writes them) and the
+/// comparison tables as data.
+pub fn results_json(out: &CompareOutput) -> Value {
+    json!({
+        "schedlab_version": experiment::SCHEDLAB_VERSION,
+        "baseline": BASELINE,
+        "seeds": out.seeds,
+        "variants": out
+            .names
+            .iter()
+            .zip(&out.scenarios)
+            .zip(&out.runs)
+            .zip(&out.changes)
+            .map(|(((name, scn), runs), line)| json!({
+                "name": name,
+                "changes": line,
+                "results": experiment::results_json(scn, runs),
+            }))
+            .collect::<Vec<_>>(),
+        "comparison": out.comparison,
+    })
+}
+
+pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
+    let variants = scenarios_from_args(args)?;
+    let out = compare(&variants)?;
+    let text = render(&out);
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    if json_to_stdout {
+        eprint!("{text}");
+    } else {
+        write_stdout(&text)?;
+    }
+    if let Some(dest) = &args.json {
+        let mut doc = serde_json::to_string_pretty(&results_json(&out))?;
+        doc.push('\n');
+        if json_to_stdout {
+            write_stdout(&doc)?;
+        } else {
+            std::fs::write(dest, doc).map_err(|e| {
+                InputError::with_key("--json", dest.clone(), format!("cannot write: {e}"))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}

@@ -1,0 +1,670 @@
+//! The Linux fair class as a [`SchedPolicy`]: per-CPU EEVDF/CFS runqueues with PELT
+//! ([`crate::sched::fair`]), wakeup and fork placement ([`crate::sched::wakeup`]) and SMP
+//! load balancing ([`crate::sched::balance`]), glued to the engine at the kernel's
+//! scheduling points. This file only translates: which kernel function runs at which point,
+//! and the environment traits those mechanisms read the machine through.
+//!
+//! Approximations (with reasons):
+//! - `rq_clock` / `rq_clock_task` are the engine's virtual time: no IRQ or steal time.
+//! - `capacity_of()` equals the CPU's original capacity: there are no RT/DL tasks or IRQ
+//!   load taking capacity from the fair class in these workloads.
+//! - The active-balance stopper runs as an engine event on the busiest CPU (see
+//!   `Engine::handle_stopper`), preempting its current task as the stop class does.
+
+use std::sync::Arc;
+
+use super::{
+    Actions, CoreView, EnqueueFlags, IdleType, Placement, SchedPolicy, WakeCtx, WakeFlags,
+};
+use crate::config::features::Feature;
+use crate::config::profiles::SchedMode;
+use crate::config::scenario::ResolvedKernel;
+use crate::cpumask::CpuMask;
+use crate::domains::DomainId;
+use crate::domains::{SchedDomains, build_sched_domains};
+use crate::engine::rng::{RngStream, StreamKind};
+use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
+use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
+use crate::sched::fair::{
+    self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
+};
+use crate::sched::wakeup::{Topo, Wakeup, WakeupEnv, WakeupParams};
+use crate::task::TaskId;
+use crate::topology::Machine;
+
+/// The Linux fair-class policy.
+pub struct LinuxFair {
+    params: FairParams,
+    domains: Arc<SchedDomains>,
+    wakeup: Wakeup,
+    lb: LoadBalancer,
+    costs: BalanceCosts,
+    ents: Vec<SchedEntity>,
+    rqs: Vec<CfsRq>,
+    /// `rq->cfs_tasks` per CPU, least recently run first.
+    cfs_tasks: Vec<Vec<TaskId>>,
+    rng: Vec<RngStream>,
+    blocked: Vec<usize>,
+    lb_out: LbOutput,
+    resched: Vec<usize>,
+}
+
+/// The fair-class parameters of a resolved kernel on `nr_cpus` online CPUs.
+pub fn fair_params(kernel: &ResolvedKernel, nr_cpus: usize) -> FairParams {
+    let s = &kernel.sysctl;
+    let mode = match kernel.mode {
+        SchedMode::Cfs => FairMode::Cfs,
+        SchedMode::Eevdf => FairMode::Eevdf,
+    };
+    let v = kernel.version;
+    let eevdf_version = if (v.major, v.minor) >= (6, 17) {
+        EevdfVersion::V6_17
+    } else if (v.major, v.minor) >= (6, 12) {
+        EevdfVersion::V6_12
+    } else {
+        EevdfVersion::V6_6
+    };
+    let features = kernel.features;
+    FairParams {
+        mode,
+        eevdf_version,
+        base_slice_ns: s.scaled_base_slice_ns(nr_cpus),
+        normalized_base_slice_ns: s.sched_base_slice_ns,
+        sched_latency_ns: s.scaled_latency_ns(nr_cpus),
+        min_granularity_ns: s.scaled_min_granularity_ns(nr_cpus),
+        wakeup_granularity_ns: s.scaled_wakeup_granularity_ns(nr_cpus),
+        tick_nsec: s.tick_ns(),
+        features: FairFeatures::from_lookup(|name| {
+            Feature::from_name(name).is_some_and(|f| features.on(f))
+        }),
+    }
+}
+
+impl LinuxFair {
+    pub fn new(
+        kernel: &ResolvedKernel,
+        machine: &Machine,
+        cost: &crate::cost::CostModel,
+        seed: u64,
+    ) -> LinuxFair {
+        let nr_online = machine.online.weight();
+        let params = fair_params(kernel, nr_online);
+        let domains = Arc::new(build_sched_domains(machine));
+        let topo = Topo::new(machine, &domains);
+        let mut wparams = WakeupParams::new(kernel.version, kernel.features);
+        wparams.idle_scan_step_ns = cost.idle_scan_step_ns;
+        // The kernel zero-allocates sd_llc_shared, so right after boot SIS_UTIL allows no
+        // idle scan until the first LLC-level balance. A simulation starts from a machine
+        // that has been up and idle, whose LLCs would be fully scannable: start full.
+        wparams.nr_idle_scan_start_full = true;
+        let wakeup = Wakeup::new(&topo, wparams);
+        let lb =
+            LoadBalancer::from_config(domains.clone(), kernel.features, &kernel.sysctl, cost, 0);
+        let nr = machine.nr_cpus();
+        LinuxFair {
+            rqs: (0..nr)
+                .map(|c| CfsRq::new(&params, machine.cpus[c].capacity as u64))
+                .collect(),
+            cfs_tasks: vec![Vec::new(); nr],
+            rng: (0..nr)
+                .map(|c| RngStream::new(seed, StreamKind::Policy, c as u64))
+                .collect(),
+            ents: Vec::new(),
+            blocked: Vec::with_capacity(8),
+            lb_out: LbOutput::default(),
+            resched: Vec::new(),
+            costs: BalanceCosts::from_model(cost),
+            params,
+            domains,
+            wakeup,
+            lb,
+        }
+    }
+
+    /// Move `lb_out` into the engine's actions.
+    fn drain_lb(&mut self, act: &mut Actions) {
+        act.cost_ns += self.lb_out.work.cost_ns(&self.costs);
+        for m in &self.lb_out.migrations {
+            self.wakeup.set_task_cpu(m.task, m.to);
+            act.migrations.push(*m);
+        }
+        if let Some(ilb) = self.lb_out.kick_ilb {
+            act.kicks.push(ilb);
+        }
+        act.stop_cpus
+            .extend(self.lb_out.active_balance.iter().copied());
+        act.resched.append(&mut self.resched);
+        self.lb_out.clear();
+    }
+}
+
+/// Remove `p` from a `cfs_tasks` list.
+fn list_remove(list: &mut Vec<TaskId>, p: TaskId) {
+    if let Some(i) = list.iter().position(|&q| q == p) {
+        list.remove(i);
+    }
+}
+
+/// Read-only view for wakeup placement.
+struct WakeView<'a> {
+    core: &'a CoreView<'a>,
+    params: &'a FairParams,
+    rqs: &'a [CfsRq],
+    ents: &'a [SchedEntity],
+}
+
+impl WakeupEnv for WakeView<'_> {
+    fn now_ns(&self) -> u64 {
+        self.core.now_ns
+    }
+    fn cpu_active_mask(&self) -> CpuMask {
+        self.core.machine.online
+    }
+    fn idle_cpu(&self, cpu: usize) -> bool {
+        self.core.cpu_is_idle_task(cpu) && self.rqs[cpu].h_nr_queued() == 0
+    }
+    fn nr_running(&self, cpu: usize) -> usize {
+        self.rqs[cpu].h_nr_queued() as usize
+    }
+    fn cfs_h_nr_delayed(&self, cpu: usize) -> usize {
+        (self.rqs[cpu].h_nr_queued() - self.rqs[cpu].h_nr_runnable()) as usize
+    }
+    fn capacity_of(&self, cpu: usize) -> u64 {
+        self.core.machine.cpus[cpu].capacity as u64
+    }
+    fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
+        self.core.machine.cpus[cpu].capacity as u64
+    }
+    fn cpu_util(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_util_cfs(self.params)
+    }
+    fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {
+        let util = self.cpu_util(cpu);
+        if self.core.task(p).cpu == cpu && self.ents[p.idx()].on_rq {
+            util.saturating_sub(self.ents[p.idx()].avg.util_avg)
+        } else {
+            util
+        }
+    }
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_load()
+    }
+    fn cpu_load_without(&self, cpu: usize, p: TaskId) -> u64 {
+        let load = self.cpu_load(cpu);
+        if self.core.task(p).cpu == cpu && self.ents[p.idx()].on_rq {
+            load.saturating_sub(self.ents[p.idx()].avg.load_avg)
+        } else {
+            load
+        }
+    }
+    fn cpu_runnable(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_runnable()
+    }
+    fn task_util_est(&self, p: TaskId) -> u64 {
+        let a = &self.ents[p.idx()].avg;
+        a.util_avg.max((a.util_est & !1) as u64)
+    }
+    fn task_h_load(&self, p: TaskId) -> u64 {
+        self.ents[p.idx()].avg.load_avg
+    }
+    fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
+        self.core.task(p).cpu == cpu && self.ents[p.idx()].on_rq
+    }
+    fn cpus_allowed(&self, p: TaskId) -> CpuMask {
+        self.core.task(p).cpus_allowed
+    }
+    fn avg_idle_ns(&self, cpu: usize) -> u64 {
+        self.core.cpus[cpu].avg_idle_ns
+    }
+    fn idle_exit_latency_ns(&self, cpu: usize) -> Option<u64> {
+        let c = &self.core.cpus[cpu];
+        (c.curr.is_none() && c.idle_state > 0)
+            .then(|| self.core.cost.idle_states[c.idle_state].exit_latency_ns)
+    }
+    fn idle_stamp_ns(&self, cpu: usize) -> u64 {
+        self.core.cpus[cpu].idle_stamp_ns
+    }
+}
+
+/// Mutable view for load balancing.
+struct BalanceView<'a> {
+    core: &'a CoreView<'a>,
+    params: &'a FairParams,
+    rqs: &'a mut [CfsRq],
+    ents: &'a mut [SchedEntity],
+    cfs_tasks: &'a mut [Vec<TaskId>],
+    rng: &'a mut [RngStream],
+    resched: &'a mut Vec<usize>,
+}
+
+impl LbEnv for BalanceView<'_> {
+    fn nr_running(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].h_nr_queued()
+    }
+    fn h_nr_runnable(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].h_nr_runnable()
+    }
+    fn h_nr_queued(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].h_nr_queued()
+    }
+    fn idle_cpu(&self, cpu: usize) -> bool {
+        self.core.cpu_is_idle_task(cpu) && self.rqs[cpu].h_nr_queued() == 0
+    }
+    fn ttwu_pending(&self, cpu: usize) -> bool {
+        self.core.cpus[cpu].ttwu_pending()
+    }
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_load()
+    }
+    fn cpu_runnable(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_runnable()
+    }
+    fn cpu_util(&self, cpu: usize) -> u64 {
+        self.rqs[cpu].cpu_util_cfs(self.params)
+    }
+    fn capacity_of(&self, cpu: usize) -> u64 {
+        self.core.machine.cpus[cpu].capacity as u64
+    }
+    fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
+        self.core.machine.cpus[cpu].capacity as u64
+    }
+    fn rq_clock_task(&self, _cpu: usize) -> u64 {
+        self.core.now_ns
+    }
+    fn curr_task(&self, cpu: usize) -> Option<TaskId> {
+        self.core.cpus[cpu].curr
+    }
+    fn cfs_tasks(&self, cpu: usize, out: &mut Vec<TaskId>) {
+        out.extend_from_slice(&self.cfs_tasks[cpu]);
+    }
+    fn cfs_tasks_rotate(&mut self, cpu: usize, p: TaskId) {
+        let list = &mut self.cfs_tasks[cpu];
+        list_remove(list, p);
+        list.push(p);
+    }
+    fn update_blocked_averages(&mut self, cpu: usize) -> bool {
+        self.rqs[cpu].update_blocked_averages(self.core.now_ns)
+    }
+    fn sched_rng(&mut self, cpu: usize) -> u32 {
+        (self.rng[cpu].next_u64() >> 32) as u32
+    }
+    fn task_h_load(&self, p: TaskId) -> u64 {
+        self.ents[p.idx()].avg.load_avg
+    }
+    fn task_util_est(&self, p: TaskId) -> u64 {
+        let a = &self.ents[p.idx()].avg;
+        a.util_avg.max((a.util_est & !1) as u64)
+    }
+    fn task_running(&self, cpu: usize, p: TaskId) -> bool {
+        self.core.cpus[cpu].curr == Some(p)
+    }
+    fn cpus_allowed(&self, p: TaskId) -> CpuMask {
+        self.core.task(p).cpus_allowed
+    }
+    fn exec_start(&self, p: TaskId) -> u64 {
+        self.ents[p.idx()].exec_start
+    }
+    fn is_delayed(&self, p: TaskId) -> bool {
+        self.ents[p.idx()].sched_delayed
+    }
+    fn detach_task(&mut self, p: TaskId, from: usize, _to: usize) {
+        let now = self.core.now_ns;
+        self.rqs[from].dequeue_task(
+            self.ents,
+            self.params,
+            now,
+            p.idx(),
+            fair::DEQUEUE_MIGRATING,
+        );
+        list_remove(&mut self.cfs_tasks[from], p);
+        self.rqs[from].migrate_task_rq_fair(self.ents, self.params, now, p.idx(), false);
+    }
+    fn attach_task(&mut self, p: TaskId, to: usize) {
+        let now = self.core.now_ns;
+        self.rqs[to].enqueue_task(
+            self.ents,
+            self.params,
+            now,
+            p.idx(),
+            fair::ENQUEUE_MIGRATED | fair::ENQUEUE_MIGRATING,
+        );
+        self.cfs_tasks[to].push(p);
+        if self.core.cpus[to].curr.is_some()
+            && self.rqs[to].check_preempt_wakeup(self.ents, self.params, now, p.idx(), 0)
+        {
+            self.resched.push(to);
+        }
+    }
+}
+
+macro_rules! balance_view {
+    ($self:ident, $core:ident) => {
+        BalanceView {
+            core: $core,
+            params: &$self.params,
+            rqs: &mut $self.rqs,
+            ents: &mut $self.ents,
+            cfs_tasks: &mut $self.cfs_tasks,
+            rng: &mut $self.rng,
+            resched: &mut $self.resched,
+        }
+    };
+}
+
+fn wake_flags(flags: WakeFlags) -> u32 {
+    let mut wf = 0;
+    if flags.sync {
+        wf |= fair::WF_SYNC;
+    }
+    if flags.fork {
+        wf |= fair::WF_FORK;
+    }
+    if flags.ttwu {
+        wf |= fair::WF_TTWU;
+    }
+    wf
+}
+
+impl SchedPolicy for LinuxFair {
+    fn name(&self) -> &'static str {
+        "linux-fair"
+    }
+
+    fn task_fork(&mut self, core: &CoreView, p: TaskId) {
+        let t = core.task(p);
+        if self.ents.len() <= p.idx() {
+            self.ents.resize(
+                p.idx() + 1,
+                SchedEntity::new(0, fair::SchedPolicy::Normal, &self.params),
+            );
+        }
+        self.ents[p.idx()] =
+            SchedEntity::new(t.nice as i32, fair::SchedPolicy::Normal, &self.params);
+        let parent_cpu = t.cpu;
+        self.rqs[parent_cpu].task_fork_fair(&mut self.ents, &self.params, core.now_ns, p.idx());
+        self.wakeup.task_fork(p, None, parent_cpu);
+    }
+
+    fn select_task_rq(
+        &mut self,
+        core: &CoreView,
+        p: TaskId,
+        prev_cpu: usize,
+        ctx: WakeCtx,
+        act: &mut Actions,
+    ) -> Placement {
+        let topo = Topo::new(core.machine, &self.domains);
+        let view = WakeView {
+            core,
+            params: &self.params,
+            rqs: &self.rqs,
+            ents: &self.ents,
+        };
+        let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
+        act.cost_ns += r.cost.steps() * core.cost.idle_scan_step_ns;
+        r.placement
+    }
+
+    fn migrate_task_rq(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) {
+        self.rqs[from].migrate_task_rq_fair(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            p.idx(),
+            true,
+        );
+        self.wakeup.set_task_cpu(p, to);
+    }
+
+    fn enqueue_task(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags) {
+        let mut f = 0;
+        if flags.wakeup {
+            f |= fair::ENQUEUE_WAKEUP;
+        }
+        if flags.migrated {
+            f |= fair::ENQUEUE_MIGRATED;
+        }
+        if flags.initial {
+            f |= fair::ENQUEUE_INITIAL;
+            self.rqs[cpu].post_init_entity_util_avg(&mut self.ents, p.idx());
+        }
+        if flags.delayed {
+            f |= fair::ENQUEUE_DELAYED;
+        }
+        let was_idle = self.rqs[cpu].h_nr_queued() == 0;
+        self.rqs[cpu].enqueue_task(&mut self.ents, &self.params, core.now_ns, p.idx(), f);
+        if !flags.delayed {
+            self.cfs_tasks[cpu].push(p);
+        }
+        if flags.wakeup && was_idle && core.cpus[cpu].curr.is_none() {
+            self.lb.update_rq_avg_idle(cpu, core.now_ns);
+        }
+        self.lb.note_nr_running(self.rqs[cpu].h_nr_queued());
+    }
+
+    fn dequeue_sleep(&mut self, core: &CoreView, cpu: usize, p: TaskId) -> bool {
+        let r = self.rqs[cpu].dequeue_task(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            p.idx(),
+            fair::DEQUEUE_SLEEP,
+        );
+        match r {
+            DequeueResult::Removed => {
+                list_remove(&mut self.cfs_tasks[cpu], p);
+                true
+            }
+            DequeueResult::Delayed => false,
+        }
+    }
+
+    fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        let rq = &mut self.rqs[cpu];
+        if self.ents[p.idx()].on_rq {
+            rq.dequeue_task(
+                &mut self.ents,
+                &self.params,
+                core.now_ns,
+                p.idx(),
+                fair::DEQUEUE_SLEEP | fair::DEQUEUE_SPECIAL,
+            );
+        }
+        rq.task_dead_fair(&mut self.ents, &self.params, core.now_ns, p.idx());
+        list_remove(&mut self.cfs_tasks[cpu], p);
+    }
+
+    fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool {
+        self.rqs[cpu].check_preempt_wakeup(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            p.idx(),
+            wake_flags(flags),
+        )
+    }
+
+    fn pick_next_task(
+        &mut self,
+        core: &CoreView,
+        cpu: usize,
+        _prev: Option<TaskId>,
+    ) -> Option<TaskId> {
+        self.blocked.clear();
+        let next = self.rqs[cpu].pick_next_task_fair(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            &mut self.blocked,
+        );
+        for i in 0..self.blocked.len() {
+            let b = TaskId(self.blocked[i] as u32);
+            list_remove(&mut self.cfs_tasks[cpu], b);
+        }
+        let next = next.map(|n| TaskId(n as u32))?;
+        let list = &mut self.cfs_tasks[cpu];
+        list_remove(list, next);
+        list.push(next);
+        Some(next)
+    }
+
+    fn put_prev_task(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns, p.idx());
+    }
+
+    fn task_on_rq(&self, p: TaskId) -> bool {
+        self.ents.get(p.idx()).is_some_and(|e| e.on_rq)
+    }
+
+    fn task_tick(&mut self, core: &CoreView, cpu: usize, _curr: TaskId) -> bool {
+        self.rqs[cpu].task_tick(&mut self.ents, &self.params, core.now_ns)
+    }
+
+    fn yield_task(&mut self, core: &CoreView, cpu: usize, _p: TaskId) {
+        self.rqs[cpu].yield_task(&mut self.ents, &self.params, core.now_ns);
+    }
+
+    fn set_nice(&mut self, core: &CoreView, p: TaskId, nice: i8) {
+        let cpu = core.task(p).cpu;
+        self.rqs[cpu].set_user_nice(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            p.idx(),
+            nice as i32,
+        );
+    }
+
+    fn nr_running(&self, cpu: usize) -> usize {
+        self.rqs[cpu].h_nr_queued() as usize
+    }
+
+    fn idle_enter(&mut self, core: &CoreView, cpu: usize) {
+        let topo = Topo::new(core.machine, &self.domains);
+        let view = WakeView {
+            core,
+            params: &self.params,
+            rqs: &self.rqs,
+            ents: &self.ents,
+        };
+        self.wakeup.update_idle_core(&topo, &view, cpu);
+        self.lb.nohz_balance_enter_idle(cpu, core.now_ns);
+    }
+
+    fn balance_newidle(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+        let mut env = balance_view!(self, core);
+        self.lb
+            .sched_balance_newidle(&mut env, cpu, core.now_ns, &mut self.lb_out);
+        self.drain_lb(act);
+    }
+
+    fn balance_tick(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+        let mut env = balance_view!(self, core);
+        self.lb
+            .sched_tick(&mut env, cpu, core.now_ns, &mut self.lb_out);
+        if let Some(nr) = self.lb.nr_idle_scan(cpu) {
+            let topo = Topo::new(core.machine, &self.domains);
+            self.wakeup.set_nr_idle_scan(&topo, cpu, nr);
+        }
+        self.drain_lb(act);
+    }
+
+    fn nohz_idle_balance(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+        let mut env = balance_view!(self, core);
+        self.lb
+            .nohz_csd_func(&mut env, cpu, core.now_ns, &mut self.lb_out);
+        self.drain_lb(act);
+    }
+
+    fn active_balance(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+        let mut env = balance_view!(self, core);
+        self.lb
+            .active_load_balance_cpu_stop(&mut env, cpu, core.now_ns, &mut self.lb_out);
+        self.drain_lb(act);
+    }
+
+    fn report(&self) -> serde_json::Value {
+        schedstat_json(&self.lb, &self.domains)
+    }
+
+    fn schedstat_text(&self, rq_stats: &[RqSchedstat], jiffies: u64) -> Option<String> {
+        Some(write_schedstat(&self.lb, rq_stats, jiffies))
+    }
+}
+
+/// The load balancer's schedstat counters as the contract's `schedstat` object: `totals`,
+/// `by_level` (domain level name) and `by_idle_type` (`idle` / `not_idle` / `newly_idle`),
+/// summed over CPUs.
+fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Value {
+    use serde_json::{Map, Value, json};
+    const IDLE_NAMES: [(&str, IdleType); 3] = [
+        ("idle", IdleType::Idle),
+        ("not_idle", IdleType::NotIdle),
+        ("newly_idle", IdleType::NewlyIdle),
+    ];
+    fn lb_fields(s: &SdSchedstat, idle: usize) -> [(&'static str, u64); 11] {
+        [
+            ("lb_count", s.lb_count[idle]),
+            ("lb_balanced", s.lb_balanced[idle]),
+            ("lb_failed", s.lb_failed[idle]),
+            ("lb_imbalance_load", s.lb_imbalance_load[idle]),
+            ("lb_imbalance_util", s.lb_imbalance_util[idle]),
+            ("lb_imbalance_task", s.lb_imbalance_task[idle]),
+            ("lb_imbalance_misfit", s.lb_imbalance_misfit[idle]),
+            ("lb_gained", s.lb_gained[idle]),
+            ("lb_hot_gained", s.lb_hot_gained[idle]),
+            ("lb_nobusyq", s.lb_nobusyq[idle]),
+            ("lb_nobusyg", s.lb_nobusyg[idle]),
+        ]
+    }
+    fn other_fields(s: &SdSchedstat) -> [(&'static str, u64); 12] {
+        [
+            ("alb_count", s.alb_count),
+            ("alb_failed", s.alb_failed),
+            ("alb_pushed", s.alb_pushed),
+            ("sbe_count", s.sbe_count),
+            ("sbe_balanced", s.sbe_balanced),
+            ("sbe_pushed", s.sbe_pushed),
+            ("sbf_count", s.sbf_count),
+            ("sbf_balanced", s.sbf_balanced),
+            ("sbf_pushed", s.sbf_pushed),
+            ("ttwu_wake_remote", s.ttwu_wake_remote),
+            ("ttwu_move_affine", s.ttwu_move_affine),
+            ("ttwu_move_balance", s.ttwu_move_balance),
+        ]
+    }
+    fn add(map: &mut Map<String, Value>, key: &str, v: u64) {
+        let e = map.entry(key.to_string()).or_insert(json!(0));
+        *e = json!(e.as_u64().unwrap_or(0) + v);
+    }
+    let mut totals = Map::new();
+    let mut by_level: Map<String, Value> = Map::new();
+    let mut by_idle: Map<String, Value> = Map::new();
+    for (name, _) in IDLE_NAMES {
+        by_idle.insert(name.to_string(), Value::Object(Map::new()));
+    }
+    for (i, d) in domains.domains.iter().enumerate() {
+        let s = &lb.domain_state(DomainId(i)).stats;
+        let level = by_level
+            .entry(d.name.to_string())
+            .or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("object");
+        for (name, idle) in IDLE_NAMES {
+            let idx = crate::sched::balance::idle_index(idle);
+            let per_idle = by_idle[name].as_object().cloned().unwrap_or_default();
+            let mut per_idle = per_idle;
+            for (k, v) in lb_fields(s, idx) {
+                add(&mut totals, k, v);
+                add(level, k, v);
+                add(&mut per_idle, k, v);
+            }
+            by_idle.insert(name.to_string(), Value::Object(per_idle));
+        }
+        for (k, v) in other_fields(s) {
+            add(&mut totals, k, v);
+            add(level, k, v);
+        }
+    }
+    json!({ "totals": totals, "by_level": by_level, "by_idle_type": by_idle })
+}

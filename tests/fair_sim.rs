@@ -1,0 +1,427 @@
+//! The Linux fair policy inside the engine, checked against kernel facts: CPU shares by
+//! weight, switch rates from slices and the tick, TTWU_QUEUE's wake list versus the remote
+//! lock, cache refill by migration distance, SMT contention, and invariants over random
+//! task mixes.
+
+use proptest::prelude::*;
+use schedlab::config::scenario::Scenario;
+use schedlab::cpumask::CpuMask;
+use schedlab::engine::{Engine, WorkloadPlan};
+use schedlab::experiment;
+use schedlab::policy::{
+    Actions, CoreView, EnqueueFlags, Placement, PlacementPath, SchedPolicy, WakeCtx, WakeFlags,
+};
+use schedlab::task::{Op, Program, TaskId, TaskSpec};
+
+const SEC: u64 = 1_000_000_000;
+
+/// An engine for `toml` (machine + kernel) running `plan` for `duration_ns`, invariants on.
+fn engine(toml: &str, plan: WorkloadPlan, duration_ns: u64) -> Engine {
+    // The scenario supplies machine and kernel; the plan replaces its workload.
+    let text = format!("{toml}[workload]\nkind = \"spin\"\n");
+    let scn = Scenario::parse(&text, "test").unwrap();
+    let machine = experiment::resolve_machine(&scn).unwrap();
+    let cost = experiment::resolve_cost(&scn, &machine).unwrap();
+    let mut cfg = experiment::engine_config(&scn, 1, duration_ns);
+    cfg.check_invariants = true;
+    let policy = experiment::make_policy(&scn, &machine, &cost, 1);
+    Engine::new(machine, cost, cfg, policy, plan).unwrap()
+}
+
+fn task(comm: &str, program: u32, nice: i8, cpus: Option<&str>) -> TaskSpec {
+    TaskSpec {
+        comm: comm.into(),
+        program,
+        nice,
+        cpus_allowed: cpus.map(|c| CpuMask::parse(c).unwrap()),
+        start_ns: 0,
+        parent_cpu: 0,
+        footprint_kib: 0,
+    }
+}
+
+fn hog_program() -> Program {
+    Program {
+        name: "hog".into(),
+        ops: vec![Op::Run { work_ns: SEC }, Op::Jump { to: 0 }],
+    }
+}
+
+/// `nices.len()` hogs pinned to CPU 2.
+fn pinned_hogs(nices: &[i8]) -> WorkloadPlan {
+    WorkloadPlan {
+        programs: vec![hog_program()],
+        tasks: nices
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| task(&format!("hog{i}"), 0, n, Some("2")))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn assert_clean(e: &Engine) {
+    assert!(
+        e.invariant_violations().is_empty(),
+        "{:?}",
+        &e.invariant_violations()[..e.invariant_violations().len().min(5)]
+    );
+    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
+    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    assert_eq!(
+        runtime, busy,
+        "per-CPU busy time equals the sum of task runtimes"
+    );
+}
+
+const SKL_V618: &str = "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"v6.18\"\n";
+
+#[test]
+fn two_nice0_hogs_share_one_cpu_equally() {
+    let mut e = engine(SKL_V618, pinned_hogs(&[0, 0]), 10 * SEC);
+    e.run();
+    assert_clean(&e);
+    for t in e.tasks() {
+        let share = t.stats.sum_exec_runtime_ns as f64 / (10 * SEC) as f64;
+        assert!((share - 0.5).abs() < 0.01, "{}: {share}", t.comm);
+    }
+}
+
+#[test]
+fn nice0_vs_nice5_split_1024_to_335() {
+    for profile in ["v6.18", "v5.15"] {
+        let toml = format!("[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"{profile}\"\n");
+        let mut e = engine(&toml, pinned_hogs(&[0, 5]), 10 * SEC);
+        e.run();
+        assert_clean(&e);
+        let a = e.tasks()[0].stats.sum_exec_runtime_ns as f64;
+        let b = e.tasks()[1].stats.sum_exec_runtime_ns as f64;
+        let ratio = a / b;
+        // sched_prio_to_weight: nice 0 = 1024, nice 5 = 335.
+        let expected = 1024.0 / 335.0;
+        assert!(
+            (ratio / expected - 1.0).abs() < 0.01,
+            "{profile}: {ratio} vs {expected}"
+        );
+    }
+}
+
+/// N always-running tasks on one CPU switch once per turn. EEVDF: a turn is the base slice
+/// `sysctl_sched_base_slice × (1 + ilog2(min(ncpus, 8)))`, but slice expiry is only noticed
+/// at a tick, so a turn lasts `ceil(slice / tick) × tick`. CFS: the turn is the task's share
+/// of `sched_latency × factor` (at least `min_granularity × factor`), again rounded up to a
+/// whole number of ticks. switches/s = 1 / turn.
+#[test]
+fn switch_rate_follows_slice_and_tick() {
+    // skl-2s has 80 CPUs: factor = 1 + ilog2(8) = 4.
+    let cases: &[(&str, u32, usize, f64)] = &[
+        // v6.18: slice 0.70 ms × 4 = 2.8 ms. HZ=250 → 4 ms turns; HZ=1000 → 3 ms turns.
+        ("v6.18", 250, 3, 1.0 / 0.004),
+        ("v6.18", 1000, 3, 1.0 / 0.003),
+        // v6.6: slice 0.75 ms × 4 = 3.0 ms; HZ=1000 → 3 ms turns.
+        ("v6.6", 1000, 2, 1.0 / 0.003),
+        // v5.15 CFS: latency 24 ms / 3 tasks = 8 ms ≥ min_granularity 3 ms; HZ=250 → 8 ms.
+        ("v5.15", 250, 3, 1.0 / 0.008),
+    ];
+    for &(profile, hz, n, expected_per_s) in cases {
+        let toml = format!(
+            "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"{profile}\"\nsysctl = {{ hz = {hz} }}\n"
+        );
+        let mut e = engine(&toml, pinned_hogs(&vec![0; n]), 5 * SEC);
+        e.run();
+        assert_clean(&e);
+        let rate = e.counters().context_switches as f64 / 5.0;
+        assert!(
+            (rate / expected_per_s - 1.0).abs() < 0.03,
+            "{profile} HZ={hz} N={n}: {rate}/s, expected {expected_per_s}/s"
+        );
+    }
+}
+
+/// A message task on CPU 0 and its worker pinned to CPU 8, in another CCX (LLC) of
+/// milan-2s, hand a token back and forth.
+fn cross_llc_pingpong() -> WorkloadPlan {
+    let message = Program {
+        name: "message".into(),
+        ops: vec![
+            Op::Run { work_ns: 5_000 },
+            Op::Up { sem: 0, sync: true },
+            Op::Down { sem: 1 },
+            Op::Loop {
+                to: 0,
+                times: 2000,
+                slot: 0,
+            },
+            Op::Exit,
+        ],
+    };
+    let worker = Program {
+        name: "worker".into(),
+        ops: vec![
+            Op::Down { sem: 0 },
+            Op::Run { work_ns: 5_000 },
+            Op::Up { sem: 1, sync: true },
+            Op::Loop {
+                to: 0,
+                times: 2000,
+                slot: 0,
+            },
+            Op::Exit,
+        ],
+    };
+    WorkloadPlan {
+        programs: vec![message, worker],
+        tasks: vec![
+            task("message", 0, 0, Some("0")),
+            task("worker", 1, 0, Some("8")),
+        ],
+        sems: vec![0, 0],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn ttwu_queue_uses_the_wake_list_across_llcs_and_the_remote_lock_without_it() {
+    let run = |ttwu_queue: bool| {
+        let toml = format!(
+            "[machine]\npreset = \"milan-2s\"\n[kernel]\nfeatures = {{ TTWU_QUEUE = {ttwu_queue} }}\n"
+        );
+        let mut e = engine(&toml, cross_llc_pingpong(), 10 * SEC);
+        e.run();
+        assert_clean(&e);
+        assert!(e.all_exited());
+        let c0 = e.cpus()[0].stats.clone();
+        let c8 = e.cpus()[8].stats.clone();
+        (c0, c8, e.end_ns())
+    };
+    let (q0, q8, q_end) = run(true);
+    // Every wakeup of the worker by CPU 0 goes through CPU 8's wake list and an IPI.
+    assert!(q0.ttwu_queued >= 1990, "{q0:?}");
+    assert_eq!(q0.ttwu_remote_locked, 0);
+    assert!(q0.ipis_sent >= 1990);
+    assert!(q8.ipis_received >= 1990);
+    let (l0, l8, l_end) = run(false);
+    // Without TTWU_QUEUE the waker takes CPU 8's runqueue lock itself.
+    assert_eq!(l0.ttwu_queued, 0);
+    assert!(l0.ttwu_remote_locked >= 1990, "{l0:?}");
+    assert!(l8.ttwu_remote_locked >= 1990, "{l8:?}");
+    // The waker pays the remote lock (cross-LLC 450 ns) instead of IPI send (300 ns).
+    assert!(l0.kernel_work_ns > q0.kernel_work_ns, "{l0:?} vs {q0:?}");
+    assert!(q_end != l_end);
+}
+
+#[test]
+fn busy_smt_sibling_slows_a_task() {
+    // skl-2s: CPU 0's SMT sibling is CPU 40; CPU 1 is another core.
+    let finish = |hog_cpu: &str| {
+        let plan = WorkloadPlan {
+            programs: vec![
+                Program {
+                    name: "work".into(),
+                    ops: vec![
+                        Op::Run {
+                            work_ns: 10_000_000,
+                        },
+                        Op::Exit,
+                    ],
+                },
+                hog_program(),
+            ],
+            tasks: vec![
+                task("work", 0, 0, Some("0")),
+                task("hog", 1, 0, Some(hog_cpu)),
+            ],
+            ..Default::default()
+        };
+        let mut e = engine(SKL_V618, plan, SEC);
+        e.run();
+        e.tasks()[0].stats.sum_exec_runtime_ns
+    };
+    let alone = finish("1");
+    let shared = finish("40");
+    assert!(alone < 10_100_000, "{alone}");
+    // SMT2: 62 % per-thread speed with the sibling busy.
+    assert!(shared > 15_500_000 && shared < 16_500_000, "{shared}");
+}
+
+/// A test policy that places every wakeup of a task alternately on two CPUs, so the
+/// engine's cache-refill cost can be measured per move.
+struct Alternate {
+    cpus: [usize; 2],
+    flip: bool,
+    queues: Vec<std::collections::VecDeque<TaskId>>,
+}
+
+impl SchedPolicy for Alternate {
+    fn name(&self) -> &'static str {
+        "alternate"
+    }
+    fn task_fork(&mut self, _: &CoreView, _: TaskId) {}
+    fn select_task_rq(
+        &mut self,
+        _: &CoreView,
+        _: TaskId,
+        _: usize,
+        _: WakeCtx,
+        _: &mut Actions,
+    ) -> Placement {
+        self.flip = !self.flip;
+        Placement {
+            cpu: self.cpus[self.flip as usize],
+            path: PlacementPath::Other,
+        }
+    }
+    fn migrate_task_rq(&mut self, _: &CoreView, _: TaskId, _: usize, _: usize) {}
+    fn enqueue_task(&mut self, _: &CoreView, cpu: usize, p: TaskId, _: EnqueueFlags) {
+        self.queues[cpu].push_back(p);
+    }
+    fn dequeue_sleep(&mut self, _: &CoreView, _: usize, _: TaskId) -> bool {
+        true
+    }
+    fn dequeue_exit(&mut self, _: &CoreView, _: usize, _: TaskId) {}
+    fn wakeup_preempt(&mut self, _: &CoreView, _: usize, _: TaskId, _: WakeFlags) -> bool {
+        false
+    }
+    fn pick_next_task(&mut self, _: &CoreView, cpu: usize, prev: Option<TaskId>) -> Option<TaskId> {
+        if let Some(p) = prev {
+            self.queues[cpu].push_back(p);
+        }
+        self.queues[cpu].pop_front()
+    }
+    fn task_tick(&mut self, _: &CoreView, _: usize, _: TaskId) -> bool {
+        false
+    }
+    fn yield_task(&mut self, _: &CoreView, _: usize, _: TaskId) {}
+    fn set_nice(&mut self, _: &CoreView, _: TaskId, _: i8) {}
+    fn nr_running(&self, cpu: usize) -> usize {
+        self.queues[cpu].len()
+    }
+}
+
+/// A task with a 1 MiB cache footprint, woken alternately on two CPUs, pays a refill per
+/// move that grows with the distance between them (engine cost model).
+#[test]
+fn cache_refill_costs_more_across_nodes_than_inside_the_llc() {
+    let runtime_per_move = |a: usize, b: usize| {
+        let mut sleeper = task("sleeper", 0, 0, None);
+        sleeper.footprint_kib = 1024;
+        let plan = WorkloadPlan {
+            programs: vec![Program {
+                name: "sleeper".into(),
+                ops: vec![
+                    Op::Run { work_ns: 200_000 },
+                    Op::Sleep { ns: 1_000_000 },
+                    Op::Loop {
+                        to: 0,
+                        times: 100,
+                        slot: 0,
+                    },
+                    Op::Exit,
+                ],
+            }],
+            tasks: vec![sleeper],
+            ..Default::default()
+        };
+        let scn =
+            Scenario::parse(&format!("{SKL_V618}[workload]\nkind = \"spin\"\n"), "t").unwrap();
+        let machine = experiment::resolve_machine(&scn).unwrap();
+        let cost = experiment::resolve_cost(&scn, &machine).unwrap();
+        let mut cfg = experiment::engine_config(&scn, 1, SEC);
+        cfg.check_invariants = true;
+        let policy = Alternate {
+            cpus: [a, b],
+            flip: false,
+            queues: vec![Default::default(); machine.nr_cpus()],
+        };
+        let mut e = Engine::new(machine, cost, cfg, Box::new(policy), plan).unwrap();
+        e.run();
+        assert_clean(&e);
+        let t = &e.tasks()[0];
+        assert!(t.stats.nr_migrations >= 99, "{:?}", t.stats);
+        let extra = t.stats.sum_exec_runtime_ns - 100 * 200_000;
+        extra as f64 / t.stats.nr_migrations as f64
+    };
+    // skl-2s: CPUs 0 and 1 share socket 0's LLC; CPU 20 is on socket 1 (node 1); CPU 40 is
+    // CPU 0's SMT sibling (shares its L1/L2: nothing to refill).
+    let sibling = runtime_per_move(0, 40);
+    let llc = runtime_per_move(0, 1);
+    let node = runtime_per_move(0, 20);
+    assert!(sibling < llc, "sibling {sibling} ns < same LLC {llc} ns");
+    assert!(
+        node > 2.0 * llc,
+        "per move: same LLC {llc} ns, cross node {node} ns"
+    );
+}
+
+/// A random task program: compute, sleep, and semaphore traffic among a few tasks.
+fn random_plan(seed_ops: &[(u8, u32)], nr_tasks: usize) -> WorkloadPlan {
+    // At least one op that takes time, so the program cannot spin in zero time.
+    let mut ops = vec![Op::Run { work_ns: 5_000 }];
+    for &(kind, x) in seed_ops {
+        ops.push(match kind % 4 {
+            0 => Op::Run {
+                work_ns: 10_000 + x as u64 % 2_000_000,
+            },
+            1 => Op::Sleep {
+                ns: x as u64 % 1_000_000,
+            },
+            2 => Op::Up {
+                sem: x % 2,
+                sync: x % 3 == 0,
+            },
+            _ => Op::RunExp {
+                mean_work_ns: 50_000 + x as u64 % 500_000,
+            },
+        });
+    }
+    ops.push(Op::Jump { to: 0 });
+    let waiter = Program {
+        name: "waiter".into(),
+        ops: vec![
+            Op::Down { sem: 0 },
+            Op::Run { work_ns: 20_000 },
+            Op::Down { sem: 1 },
+            Op::Jump { to: 0 },
+        ],
+    };
+    let tasks = (0..nr_tasks)
+        .map(|i| {
+            let mut t = task(&format!("t{i}"), (i % 2) as u32, (i % 3) as i8 - 1, None);
+            t.start_ns = (i as u64) * 100_000;
+            t.parent_cpu = i % 4;
+            t.footprint_kib = 64;
+            t
+        })
+        .collect();
+    WorkloadPlan {
+        programs: vec![
+            Program {
+                name: "mixed".into(),
+                ops,
+            },
+            waiter,
+        ],
+        tasks,
+        sems: vec![0, 0],
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Over random task mixes, kernels and machines: every task is in exactly one state,
+    /// per-CPU busy time equals the sum of task runtimes, and (asserted by the engine on
+    /// every event) virtual time never goes backwards.
+    #[test]
+    fn invariants_hold_over_random_mixes(
+        seed_ops in proptest::collection::vec((0u8..4, 0u32..u32::MAX), 1..8),
+        nr_tasks in 1usize..24,
+        profile in prop::sample::select(vec!["v5.15", "v6.6", "v6.12", "v6.18"]),
+        preset in prop::sample::select(vec!["hybrid-10", "nehalem-2s", "adl-i9"]),
+    ) {
+        let toml = format!("[machine]\npreset = \"{preset}\"\n[kernel]\nprofile = \"{profile}\"\n");
+        let mut e = engine(&toml, random_plan(&seed_ops, nr_tasks), SEC / 5);
+        e.run();
+        assert_clean(&e);
+    }
+}
