@@ -6,7 +6,8 @@
 //! that ran something, per-CPU busy time equal to the results' `busy_ns`, thread names, and
 //! `prev_state` decoded with the modern encoding (`R+`). They skip, saying so, only when
 //! `node` is missing. The first `check` call may create the tool's virtualenv (once per
-//! machine); each later call takes about 5 s.
+//! machine, about 18 s); each later call takes about 5 s. Calls are serialized (see
+//! `CheckLock`), so the three Perfetto checks take about 15 s.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -94,6 +95,52 @@ fn have_node() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Serializes `check` calls across test processes (nextest runs each test in its own): the
+/// first call creates the tool's virtualenv, and two concurrent creations would collide.
+/// A directory next to the virtualenv is the lock (`create_dir` is atomic); one older than
+/// 10 minutes is taken to be left over from a killed run.
+struct CheckLock(PathBuf);
+
+impl CheckLock {
+    fn acquire() -> CheckLock {
+        let venv = std::env::var_os("PERFETTO_CHECK_VENV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/tmp/perfetto-check-venv"));
+        let mut name = venv.into_os_string();
+        name.push(".schedlab-test-lock");
+        let dir = PathBuf::from(name);
+        let start = std::time::Instant::now();
+        loop {
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return CheckLock(dir),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(&dir)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age.as_secs() > 600);
+                    if stale {
+                        let _ = std::fs::remove_dir(&dir);
+                    }
+                    assert!(
+                        start.elapsed().as_secs() < 900,
+                        "waited 15 minutes for {}",
+                        dir.display()
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => panic!("cannot create {}: {e}", dir.display()),
+            }
+        }
+    }
+}
+
+impl Drop for CheckLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
 /// Run Perfetto's trace processor on `trace` with `queries`; rows per query, each row a map
 /// of column to value (as text). `None` when node is missing.
 fn tp_query(trace: &Path, queries: &[&str]) -> Option<Vec<Vec<BTreeMap<String, String>>>> {
@@ -101,11 +148,14 @@ fn tp_query(trace: &Path, queries: &[&str]) -> Option<Vec<Vec<BTreeMap<String, S
         eprintln!("SKIPPED: node is not installed; Perfetto's trace processor cannot run");
         return None;
     }
-    let out = Command::new(perfetto_check())
-        .arg(trace)
-        .args(queries)
-        .output()
-        .expect("perfetto-check runs");
+    let out = {
+        let _lock = CheckLock::acquire();
+        Command::new(perfetto_check())
+            .arg(trace)
+            .args(queries)
+            .output()
+            .expect("perfetto-check runs")
+    };
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
