@@ -440,6 +440,7 @@ impl Engine {
             c.stats.busy_ns += now - c.busy_since_ns;
             c.busy_since_ns = now;
             c.done_gen = c.done_gen.wrapping_add(1);
+            c.continue_queued_at = None;
             self.stop_tick(cpu);
             self.update_sibling_speeds(cpu);
         }
@@ -770,6 +771,7 @@ impl Engine {
         c.curr = None;
         c.stats.busy_ns += now - c.busy_since_ns;
         c.done_gen = c.done_gen.wrapping_add(1);
+        c.continue_queued_at = None;
         self.stop_tick(cpu);
         self.update_sibling_speeds(cpu);
         self.enter_idle(cpu);
@@ -858,7 +860,12 @@ impl Engine {
             start
         };
         let c = &mut self.cpus[cpu];
+        c.continue_at_ns = at;
+        if matches!(c.continue_queued_at, Some(queued) if queued <= at) {
+            return;
+        }
         c.done_gen = c.done_gen.wrapping_add(1);
+        c.continue_queued_at = Some(at);
         let generation = c.done_gen;
         self.queue.push(
             at,

@@ -202,6 +202,12 @@ pub struct CpuCore {
     pub(crate) ipi_pending: bool,
     pub(crate) resched_ipi_pending: bool,
     pub(crate) done_gen: u32,
+    /// When the current task's next program step is due.
+    pub(crate) continue_at_ns: u64,
+    /// Time of the live `Continue` event of generation `done_gen`, if one is queued. A
+    /// later re-plan does not push a new event while this one fires no later: the event
+    /// re-queues itself when it pops early (keeps the heap free of stale entries).
+    pub(crate) continue_queued_at: Option<u64>,
     pub(crate) tick_gen: u32,
     pub(crate) tick_armed: bool,
     pub(crate) busy_since_ns: u64,
@@ -445,6 +451,8 @@ impl Engine {
                 ipi_pending: false,
                 resched_ipi_pending: false,
                 done_gen: 0,
+                continue_at_ns: 0,
+                continue_queued_at: None,
                 tick_gen: 0,
                 tick_armed: false,
                 busy_since_ns: 0,
@@ -553,8 +561,17 @@ impl Engine {
         match event {
             Event::Fork { task } => self.wake_up_new_task(task),
             Event::Continue { cpu, generation } => {
-                if self.cpus[cpu as usize].done_gen == generation {
-                    self.continue_curr(cpu as usize);
+                let c = &mut self.cpus[cpu as usize];
+                if c.done_gen == generation {
+                    c.continue_queued_at = None;
+                    if self.now_ns < c.continue_at_ns {
+                        // Re-planned later since this event was queued.
+                        let at = c.continue_at_ns;
+                        c.continue_queued_at = Some(at);
+                        self.queue.push(at, Event::Continue { cpu, generation });
+                    } else {
+                        self.continue_curr(cpu as usize);
+                    }
                 }
             }
             Event::Tick { cpu, generation } => {
