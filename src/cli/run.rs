@@ -8,6 +8,7 @@ use crate::config::{QuickOptions, build_document, scenario::Scenario};
 use crate::error::InputError;
 use crate::experiment;
 use crate::stats::perf;
+use crate::stats::trace::{Instruments, TraceSink};
 
 /// Arguments of `schedlab run`.
 #[derive(clap::Args, Debug)]
@@ -45,6 +46,16 @@ pub struct RunArgs {
     /// Write /proc/schedstat (version 17) as it reads at the end of the first run.
     #[arg(long, value_name = "FILE")]
     pub schedstat: Option<PathBuf>,
+    /// Write a scheduling trace of the first run to FILE: `.pftrace`/`.perfetto-trace` =
+    /// Perfetto protobuf (open in ui.perfetto.dev), `.txt`/`.ftrace` = ftrace text. With
+    /// --runs > 1 only the first run (the first seed) is traced.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// After the run, print one task's decision history: placements, migrations with their
+    /// reasons, switches, wakeups, runtime and wait time. TASK is a pid (the results'
+    /// tasks[].pid) or a task name. With --runs > 1, the first run's.
+    #[arg(long, value_name = "TASK")]
+    pub explain: Option<String>,
     /// The benchmark command line, as its users type it (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -76,7 +87,11 @@ pub fn scenario_from_args(args: &RunArgs) -> Result<Scenario, InputError> {
 
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     let scn = scenario_from_args(args)?;
-    let runs = experiment::run_all(&scn)?;
+    let instruments = Instruments {
+        trace: args.trace.as_deref().map(TraceSink::create).transpose()?,
+        explain: args.explain.clone(),
+    };
+    let (runs, explanation) = experiment::run_all_with(&scn, instruments)?;
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mut text = String::new();
     for r in &runs {
@@ -95,6 +110,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         for v in r.invariant_violations.iter().take(10) {
             text.push_str(&format!("invariant violated: {v}\n"));
         }
+    }
+    if let Some(explanation) = &explanation {
+        text.push('\n');
+        text.push_str(explanation);
     }
     if json_to_stdout {
         eprint!("{text}");

@@ -92,6 +92,8 @@ pub struct RunSpec {
     pub duration_s: Option<f64>,
     /// Run the invariant checker.
     pub invariants: bool,
+    /// Window of the migration ping-pong detector (`crate::stats::pingpong`), in ms.
+    pub pingpong_window_ms: f64,
 }
 
 impl Default for RunSpec {
@@ -102,6 +104,7 @@ impl Default for RunSpec {
             warmup_s: 0.0,
             duration_s: None,
             invariants: false,
+            pingpong_window_ms: 10.0,
         }
     }
 }
@@ -193,7 +196,14 @@ const MACHINE_KEYS: &[&str] = &[
     "cost",
 ];
 const KERNEL_KEYS: &[&str] = &["profile", "features", "sysctl", "hz", "preempt", "policy"];
-const RUN_KEYS: &[&str] = &["runs", "seed", "warmup_s", "duration_s", "invariants"];
+const RUN_KEYS: &[&str] = &[
+    "runs",
+    "seed",
+    "warmup_s",
+    "duration_s",
+    "invariants",
+    "pingpong_window_ms",
+];
 const VARIANT_SECTIONS: &[&str] = &["kernel", "machine", "workload"];
 
 /// Typed access to one table of the document, with errors naming origin and dotted key.
@@ -605,12 +615,27 @@ fn parse_run(sec: &Section) -> InputResult<RunSpec> {
         return Err(sec.err("duration_s", format!("{x} (accepted: seconds > 0)")));
     }
     let invariants = sec.boolean("invariants")?.unwrap_or(d.invariants);
+    let pingpong_window_ms = match sec.get("pingpong_window_ms") {
+        None => d.pingpong_window_ms,
+        Some(toml::Value::Float(x)) => *x,
+        Some(toml::Value::Integer(n)) => *n as f64,
+        Some(other) => {
+            return Err(sec.type_err("pingpong_window_ms", "a number of milliseconds", other));
+        }
+    };
+    if !(0.0..=3_600_000.0).contains(&pingpong_window_ms) {
+        return Err(sec.err(
+            "pingpong_window_ms",
+            format!("{pingpong_window_ms} (accepted: milliseconds, 0 to 3600000)"),
+        ));
+    }
     Ok(RunSpec {
         runs,
         seed,
         warmup_s,
         duration_s,
         invariants,
+        pingpong_window_ms,
     })
 }
 

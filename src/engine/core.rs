@@ -81,14 +81,32 @@ impl Engine {
             t.runnable_since_ns = self.now_ns;
             t.progress_mark_ns = self.now_ns;
         }
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let t = &self.tasks[p.idx()];
+            rec.placement(
+                self.now_ns,
+                t,
+                true,
+                parent_cpu,
+                parent_cpu,
+                None,
+                false,
+                placement,
+                cpu,
+            );
+        }
         if cpu != parent_cpu {
-            self.count_migration(p, parent_cpu, cpu, MigrationReason::Fork);
+            self.count_migration(parent_cpu, p, parent_cpu, cpu, MigrationReason::Fork);
         }
         let flags = EnqueueFlags {
             initial: true,
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, flags));
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let curr = self.cpus[parent_cpu].curr.map(|c| &self.tasks[c.idx()]);
+            rec.wakeup(self.now_ns, parent_cpu, curr, &self.tasks[p.idx()], true);
+        }
         self.check_preempt(cpu, p, parent_cpu, ctx.flags);
         self.preempt_point(parent_cpu);
     }
@@ -115,9 +133,17 @@ impl Engine {
         }
         self.counters.wakeups += 1;
         self.cpus[this_cpu].stats.ttwu_count += 1;
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
+            rec.waking(self.now_ns, this_cpu, curr, &self.tasks[p.idx()]);
+        }
 
         if self.tasks[p.idx()].on_rq {
             if self.policy.task_on_rq(p) {
+                if let Some(rec) = self.recorder.as_deref_mut() {
+                    let w = waker.map(|w| &self.tasks[w.idx()]);
+                    rec.wakeup_queued(self.now_ns, &self.tasks[p.idx()], this_cpu, w);
+                }
                 self.ttwu_runnable(p, this_cpu, flags);
                 return;
             }
@@ -135,10 +161,25 @@ impl Engine {
         let cost = self.act.cost_ns;
         self.charge(this_cpu, cost);
         let cpu = self.allowed_or_fallback(p, placement.cpu);
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let w = waker.map(|w| &self.tasks[w.idx()]);
+            let t = &self.tasks[p.idx()];
+            rec.placement(
+                self.now_ns,
+                t,
+                false,
+                this_cpu,
+                prev_cpu,
+                w,
+                sync,
+                placement,
+                cpu,
+            );
+        }
         let migrated = cpu != prev_cpu;
         if migrated {
             policy!(self.migrate_task_rq(p, prev_cpu, cpu));
-            self.count_migration(p, prev_cpu, cpu, MigrationReason::Wakeup);
+            self.count_migration(this_cpu, p, prev_cpu, cpu, MigrationReason::Wakeup);
             self.tasks[p.idx()].cpu = cpu;
             self.tasks[p.idx()].stats.nr_wakeups_migrate += 1;
         }
@@ -170,6 +211,7 @@ impl Engine {
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, flags_enq));
+        self.trace_wakeup(this_cpu, p);
         if cpu == this_cpu {
             self.tasks[p.idx()].stats.nr_wakeups_local += 1;
             self.cpus[this_cpu].stats.ttwu_local += 1;
@@ -177,6 +219,14 @@ impl Engine {
             self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
         }
         self.check_preempt(cpu, p, this_cpu, flags);
+    }
+
+    /// `sched_wakeup` (`ttwu_do_wakeup()`), on the CPU doing the activation.
+    fn trace_wakeup(&mut self, this_cpu: usize, p: TaskId) {
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
+            rec.wakeup(self.now_ns, this_cpu, curr, &self.tasks[p.idx()], false);
+        }
     }
 
     /// `ttwu_queue_cond()` (v6.0+): queue cross-LLC wakeups, and same-LLC wakeups to an idle
@@ -293,6 +343,7 @@ impl Engine {
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, enq));
+        self.trace_wakeup(this_cpu, p);
         self.update_avg_idle(cpu);
         self.check_preempt(cpu, p, this_cpu, flags);
     }
@@ -498,7 +549,7 @@ impl Engine {
         for i in 0..self.act.migrations.len() {
             let m: Migration = self.act.migrations[i];
             self.tasks[m.task.idx()].cpu = m.to;
-            self.count_migration(m.task, m.from, m.to, m.reason);
+            self.count_migration(cpu, m.task, m.from, m.to, m.reason);
             if self.cpus[m.to].curr.is_none() && m.to != cpu {
                 self.resched_curr(m.to, cpu);
             }
@@ -521,9 +572,11 @@ impl Engine {
         self.act.clear();
     }
 
-    /// Bookkeeping of `set_task_cpu()`: counters, perf's migrated flag, the log.
+    /// Bookkeeping of `set_task_cpu()`, done on `this_cpu`: counters, perf's migrated flag,
+    /// the ping-pong detector, the trace, the log.
     pub(crate) fn count_migration(
         &mut self,
+        this_cpu: usize,
         p: TaskId,
         from: usize,
         to: usize,
@@ -535,6 +588,13 @@ impl Engine {
         t.stats.migrations_by_reason[i] += 1;
         t.perf_migrated = true;
         self.counters.migrations_by_reason[i] += 1;
+        self.ping_pong
+            .record(&mut t.last_move, self.now_ns, from, to, reason);
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
+            let t = &self.tasks[p.idx()];
+            rec.migrate(self.now_ns, this_cpu, curr, t, from, to, reason);
+        }
         if self.migration_log.len() >= MIGRATION_LOG_MAX {
             self.migration_log_dropped += 1;
             return;
@@ -567,6 +627,8 @@ impl Engine {
     /// `__schedule()` on `cpu`: put back or drop the current task, pick the next one (newidle
     /// balancing first when nothing is queued), switch.
     pub(crate) fn schedule(&mut self, cpu: usize) {
+        // Asked to reschedule (a preemption), as opposed to blocking, exiting or yielding.
+        let preempt = self.cpus[cpu].need_resched || self.cpus[cpu].need_resched_lazy;
         self.cpus[cpu].stats.sched_count += 1;
         self.cpus[cpu].need_resched = false;
         self.cpus[cpu].need_resched_lazy = false;
@@ -594,6 +656,32 @@ impl Engine {
             Some(n) => self.switch_to(cpu, prev, n),
             None => self.go_idle(cpu, prev),
         }
+        if self.recorder.is_some() && prev != next {
+            self.trace_switch(cpu, prev, next, preempt);
+        }
+    }
+
+    /// `sched_switch`: `prev_state` from the state `prev` left the CPU in.
+    fn trace_switch(
+        &mut self,
+        cpu: usize,
+        prev: Option<TaskId>,
+        next: Option<TaskId>,
+        preempt: bool,
+    ) {
+        use crate::stats::trace::PrevState;
+        let Some(rec) = self.recorder.as_deref_mut() else {
+            return;
+        };
+        let prev = prev.map(|p| &self.tasks[p.idx()]);
+        let state = match prev.map(|t| t.state) {
+            Some(TaskState::Blocked) => PrevState::Sleeping,
+            Some(TaskState::Dead) => PrevState::Dead,
+            _ if preempt => PrevState::Preempted,
+            _ => PrevState::Runnable,
+        };
+        let next = next.map(|n| &self.tasks[n.idx()]);
+        rec.switch(self.now_ns, cpu, prev, state, next);
     }
 
     fn count_switch_out(&mut self, cpu: usize, prev: TaskId) {
@@ -622,7 +710,7 @@ impl Engine {
         let from_cpu = self.tasks[next.idx()].cpu;
         if from_cpu != cpu {
             // A policy dispatched a task queued for another CPU (global-queue policies).
-            self.count_migration(next, from_cpu, cpu, MigrationReason::Dispatch);
+            self.count_migration(cpu, next, from_cpu, cpu, MigrationReason::Dispatch);
             self.tasks[next.idx()].cpu = cpu;
         }
         self.charge(cpu, self.cost.context_switch_ns);
@@ -1200,6 +1288,9 @@ impl Engine {
     }
 
     fn exit_task(&mut self, cpu: usize, p: TaskId) {
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            rec.exit(self.now_ns, cpu, &self.tasks[p.idx()]);
+        }
         policy!(self.dequeue_exit(cpu, p));
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Dead;
@@ -1225,6 +1316,14 @@ impl Engine {
                 c.busy_since_ns = now;
             }
         }
+        if let Some(rec) = self.recorder.as_deref_mut() {
+            let running: Vec<(usize, &super::Task)> = self
+                .cpus
+                .iter()
+                .filter_map(|c| c.curr.map(|p| (c.cpu, &self.tasks[p.idx()])))
+                .collect();
+            rec.finish(now, &running);
+        }
     }
 
     /// End of warm-up: statistics restart from now.
@@ -1239,6 +1338,7 @@ impl Engine {
         self.ops_done = 0;
         self.migration_log.clear();
         self.migration_log_dropped = 0;
+        self.ping_pong.reset_counts();
         for t in &mut self.tasks {
             t.stats = Default::default();
             t.exec_start_ns = now;

@@ -23,6 +23,8 @@ use crate::cost::CostModel;
 use crate::cpumask::CpuMask;
 use crate::policy::{Actions, MigrationReason, SchedPolicy};
 use crate::stats::histogram::Histogram;
+use crate::stats::pingpong::PingPong;
+use crate::stats::trace::TraceRecorder;
 use crate::task::{Op, Program, SemId, TaskId, TaskSpec, TaskState};
 use crate::topology::Machine;
 use queue::EventQueue;
@@ -54,6 +56,8 @@ pub struct EngineConfig {
     pub seed: u64,
     /// Check invariants after every event (slow; on in tests).
     pub check_invariants: bool,
+    /// Window of the migration ping-pong detector (`[run] pingpong_window_ms`).
+    pub pingpong_window_ns: u64,
 }
 
 impl Default for EngineConfig {
@@ -69,6 +73,7 @@ impl Default for EngineConfig {
             warmup_ns: 0,
             seed: 1,
             check_invariants: false,
+            pingpong_window_ns: crate::stats::pingpong::DEFAULT_WINDOW_NS,
         }
     }
 }
@@ -143,6 +148,8 @@ pub struct Task {
     pub(crate) rng: RngStream,
     /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
     pub(crate) duty: DutyState,
+    /// The last migration, for the ping-pong detector.
+    pub(crate) last_move: Option<crate::stats::pingpong::LastMove>,
 }
 
 /// Per-task state of stress-ng's load-slice controller: slice start (wall and CPU time), the
@@ -328,6 +335,10 @@ pub struct Engine {
     pub(crate) migration_log: Vec<MigrationRecord>,
     pub(crate) migration_log_dropped: u64,
     pub(crate) invariant_violations: Vec<String>,
+    /// Migration ping-pongs (every migration, not only the logged ones).
+    pub(crate) ping_pong: PingPong,
+    /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
+    pub(crate) recorder: Option<Box<TraceRecorder>>,
 }
 
 /// One migration, for the log.
@@ -421,6 +432,7 @@ impl Engine {
                 timer_gen: 0,
                 rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
                 duty: DutyState::default(),
+                last_move: None,
             })
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
@@ -505,6 +517,8 @@ impl Engine {
             migration_log: Vec::new(),
             migration_log_dropped: 0,
             invariant_violations: Vec::new(),
+            ping_pong: PingPong::new(cfg.pingpong_window_ns),
+            recorder: None,
             machine,
             cost,
             cfg,
@@ -657,6 +671,23 @@ impl Engine {
 
     pub fn migration_log(&self) -> &[MigrationRecord] {
         &self.migration_log
+    }
+
+    /// Migration ping-pongs of the measured interval.
+    pub fn ping_pong(&self) -> &PingPong {
+        &self.ping_pong
+    }
+
+    /// Attach a trace / `--explain` recorder before [`Engine::run`]; it writes its header now.
+    /// It only observes: the run's decisions are the same with or without it.
+    pub fn set_recorder(&mut self, mut recorder: Box<TraceRecorder>) {
+        recorder.start(&self.tasks, self.cpus.len());
+        self.recorder = Some(recorder);
+    }
+
+    /// Detach the recorder after the run (its trace is complete and flushed).
+    pub fn take_recorder(&mut self) -> Option<Box<TraceRecorder>> {
+        self.recorder.take()
     }
 
     pub fn invariant_violations(&self) -> &[String] {

@@ -18,6 +18,7 @@ use crate::policy::fifo::GlobalFifo;
 use crate::stats::perf::PerfStat;
 use crate::stats::report;
 use crate::stats::summary::Summary;
+use crate::stats::trace::Instruments;
 use crate::topology::Machine;
 
 /// The version written into results.
@@ -149,11 +150,22 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         warmup_ns: (scn.run.warmup_s * 1e9) as u64,
         seed,
         check_invariants: scn.run.invariants,
+        pingpong_window_ns: (scn.run.pingpong_window_ms * 1e6) as u64,
     }
 }
 
 /// Run the scenario once with `seed`.
 pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
+    run_once_with(scn, seed, Instruments::default()).map(|(r, _)| r)
+}
+
+/// Run the scenario once with `seed`, recording a trace and/or a task's decision history
+/// (`--trace`, `--explain`). Returns the run and the `--explain` text.
+pub fn run_once_with(
+    scn: &Scenario,
+    seed: u64,
+    instruments: Instruments,
+) -> InputResult<(RunOutput, Option<String>)> {
     let machine = resolve_machine(scn)?;
     let cost = resolve_cost(scn, &machine)?;
     let workload = workloads::resolve(scn, &machine, seed)?;
@@ -163,11 +175,15 @@ pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
+    let trace_label = instruments.trace.as_ref().map(|t| t.label.clone());
+    instruments.attach(&mut engine)?;
     engine.run();
+    let explanation = crate::stats::trace::detach(&mut engine, trace_label.as_deref())?;
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
     let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
-    let migrations = report::migrations(&engine, 0);
+    let mut migrations = report::migrations(&engine, engine.ping_pong().total);
+    migrations["ping_pong_by_pair"] = engine.ping_pong().by_pair_json();
     let schedstat = engine.policy().report();
     let newidle = &schedstat["by_idle_type"]["newly_idle"];
     let summary_line = format!(
@@ -209,15 +225,40 @@ pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
         "all_tasks_exited": engine.all_exited(),
         "invariant_violations": engine.invariant_violations(),
     });
-    Ok(RunOutput {
-        seed,
-        json,
-        perf,
-        native_text,
-        summary_line,
-        invariant_violations: engine.invariant_violations().to_vec(),
-        schedstat_text: engine.schedstat_text(),
-    })
+    Ok((
+        RunOutput {
+            seed,
+            json,
+            perf,
+            native_text,
+            summary_line,
+            invariant_violations: engine.invariant_violations().to_vec(),
+            schedstat_text: engine.schedstat_text(),
+        },
+        explanation,
+    ))
+}
+
+/// [`run_all`], with `instruments` recording the first run only (the others run alongside).
+/// Returns the runs and the `--explain` text.
+pub fn run_all_with(
+    scn: &Scenario,
+    instruments: Instruments,
+) -> InputResult<(Vec<RunOutput>, Option<String>)> {
+    if instruments.is_empty() {
+        return run_all(scn).map(|runs| (runs, None));
+    }
+    let seeds: Vec<u64> = (0..scn.run.runs.max(1) as u64)
+        .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
+        .collect();
+    let (first, rest) = rayon::join(
+        || run_once_with(scn, seeds[0], instruments),
+        || run_seeds(scn, &seeds[1..], "runs"),
+    );
+    let (first, explanation) = first?;
+    let mut runs = vec![first];
+    runs.extend(rest?);
+    Ok((runs, explanation))
 }
 
 /// Run the scenario `scn.run.runs` times with seeds derived from `scn.run.seed`. Runs are
