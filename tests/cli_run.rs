@@ -245,7 +245,7 @@ fn bad_input_exits_2_with_a_clear_message() {
 
 /// `--schedstat FILE` writes /proc/schedstat version 17: a version line, a timestamp, then
 /// per online CPU a `cpuN` line with 9 counters followed by one `domainN` line per level
-/// (name, span mask, 3 idle types x 8 lb counters + 12 alb/sbe/sbf/ttwu counters = 36).
+/// (name, span mask, 3 idle types x 11 lb counters + 12 alb/sbe/sbf/ttwu counters = 45).
 #[test]
 fn schedstat_file_has_the_v17_layout() {
     let path = std::env::temp_dir().join(format!("schedlab-ss-{}.txt", std::process::id()));
