@@ -425,3 +425,36 @@ proptest! {
         assert_clean(&e);
     }
 }
+
+/// The invariant checker's "wasted core" rule: a policy that stacks two hogs on CPU 0 of
+/// skl-2s leaves CPU 1 (same LLC) idle while one hog waits; the Linux policy does not.
+#[test]
+fn wasted_core_rule_catches_an_idle_cpu_beside_a_waiting_task() {
+    let plan = || WorkloadPlan {
+        programs: vec![hog_program()],
+        tasks: vec![task("hog0", 0, 0, None), task("hog1", 0, 0, None)],
+        ..Default::default()
+    };
+    let scn = Scenario::parse(&format!("{SKL_V618}[workload]\nkind = \"spin\"\n"), "t").unwrap();
+    let machine = experiment::resolve_machine(&scn).unwrap();
+    let cost = experiment::resolve_cost(&scn, &machine).unwrap();
+    let mut cfg = experiment::engine_config(&scn, 1, SEC / 2);
+    cfg.check_invariants = true;
+    let stack = Alternate {
+        cpus: [0, 0],
+        flip: false,
+        queues: vec![Default::default(); machine.nr_cpus()],
+    };
+    let mut e = Engine::new(machine, cost, cfg, Box::new(stack), plan()).unwrap();
+    e.run();
+    let wasted: Vec<_> = e
+        .invariant_violations()
+        .iter()
+        .filter(|v| v.contains("wasted core"))
+        .collect();
+    assert_eq!(wasted.len(), 1, "{:?}", e.invariant_violations());
+    assert!(wasted[0].contains("task 1 ('hog1')"), "{}", wasted[0]);
+    let mut linux = engine(SKL_V618, plan(), SEC / 2);
+    linux.run();
+    assert_clean(&linux);
+}

@@ -145,6 +145,8 @@ pub struct Task {
     /// perf's `sched_migrated`: counted as a cpu-migration at the next switch-in.
     pub(crate) perf_migrated: bool,
     pub(crate) timer_gen: u32,
+    /// A wasted-core violation was reported for this wait (once per run).
+    pub(crate) wasted_core_reported: bool,
     pub(crate) rng: RngStream,
     /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
     pub(crate) duty: DutyState,
@@ -430,6 +432,7 @@ impl Engine {
                 woken_at_ns: None,
                 perf_migrated: false,
                 timer_gen: 0,
+                wasted_core_reported: false,
                 rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
                 duty: DutyState::default(),
                 last_move: None,
