@@ -15,6 +15,7 @@
 //! (workload module) — both get their sections as raw tables plus the origin of each key.
 
 pub mod features;
+pub mod host;
 pub mod listing;
 pub mod profiles;
 pub mod scenario;

@@ -131,6 +131,39 @@ pub fn make_policy(
     }
 }
 
+/// Whether the scenario runs on this machine's own topology (`-m host`, or no machine).
+pub fn is_host(scn: &Scenario) -> bool {
+    let m = &scn.machine;
+    m.preset.as_deref() == Some("host")
+        || (m.preset.is_none()
+            && m.sysfs_root.is_none()
+            && m.hwloc.is_none()
+            && m.topology.is_none())
+}
+
+/// On `host`, take HZ and the preemption model from the running kernel where they can be
+/// read and the scenario did not set them.
+pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::config::host::HostKernel)> {
+    if !is_host(scn) {
+        return None;
+    }
+    let host = crate::config::host::read();
+    let mut adjusted = scn.clone();
+    let overridden = |k: &str| scn.kernel.sysctl_overrides.contains_key(k);
+    if let Some(hz) = host.hz
+        && !overridden("hz")
+        && [100, 250, 300, 1000].contains(&hz)
+    {
+        adjusted.kernel.sysctl.hz = hz;
+    }
+    if let Some(p) = host.preempt
+        && !overridden("preempt")
+    {
+        adjusted.kernel.sysctl.preempt = p;
+    }
+    Some((adjusted, host))
+}
+
 /// Engine parameters from the kernel and run settings.
 pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> EngineConfig {
     let k = &scn.kernel;
@@ -166,6 +199,14 @@ pub fn run_once_with(
     seed: u64,
     instruments: Instruments,
 ) -> InputResult<(RunOutput, Option<String>)> {
+    let host_adjusted;
+    let (scn, host_kernel) = match with_host_kernel(scn) {
+        Some((adjusted, host)) => {
+            host_adjusted = adjusted;
+            (&host_adjusted, Some(host))
+        }
+        None => (scn, None),
+    };
     let machine = resolve_machine(scn)?;
     let cost = resolve_cost(scn, &machine)?;
     let workload = workloads::resolve(scn, &machine, seed)?;
@@ -189,7 +230,7 @@ pub fn run_once_with(
     let summary_line = format!(
         "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
          nohz_idle_balance {}, active_balance {}); newly-idle balance passes {} (gained {}); \
-         wakeup latency p50 {:.1} us p99 {:.1} us",
+         ping-pong {}; wakeup latency p50 {:.1} us p99 {:.1} us{}",
         migrations["total"],
         migrations["by_reason"]["wakeup"],
         migrations["by_reason"]["fork"],
@@ -199,8 +240,17 @@ pub fn run_once_with(
         migrations["by_reason"]["active_balance"],
         newidle["lb_count"].as_u64().unwrap_or(0),
         newidle["lb_gained"].as_u64().unwrap_or(0),
+        migrations["ping_pong"],
         engine.wakeup_latency().percentile(50.0) as f64 / 1e3,
         engine.wakeup_latency().percentile(99.0) as f64 / 1e3,
+        host_kernel
+            .as_ref()
+            .map(|h| format!(
+                "\nhost kernel {}: {}",
+                h.release.as_deref().unwrap_or("?"),
+                h.notes.join("; ")
+            ))
+            .unwrap_or_default(),
     );
     let mut latency = serde_json::Map::new();
     latency.insert("wakeup".into(), report::latency_us(engine.wakeup_latency()));
@@ -224,6 +274,7 @@ pub fn run_once_with(
         "tasks": report::tasks(&engine),
         "all_tasks_exited": engine.all_exited(),
         "invariant_violations": engine.invariant_violations(),
+        "host_kernel": host_kernel,
     });
     Ok((
         RunOutput {
