@@ -24,6 +24,9 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
             for (kind, what) in crate::workload::KINDS {
                 println!("{kind:<10} {what}");
             }
+            for (kind, what) in crate::experiment::workloads::BUILTIN_KINDS {
+                println!("{kind:<10} {what}");
+            }
         }
     }
     Ok(())
