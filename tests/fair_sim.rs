@@ -110,7 +110,8 @@ fn nice0_vs_nice5_split_1024_to_335() {
 /// `sysctl_sched_base_slice × (1 + ilog2(min(ncpus, 8)))`, but slice expiry is only noticed
 /// at a tick, so a turn lasts `ceil(slice / tick) × tick`. CFS: the turn is the task's share
 /// of `sched_latency × factor` (at least `min_granularity × factor`), again rounded up to a
-/// whole number of ticks. switches/s = 1 / turn.
+/// whole number of ticks. With HRTICK the slice end has its own timer: turn = slice.
+/// switches/s = 1 / turn.
 #[test]
 fn switch_rate_follows_slice_and_tick() {
     // skl-2s has 80 CPUs: factor = 1 + ilog2(8) = 4.
@@ -122,10 +123,17 @@ fn switch_rate_follows_slice_and_tick() {
         ("v6.6", 1000, 2, 1.0 / 0.003),
         // v5.15 CFS: latency 24 ms / 3 tasks = 8 ms ≥ min_granularity 3 ms; HZ=250 → 8 ms.
         ("v5.15", 250, 3, 1.0 / 0.008),
+        // HRTICK: the slice end is a timer of its own, so turns are the slice exactly:
+        // 2.8 ms at any HZ.
+        ("v6.18+HRTICK", 250, 3, 1.0 / 0.0028),
     ];
     for &(profile, hz, n, expected_per_s) in cases {
+        let (profile, hrtick) = match profile.strip_suffix("+HRTICK") {
+            Some(p) => (p, true),
+            None => (profile, false),
+        };
         let toml = format!(
-            "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"{profile}\"\nsysctl = {{ hz = {hz} }}\n"
+            "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"{profile}\"\nsysctl = {{ hz = {hz} }}\nfeatures = {{ HRTICK = {hrtick} }}\n"
         );
         let mut e = engine(&toml, pinned_hogs(&vec![0; n]), 5 * SEC);
         e.run();

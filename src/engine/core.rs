@@ -522,7 +522,39 @@ impl Engine {
     fn stop_tick(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
         c.tick_gen = c.tick_gen.wrapping_add(1);
+        c.hrtick_gen = c.hrtick_gen.wrapping_add(1);
         c.tick_armed = false;
+    }
+
+    /// `hrtick_start_fair()`: arm (or re-arm) the high-resolution tick at the current
+    /// task's slice end, when the policy asks for one (HRTICK).
+    fn arm_hrtick(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        c.hrtick_gen = c.hrtick_gen.wrapping_add(1);
+        let generation = c.hrtick_gen;
+        if let Some(delay) = self.policy.hrtick_delay_ns(cpu) {
+            self.queue.push(
+                self.now_ns + delay,
+                Event::HrTick {
+                    cpu: cpu as u32,
+                    generation,
+                },
+            );
+        }
+    }
+
+    /// `hrtick()`: the slice-end timer fired; `task_tick(queued = 1)`.
+    pub(crate) fn hrtick(&mut self, cpu: usize) {
+        let Some(curr) = self.cpus[cpu].curr else {
+            return;
+        };
+        self.sync_progress(cpu);
+        if policy!(self.task_tick(cpu, curr)) {
+            self.cpus[cpu].need_resched = true;
+            self.preempt_point(cpu);
+        } else {
+            self.arm_hrtick(cpu);
+        }
     }
 
     /// `sched_tick()`: the policy's `task_tick`, lazy-preemption promotion, balancing.
@@ -542,6 +574,8 @@ impl Engine {
         self.arm_tick(cpu);
         if resched {
             self.cpus[cpu].need_resched = true;
+        } else {
+            self.arm_hrtick(cpu);
         }
         self.preempt_point(cpu);
     }
@@ -768,6 +802,7 @@ impl Engine {
             self.update_sibling_speeds(cpu);
         }
         self.cpus[cpu].speed = self.speed_of(cpu);
+        self.arm_hrtick(cpu);
         self.plan_continue(cpu);
     }
 

@@ -211,6 +211,7 @@ pub struct CpuCore {
     /// re-queues itself when it pops early (keeps the heap free of stale entries).
     pub(crate) continue_queued_at: Option<u64>,
     pub(crate) tick_gen: u32,
+    pub(crate) hrtick_gen: u32,
     pub(crate) tick_armed: bool,
     pub(crate) busy_since_ns: u64,
     pub stats: CpuStats,
@@ -269,6 +270,8 @@ pub(crate) enum Event {
     Continue { cpu: u32, generation: u32 },
     /// Scheduler tick on a busy CPU.
     Tick { cpu: u32, generation: u32 },
+    /// High-resolution tick at the current task's slice end (HRTICK).
+    HrTick { cpu: u32, generation: u32 },
     /// hrtimer expiry of a sleeping task, on the CPU that armed it.
     Timer {
         task: TaskId,
@@ -457,6 +460,7 @@ impl Engine {
                 continue_at_ns: 0,
                 continue_queued_at: None,
                 tick_gen: 0,
+                hrtick_gen: 0,
                 tick_armed: false,
                 busy_since_ns: 0,
                 stats: CpuStats::default(),
@@ -580,6 +584,11 @@ impl Engine {
             Event::Tick { cpu, generation } => {
                 if self.cpus[cpu as usize].tick_gen == generation {
                     self.sched_tick(cpu as usize);
+                }
+            }
+            Event::HrTick { cpu, generation } => {
+                if self.cpus[cpu as usize].hrtick_gen == generation {
+                    self.hrtick(cpu as usize);
                 }
             }
             Event::Timer {

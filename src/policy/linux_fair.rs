@@ -516,6 +516,18 @@ impl SchedPolicy for LinuxFair {
         self.ents.get(p.idx()).is_some_and(|e| e.on_rq)
     }
 
+    fn hrtick_delay_ns(&self, cpu: usize) -> Option<u64> {
+        if !self.lb.feat(Feature::HRTICK) {
+            return None;
+        }
+        // A zero delay (the slice is already used, 6.17 re-pick of the same task) would
+        // re-arm at "now" forever; the regular tick handles it, as in the kernel where the
+        // clock has moved on by then.
+        self.rqs[cpu]
+            .hrtick_delay_ns(&self.ents, &self.params)
+            .filter(|&d| d > 0)
+    }
+
     fn task_tick(&mut self, core: &CoreView, cpu: usize, _curr: TaskId) -> bool {
         self.rqs[cpu].task_tick(&mut self.ents, &self.params, core.now_ns)
     }

@@ -242,6 +242,12 @@ pub trait SchedPolicy: Send {
     /// The stopper on `cpu` runs active balancing (`active_load_balance_cpu_stop`).
     fn active_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
 
+    /// `hrtick_start_fair()`: with HRTICK, how long `cpu`'s current task may run before its
+    /// slice expires (the engine arms a high-resolution tick then). `None`: no hrtick.
+    fn hrtick_delay_ns(&self, _cpu: usize) -> Option<u64> {
+        None
+    }
+
     /// `task_tick()` for `cpu`'s current task; true = reschedule.
     fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;
 
