@@ -73,6 +73,11 @@ pub struct CostModel {
     pub refill_ns_per_kib_llc: u64,
     pub refill_ns_per_kib_cross_llc: u64,
     pub refill_ns_per_kib_cross_node: u64,
+    /// `dl_server_start()` on a CPU's fair queue going 0 → 1: DL entity bookkeeping and an
+    /// hrtimer start (an estimate: a timer-base update plus, often, a clockevent reprogram).
+    pub dl_server_start_ns: u64,
+    /// `dl_server_stop()` on 1 → 0 (before v6.17): DL dequeue and an hrtimer cancel.
+    pub dl_server_stop_ns: u64,
     /// Slowdown of memory-bound work per 10 units of NUMA distance above local (hook for
     /// NUMA balancing).
     pub remote_memory_slowdown_pct: u32,
@@ -124,6 +129,8 @@ impl Default for CostModel {
             refill_ns_per_kib_cross_llc: 60,
             refill_ns_per_kib_cross_node: 110,
             remote_memory_slowdown_pct: 15,
+            dl_server_start_ns: 600,
+            dl_server_stop_ns: 400,
         }
     }
 }

@@ -466,3 +466,30 @@ fn wasted_core_rule_catches_an_idle_cpu_beside_a_waiting_task() {
     linux.run();
     assert_clean(&linux);
 }
+
+/// The fair dl_server (v6.12+) starts on every 0 → 1 transition of a CPU's fair queue and,
+/// before v6.17, stops on every 1 → 0: a wakeup-heavy ping-pong pays both on each handoff
+/// and loses throughput; v6.17's lazy stop (DL_SERVER_LAZY_STOP) keeps the server active
+/// and recovers it.
+#[test]
+fn dl_server_start_stop_costs_throughput_until_lazy_stop() {
+    let round_trips = |dl_server: bool, lazy: bool| {
+        let toml = format!(
+            "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"v6.12\"\n\
+             features = {{ DL_SERVER = {dl_server}, DL_SERVER_LAZY_STOP = {lazy} }}\n"
+        );
+        let mut e = engine(
+            &toml,
+            schedlab::workload::builtin::pingpong(8, 10_000, 10_000, 0, 64),
+            SEC / 2,
+        );
+        e.run();
+        assert_clean(&e);
+        e.ops_done() as f64
+    };
+    let off = round_trips(false, false);
+    let eager = round_trips(true, false);
+    let lazy = round_trips(true, true);
+    assert!(eager < off * 0.99, "eager stop {eager} vs no server {off}");
+    assert!(lazy > off * 0.998, "lazy stop {lazy} vs no server {off}");
+}

@@ -687,6 +687,8 @@ impl Engine {
             }
         }
         let mut next = policy!(self.pick_next_task(cpu, prev_queued));
+        let work = self.policy.take_cost_ns();
+        self.charge(cpu, work);
         if next.is_none() {
             self.act.clear();
             policy!(self.balance_newidle(cpu, &mut self.act));
@@ -1323,6 +1325,8 @@ impl Engine {
     /// The current task blocks: dequeue (perhaps delayed) and reschedule.
     fn block(&mut self, cpu: usize, p: TaskId) {
         let dequeued = policy!(self.dequeue_sleep(cpu, p));
+        let work = self.policy.take_cost_ns();
+        self.charge(cpu, work);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Blocked;
         t.on_rq = !dequeued;

@@ -47,6 +47,28 @@ pub struct LinuxFair {
     blocked: Vec<usize>,
     lb_out: LbOutput,
     resched: Vec<usize>,
+    dl_server: DlServer,
+    /// Work done in enqueue/dequeue for the engine to charge (`take_cost_ns`).
+    pending_cost_ns: u64,
+}
+
+/// The fair deadline server (`rq->fair_server`, v6.12+), reduced to what costs time when no
+/// RT task starves the fair class: its start on a CPU's fair queue going 0 → 1 and its stop.
+/// Before v6.17 it stopped on every 1 → 0 transition; with DL_SERVER_LAZY_STOP (v6.17,
+/// cccb45d7c429) it stays active and stops only after a whole period (1 s) without fair
+/// activity, so a wakeup-heavy CPU pays the start/stop pair once instead of per idle spell.
+/// The server never runs here (no RT load), and its per-`update_curr` accounting is not
+/// charged: both are documented approximations.
+#[derive(Debug, Clone)]
+struct DlServer {
+    enabled: bool,
+    lazy_stop: bool,
+    period_ns: u64,
+    start_ns: u64,
+    stop_ns: u64,
+    active: Vec<bool>,
+    /// Last time the CPU's fair queue was non-empty (lazy stop).
+    last_fair_ns: Vec<u64>,
 }
 
 /// The fair-class parameters of a resolved kernel on `nr_cpus` online CPUs.
@@ -114,6 +136,16 @@ impl LinuxFair {
             lb_out: LbOutput::default(),
             resched: Vec::new(),
             costs: BalanceCosts::from_model(cost),
+            dl_server: DlServer {
+                enabled: kernel.features.on(Feature::DL_SERVER),
+                lazy_stop: kernel.features.on(Feature::DL_SERVER_LAZY_STOP),
+                period_ns: 1_000_000_000,
+                start_ns: cost.dl_server_start_ns,
+                stop_ns: cost.dl_server_stop_ns,
+                active: vec![false; nr],
+                last_fair_ns: vec![0; nr],
+            },
+            pending_cost_ns: 0,
             params,
             domains,
             wakeup,
@@ -135,6 +167,41 @@ impl LinuxFair {
             .extend(self.lb_out.active_balance.iter().copied());
         act.resched.append(&mut self.resched);
         self.lb_out.clear();
+    }
+}
+
+impl DlServer {
+    /// `dl_server_start()` when the fair queue goes 0 → 1; returns the work done.
+    fn start(&mut self, cpu: usize, now_ns: u64) -> u64 {
+        if !self.enabled {
+            return 0;
+        }
+        if self.lazy_stop
+            && self.active[cpu]
+            && now_ns.saturating_sub(self.last_fair_ns[cpu]) >= self.period_ns
+        {
+            // The server's timer found a whole period without fair work and stopped it.
+            self.active[cpu] = false;
+        }
+        self.last_fair_ns[cpu] = now_ns;
+        if self.active[cpu] {
+            return 0;
+        }
+        self.active[cpu] = true;
+        self.start_ns
+    }
+
+    /// The fair queue went 1 → 0: `dl_server_stop()` before v6.17; lazily later.
+    fn fair_queue_empty(&mut self, cpu: usize, now_ns: u64) -> u64 {
+        if !self.enabled || !self.active[cpu] {
+            return 0;
+        }
+        self.last_fair_ns[cpu] = now_ns;
+        if self.lazy_stop {
+            return 0;
+        }
+        self.active[cpu] = false;
+        self.stop_ns
     }
 }
 
@@ -432,6 +499,9 @@ impl SchedPolicy for LinuxFair {
             f |= fair::ENQUEUE_DELAYED;
         }
         let was_idle = self.rqs[cpu].h_nr_queued() == 0;
+        if was_idle {
+            self.pending_cost_ns += self.dl_server.start(cpu, core.now_ns);
+        }
         self.rqs[cpu].enqueue_task(&mut self.ents, &self.params, core.now_ns, p.idx(), f);
         if !flags.delayed {
             self.cfs_tasks[cpu].push(p);
@@ -453,6 +523,9 @@ impl SchedPolicy for LinuxFair {
         match r {
             DequeueResult::Removed => {
                 list_remove(&mut self.cfs_tasks[cpu], p);
+                if self.rqs[cpu].h_nr_queued() == 0 {
+                    self.pending_cost_ns += self.dl_server.fair_queue_empty(cpu, core.now_ns);
+                }
                 true
             }
             DequeueResult::Delayed => false,
@@ -501,6 +574,10 @@ impl SchedPolicy for LinuxFair {
             let b = TaskId(self.blocked[i] as u32);
             list_remove(&mut self.cfs_tasks[cpu], b);
         }
+        if !self.blocked.is_empty() && self.rqs[cpu].h_nr_queued() == 0 {
+            // A delayed dequeue completed at the pick and emptied the fair queue.
+            self.pending_cost_ns += self.dl_server.fair_queue_empty(cpu, core.now_ns);
+        }
         let next = next.map(|n| TaskId(n as u32))?;
         let list = &mut self.cfs_tasks[cpu];
         list_remove(list, next);
@@ -514,6 +591,10 @@ impl SchedPolicy for LinuxFair {
 
     fn task_on_rq(&self, p: TaskId) -> bool {
         self.ents.get(p.idx()).is_some_and(|e| e.on_rq)
+    }
+
+    fn take_cost_ns(&mut self) -> u64 {
+        std::mem::take(&mut self.pending_cost_ns)
     }
 
     fn hrtick_delay_ns(&self, cpu: usize) -> Option<u64> {

@@ -248,6 +248,12 @@ pub trait SchedPolicy: Send {
         None
     }
 
+    /// Scheduler work done inside the last enqueue/dequeue calls (e.g. the fair dl_server's
+    /// start/stop), to be charged to the CPU that made them. Default: none.
+    fn take_cost_ns(&mut self) -> u64 {
+        0
+    }
+
     /// `task_tick()` for `cpu`'s current task; true = reschedule.
     fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;
 
