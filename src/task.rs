@@ -127,8 +127,42 @@ pub struct Program {
     pub ops: Vec<Op>,
 }
 
+/// The task's scheduling policy, as `sched_setattr()` sets `p->policy` (and
+/// `p->rt_priority` for the RT policies, 1..=99, higher runs first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskPolicy {
+    /// SCHED_NORMAL (SCHED_OTHER): the fair class.
+    #[default]
+    Normal,
+    /// SCHED_BATCH: fair class, never preempts on wakeup.
+    Batch,
+    /// SCHED_IDLE: fair class with the minimum weight.
+    Idle,
+    /// SCHED_FIFO at `rt_priority`.
+    Fifo { rt_priority: u8 },
+    /// SCHED_RR at `rt_priority`.
+    Rr { rt_priority: u8 },
+}
+
+/// The task's NUMA memory policy (`set_mempolicy()` / numactl): which nodes its pages come
+/// from. Node sets are bitmasks of node ids (bit n = node n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemPolicy {
+    /// MPOL_LOCAL (the default): first touch, pages on the node the task runs on.
+    #[default]
+    Local,
+    /// MPOL_BIND (`numactl --membind`): pages only from these nodes.
+    Bind { nodes: u64 },
+    /// MPOL_PREFERRED (`numactl --preferred`): pages from this node while it has memory.
+    Preferred { node: u32 },
+    /// MPOL_INTERLEAVE (`numactl --interleave`): pages round-robin over these nodes.
+    Interleave { nodes: u64 },
+}
+
 /// How a task enters the simulation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TaskSpec {
     /// `comm`, as it would show in a trace.
     pub comm: String,
@@ -142,6 +176,10 @@ pub struct TaskSpec {
     pub parent_cpu: usize,
     /// Cache footprint in KiB: what must be refilled after a migration.
     pub footprint_kib: u32,
+    /// Scheduling policy (fair or RT).
+    pub policy: TaskPolicy,
+    /// NUMA memory policy.
+    pub mempolicy: MemPolicy,
 }
 
 /// Where a task is in its life.

@@ -37,6 +37,7 @@ fn task(comm: &str, program: u32, nice: i8, cpus: Option<&str>) -> TaskSpec {
         start_ns: 0,
         parent_cpu: 0,
         footprint_kib: 0,
+        ..Default::default()
     }
 }
 

@@ -489,6 +489,7 @@ mod ops {
             start_ns,
             parent_cpu: 0,
             footprint_kib: 0,
+            ..Default::default()
         }
     }
 

@@ -431,6 +431,7 @@ fn spec(program: u32, comm: &str, start_ns: u64) -> TaskSpec {
         start_ns,
         parent_cpu: 0,
         footprint_kib: 0,
+        ..Default::default()
     }
 }
 

@@ -30,6 +30,7 @@ fn spec(program: u32, comm: &str) -> TaskSpec {
         start_ns: 0,
         parent_cpu: 0,
         footprint_kib: 0,
+        ..Default::default()
     }
 }
 

@@ -35,6 +35,7 @@ pub fn spin(nr_tasks: usize, nices: &[i8], footprint_kib: u32) -> WorkloadPlan {
             start_ns: 0,
             parent_cpu: 0,
             footprint_kib,
+            ..Default::default()
         })
         .collect();
     WorkloadPlan {
@@ -105,6 +106,7 @@ pub fn pingpong(
                 start_ns: 0,
                 parent_cpu: 0,
                 footprint_kib,
+                ..Default::default()
             });
             programs.push(Program {
                 name: format!("{name}-{pair}"),

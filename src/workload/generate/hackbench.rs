@@ -195,6 +195,7 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
         start_ns: 0,
         parent_cpu,
         footprint_kib: FOOTPRINT_KIB,
+        ..Default::default()
     });
 
     let start_barrier = |p: &mut Prog| {
@@ -228,6 +229,7 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
                 start_ns: child * fork,
                 parent_cpu,
                 footprint_kib: FOOTPRINT_KIB,
+                ..Default::default()
             });
         };
         for r in 0..fds as usize {

@@ -112,6 +112,7 @@ pub fn plan(cfg: &NetperfRrConfig, machine: &Machine) -> InputResult<WorkloadPla
             start_ns: 0,
             parent_cpu: creator_cpu(machine, client_mask.as_ref()),
             footprint_kib: FOOTPRINT_KIB,
+            ..Default::default()
         });
         let mut s = Prog::new();
         s.push(Op::Down { sem: request });
@@ -131,6 +132,7 @@ pub fn plan(cfg: &NetperfRrConfig, machine: &Machine) -> InputResult<WorkloadPla
             start_ns: 0,
             parent_cpu: creator_cpu(machine, server_mask.as_ref()),
             footprint_kib: FOOTPRINT_KIB,
+            ..Default::default()
         });
     }
     Ok(b.finish())

@@ -379,6 +379,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
             start_ns: 0,
             parent_cpu: creator_cpu(machine, None),
             footprint_kib: footprint(t),
+            ..Default::default()
         });
     }
     let mut index = threads.len() as u32;
@@ -404,6 +405,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
                 start_ns: 0,
                 parent_cpu: creator_cpu(machine, spec.tasks[forker].cpus.as_ref()),
                 footprint_kib: footprint(t),
+                ..Default::default()
             });
         }
     }

@@ -180,6 +180,7 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
         start_ns: 0,
         parent_cpu: main_cpu,
         footprint_kib: SMALL_FOOTPRINT_KIB,
+        ..Default::default()
     });
 
     for i in 0..cfg.message_threads {
@@ -308,6 +309,7 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
             start_ns: msg_start,
             parent_cpu: main_cpu,
             footprint_kib: SMALL_FOOTPRINT_KIB,
+            ..Default::default()
         });
 
         // Workers.
@@ -404,6 +406,7 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
                 start_ns: msg_start + u64::from(w + 1) * THREAD_CREATE_NS,
                 parent_cpu: worker_parent,
                 footprint_kib: footprint,
+                ..Default::default()
             });
         }
     }

@@ -156,6 +156,7 @@ pub fn plan(cfg: &StressNgConfig, machine: &Machine) -> InputResult<WorkloadPlan
             start_ns: (i as u64 + 1) * FORK_NS,
             parent_cpu,
             footprint_kib: FOOTPRINT_KIB,
+            ..Default::default()
         });
     }
     Ok(b.finish())
