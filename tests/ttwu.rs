@@ -165,7 +165,7 @@ fn delayed_wakee_goes_through_its_cpus_wake_list_with_ttwu_queue_delayed() {
     // `a` computes 2 ms per round beside the hog, so it often blocks ineligible and its
     // dequeue is delayed (DELAY_DEQUEUE). By default ttwu_runnable() requeues it in place
     // under CPU 0's lock, taken by the waker on CPU 1.
-    let (cpu0, b, _) = run("profile = \"v6.18\"", plan(2_000_000, "0"));
+    let (_, b, _) = run("profile = \"v6.18\"", plan(2_000_000, "0"));
     assert_eq!(b.ttwu_delayed_queued, 0);
     let (cpu0_on, b_on, _) = run(
         "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DELAYED = true }",
@@ -205,9 +205,9 @@ fn delayed_wakee_is_reselected_and_forwarded_with_ttwu_queue_delayed() {
             e.cpus()[1].stats.clone(),
         )
     };
-    let (queued, forwarded, _, b) = delayed_migrations("profile = \"v6.18\"");
+    let (queued, forwarded, _, _) = delayed_migrations("profile = \"v6.18\"");
     assert_eq!((queued, forwarded), (0, 0));
-    let (queued, forwarded, migrations, b) =
+    let (queued, forwarded, migrations, _) =
         delayed_migrations("profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DELAYED = true }");
     assert!(queued > 0 && forwarded > 0, "{queued} {forwarded}");
     assert!(migrations >= forwarded);
