@@ -58,6 +58,7 @@ impl Engine {
 
     /// `wake_up_new_task()`: place a forked task with the fork path of `select_task_rq()`.
     pub(crate) fn wake_up_new_task(&mut self, p: TaskId) {
+        self.tasks[p.idx()].forked = true;
         let parent_cpu = {
             let t = &self.tasks[p.idx()];
             if self.machine.online.test(t.cpu) {
@@ -1357,6 +1358,29 @@ impl Engine {
                     };
                     self.snapshots.push(snap);
                 }
+                Op::Fork { task } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let child = TaskId(task);
+                    if !self.tasks[child.idx()].forked {
+                        self.tasks[child.idx()].cpu = cpu;
+                        self.wake_up_new_task(child);
+                    }
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::SpinLock { lock } => {
+                    if !self.spin_lock(p, lock) {
+                        // Spinning: the CPU stays busy with this task until the lock is
+                        // handed over (spin_unlock) or the task is preempted.
+                        return;
+                    }
+                }
+                Op::SpinUnlock { lock } => {
+                    self.tasks[p.idx()].pc += 1;
+                    self.spin_unlock(p, lock);
+                }
                 Op::Stop => {
                     self.stop_requested = true;
                     self.exit_task(cpu, p);
@@ -1364,6 +1388,55 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// `Op::SpinLock` by the running task `p`: take the lock if it is free (true), else spin
+    /// (queue as a spinner once; false). A spinner switched back in retries here.
+    fn spin_lock(&mut self, p: TaskId, lock: u32) -> bool {
+        let l = &mut self.spinlocks[lock as usize];
+        if l.owner.is_none() {
+            l.owner = Some(p);
+            if let Some(i) = l.spinners.iter().position(|&s| s == p) {
+                l.spinners.remove(i);
+            }
+            let t = &mut self.tasks[p.idx()];
+            t.spinning = false;
+            t.pc += 1;
+            return true;
+        }
+        debug_assert_ne!(
+            l.owner,
+            Some(p),
+            "spin lock {lock} taken twice by task {}",
+            p.0
+        );
+        if !self.tasks[p.idx()].spinning {
+            l.spinners.push_back(p);
+            self.tasks[p.idx()].spinning = true;
+        }
+        false
+    }
+
+    /// `Op::SpinUnlock`: hand the lock to the longest-waiting spinner that is running (it
+    /// sees the release at once and goes on); with none running, leave it free.
+    fn spin_unlock(&mut self, p: TaskId, lock: u32) {
+        let l = &mut self.spinlocks[lock as usize];
+        debug_assert_eq!(l.owner, Some(p), "spin lock {lock} released by a non-owner");
+        l.owner = None;
+        let running = l
+            .spinners
+            .iter()
+            .position(|&s| self.tasks[s.idx()].state == TaskState::Running);
+        let Some(i) = running else {
+            return;
+        };
+        let w = l.spinners.remove(i).expect("index found");
+        l.owner = Some(w);
+        let t = &mut self.tasks[w.idx()];
+        t.spinning = false;
+        t.pc += 1;
+        let cpu = t.cpu;
+        self.plan_continue(cpu);
     }
 
     fn start_run(&mut self, cpu: usize, p: TaskId, work_ns: u64) {

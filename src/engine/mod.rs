@@ -128,6 +128,8 @@ pub struct WorkloadPlan {
     pub nr_barriers: usize,
     /// Names of latency metrics recorded by `Op::Sample`.
     pub metrics: Vec<String>,
+    /// Number of user-space spin locks (`Op::SpinLock`).
+    pub nr_spinlocks: usize,
 }
 
 /// Per-task statistics, named as `/proc/PID/sched` names them.
@@ -198,6 +200,10 @@ pub struct Task {
     /// On a wake list as a delayed-dequeue wakeup (`sched_remote_delayed`), with the waker's
     /// CPU (`p->wake_cpu`), for TTWU_QUEUE_DELAYED.
     pub(crate) wake_delayed_from: Option<usize>,
+    /// Spinning on a spin lock (`Op::SpinLock` not yet acquired): burning CPU, no progress.
+    pub(crate) spinning: bool,
+    /// Forked (by its start time or by `Op::Fork`).
+    pub(crate) forked: bool,
 }
 
 /// Per-task state of stress-ng's load-slice controller: slice start (wall and CPU time), the
@@ -373,6 +379,7 @@ pub struct Engine {
     pub(crate) programs: Vec<Program>,
     pub(crate) sems: Vec<Semaphore>,
     pub(crate) barriers: Vec<Barrier>,
+    pub(crate) spinlocks: Vec<SpinLockState>,
     pub(crate) queue: EventQueue<Event>,
     pub(crate) policy: Box<dyn SchedPolicy>,
     pub(crate) act: Actions,
@@ -425,6 +432,13 @@ pub(crate) struct Semaphore {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Barrier {
     pub waiters: Vec<TaskId>,
+}
+
+/// A user-space spin lock: its holder and the tasks spinning on it, in arrival order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SpinLockState {
+    pub owner: Option<TaskId>,
+    pub spinners: std::collections::VecDeque<TaskId>,
 }
 
 /// Why a workload plan cannot run.
@@ -496,6 +510,8 @@ impl Engine {
                 last_move: None,
                 on_cpu_until_ns: 0,
                 wake_delayed_from: None,
+                spinning: false,
+                forked: false,
             })
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
@@ -525,6 +541,9 @@ impl Engine {
             .collect();
         let mut queue = EventQueue::new();
         for (i, spec) in plan.tasks.iter().enumerate() {
+            if spec.start_ns == TaskSpec::START_ON_FORK_OP {
+                continue;
+            }
             queue.push(
                 spec.start_ns,
                 Event::Fork {
@@ -563,6 +582,7 @@ impl Engine {
                 })
                 .collect(),
             barriers: vec![Barrier::default(); plan.nr_barriers],
+            spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
             queue,
             policy,
             act: Actions::default(),
@@ -842,6 +862,20 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 }
                 Op::DutySleep { load_pct } if load_pct == 0 || load_pct >= 100 => {
                     return Err(bad("load percentage (1-99)", load_pct as u32));
+                }
+                Op::SpinLock { lock } | Op::SpinUnlock { lock }
+                    if lock as usize >= plan.nr_spinlocks =>
+                {
+                    return Err(bad("spin lock", lock));
+                }
+                Op::Fork { task }
+                    if plan.tasks.get(task as usize).map(|t| t.start_ns)
+                        != Some(TaskSpec::START_ON_FORK_OP) =>
+                {
+                    return Err(bad(
+                        "task forked by an op (start_ns = START_ON_FORK_OP)",
+                        task,
+                    ));
                 }
                 Op::Barrier { id, .. } if id as usize >= plan.nr_barriers => {
                     return Err(bad("barrier", id));
