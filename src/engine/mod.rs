@@ -265,6 +265,8 @@ pub struct CpuCore {
     pub(crate) tick_gen: u32,
     pub(crate) hrtick_gen: u32,
     pub(crate) tick_armed: bool,
+    /// Time of the live queued `Tick` event, if one is queued.
+    pub(crate) tick_queued_at: Option<u64>,
     pub(crate) busy_since_ns: u64,
     pub stats: CpuStats,
 }
@@ -535,6 +537,7 @@ impl Engine {
                 tick_gen: 0,
                 hrtick_gen: 0,
                 tick_armed: false,
+                tick_queued_at: None,
                 busy_since_ns: 0,
                 stats: CpuStats::default(),
             })
@@ -659,8 +662,12 @@ impl Engine {
                 }
             }
             Event::Tick { cpu, generation } => {
-                if self.cpus[cpu as usize].tick_gen == generation {
-                    self.sched_tick(cpu as usize);
+                let c = &mut self.cpus[cpu as usize];
+                if c.tick_gen == generation {
+                    c.tick_queued_at = None;
+                    if c.tick_armed {
+                        self.sched_tick(cpu as usize);
+                    }
                 }
             }
             Event::HrTick { cpu, generation } => {
