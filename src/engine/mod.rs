@@ -25,7 +25,7 @@ use crate::policy::{Actions, MigrationReason, SchedPolicy};
 use crate::stats::histogram::Histogram;
 use crate::stats::pingpong::PingPong;
 use crate::stats::trace::TraceRecorder;
-use crate::task::{Op, Program, SemId, TaskId, TaskSpec, TaskState};
+use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
@@ -121,6 +121,8 @@ pub struct Task {
     pub on_rq: bool,
     pub cpus_allowed: CpuMask,
     pub nice: i8,
+    /// `p->policy` (and RT priority): which class the policy runs it in.
+    pub policy: TaskPolicy,
     pub footprint_kib: u32,
     /// CPU it last ran on (where its cache is warm).
     pub last_ran_cpu: Option<usize>,
@@ -213,6 +215,10 @@ pub struct CpuCore {
     pub(crate) tick_gen: u32,
     pub(crate) hrtick_gen: u32,
     pub(crate) tick_armed: bool,
+    /// The policy's own timer pinned to this CPU (RT period timer, dl_server timer): its
+    /// armed expiry and generation.
+    pub(crate) policy_timer_at: Option<u64>,
+    pub(crate) policy_timer_gen: u32,
     pub(crate) busy_since_ns: u64,
     pub stats: CpuStats,
 }
@@ -292,6 +298,8 @@ pub(crate) enum Event {
     KickIpi { cpu: u32 },
     /// The stopper of `cpu` runs active balancing.
     Stopper { cpu: u32 },
+    /// A policy hrtimer pinned to `cpu` expires (`SchedPolicy::timer_expired`).
+    PolicyTimer { cpu: u32, generation: u32 },
     /// End of warm-up: reset counters.
     WarmupEnd,
     /// End of the run (duration cap).
@@ -344,6 +352,8 @@ pub struct Engine {
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) recorder: Option<Box<TraceRecorder>>,
+    /// Reused buffer: CPUs whose policy timer changed during the last event.
+    pub(crate) timer_changes: Vec<usize>,
 }
 
 /// One migration, for the log.
@@ -419,6 +429,7 @@ impl Engine {
                 on_rq: false,
                 cpus_allowed: spec.cpus_allowed.unwrap_or(online).and(&online),
                 nice: spec.nice,
+                policy: spec.policy,
                 footprint_kib: spec.footprint_kib,
                 last_ran_cpu: None,
                 stats: TaskStats::default(),
@@ -462,6 +473,8 @@ impl Engine {
                 tick_gen: 0,
                 hrtick_gen: 0,
                 tick_armed: false,
+                policy_timer_at: None,
+                policy_timer_gen: 0,
                 busy_since_ns: 0,
                 stats: CpuStats::default(),
             })
@@ -526,6 +539,7 @@ impl Engine {
             invariant_violations: Vec::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             recorder: None,
+            timer_changes: Vec::new(),
             machine,
             cost,
             cfg,
@@ -552,6 +566,7 @@ impl Engine {
             if self.dispatch(event) || self.stop_requested {
                 break;
             }
+            self.sync_policy_timers();
             if self.cfg.check_invariants {
                 self.check_invariants();
             }
@@ -613,6 +628,11 @@ impl Engine {
             Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
             Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
             Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
+            Event::PolicyTimer { cpu, generation } => {
+                if self.cpus[cpu as usize].policy_timer_gen == generation {
+                    self.policy_timer(cpu as usize);
+                }
+            }
             Event::WarmupEnd => self.reset_counters(),
             Event::End => return true,
         }

@@ -10,6 +10,7 @@
 
 pub mod fifo;
 pub mod linux_fair;
+pub mod linux_rt;
 
 use crate::cost::CostModel;
 use crate::engine::{CpuCore, Task};
@@ -253,6 +254,20 @@ pub trait SchedPolicy: Send {
     fn take_cost_ns(&mut self) -> u64 {
         0
     }
+
+    /// The policy's own hrtimers (the RT period timer, the fair dl_server's timer): append
+    /// the CPUs whose timer expiry may have changed since the last call. The engine asks
+    /// after every event and re-arms from [`SchedPolicy::next_timer_ns`]. Default: none.
+    fn take_timer_changes(&mut self, _out: &mut Vec<usize>) {}
+
+    /// The earliest expiry of the policy timers pinned to `cpu`.
+    fn next_timer_ns(&self, _cpu: usize) -> Option<u64> {
+        None
+    }
+
+    /// A policy timer pinned to `cpu` expired: run its handler. CPUs whose current task
+    /// must be preempted go into `act.resched`.
+    fn timer_expired(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `task_tick()` for `cpu`'s current task; true = reschedule.
     fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;
