@@ -375,3 +375,61 @@ impl RtClass {
         Some(next)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(throttling: bool) -> RtClass {
+        RtClass::new(RtConfig {
+            nr_cpus: 2,
+            throttling,
+            rt_runtime_ns: 950_000_000,
+            rt_period_ns: 1_000_000_000,
+            rr_timeslice_ms: 100,
+            hz: 250,
+            server: DlServerParams {
+                enabled: true,
+                lazy_stop: false,
+                runtime_ns: 50_000_000,
+                period_ns: 1_000_000_000,
+                start_cost_ns: 0,
+                stop_cost_ns: 0,
+            },
+        })
+    }
+
+    #[test]
+    fn rr_slice_is_100_ms_in_ticks_and_policies_map_to_classes() {
+        let mut c = class(false);
+        assert_eq!(c.rr_timeslice_ticks, 25, "100 ms at HZ=250");
+        assert!(c.task_fork(TaskId(0), TaskPolicy::Rr { rt_priority: 10 }));
+        assert!(c.task_fork(TaskId(1), TaskPolicy::Fifo { rt_priority: 99 }));
+        assert!(!c.task_fork(TaskId(2), TaskPolicy::Batch));
+        assert_eq!(c.ent(TaskId(1)).prio, 0);
+        // Alone in its list, an RR task keeps running at expiry (no requeue).
+        c.enqueue(0, 0, TaskId(0));
+        for _ in 0..25 {
+            assert!(!c.task_tick_rr(0, TaskId(0)));
+        }
+        assert_eq!(c.ent(TaskId(0)).time_slice_ticks, 25, "refilled");
+        // The RT period timer is started only with throttling.
+        assert_eq!(c.bw.timer, None);
+        let mut t = class(true);
+        t.task_fork(TaskId(0), TaskPolicy::Fifo { rt_priority: 1 });
+        t.enqueue(5, 1, TaskId(0));
+        assert_eq!(t.next_timer_ns(1), Some(5));
+        assert_eq!(t.next_timer_ns(0), None);
+    }
+
+    #[test]
+    fn rt_time_takes_capacity_from_fair() {
+        let mut c = class(false);
+        c.rqs[0].update_rt_rq_load_avg(0, false);
+        c.rqs[0].update_rt_rq_load_avg(2_000_000_000, true);
+        // scale_rt_capacity(): what RT used is gone for CFS, never below 1.
+        let cap = c.capacity_of(0, 1024);
+        assert!((1..=24).contains(&cap), "capacity {cap}");
+        assert_eq!(c.capacity_of(1, 1024), 1024);
+    }
+}

@@ -314,6 +314,22 @@ mod tests {
     }
 
     #[test]
+    fn avg_rt_saturates_while_rt_runs_and_halves_in_32_ms() {
+        let mut rq = RtRq::default();
+        rq.update_rt_rq_load_avg(0, false);
+        rq.update_rt_rq_load_avg(1_000_000_000, true);
+        let full = rq.avg_rt.util_avg;
+        assert!((1000..=1024).contains(&full), "util {full}");
+        // PELT's half-life is 32 periods of 1024 us (~33.5 ms).
+        rq.update_rt_rq_load_avg(1_000_000_000 + 32 * 1024 * 1024, false);
+        let half = rq.avg_rt.util_avg;
+        assert!(
+            (full / 2 - 8..=full / 2 + 8).contains(&half),
+            "{full} -> {half}"
+        );
+    }
+
+    #[test]
     fn throttles_past_runtime_and_refills_by_period() {
         let bw = RtBandwidth {
             on: true,
