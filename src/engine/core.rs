@@ -466,6 +466,7 @@ impl Engine {
     /// second; the latency is microseconds).
     pub(crate) fn policy_timer(&mut self, cpu: usize) {
         self.cpus[cpu].policy_timer_at = None;
+        // The handler re-arms through take_timer_changes (it marks `cpu` changed).
         self.act.clear();
         policy!(self.timer_expired(cpu, &mut self.act));
         self.apply_actions(cpu);
@@ -483,23 +484,23 @@ impl Engine {
         changed.clear();
         self.policy.take_timer_changes(&mut changed);
         for &cpu in &changed {
-            let want = self.policy.next_timer_ns(cpu);
+            let want = self.policy.next_timer_ns(cpu).map(|at| at.max(self.now_ns));
             let c = &mut self.cpus[cpu];
-            if c.policy_timer_at == want {
+            c.policy_timer_at = want;
+            let Some(at) = want else { continue };
+            if matches!(c.policy_timer_queued, Some((queued, _)) if queued <= at) {
                 continue;
             }
             c.policy_timer_gen = c.policy_timer_gen.wrapping_add(1);
-            c.policy_timer_at = want;
-            if let Some(at) = want {
-                let generation = c.policy_timer_gen;
-                self.queue.push(
-                    at.max(self.now_ns),
-                    Event::PolicyTimer {
-                        cpu: cpu as u32,
-                        generation,
-                    },
-                );
-            }
+            let generation = c.policy_timer_gen;
+            c.policy_timer_queued = Some((at, generation));
+            self.queue.push(
+                at,
+                Event::PolicyTimer {
+                    cpu: cpu as u32,
+                    generation,
+                },
+            );
         }
         self.timer_changes = changed;
     }

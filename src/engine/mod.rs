@@ -216,8 +216,11 @@ pub struct CpuCore {
     pub(crate) hrtick_gen: u32,
     pub(crate) tick_armed: bool,
     /// The policy's own timer pinned to this CPU (RT period timer, dl_server timer): its
-    /// armed expiry and generation.
+    /// armed expiry; and the live queued event (time, generation). As for `Continue`, a
+    /// later expiry or a cancel pushes nothing: the queued event re-checks when it pops, so
+    /// a server started and stopped thousands of times a second leaves no stale events.
     pub(crate) policy_timer_at: Option<u64>,
+    pub(crate) policy_timer_queued: Option<(u64, u32)>,
     pub(crate) policy_timer_gen: u32,
     pub(crate) busy_since_ns: u64,
     pub stats: CpuStats,
@@ -474,6 +477,7 @@ impl Engine {
                 hrtick_gen: 0,
                 tick_armed: false,
                 policy_timer_at: None,
+                policy_timer_queued: None,
                 policy_timer_gen: 0,
                 busy_since_ns: 0,
                 stats: CpuStats::default(),
@@ -629,8 +633,17 @@ impl Engine {
             Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
             Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
             Event::PolicyTimer { cpu, generation } => {
-                if self.cpus[cpu as usize].policy_timer_gen == generation {
-                    self.policy_timer(cpu as usize);
+                let c = &mut self.cpus[cpu as usize];
+                if c.policy_timer_gen == generation {
+                    c.policy_timer_queued = None;
+                    match c.policy_timer_at {
+                        Some(at) if at > self.now_ns => {
+                            c.policy_timer_queued = Some((at, generation));
+                            self.queue.push(at, Event::PolicyTimer { cpu, generation });
+                        }
+                        Some(_) => self.policy_timer(cpu as usize),
+                        None => {}
+                    }
                 }
             }
             Event::WarmupEnd => self.reset_counters(),
