@@ -228,6 +228,12 @@ fn fifo_runs_to_completion_rr_alternates_every_100_ms() {
 /// task gets the rest of the CPU.
 #[test]
 fn rt_wakeup_preempts_a_fair_task_immediately() {
+    rt_wakeup_preempts_fair(&kernel("v6.18", ""));
+    // Also under preempt=lazy: only fair preemption is lazy (`resched_curr_lazy`).
+    rt_wakeup_preempts_fair(&kernel("v6.18", "preempt = \"lazy\"\n"));
+}
+
+fn rt_wakeup_preempts_fair(toml: &str) {
     let p = plan(
         vec![hog(), periodic(2 * MS, 8 * MS)],
         vec![
@@ -235,7 +241,7 @@ fn rt_wakeup_preempts_a_fair_task_immediately() {
             task("rt", 1, fifo(1), Some("2")),
         ],
     );
-    let mut e = engine(&kernel("v6.18", ""), p, SEC);
+    let mut e = engine(toml, p, SEC);
     e.run();
     assert_clean(&e);
     assert!(

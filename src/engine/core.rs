@@ -380,7 +380,7 @@ impl Engine {
             return;
         }
         if policy!(self.wakeup_preempt(cpu, p, flags)) {
-            if self.cfg.preempt == super::Preempt::Lazy {
+            if self.cfg.preempt == super::Preempt::Lazy && self.policy.wakeup_preempt_lazy(p) {
                 self.cpus[cpu].need_resched_lazy = true;
             } else {
                 self.resched_curr(cpu, this_cpu);

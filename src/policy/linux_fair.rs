@@ -649,6 +649,11 @@ impl SchedPolicy for LinuxFair {
         )
     }
 
+    /// Only fair-class preemption is lazy; an RT wakee gets `resched_curr()`.
+    fn wakeup_preempt_lazy(&self, p: TaskId) -> bool {
+        !self.rt.is_rt(p)
+    }
+
     /// `__pick_next_task()`: the fair server when it runs as a DL entity, then RT (unless
     /// throttled), then fair; a higher class first puts the fair curr back.
     fn pick_next_task(

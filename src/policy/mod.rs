@@ -217,6 +217,13 @@ pub trait SchedPolicy: Send {
     /// `wakeup_preempt()`: should the newly queued `p` preempt `cpu`'s current task?
     fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool;
 
+    /// Under `preempt=lazy`, whether a wakeup preemption by `p` only sets
+    /// TIF_NEED_RESCHED_LAZY (`resched_curr_lazy`, the fair class) rather than preempting at
+    /// once (`resched_curr`, e.g. an RT wakee). Default: lazy.
+    fn wakeup_preempt_lazy(&self, _p: TaskId) -> bool {
+        true
+    }
+
     /// `pick_next_task()` including `put_prev_task` of `prev` (still queued when it was
     /// preempted). `None`: go idle.
     fn pick_next_task(
