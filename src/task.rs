@@ -158,6 +158,28 @@ pub enum TaskPolicy {
     Rr { rt_priority: u8 },
 }
 
+impl TaskPolicy {
+    /// The kernel's name of the policy (`SCHED_NORMAL`, ...), as `chrt` and
+    /// `/proc/PID/sched` (`policy`) report it.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            TaskPolicy::Normal => "SCHED_NORMAL",
+            TaskPolicy::Batch => "SCHED_BATCH",
+            TaskPolicy::Idle => "SCHED_IDLE",
+            TaskPolicy::Fifo { .. } => "SCHED_FIFO",
+            TaskPolicy::Rr { .. } => "SCHED_RR",
+        }
+    }
+
+    /// `p->rt_priority` of an RT policy.
+    pub fn rt_priority(self) -> Option<u8> {
+        match self {
+            TaskPolicy::Fifo { rt_priority } | TaskPolicy::Rr { rt_priority } => Some(rt_priority),
+            _ => None,
+        }
+    }
+}
+
 /// The task's NUMA memory policy (`set_mempolicy()` / numactl): which nodes its pages come
 /// from. Node sets are bitmasks of node ids (bit n = node n).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]

@@ -125,6 +125,7 @@ features!(
     TTWU_QUEUE_DEFAULT,
     DL_SERVER,
     DL_SERVER_LAZY_STOP,
+    RT_DEFAULT_BANDWIDTH,
 );
 
 /// Number of features in the registry.
@@ -622,6 +623,17 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
         &[(v(6, 17), true)],
         "cccb45d7c429 'sched/deadline: Less agressive dl_server handling' (v6.17)",
     ),
+    fi(
+        RT_DEFAULT_BANDWIDTH,
+        false,
+        M,
+        BOTH,
+        "RT throttling of every CPU's root rt_rq: RT tasks get sched_rt_runtime_us per \
+         sched_rt_period_us, fair tasks the rest",
+        &[(v(3, 0), true), (v(6, 12), false)],
+        "present since v2.6.25; 5f6bd380c7bd 'sched/rt: Remove default bandwidth control' \
+         (v6.12) leaves it to RT_GROUP_SCHED, relying on the fair dl_server instead",
+    ),
 ];
 
 impl Feature {
@@ -726,6 +738,7 @@ static NAMES: [&str; NR_FEATURES] = [
     "TTWU_QUEUE_DEFAULT",
     "DL_SERVER",
     "DL_SERVER_LAZY_STOP",
+    "RT_DEFAULT_BANDWIDTH",
 ];
 
 impl fmt::Display for Feature {

@@ -123,7 +123,9 @@ pub const V6_6: Profile = Profile {
 
 /// v6.9 (May 2024). EEVDF as v6.6. SIS_PROP was removed (v6.7/v6.8, off anyway);
 /// UTIL_EST_FASTUP made permanent (bit removed). The v6.9 reference point of the schbench
-/// "RPS dropped after v6.9" investigation: no DELAY_DEQUEUE, no dl_server yet.
+/// "RPS dropped after v6.9" investigation: no DELAY_DEQUEUE, no dl_server yet; RT throttling
+/// (RT_DEFAULT_BANDWIDTH, 950 ms per 1 s) still protects fair tasks from RT hogs, as in
+/// every earlier profile.
 pub const V6_9: Profile = Profile {
     name: "v6.9",
     version: v(6, 9),
@@ -132,7 +134,8 @@ pub const V6_9: Profile = Profile {
 
 /// v6.12 (Nov 2024, LTS). DELAY_DEQUEUE and DELAY_ZERO (152e11f6df29, 54a58a787791),
 /// PLACE_REL_DEADLINE (82e9d0456e06), PREEMPT_SHORT (85e511df3cec), custom slices, the fair
-/// dl_server on by default (557a6bfc662c + 5f6bd380c7bd, DL_SERVER on), sched_ext.
+/// dl_server on by default (557a6bfc662c, DL_SERVER on) replacing the default RT throttling
+/// (5f6bd380c7bd, RT_DEFAULT_BANDWIDTH off), sched_ext.
 /// HZ_BW's bit removed (a58501fb8320), behaviour kept. Base slice still 0.75 ms in v6.12.0
 /// (the 0.70 ms change 2ae891b82695 was backported to 6.12.31 stable; not modelled here).
 pub const V6_12: Profile = Profile {

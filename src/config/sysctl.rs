@@ -118,6 +118,14 @@ pub struct Sysctls {
     pub dl_server_runtime_ns: u64,
     /// Fair dl_server period (`fair_server/cpuN/period`).
     pub dl_server_period_ns: u64,
+    /// `kernel.sched_rt_runtime_us`: RT runtime per period before RT throttling (kernels
+    /// with default RT bandwidth control, before v6.12). The kernel's -1 (no limit) is
+    /// written as a value >= `sched_rt_period_us`, which the kernel also treats as no limit.
+    pub sched_rt_runtime_us: u64,
+    /// `kernel.sched_rt_period_us`.
+    pub sched_rt_period_us: u64,
+    /// `kernel.sched_rr_timeslice_ms`: the SCHED_RR slice.
+    pub sched_rr_timeslice_ms: u64,
 }
 
 impl Default for Sysctls {
@@ -141,6 +149,9 @@ impl Default for Sysctls {
             preempt_dynamic: true,
             dl_server_runtime_ns: 50_000_000,
             dl_server_period_ns: 1_000_000_000,
+            sched_rt_runtime_us: 950_000,
+            sched_rt_period_us: 1_000_000,
+            sched_rr_timeslice_ms: crate::sched::rt::RR_TIMESLICE_MS,
         }
     }
 }
@@ -500,6 +511,37 @@ pub static SYSCTLS: &[SysctlInfo] = &[
         dl_server_period_ns,
         u64,
         "fair dl_server period (1000000000)"
+    ),
+    int_entry!(
+        "sched_rt_runtime_us",
+        &["kernel.sched_rt_runtime_us"],
+        "us",
+        0,
+        NS_MAX / 1000,
+        sched_rt_runtime_us,
+        u64,
+        "RT runtime per period before throttling (before v6.12); >= the period: no limit \
+         (950000)"
+    ),
+    int_entry!(
+        "sched_rt_period_us",
+        &["kernel.sched_rt_period_us"],
+        "us",
+        1,
+        NS_MAX / 1000,
+        sched_rt_period_us,
+        u64,
+        "RT bandwidth period (1000000)"
+    ),
+    int_entry!(
+        "sched_rr_timeslice_ms",
+        &["kernel.sched_rr_timeslice_ms", "rr_timeslice_ms"],
+        "ms",
+        1,
+        NS_MAX / 1_000_000,
+        sched_rr_timeslice_ms,
+        u64,
+        "SCHED_RR time slice (100)"
     ),
 ];
 

@@ -497,7 +497,7 @@ impl Engine {
             return;
         }
         if policy!(self.wakeup_preempt(cpu, p, flags)) {
-            if self.cfg.preempt == super::Preempt::Lazy {
+            if self.cfg.preempt == super::Preempt::Lazy && self.policy.wakeup_preempt_lazy(p) {
                 self.cpus[cpu].need_resched_lazy = true;
             } else {
                 self.resched_curr(cpu, this_cpu);
@@ -575,6 +575,51 @@ impl Engine {
         if self.cpus[cpu].curr.is_none() {
             self.enter_idle(cpu);
         }
+    }
+
+    /// A policy hrtimer pinned to `cpu` fired (RT period timer, dl_server timer): run the
+    /// policy's handler, then reschedule wherever it asked. Approximation: an idle CPU runs
+    /// the handler without paying its idle-exit latency (these timers fire about once a
+    /// second; the latency is microseconds).
+    pub(crate) fn policy_timer(&mut self, cpu: usize) {
+        self.cpus[cpu].policy_timer_at = None;
+        // The handler re-arms through take_timer_changes (it marks `cpu` changed).
+        self.act.clear();
+        policy!(self.timer_expired(cpu, &mut self.act));
+        self.apply_actions(cpu);
+        if self.cpus[cpu].curr.is_none() && self.policy.nr_running(cpu) > 0 {
+            self.cpus[cpu].need_resched = true;
+        }
+        self.preempt_point(cpu);
+    }
+
+    /// Arm (or re-arm, or cancel) the policy timers whose expiry changed during the last
+    /// event. Done once per event: expiries are absolute, so arming at the end of the
+    /// event's handling is the same as arming where the policy decided it.
+    pub(crate) fn sync_policy_timers(&mut self) {
+        let mut changed = std::mem::take(&mut self.timer_changes);
+        changed.clear();
+        self.policy.take_timer_changes(&mut changed);
+        for &cpu in &changed {
+            let want = self.policy.next_timer_ns(cpu).map(|at| at.max(self.now_ns));
+            let c = &mut self.cpus[cpu];
+            c.policy_timer_at = want;
+            let Some(at) = want else { continue };
+            if matches!(c.policy_timer_queued, Some((queued, _)) if queued <= at) {
+                continue;
+            }
+            c.policy_timer_gen = c.policy_timer_gen.wrapping_add(1);
+            let generation = c.policy_timer_gen;
+            c.policy_timer_queued = Some((at, generation));
+            self.queue.push(
+                at,
+                Event::PolicyTimer {
+                    cpu: cpu as u32,
+                    generation,
+                },
+            );
+        }
+        self.timer_changes = changed;
     }
 
     /// Reschedule `cpu` if it was asked to.

@@ -25,7 +25,7 @@ use crate::policy::{Actions, MigrationReason, SchedPolicy};
 use crate::stats::histogram::Histogram;
 use crate::stats::pingpong::PingPong;
 use crate::stats::trace::TraceRecorder;
-use crate::task::{Op, Program, SemId, TaskId, TaskSpec, TaskState};
+use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
@@ -163,6 +163,8 @@ pub struct Task {
     pub on_rq: bool,
     pub cpus_allowed: CpuMask,
     pub nice: i8,
+    /// `p->policy` (and RT priority): which class the policy runs it in.
+    pub policy: TaskPolicy,
     pub footprint_kib: u32,
     /// CPU it last ran on (where its cache is warm).
     pub last_ran_cpu: Option<usize>,
@@ -267,6 +269,13 @@ pub struct CpuCore {
     pub(crate) tick_armed: bool,
     /// Time of the live queued `Tick` event, if one is queued.
     pub(crate) tick_queued_at: Option<u64>,
+    /// The policy's own timer pinned to this CPU (RT period timer, dl_server timer): its
+    /// armed expiry; and the live queued event (time, generation). As for `Continue`, a
+    /// later expiry or a cancel pushes nothing: the queued event re-checks when it pops, so
+    /// a server started and stopped thousands of times a second leaves no stale events.
+    pub(crate) policy_timer_at: Option<u64>,
+    pub(crate) policy_timer_queued: Option<(u64, u32)>,
+    pub(crate) policy_timer_gen: u32,
     pub(crate) busy_since_ns: u64,
     pub stats: CpuStats,
 }
@@ -355,6 +364,8 @@ pub(crate) enum Event {
     KickIpi { cpu: u32 },
     /// The stopper of `cpu` runs active balancing.
     Stopper { cpu: u32 },
+    /// A policy hrtimer pinned to `cpu` expires (`SchedPolicy::timer_expired`).
+    PolicyTimer { cpu: u32, generation: u32 },
     /// End of warm-up: reset counters.
     WarmupEnd,
     /// End of the run (duration cap).
@@ -408,6 +419,8 @@ pub struct Engine {
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) recorder: Option<Box<TraceRecorder>>,
+    /// Reused buffer: CPUs whose policy timer changed during the last event.
+    pub(crate) timer_changes: Vec<usize>,
 }
 
 /// One migration, for the log.
@@ -490,6 +503,7 @@ impl Engine {
                 on_rq: false,
                 cpus_allowed: spec.cpus_allowed.unwrap_or(online).and(&online),
                 nice: spec.nice,
+                policy: spec.policy,
                 footprint_kib: spec.footprint_kib,
                 last_ran_cpu: None,
                 stats: TaskStats::default(),
@@ -538,6 +552,9 @@ impl Engine {
                 hrtick_gen: 0,
                 tick_armed: false,
                 tick_queued_at: None,
+                policy_timer_at: None,
+                policy_timer_queued: None,
+                policy_timer_gen: 0,
                 busy_since_ns: 0,
                 stats: CpuStats::default(),
             })
@@ -606,6 +623,7 @@ impl Engine {
             invariant_violations: Vec::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             recorder: None,
+            timer_changes: Vec::new(),
             machine,
             cost,
             cfg,
@@ -632,6 +650,7 @@ impl Engine {
             if self.dispatch(event) || self.stop_requested {
                 break;
             }
+            self.sync_policy_timers();
             if self.cfg.check_invariants {
                 self.check_invariants();
             }
@@ -697,6 +716,20 @@ impl Engine {
             Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
             Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
             Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
+            Event::PolicyTimer { cpu, generation } => {
+                let c = &mut self.cpus[cpu as usize];
+                if c.policy_timer_gen == generation {
+                    c.policy_timer_queued = None;
+                    match c.policy_timer_at {
+                        Some(at) if at > self.now_ns => {
+                            c.policy_timer_queued = Some((at, generation));
+                            self.queue.push(at, Event::PolicyTimer { cpu, generation });
+                        }
+                        Some(_) => self.policy_timer(cpu as usize),
+                        None => {}
+                    }
+                }
+            }
             Event::WarmupEnd => self.reset_counters(),
             Event::End => return true,
         }

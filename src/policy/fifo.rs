@@ -5,6 +5,10 @@
 //! goes to an idle allowed CPU if there is one (lowest number first), else stays queued on its
 //! previous CPU's slot of the global queue; any CPU that becomes free takes the oldest queued
 //! task it may run, which counts as a `dispatch` migration when it moves.
+//!
+//! Every task is one of its normal tasks whatever its [`crate::task::TaskPolicy`]: a
+//! SCHED_FIFO / SCHED_RR task has no priority over the others here (the policy has no
+//! classes; that is the point of a baseline).
 
 use std::collections::VecDeque;
 

@@ -4,17 +4,27 @@
 //! scheduling points. This file only translates: which kernel function runs at which point,
 //! and the environment traits those mechanisms read the machine through.
 //!
+//! The classes above fair — the RT class and the fair deadline server — live in
+//! [`super::linux_rt`]; this file orders them as `__pick_next_task()` does (stop >
+//! dl_server running as DL > RT > fair > idle) and keeps the fair class blind to RT tasks:
+//! the cfs counts exclude them, `rq->nr_running` includes them, the load balancer moves
+//! only `cfs_tasks`, and RT time reaches fair only as reduced `capacity_of()` (`avg_rt`).
+//!
 //! Approximations (with reasons):
 //! - `rq_clock` / `rq_clock_task` are the engine's virtual time: no IRQ or steal time.
-//! - `capacity_of()` equals the CPU's original capacity: there are no RT/DL tasks or IRQ
-//!   load taking capacity from the fair class in these workloads.
+//! - `capacity_of()` subtracts only `avg_rt` from the CPU's original capacity: no DL
+//!   tasks or IRQ time are modelled.
+//! - The fair runqueue's PELT clock is treated as idle while an RT task runs (it follows
+//!   the fair `curr`), which only matters for `lost_idle_time` on a saturated CPU.
 //! - The active-balance stopper runs as an engine event on the busiest CPU (see
 //!   `Engine::handle_stopper`), preempting its current task as the stop class does.
 
 use std::sync::Arc;
 
+use super::linux_rt::{RtClass, RtConfig};
 use super::{
-    Actions, CoreView, EnqueueFlags, IdleType, Placement, SchedPolicy, WakeCtx, WakeFlags,
+    Actions, CoreView, EnqueueFlags, IdleType, Placement, PlacementPath, SchedPolicy, WakeCtx,
+    WakeFlags,
 };
 use crate::config::features::Feature;
 use crate::config::profiles::SchedMode;
@@ -25,11 +35,12 @@ use crate::domains::{SchedDomains, build_sched_domains};
 use crate::engine::rng::{RngStream, StreamKind};
 use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
 use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
+use crate::sched::dl_server::DlServerParams;
 use crate::sched::fair::{
     self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
 };
 use crate::sched::wakeup::{Topo, Wakeup, WakeupEnv, WakeupParams};
-use crate::task::TaskId;
+use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
 
 /// The Linux fair-class policy.
@@ -47,28 +58,10 @@ pub struct LinuxFair {
     blocked: Vec<usize>,
     lb_out: LbOutput,
     resched: Vec<usize>,
-    dl_server: DlServer,
+    /// The RT class and the per-CPU fair servers.
+    rt: RtClass,
     /// Work done in enqueue/dequeue for the engine to charge (`take_cost_ns`).
     pending_cost_ns: u64,
-}
-
-/// The fair deadline server (`rq->fair_server`, v6.12+), reduced to what costs time when no
-/// RT task starves the fair class: its start on a CPU's fair queue going 0 → 1 and its stop.
-/// Before v6.17 it stopped on every 1 → 0 transition; with DL_SERVER_LAZY_STOP (v6.17,
-/// cccb45d7c429) it stays active and stops only after a whole period (1 s) without fair
-/// activity, so a wakeup-heavy CPU pays the start/stop pair once instead of per idle spell.
-/// The server never runs here (no RT load), and its per-`update_curr` accounting is not
-/// charged: both are documented approximations.
-#[derive(Debug, Clone)]
-struct DlServer {
-    enabled: bool,
-    lazy_stop: bool,
-    period_ns: u64,
-    start_ns: u64,
-    stop_ns: u64,
-    active: Vec<bool>,
-    /// Last time the CPU's fair queue was non-empty (lazy stop).
-    last_fair_ns: Vec<u64>,
 }
 
 /// The fair-class parameters of a resolved kernel on `nr_cpus` online CPUs.
@@ -99,6 +92,38 @@ pub fn fair_params(kernel: &ResolvedKernel, nr_cpus: usize) -> FairParams {
         features: FairFeatures::from_lookup(|name| {
             Feature::from_name(name).is_some_and(|f| features.on(f))
         }),
+    }
+}
+
+/// The RT class and fair-server settings of a resolved kernel: RT throttling where the
+/// kernel has default RT bandwidth control (RT_DEFAULT_BANDWIDTH, before v6.12), the fair
+/// server where DL_SERVER is on, with the `dl_server_*` knobs.
+pub fn rt_config(kernel: &ResolvedKernel, cost: &crate::cost::CostModel, nr: usize) -> RtConfig {
+    let s = &kernel.sysctl;
+    RtConfig {
+        nr_cpus: nr,
+        throttling: kernel.features.on(Feature::RT_DEFAULT_BANDWIDTH),
+        rt_runtime_ns: s.sched_rt_runtime_us * 1000,
+        rt_period_ns: s.sched_rt_period_us * 1000,
+        rr_timeslice_ms: s.sched_rr_timeslice_ms,
+        hz: s.hz,
+        server: DlServerParams {
+            enabled: kernel.features.on(Feature::DL_SERVER),
+            lazy_stop: kernel.features.on(Feature::DL_SERVER_LAZY_STOP),
+            runtime_ns: s.dl_server_runtime_ns,
+            period_ns: s.dl_server_period_ns,
+            start_cost_ns: cost.dl_server_start_ns,
+            stop_cost_ns: cost.dl_server_stop_ns,
+        },
+    }
+}
+
+/// The fair class's view of a task's policy (`p->policy` for SCHED_NORMAL/BATCH/IDLE).
+fn fair_policy(policy: TaskPolicy) -> fair::SchedPolicy {
+    match policy {
+        TaskPolicy::Batch => fair::SchedPolicy::Batch,
+        TaskPolicy::Idle => fair::SchedPolicy::Idle,
+        _ => fair::SchedPolicy::Normal,
     }
 }
 
@@ -136,15 +161,7 @@ impl LinuxFair {
             lb_out: LbOutput::default(),
             resched: Vec::new(),
             costs: BalanceCosts::from_model(cost),
-            dl_server: DlServer {
-                enabled: kernel.features.on(Feature::DL_SERVER),
-                lazy_stop: kernel.features.on(Feature::DL_SERVER_LAZY_STOP),
-                period_ns: 1_000_000_000,
-                start_ns: cost.dl_server_start_ns,
-                stop_ns: cost.dl_server_stop_ns,
-                active: vec![false; nr],
-                last_fair_ns: vec![0; nr],
-            },
+            rt: RtClass::new(rt_config(kernel, cost, nr)),
             pending_cost_ns: 0,
             params,
             domains,
@@ -170,41 +187,6 @@ impl LinuxFair {
     }
 }
 
-impl DlServer {
-    /// `dl_server_start()` when the fair queue goes 0 → 1; returns the work done.
-    fn start(&mut self, cpu: usize, now_ns: u64) -> u64 {
-        if !self.enabled {
-            return 0;
-        }
-        if self.lazy_stop
-            && self.active[cpu]
-            && now_ns.saturating_sub(self.last_fair_ns[cpu]) >= self.period_ns
-        {
-            // The server's timer found a whole period without fair work and stopped it.
-            self.active[cpu] = false;
-        }
-        self.last_fair_ns[cpu] = now_ns;
-        if self.active[cpu] {
-            return 0;
-        }
-        self.active[cpu] = true;
-        self.start_ns
-    }
-
-    /// The fair queue went 1 → 0: `dl_server_stop()` before v6.17; lazily later.
-    fn fair_queue_empty(&mut self, cpu: usize, now_ns: u64) -> u64 {
-        if !self.enabled || !self.active[cpu] {
-            return 0;
-        }
-        self.last_fair_ns[cpu] = now_ns;
-        if self.lazy_stop {
-            return 0;
-        }
-        self.active[cpu] = false;
-        self.stop_ns
-    }
-}
-
 /// Remove `p` from a `cfs_tasks` list.
 fn list_remove(list: &mut Vec<TaskId>, p: TaskId) {
     if let Some(i) = list.iter().position(|&q| q == p) {
@@ -218,6 +200,14 @@ struct WakeView<'a> {
     params: &'a FairParams,
     rqs: &'a [CfsRq],
     ents: &'a [SchedEntity],
+    rt: &'a RtClass,
+}
+
+impl WakeView<'_> {
+    /// `rq->nr_running`: fair and (unthrottled) RT tasks.
+    fn rq_nr_running(&self, cpu: usize) -> usize {
+        (self.rqs[cpu].h_nr_queued() + self.rt.rqs[cpu].nr_running_visible()) as usize
+    }
 }
 
 impl WakeupEnv for WakeView<'_> {
@@ -228,16 +218,17 @@ impl WakeupEnv for WakeView<'_> {
         self.core.machine.online
     }
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.core.cpu_is_idle_task(cpu) && self.rqs[cpu].h_nr_queued() == 0
+        self.core.cpu_is_idle_task(cpu) && self.rq_nr_running(cpu) == 0
     }
     fn nr_running(&self, cpu: usize) -> usize {
-        self.rqs[cpu].h_nr_queued() as usize
+        self.rq_nr_running(cpu)
     }
     fn cfs_h_nr_delayed(&self, cpu: usize) -> usize {
         (self.rqs[cpu].h_nr_queued() - self.rqs[cpu].h_nr_runnable()) as usize
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
-        self.core.machine.cpus[cpu].capacity as u64
+        let orig = self.core.machine.cpus[cpu].capacity as u64;
+        self.rt.capacity_of(cpu, orig)
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.core.machine.cpus[cpu].capacity as u64
@@ -302,11 +293,13 @@ struct BalanceView<'a> {
     cfs_tasks: &'a mut [Vec<TaskId>],
     rng: &'a mut [RngStream],
     resched: &'a mut Vec<usize>,
+    rt: &'a mut RtClass,
 }
 
 impl LbEnv for BalanceView<'_> {
+    /// `rq->nr_running`: RT tasks count, though only `cfs_tasks` can be moved.
     fn nr_running(&self, cpu: usize) -> u32 {
-        self.rqs[cpu].h_nr_queued()
+        self.rqs[cpu].h_nr_queued() + self.rt.rqs[cpu].nr_running_visible()
     }
     fn h_nr_runnable(&self, cpu: usize) -> u32 {
         self.rqs[cpu].h_nr_runnable()
@@ -315,7 +308,7 @@ impl LbEnv for BalanceView<'_> {
         self.rqs[cpu].h_nr_queued()
     }
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.core.cpu_is_idle_task(cpu) && self.rqs[cpu].h_nr_queued() == 0
+        self.core.cpu_is_idle_task(cpu) && self.nr_running(cpu) == 0
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
         self.core.cpus[cpu].ttwu_pending()
@@ -330,7 +323,8 @@ impl LbEnv for BalanceView<'_> {
         self.rqs[cpu].cpu_util_cfs(self.params)
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
-        self.core.machine.cpus[cpu].capacity as u64
+        let orig = self.core.machine.cpus[cpu].capacity as u64;
+        self.rt.capacity_of(cpu, orig)
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.core.machine.cpus[cpu].capacity as u64
@@ -350,6 +344,9 @@ impl LbEnv for BalanceView<'_> {
         list.push(p);
     }
     fn update_blocked_averages(&mut self, cpu: usize) -> bool {
+        // update_other_load_avgs(): avg_rt decays (or grows) here too.
+        let rt_running = self.rt.curr_is_rt(self.core, cpu);
+        self.rt.rqs[cpu].update_rt_rq_load_avg(self.core.now_ns, rt_running);
         self.rqs[cpu].update_blocked_averages(self.core.now_ns)
     }
     fn sched_rng(&mut self, cpu: usize) -> u32 {
@@ -396,7 +393,9 @@ impl LbEnv for BalanceView<'_> {
             fair::ENQUEUE_MIGRATED | fair::ENQUEUE_MIGRATING,
         );
         self.cfs_tasks[to].push(p);
+        // wakeup_preempt() of a fair task against an RT current task does nothing.
         if self.core.cpus[to].curr.is_some()
+            && !self.rt.curr_is_rt(self.core, to)
             && self.rqs[to].check_preempt_wakeup(self.ents, self.params, now, p.idx(), 0)
         {
             self.resched.push(to);
@@ -414,6 +413,7 @@ macro_rules! balance_view {
             cfs_tasks: &mut $self.cfs_tasks,
             rng: &mut $self.rng,
             resched: &mut $self.resched,
+            rt: &mut $self.rt,
         }
     };
 }
@@ -432,6 +432,60 @@ fn wake_flags(flags: WakeFlags) -> u32 {
     wf
 }
 
+/// The class-ordering half of the Linux policy: runtime accounting across classes, the
+/// pick order, and the fair class's own pick.
+impl LinuxFair {
+    /// `update_curr()` of whichever class ran on `cpu` since the last scheduling point:
+    /// RT time (throttling, `avg_rt`) or fair time fed to the dl_server. True when the
+    /// current task must be rescheduled (RT just throttled, or the server's runtime ran
+    /// out while it was running).
+    fn account_curr(&mut self, core: &CoreView, cpu: usize) -> bool {
+        let (delta, rt_running, throttled) = self.rt.account(core, cpu);
+        if rt_running || core.cpus[cpu].curr.is_none() {
+            return throttled;
+        }
+        let cap = core.machine.cpus[cpu].capacity as u64;
+        self.rt.server_update(core.now_ns, cpu, delta, cap)
+    }
+
+    /// `put_prev_task_fair()` when a higher class takes the CPU from a fair task (or from
+    /// a fair curr that was dequeued but not yet put).
+    fn put_prev_fair(&mut self, core: &CoreView, cpu: usize) {
+        if let Some(c) = self.rqs[cpu].curr() {
+            self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns, c);
+        }
+    }
+
+    /// `pick_next_task_fair()` with the `cfs_tasks` bookkeeping.
+    fn pick_fair(&mut self, core: &CoreView, cpu: usize) -> Option<TaskId> {
+        self.blocked.clear();
+        let next = self.rqs[cpu].pick_next_task_fair(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            &mut self.blocked,
+        );
+        for i in 0..self.blocked.len() {
+            let b = TaskId(self.blocked[i] as u32);
+            list_remove(&mut self.cfs_tasks[cpu], b);
+        }
+        if !self.blocked.is_empty() && self.rqs[cpu].h_nr_queued() == 0 {
+            // A delayed dequeue completed at the pick and emptied the fair queue.
+            self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns, cpu);
+        }
+        let next = next.map(|n| TaskId(n as u32))?;
+        let list = &mut self.cfs_tasks[cpu];
+        list_remove(list, next);
+        list.push(next);
+        Some(next)
+    }
+
+    /// `rq->nr_running`.
+    fn rq_nr_running(&self, cpu: usize) -> u32 {
+        self.rqs[cpu].h_nr_queued() + self.rt.rqs[cpu].nr_running_visible()
+    }
+}
+
 impl SchedPolicy for LinuxFair {
     fn name(&self) -> &'static str {
         "linux-fair"
@@ -445,10 +499,11 @@ impl SchedPolicy for LinuxFair {
                 SchedEntity::new(0, fair::SchedPolicy::Normal, &self.params),
             );
         }
-        self.ents[p.idx()] =
-            SchedEntity::new(t.nice as i32, fair::SchedPolicy::Normal, &self.params);
+        self.ents[p.idx()] = SchedEntity::new(t.nice as i32, fair_policy(t.policy), &self.params);
         let parent_cpu = t.cpu;
-        self.rqs[parent_cpu].task_fork_fair(&mut self.ents, &self.params, core.now_ns, p.idx());
+        if !self.rt.task_fork(p, t.policy) {
+            self.rqs[parent_cpu].task_fork_fair(&mut self.ents, &self.params, core.now_ns, p.idx());
+        }
         self.wakeup.task_fork(p, None, parent_cpu);
     }
 
@@ -460,12 +515,22 @@ impl SchedPolicy for LinuxFair {
         ctx: WakeCtx,
         act: &mut Actions,
     ) -> Placement {
+        if self.rt.is_rt(p) {
+            let cpu = self
+                .rt
+                .select_task_rq_rt(core, &self.domains, p, prev_cpu, ctx.this_cpu);
+            return Placement {
+                cpu,
+                path: PlacementPath::Other,
+            };
+        }
         let topo = Topo::new(core.machine, &self.domains);
         let view = WakeView {
             core,
             params: &self.params,
             rqs: &self.rqs,
             ents: &self.ents,
+            rt: &self.rt,
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
         act.cost_ns += r.cost.steps() * core.cost.idle_scan_step_ns;
@@ -473,6 +538,10 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn migrate_task_rq(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) {
+        if self.rt.is_rt(p) {
+            self.wakeup.set_task_cpu(p, to);
+            return;
+        }
         self.rqs[from].migrate_task_rq_fair(
             &mut self.ents,
             &self.params,
@@ -484,6 +553,11 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn enqueue_task(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags) {
+        if self.rt.is_rt(p) {
+            self.rt.enqueue(core.now_ns, cpu, p);
+            self.lb.note_nr_running(self.rq_nr_running(cpu));
+            return;
+        }
         let mut f = 0;
         if flags.wakeup {
             f |= fair::ENQUEUE_WAKEUP;
@@ -500,7 +574,12 @@ impl SchedPolicy for LinuxFair {
         }
         let was_idle = self.rqs[cpu].h_nr_queued() == 0;
         if was_idle {
-            self.pending_cost_ns += self.dl_server.start(cpu, core.now_ns);
+            // dl_server_update_idle_time(): only when the whole rq was idle.
+            let c = &core.cpus[cpu];
+            let idle_since = (self.rq_nr_running(cpu) == 0 && c.curr.is_none())
+                .then_some(c.idle_stamp_ns)
+                .filter(|&t| t > 0);
+            self.pending_cost_ns += self.rt.server_start(core.now_ns, cpu, idle_since);
         }
         self.rqs[cpu].enqueue_task(&mut self.ents, &self.params, core.now_ns, p.idx(), f);
         if !flags.delayed {
@@ -509,10 +588,15 @@ impl SchedPolicy for LinuxFair {
         if flags.wakeup && was_idle && core.cpus[cpu].curr.is_none() {
             self.lb.update_rq_avg_idle(cpu, core.now_ns);
         }
-        self.lb.note_nr_running(self.rqs[cpu].h_nr_queued());
+        self.lb.note_nr_running(self.rq_nr_running(cpu));
     }
 
     fn dequeue_sleep(&mut self, core: &CoreView, cpu: usize, p: TaskId) -> bool {
+        self.account_curr(core, cpu);
+        if self.rt.is_rt(p) {
+            self.rt.dequeue(cpu, p);
+            return true;
+        }
         let r = self.rqs[cpu].dequeue_task(
             &mut self.ents,
             &self.params,
@@ -524,7 +608,7 @@ impl SchedPolicy for LinuxFair {
             DequeueResult::Removed => {
                 list_remove(&mut self.cfs_tasks[cpu], p);
                 if self.rqs[cpu].h_nr_queued() == 0 {
-                    self.pending_cost_ns += self.dl_server.fair_queue_empty(cpu, core.now_ns);
+                    self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns, cpu);
                 }
                 true
             }
@@ -533,6 +617,11 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.account_curr(core, cpu);
+        if self.rt.is_rt(p) {
+            self.rt.dequeue(cpu, p);
+            return;
+        }
         let rq = &mut self.rqs[cpu];
         if self.ents[p.idx()].on_rq {
             rq.dequeue_task(
@@ -548,6 +637,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn dequeue_delayed(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.account_curr(core, cpu);
         self.rqs[cpu].dequeue_task(
             &mut self.ents,
             &self.params,
@@ -557,11 +647,14 @@ impl SchedPolicy for LinuxFair {
         );
         list_remove(&mut self.cfs_tasks[cpu], p);
         if self.rqs[cpu].h_nr_queued() == 0 {
-            self.pending_cost_ns += self.dl_server.fair_queue_empty(cpu, core.now_ns);
+            self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns, cpu);
         }
     }
 
     fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool {
+        if let Some(r) = self.rt.wakeup_preempt(core, cpu, p) {
+            return r;
+        }
         self.rqs[cpu].check_preempt_wakeup(
             &mut self.ents,
             &self.params,
@@ -571,40 +664,60 @@ impl SchedPolicy for LinuxFair {
         )
     }
 
+    /// Only fair-class preemption is lazy; an RT wakee gets `resched_curr()`.
+    fn wakeup_preempt_lazy(&self, p: TaskId) -> bool {
+        !self.rt.is_rt(p)
+    }
+
+    /// `__pick_next_task()`: the fair server when it runs as a DL entity, then RT (unless
+    /// throttled), then fair; a higher class first puts the fair curr back.
     fn pick_next_task(
         &mut self,
         core: &CoreView,
         cpu: usize,
         _prev: Option<TaskId>,
     ) -> Option<TaskId> {
-        self.blocked.clear();
-        let next = self.rqs[cpu].pick_next_task_fair(
-            &mut self.ents,
-            &self.params,
-            core.now_ns,
-            &mut self.blocked,
-        );
-        for i in 0..self.blocked.len() {
-            let b = TaskId(self.blocked[i] as u32);
-            list_remove(&mut self.cfs_tasks[cpu], b);
+        self.account_curr(core, cpu);
+        if self.rt.servers[cpu].running() {
+            if let Some(n) = self.pick_fair(core, cpu) {
+                return Some(n);
+            }
+            self.rt.server_yield(core.now_ns, cpu);
         }
-        if !self.blocked.is_empty() && self.rqs[cpu].h_nr_queued() == 0 {
-            // A delayed dequeue completed at the pick and emptied the fair queue.
-            self.pending_cost_ns += self.dl_server.fair_queue_empty(cpu, core.now_ns);
+        if let Some(n) = self.rt.pick(cpu) {
+            self.put_prev_fair(core, cpu);
+            return Some(n);
         }
-        let next = next.map(|n| TaskId(n as u32))?;
-        let list = &mut self.cfs_tasks[cpu];
-        list_remove(list, next);
-        list.push(next);
-        Some(next)
+        self.pick_fair(core, cpu)
     }
 
     fn put_prev_task(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.account_curr(core, cpu);
+        if self.rt.is_rt(p) {
+            return;
+        }
         self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns, p.idx());
     }
 
     fn task_on_rq(&self, p: TaskId) -> bool {
+        if self.rt.is_rt(p) {
+            return self.rt.ent(p).on_rq;
+        }
         self.ents.get(p.idx()).is_some_and(|e| e.on_rq)
+    }
+
+    fn take_timer_changes(&mut self, out: &mut Vec<usize>) {
+        self.rt.take_timer_changes(out);
+    }
+
+    fn next_timer_ns(&self, cpu: usize) -> Option<u64> {
+        self.rt.next_timer_ns(cpu)
+    }
+
+    fn timer_expired(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+        self.account_curr(core, cpu);
+        let fair_nr = self.rqs[cpu].h_nr_queued();
+        self.rt.timer_expired(core, cpu, fair_nr, act);
     }
 
     fn take_cost_ns(&mut self) -> u64 {
@@ -623,15 +736,30 @@ impl SchedPolicy for LinuxFair {
             .filter(|&d| d > 0)
     }
 
-    fn task_tick(&mut self, core: &CoreView, cpu: usize, _curr: TaskId) -> bool {
-        self.rqs[cpu].task_tick(&mut self.ents, &self.params, core.now_ns)
+    /// `sched_tick()` → `task_tick_rt()` / `task_tick_fair()`, with the class's runtime
+    /// accounting first (RT throttling, the server's budget).
+    fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool {
+        let resched = self.account_curr(core, cpu);
+        if self.rt.is_rt(curr) {
+            return self.rt.task_tick_rr(cpu, curr) || resched;
+        }
+        self.rqs[cpu].task_tick(&mut self.ents, &self.params, core.now_ns) || resched
     }
 
-    fn yield_task(&mut self, core: &CoreView, cpu: usize, _p: TaskId) {
+    fn yield_task(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.account_curr(core, cpu);
+        if self.rt.is_rt(p) {
+            self.rt.yield_task(cpu, p);
+            return;
+        }
         self.rqs[cpu].yield_task(&mut self.ents, &self.params, core.now_ns);
     }
 
+    /// Nice does not change an RT task's priority (it only sets `static_prio`).
     fn set_nice(&mut self, core: &CoreView, p: TaskId, nice: i8) {
+        if self.rt.is_rt(p) {
+            return;
+        }
         let cpu = core.task(p).cpu;
         self.rqs[cpu].set_user_nice(
             &mut self.ents,
@@ -643,7 +771,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn nr_running(&self, cpu: usize) -> usize {
-        self.rqs[cpu].h_nr_queued() as usize
+        self.rq_nr_running(cpu) as usize
     }
 
     fn idle_enter(&mut self, core: &CoreView, cpu: usize) {
@@ -653,6 +781,7 @@ impl SchedPolicy for LinuxFair {
             params: &self.params,
             rqs: &self.rqs,
             ents: &self.ents,
+            rt: &self.rt,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
         self.lb.nohz_balance_enter_idle(cpu, core.now_ns);

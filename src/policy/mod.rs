@@ -10,6 +10,7 @@
 
 pub mod fifo;
 pub mod linux_fair;
+pub mod linux_rt;
 
 use crate::cost::CostModel;
 use crate::engine::{CpuCore, Task};
@@ -221,6 +222,13 @@ pub trait SchedPolicy: Send {
     /// `wakeup_preempt()`: should the newly queued `p` preempt `cpu`'s current task?
     fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool;
 
+    /// Under `preempt=lazy`, whether a wakeup preemption by `p` only sets
+    /// TIF_NEED_RESCHED_LAZY (`resched_curr_lazy`, the fair class) rather than preempting at
+    /// once (`resched_curr`, e.g. an RT wakee). Default: lazy.
+    fn wakeup_preempt_lazy(&self, _p: TaskId) -> bool {
+        true
+    }
+
     /// `pick_next_task()` including `put_prev_task` of `prev` (still queued when it was
     /// preempted). `None`: go idle.
     fn pick_next_task(
@@ -258,6 +266,20 @@ pub trait SchedPolicy: Send {
     fn take_cost_ns(&mut self) -> u64 {
         0
     }
+
+    /// The policy's own hrtimers (the RT period timer, the fair dl_server's timer): append
+    /// the CPUs whose timer expiry may have changed since the last call. The engine asks
+    /// after every event and re-arms from [`SchedPolicy::next_timer_ns`]. Default: none.
+    fn take_timer_changes(&mut self, _out: &mut Vec<usize>) {}
+
+    /// The earliest expiry of the policy timers pinned to `cpu`.
+    fn next_timer_ns(&self, _cpu: usize) -> Option<u64> {
+        None
+    }
+
+    /// A policy timer pinned to `cpu` expired: run its handler. CPUs whose current task
+    /// must be preempted go into `act.resched`.
+    fn timer_expired(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `task_tick()` for `cpu`'s current task; true = reschedule.
     fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;

@@ -9,8 +9,12 @@
 //! - [`wakeup`]: wakeup CPU selection (`select_task_rq_fair`).
 //! - [`balance`]: SMP load balancing (`sched_balance_rq`, periodic/NOHZ/newidle balancing,
 //!   schedstats), against the runqueue trait `balance::LbEnv`.
+//! - [`rt`]: the RT class's runqueue, cpupri levels and RT throttling (`rt.c`, `cpupri.c`).
+//! - [`dl_server`]: the fair deadline server's state machine and costs (`deadline.c`).
 
 pub mod balance;
+pub mod dl_server;
 pub mod fair;
 pub mod pelt;
+pub mod rt;
 pub mod wakeup;

@@ -102,6 +102,10 @@ pub fn tasks(engine: &Engine) -> Value {
                 obj.insert("pid".into(), json!(t.id.0));
                 obj.insert("comm".into(), json!(t.comm));
                 obj.insert("cpu".into(), json!(t.cpu));
+                obj.insert("policy".into(), json!(t.policy.kernel_name()));
+                if let Some(rt) = t.policy.rt_priority() {
+                    obj.insert("rt_priority".into(), json!(rt));
+                }
                 let mut by_reason = serde_json::Map::new();
                 for (i, reason) in MigrationReason::ALL.iter().enumerate() {
                     by_reason.insert(

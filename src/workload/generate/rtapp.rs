@@ -27,10 +27,13 @@
 //!   pool holds as many threads as the event can run (at most [`FORK_POOL_MAX`]; later forks
 //!   start nothing). Why: the engine has no run-time task creation.
 //!
-//! Scheduling keys: fair policies use `priority` as the nice value (per phase with
-//! `SetNice`); SCHED_FIFO/RR/DEADLINE tasks run as nice-0 fair tasks (only the fair class is
-//! simulated). A phase's `cpus` is merged (union) with the task's, since the IR cannot change
-//! affinity at run time.
+//! Scheduling keys: the task's `policy` becomes its [`TaskPolicy`]: SCHED_OTHER / BATCH /
+//! IDLE run in the fair class with `priority` as the nice value (per phase with `SetNice`);
+//! SCHED_FIFO / SCHED_RR run in the RT class at `priority` (1..=99, rt-app's default 10).
+//! SCHED_DEADLINE tasks run as nice-0 fair tasks (no DL class is simulated). A phase that
+//! switches the policy only changes the nice value (the IR has no run-time policy change).
+//! A phase's `cpus` is merged (union) with the task's, since the IR cannot change affinity
+//! at run time.
 
 use std::collections::BTreeMap;
 
@@ -38,9 +41,9 @@ use super::{PlanBuilder, Prog, copy_ns, creator_cpu};
 use crate::cpumask::CpuMask;
 use crate::engine::WorkloadPlan;
 use crate::error::{InputError, InputResult};
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, TaskPolicy, TaskSpec};
 use crate::topology::Machine;
-use crate::workload::rtapp::{Calibration, Event, RtAppSpec, RtAppTask, TimerMode};
+use crate::workload::rtapp::{Calibration, Event, RtAppPolicy, RtAppSpec, RtAppTask, TimerMode};
 
 /// Most threads pre-created for one `fork` event.
 pub const FORK_POOL_MAX: u64 = 16;
@@ -59,6 +62,18 @@ struct Names {
 
 fn clamp_nice(v: i32) -> i8 {
     v.clamp(-20, 19) as i8
+}
+
+/// The thread's `sched_setattr()` policy; RT priorities are clamped to 1..=99.
+fn task_policy(t: &RtAppTask) -> TaskPolicy {
+    let rt_priority = t.rt_priority.unwrap_or(10).clamp(1, 99) as u8;
+    match t.policy {
+        RtAppPolicy::Batch => TaskPolicy::Batch,
+        RtAppPolicy::Idle => TaskPolicy::Idle,
+        RtAppPolicy::Fifo => TaskPolicy::Fifo { rt_priority },
+        RtAppPolicy::Rr => TaskPolicy::Rr { rt_priority },
+        RtAppPolicy::Other | RtAppPolicy::Deadline => TaskPolicy::Normal,
+    }
 }
 
 /// One template use: where its fork events' gates are.
@@ -379,6 +394,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
             start_ns: 0,
             parent_cpu: creator_cpu(machine, None),
             footprint_kib: footprint(t),
+            policy: task_policy(t),
             ..Default::default()
         });
     }
@@ -405,6 +421,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
                 start_ns: 0,
                 parent_cpu: creator_cpu(machine, spec.tasks[forker].cpus.as_ref()),
                 footprint_kib: footprint(t),
+                policy: task_policy(t),
                 ..Default::default()
             });
         }
