@@ -512,6 +512,7 @@ mod ops {
             sems,
             nr_barriers: 0,
             metrics: (0..metrics).map(|i| format!("m{i}")).collect(),
+            ..Default::default()
         };
         let cfg = EngineConfig {
             check_invariants: true,

@@ -481,6 +481,7 @@ fn small_plan() -> WorkloadPlan {
         sems: vec![],
         nr_barriers: 0,
         metrics: vec![],
+        ..Default::default()
     }
 }
 

@@ -593,6 +593,19 @@ impl SchedPolicy for LinuxFair {
         self.ents.get(p.idx()).is_some_and(|e| e.on_rq)
     }
 
+    /// `move_queued_task()`: the same detach / attach as a balance migration
+    /// (`DEQUEUE_MIGRATING`, `ENQUEUE_MIGRATED | ENQUEUE_MIGRATING`), then `wakeup_preempt()`
+    /// on the destination.
+    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+        let mut env = balance_view!(self, core);
+        env.detach_task(p, from, to);
+        env.attach_task(p, to);
+        self.wakeup.set_task_cpu(p, to);
+        let preempt = self.resched.contains(&to);
+        self.resched.retain(|&c| c != to);
+        preempt
+    }
+
     fn take_cost_ns(&mut self) -> u64 {
         std::mem::take(&mut self.pending_cost_ns)
     }

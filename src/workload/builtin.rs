@@ -41,6 +41,8 @@ pub fn spin(nr_tasks: usize, nices: &[i8], footprint_kib: u32) -> WorkloadPlan {
     WorkloadPlan {
         programs: vec![program],
         tasks,
+        // Placement groups: one per hog.
+        task_groups: (0..nr_tasks as u32).map(Some).collect(),
         ..WorkloadPlan::default()
     }
 }
@@ -120,5 +122,8 @@ pub fn pingpong(
         sems: vec![0; pairs * 2],
         nr_barriers: 0,
         metrics: vec!["request_latency".into()],
+        cpumasks: Vec::new(),
+        // Placement groups: one per pair.
+        task_groups: (0..pairs as u32).flat_map(|g| [Some(g), Some(g)]).collect(),
     }
 }
