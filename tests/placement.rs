@@ -400,3 +400,22 @@ fn empty_intersection_with_a_benchmark_mask_is_an_error() {
     let e = experiment::run_once(&scn, 1).unwrap_err();
     assert!(e.message.contains("no online CPU in common"), "{e}");
 }
+
+#[test]
+fn bundled_numactl_scenario_shows_the_remote_memory_cost() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/hackbench-numactl.toml");
+    let scn = Scenario::load(&path, &[]).unwrap();
+    let remote = experiment::run_once(&scn, 1).unwrap();
+    let local = experiment::run_once(&scn.variant("local").unwrap(), 1).unwrap();
+    let t_remote = remote.json["workload"]["time_s"].as_f64().unwrap();
+    let t_local = local.json["workload"]["time_s"].as_f64().unwrap();
+    // 30 % stalls at distance 21 stretch compute by 0.7 + 0.3 · 2.1 = 1.33; waiting is not
+    // stretched, so the benchmark slows by more than nothing and at most that.
+    let ratio = t_remote / t_local;
+    assert!(ratio > 1.05 && ratio <= 1.33, "remote/local {ratio}");
+    for t in remote.json["tasks"].as_array().unwrap() {
+        assert_eq!(t["numa_pages_local_pct"], 0.0, "{t}");
+        assert_eq!(t["cpu"].as_u64().unwrap() % 2, 0, "{t}");
+    }
+}
