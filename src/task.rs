@@ -122,6 +122,19 @@ pub enum Op {
     /// the metric histograms and every task's run-delay totals), as a benchmark's
     /// statistics thread reads them (schbench's once-a-second pass).
     Snapshot { full: bool },
+    /// `fork()` (`clone()`): start task `task` now on this task's CPU, through the fork path
+    /// of `select_task_rq()` (`wake_up_new_task()`). The child's spec must have
+    /// `start_ns == TaskSpec::START_ON_FORK_OP`; each such task is forked at most once (a
+    /// second fork of it is a no-op).
+    Fork { task: u32 },
+    /// Take user-space spin lock `lock` (`pthread_spin_lock`, a test-and-test-and-set lock):
+    /// if it is held, keep the CPU spinning — consuming CPU time, preemptible by the
+    /// scheduler — until it is released to this task.
+    SpinLock { lock: u32 },
+    /// Release spin lock `lock`: it goes at once to the longest-waiting spinner that is
+    /// running on a CPU; a spinner that is preempted cannot see the release, so the lock stays
+    /// free until some spinner runs again (or a new one comes).
+    SpinUnlock { lock: u32 },
     /// End the simulation now: the benchmark's measured run is over (schbench's main thread
     /// setting `stopping`); the teardown that follows is not simulated. The task exits.
     Stop,
@@ -180,7 +193,8 @@ pub struct TaskSpec {
     pub nice: i8,
     /// CPUs the task may run on; `None` = all online CPUs.
     pub cpus_allowed: Option<CpuMask>,
-    /// Time of the fork.
+    /// Time of the fork, or [`TaskSpec::START_ON_FORK_OP`]: forked by another task's
+    /// [`Op::Fork`].
     pub start_ns: u64,
     /// CPU of the parent at fork time (fork placement starts from there).
     pub parent_cpu: usize,
@@ -199,6 +213,11 @@ pub struct TaskSpec {
     /// permille (0..=1000; 0 = compute-bound: memory placement does not matter). Remote
     /// pages stretch that share by the node distance (`crate::cost::mem_time_scale_ppm`).
     pub mem_intensity_permille: u16,
+}
+
+impl TaskSpec {
+    /// `start_ns` of a task that another task forks with [`Op::Fork`].
+    pub const START_ON_FORK_OP: u64 = u64::MAX;
 }
 
 /// Where a task is in its life.

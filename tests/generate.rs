@@ -511,6 +511,7 @@ mod ops {
                 .collect(),
             sems,
             nr_barriers: 0,
+            nr_spinlocks: 0,
             metrics: (0..metrics).map(|i| format!("m{i}")).collect(),
             ..Default::default()
         };

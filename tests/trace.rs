@@ -480,6 +480,7 @@ fn small_plan() -> WorkloadPlan {
             .collect(),
         sems: vec![],
         nr_barriers: 0,
+        nr_spinlocks: 0,
         metrics: vec![],
         ..Default::default()
     }

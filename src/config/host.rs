@@ -73,8 +73,15 @@ pub fn parse_debugfs_preempt(text: &str) -> Option<PreemptModel> {
         .and_then(preempt_from_name)
 }
 
-/// Read the running kernel's settings.
+/// Read the running kernel's settings, once per process: every run of a `-m host` sweep
+/// uses the same reading (and starts at most one `gzip` for /proc/config.gz).
 pub fn read() -> HostKernel {
+    static HOST: std::sync::OnceLock<HostKernel> = std::sync::OnceLock::new();
+    HOST.get_or_init(read_uncached).clone()
+}
+
+/// Read the running kernel's settings now.
+pub fn read_uncached() -> HostKernel {
     let mut host = HostKernel {
         release: std::fs::read_to_string("/proc/sys/kernel/osrelease")
             .ok()

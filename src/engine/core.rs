@@ -14,7 +14,7 @@
 //!   counts); switches from the idle task to a task are not counted, as with a per-task
 //!   counter.
 
-use super::{Engine, Event, MigrationRecord};
+use super::{Engine, Event, MigrationRecord, TtwuQueueRule};
 use crate::policy::{CoreView, EnqueueFlags, Migration, MigrationReason, WakeCtx, WakeFlags};
 use crate::task::{Op, TaskId, TaskState};
 
@@ -58,6 +58,7 @@ impl Engine {
 
     /// `wake_up_new_task()`: place a forked task with the fork path of `select_task_rq()`.
     pub(crate) fn wake_up_new_task(&mut self, p: TaskId) {
+        self.tasks[p.idx()].forked = true;
         let parent_cpu = {
             let t = &self.tasks[p.idx()];
             if self.machine.online.test(t.cpu) {
@@ -151,34 +152,62 @@ impl Engine {
                     let w = waker.map(|w| &self.tasks[w.idx()]);
                     rec.wakeup_queued(self.now_ns, &self.tasks[p.idx()], this_cpu, w);
                 }
-                self.ttwu_runnable(p, this_cpu, flags);
-                return;
+                if !self.cfg.ttwu_queue_delayed {
+                    self.ttwu_runnable(p, this_cpu, flags);
+                    return;
+                }
+                if self.ttwu_queue_delayed(p, this_cpu) {
+                    return;
+                }
+                // "Change ttwu_runnable() vs sched_delayed" (the companion of
+                // TTWU_QUEUE_DELAYED): complete the delayed dequeue under the task's runqueue
+                // lock and continue down the normal path, CPU selection included.
+                let cpu = self.tasks[p.idx()].cpu;
+                self.lock_remote_rq(this_cpu, cpu);
+                self.complete_delayed_dequeue(this_cpu, cpu, p);
+            } else {
+                // The policy completed the delayed dequeue on its own (at a pick).
+                self.tasks[p.idx()].on_rq = false;
             }
-            // The policy completed the delayed dequeue on its own (at a pick).
-            self.tasks[p.idx()].on_rq = false;
         }
-        let prev_cpu = self.tasks[p.idx()].cpu;
-        self.act.clear();
+        if self.ttwu_on_cpu(p, this_cpu) {
+            return;
+        }
         let ctx = WakeCtx {
             this_cpu,
             waker,
             flags,
         };
+        let (cpu, migrated) = self.select_wakeup_cpu(p, this_cpu, ctx);
+        if self.cfg.ttwu_queue && self.ttwu_queue_cond(p, cpu, this_cpu, false) {
+            self.ttwu_queue_wakelist(p, cpu, this_cpu);
+        } else {
+            self.lock_remote_rq(this_cpu, cpu);
+            self.ttwu_do_activate(cpu, p, this_cpu, flags, migrated);
+        }
+    }
+
+    /// `select_task_rq()` + `set_task_cpu()` of a wakeup, run on `run_cpu` (which pays for the
+    /// scan) on behalf of the waker described by `ctx`. Returns the CPU and whether it
+    /// differs from the task's previous one.
+    fn select_wakeup_cpu(&mut self, p: TaskId, run_cpu: usize, ctx: WakeCtx) -> (usize, bool) {
+        let prev_cpu = self.tasks[p.idx()].cpu;
+        self.act.clear();
         let placement = policy!(self.select_task_rq(p, prev_cpu, ctx, &mut self.act));
         let cost = self.act.cost_ns;
-        self.charge(this_cpu, cost);
+        self.charge(run_cpu, cost);
         let cpu = self.allowed_or_fallback(p, placement.cpu);
         if let Some(rec) = self.recorder.as_deref_mut() {
-            let w = waker.map(|w| &self.tasks[w.idx()]);
+            let w = ctx.waker.map(|w| &self.tasks[w.idx()]);
             let t = &self.tasks[p.idx()];
             rec.placement(
                 self.now_ns,
                 t,
                 false,
-                this_cpu,
+                ctx.this_cpu,
                 prev_cpu,
                 w,
-                sync,
+                ctx.flags.sync,
                 placement,
                 cpu,
             );
@@ -186,22 +215,99 @@ impl Engine {
         let migrated = cpu != prev_cpu;
         if migrated {
             policy!(self.migrate_task_rq(p, prev_cpu, cpu));
-            self.count_migration(this_cpu, p, prev_cpu, cpu, MigrationReason::Wakeup);
+            self.count_migration(run_cpu, p, prev_cpu, cpu, MigrationReason::Wakeup);
             self.tasks[p.idx()].cpu = cpu;
             self.tasks[p.idx()].stats.nr_wakeups_migrate += 1;
         }
-        if cpu == this_cpu {
+        if cpu == ctx.this_cpu {
             self.tasks[p.idx()].stats.nr_wakeups_local += 1;
-            self.cpus[this_cpu].stats.ttwu_local += 1;
+            self.cpus[ctx.this_cpu].stats.ttwu_local += 1;
         } else {
             self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
         }
-        if self.cfg.ttwu_queue && self.ttwu_queue_cond(cpu, this_cpu) {
-            self.ttwu_queue_wakelist(p, cpu, this_cpu);
-        } else {
-            self.lock_remote_rq(this_cpu, cpu);
-            self.ttwu_do_activate(cpu, p, this_cpu, flags, migrated);
+        (cpu, migrated)
+    }
+
+    /// The `p->on_cpu` step of `try_to_wake_up()`: if `p` is still switching out on its CPU
+    /// at the waker's time, either queue it to that CPU's wake list (TTWU_QUEUE_ON_CPU, when
+    /// `ttwu_queue_cond()` allows; no CPU selection) and return true, or spin until the
+    /// switch is over (`smp_cond_load_acquire(&p->on_cpu, !VAL)`), charged to the waker.
+    fn ttwu_on_cpu(&mut self, p: TaskId, this_cpu: usize) -> bool {
+        let cpu = self.tasks[p.idx()].cpu;
+        let waker_at = self.now_ns.max(self.cpus[this_cpu].busy_until_ns);
+        let on_cpu_until = self.tasks[p.idx()].on_cpu_until_ns;
+        if cpu == this_cpu || on_cpu_until <= waker_at {
+            return false;
         }
+        if self.cfg.ttwu_queue
+            && self.cfg.ttwu_queue_on_cpu
+            && self.ttwu_queue_cond(p, cpu, this_cpu, true)
+        {
+            self.cpus[this_cpu].stats.ttwu_on_cpu_queued += 1;
+            self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
+            self.ttwu_queue_wakelist(p, cpu, this_cpu);
+            return true;
+        }
+        let spin_ns = on_cpu_until - waker_at;
+        self.cpus[this_cpu].stats.on_cpu_spins += 1;
+        self.cpus[this_cpu].stats.on_cpu_spin_ns += spin_ns;
+        self.charge(this_cpu, spin_ns);
+        false
+    }
+
+    /// TTWU_QUEUE_DELAYED: queue a delayed-dequeue wakee to its own CPU's wake list
+    /// (`WF_DELAYED` forces the queue unless that CPU is this one or not allowed); the dequeue
+    /// completes and the CPU is chosen there ([`Engine::ttwu_delayed`]). False when the
+    /// wakeup must be done here.
+    fn ttwu_queue_delayed(&mut self, p: TaskId, this_cpu: usize) -> bool {
+        let cpu = self.tasks[p.idx()].cpu;
+        if !self.cfg.ttwu_queue || cpu == this_cpu || !self.tasks[p.idx()].cpus_allowed.test(cpu) {
+            return false;
+        }
+        self.tasks[p.idx()].wake_delayed_from = Some(this_cpu);
+        self.cpus[this_cpu].stats.ttwu_delayed_queued += 1;
+        self.ttwu_queue_wakelist(p, cpu, this_cpu);
+        true
+    }
+
+    /// `ttwu_delayed()` on `cpu`, from its wake list: complete the delayed dequeue (taking
+    /// the task's runqueue lock if a balancer moved it meanwhile), select a CPU as the waker
+    /// on `waker_cpu` would, then activate here or forward to the chosen CPU's wake list.
+    fn ttwu_delayed(&mut self, cpu: usize, p: TaskId, waker_cpu: usize) {
+        let task_cpu = self.tasks[p.idx()].cpu;
+        if task_cpu != cpu {
+            self.lock_remote_rq(cpu, task_cpu);
+        }
+        if self.policy.task_on_rq(p) {
+            self.complete_delayed_dequeue(cpu, task_cpu, p);
+        } else {
+            self.tasks[p.idx()].on_rq = false;
+        }
+        let flags = WakeFlags {
+            ttwu: true,
+            ..WakeFlags::default()
+        };
+        let ctx = WakeCtx {
+            this_cpu: waker_cpu,
+            waker: None,
+            flags,
+        };
+        let (dest, migrated) = self.select_wakeup_cpu(p, cpu, ctx);
+        if dest == cpu {
+            self.ttwu_do_activate(cpu, p, cpu, flags, migrated);
+        } else {
+            self.cpus[cpu].stats.ttwu_delayed_forwarded += 1;
+            self.ttwu_queue_wakelist(p, dest, cpu);
+        }
+    }
+
+    /// `dequeue_task(DEQUEUE_SLEEP | DEQUEUE_DELAYED)` of `p` on `rq_cpu`, done by `this_cpu`:
+    /// the task is off every runqueue afterwards.
+    fn complete_delayed_dequeue(&mut self, this_cpu: usize, rq_cpu: usize, p: TaskId) {
+        policy!(self.dequeue_delayed(rq_cpu, p));
+        let work = self.policy.take_cost_ns();
+        self.charge(this_cpu, work);
+        self.tasks[p.idx()].on_rq = false;
     }
 
     /// `ttwu_runnable()`: `p` is still queued (its dequeue was delayed): requeue it in place
@@ -236,19 +342,26 @@ impl Engine {
         }
     }
 
-    /// `ttwu_queue_cond()` (v6.0+): queue cross-LLC wakeups, and same-LLC wakeups to an idle
-    /// remote CPU; with TTWU_QUEUE_DEFAULT, every remote wakeup.
-    fn ttwu_queue_cond(&self, cpu: usize, this_cpu: usize) -> bool {
+    /// `ttwu_queue_cond()`: queue the wakeup of `p` to `cpu`'s wake list rather than take its
+    /// runqueue lock? Cross-LLC wakeups always are; inside the LLC it depends on the release
+    /// ([`TtwuQueueRule`]); `on_cpu` marks the `p->on_cpu` shortcut (`WF_ON_CPU`).
+    fn ttwu_queue_cond(&self, p: TaskId, cpu: usize, this_cpu: usize, on_cpu: bool) -> bool {
+        if !self.tasks[p.idx()].cpus_allowed.test(cpu) {
+            return false;
+        }
         if self.machine.cpus[cpu].llc != self.machine.cpus[this_cpu].llc {
             return true;
         }
-        if cpu == this_cpu {
-            return false;
+        match self.cfg.ttwu_queue_rule {
+            TtwuQueueRule::CrossLlcOnly => false,
+            TtwuQueueRule::OnCpuNrRunningLe1 => on_cpu && self.policy.nr_running(cpu) <= 1,
+            TtwuQueueRule::IdleTarget => {
+                if cpu == this_cpu {
+                    return false;
+                }
+                self.policy.nr_running(cpu) == 0 || self.cfg.ttwu_queue_default
+            }
         }
-        if self.policy.nr_running(cpu) == 0 {
-            return true;
-        }
-        self.cfg.ttwu_queue_default
     }
 
     /// `__ttwu_queue_wakelist()`: add `p` to `cpu`'s wake list; the first entry sends the IPI
@@ -299,6 +412,10 @@ impl Engine {
         self.take_ipi(cpu);
         let mut list = std::mem::take(&mut self.cpus[cpu].wake_list);
         for &p in &list {
+            if let Some(waker_cpu) = self.tasks[p.idx()].wake_delayed_from.take() {
+                self.ttwu_delayed(cpu, p, waker_cpu);
+                continue;
+            }
             // The wake list forgets WF_SYNC: only "migrated" survives (sched_remote_wakeup).
             let flags = WakeFlags {
                 ttwu: true,
@@ -1297,6 +1414,29 @@ impl Engine {
                     };
                     self.snapshots.push(snap);
                 }
+                Op::Fork { task } => {
+                    self.tasks[p.idx()].pc += 1;
+                    let child = TaskId(task);
+                    if !self.tasks[child.idx()].forked {
+                        self.tasks[child.idx()].cpu = cpu;
+                        self.wake_up_new_task(child);
+                    }
+                    if self.cpus[cpu].need_resched {
+                        self.schedule(cpu);
+                        return;
+                    }
+                }
+                Op::SpinLock { lock } => {
+                    if !self.spin_lock(p, lock) {
+                        // Spinning: the CPU stays busy with this task until the lock is
+                        // handed over (spin_unlock) or the task is preempted.
+                        return;
+                    }
+                }
+                Op::SpinUnlock { lock } => {
+                    self.tasks[p.idx()].pc += 1;
+                    self.spin_unlock(p, lock);
+                }
                 Op::Stop => {
                     self.stop_requested = true;
                     self.exit_task(cpu, p);
@@ -1304,6 +1444,55 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// `Op::SpinLock` by the running task `p`: take the lock if it is free (true), else spin
+    /// (queue as a spinner once; false). A spinner switched back in retries here.
+    fn spin_lock(&mut self, p: TaskId, lock: u32) -> bool {
+        let l = &mut self.spinlocks[lock as usize];
+        if l.owner.is_none() {
+            l.owner = Some(p);
+            if let Some(i) = l.spinners.iter().position(|&s| s == p) {
+                l.spinners.remove(i);
+            }
+            let t = &mut self.tasks[p.idx()];
+            t.spinning = false;
+            t.pc += 1;
+            return true;
+        }
+        debug_assert_ne!(
+            l.owner,
+            Some(p),
+            "spin lock {lock} taken twice by task {}",
+            p.0
+        );
+        if !self.tasks[p.idx()].spinning {
+            l.spinners.push_back(p);
+            self.tasks[p.idx()].spinning = true;
+        }
+        false
+    }
+
+    /// `Op::SpinUnlock`: hand the lock to the longest-waiting spinner that is running (it
+    /// sees the release at once and goes on); with none running, leave it free.
+    fn spin_unlock(&mut self, p: TaskId, lock: u32) {
+        let l = &mut self.spinlocks[lock as usize];
+        debug_assert_eq!(l.owner, Some(p), "spin lock {lock} released by a non-owner");
+        l.owner = None;
+        let running = l
+            .spinners
+            .iter()
+            .position(|&s| self.tasks[s.idx()].state == TaskState::Running);
+        let Some(i) = running else {
+            return;
+        };
+        let w = l.spinners.remove(i).expect("index found");
+        l.owner = Some(w);
+        let t = &mut self.tasks[w.idx()];
+        t.spinning = false;
+        t.pc += 1;
+        let cpu = t.cpu;
+        self.plan_continue(cpu);
     }
 
     fn start_run(&mut self, cpu: usize, p: TaskId, work_ns: u64) {
@@ -1387,6 +1576,9 @@ impl Engine {
         t.state = TaskState::Blocked;
         t.on_rq = !dequeued;
         self.schedule(cpu);
+        // p->on_cpu is cleared by finish_task() once the switch away from p is over: after
+        // the scheduler work charged to this CPU by the schedule() just done.
+        self.tasks[p.idx()].on_cpu_until_ns = self.now_ns.max(self.cpus[cpu].busy_until_ns);
     }
 
     fn exit_task(&mut self, cpu: usize, p: TaskId) {
@@ -1458,7 +1650,8 @@ impl Engine {
             let bad = match t.state {
                 TaskState::Running => !is_curr,
                 TaskState::Runnable => is_curr || !t.on_rq,
-                TaskState::Waking => !self.cpus[t.cpu].wake_list.contains(&t.id),
+                // A delayed wakee may be moved by a balancer while on its old CPU's list.
+                TaskState::Waking => !self.cpus.iter().any(|c| c.wake_list.contains(&t.id)),
                 TaskState::Blocked | TaskState::Dead | TaskState::New => is_curr,
             };
             if bad {

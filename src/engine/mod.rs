@@ -47,6 +47,14 @@ pub struct EngineConfig {
     pub ttwu_queue: bool,
     /// `TTWU_QUEUE_DEFAULT`: queue same-LLC wakeups to busy CPUs too.
     pub ttwu_queue_default: bool,
+    /// `TTWU_QUEUE_ON_CPU`: a wakeup of a task still switching out (`p->on_cpu`) may be
+    /// queued to its CPU's wake list instead of spinning until the switch is over (v5.8+).
+    pub ttwu_queue_on_cpu: bool,
+    /// `TTWU_QUEUE_DELAYED` (2025 proposal): a delayed-dequeue task is woken through its
+    /// CPU's wake list, where the dequeue completes and its CPU is selected again.
+    pub ttwu_queue_delayed: bool,
+    /// Which same-LLC wakeups `ttwu_queue_cond()` queues, by kernel release.
+    pub ttwu_queue_rule: TtwuQueueRule,
     /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs).
     pub timer_slack_ns: u64,
     /// `sysctl_sched_migration_cost`: caps `avg_idle` at twice it.
@@ -69,6 +77,9 @@ impl Default for EngineConfig {
             preempt: Preempt::Voluntary,
             ttwu_queue: true,
             ttwu_queue_default: false,
+            ttwu_queue_on_cpu: true,
+            ttwu_queue_delayed: false,
+            ttwu_queue_rule: TtwuQueueRule::IdleTarget,
             timer_slack_ns: 50_000,
             migration_cost_ns: 500_000,
             duration_ns: 10_000_000_000,
@@ -76,6 +87,35 @@ impl Default for EngineConfig {
             seed: 1,
             check_invariants: false,
             pingpong_window_ns: crate::stats::pingpong::DEFAULT_WINDOW_NS,
+        }
+    }
+}
+
+/// `ttwu_queue_cond()`'s rule for wakeups inside the waker's LLC, as it changed over
+/// releases (wakeups to another LLC are queued by every rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TtwuQueueRule {
+    /// Before v5.8: only cross-LLC wakeups are queued (`rq->wake_list`).
+    CrossLlcOnly,
+    /// v5.8 – v5.19 (c6e7bd7afaeb "Optimize ttwu() spinning on p->on_cpu"): also a wakee
+    /// still descheduling (`WF_ON_CPU`) when its CPU runs at most one task.
+    OnCpuNrRunningLe1,
+    /// v6.0+ (Tianchen Ding's "Queue task on wakelist in the same llc if the wakee cpu is
+    /// idle"): any remote CPU with nothing running (`nr_running == 0`), never this CPU; with
+    /// TTWU_QUEUE_DEFAULT every remote CPU.
+    IdleTarget,
+}
+
+impl TtwuQueueRule {
+    /// The rule of a kernel release.
+    pub fn for_version(v: crate::config::version::KernelVersion) -> Self {
+        use crate::config::version::KernelVersion as V;
+        if v < V::new(5, 8) {
+            TtwuQueueRule::CrossLlcOnly
+        } else if v < V::new(6, 0) {
+            TtwuQueueRule::OnCpuNrRunningLe1
+        } else {
+            TtwuQueueRule::IdleTarget
         }
     }
 }
@@ -96,6 +136,8 @@ pub struct WorkloadPlan {
     /// benchmark's main thread), for per-group placement (`[workload] group_cpus`). Empty =
     /// no groups. Left to the generators, which know their benchmark's structure.
     pub task_groups: Vec<Option<u32>>,
+    /// Number of user-space spin locks (`Op::SpinLock`).
+    pub nr_spinlocks: usize,
 }
 
 /// Per-task statistics, named as `/proc/PID/sched` names them.
@@ -170,6 +212,16 @@ pub struct Task {
     pub(crate) duty: DutyState,
     /// The last migration, for the ping-pong detector.
     pub(crate) last_move: Option<crate::stats::pingpong::LastMove>,
+    /// `p->on_cpu` after blocking: the task stays on its CPU until the switch away from it
+    /// (and the scheduler work before it, such as newidle balancing) is over.
+    pub(crate) on_cpu_until_ns: u64,
+    /// On a wake list as a delayed-dequeue wakeup (`sched_remote_delayed`), with the waker's
+    /// CPU (`p->wake_cpu`), for TTWU_QUEUE_DELAYED.
+    pub(crate) wake_delayed_from: Option<usize>,
+    /// Spinning on a spin lock (`Op::SpinLock` not yet acquired): burning CPU, no progress.
+    pub(crate) spinning: bool,
+    /// Forked (by its start time or by `Op::Fork`).
+    pub(crate) forked: bool,
 }
 
 /// Per-task state of stress-ng's load-slice controller: slice start (wall and CPU time), the
@@ -270,6 +322,15 @@ pub struct CpuStats {
     pub ttwu_queued: u64,
     pub ttwu_remote_locked: u64,
     pub remote_lock_wait_ns: u64,
+    /// Wakeups of a task still descheduling on its CPU (`p->on_cpu`): queued to that CPU's
+    /// wake list (TTWU_QUEUE_ON_CPU), or waited out by spinning (time in `on_cpu_spin_ns`).
+    pub ttwu_on_cpu_queued: u64,
+    pub on_cpu_spins: u64,
+    pub on_cpu_spin_ns: u64,
+    /// Delayed-dequeue wakees this CPU queued to their CPU's wake list (TTWU_QUEUE_DELAYED),
+    /// and those it completed there and sent on to another CPU.
+    pub ttwu_delayed_queued: u64,
+    pub ttwu_delayed_forwarded: u64,
     /// `schedule()` calls, of which left the CPU idle (`sched_count`, `sched_goidle`).
     pub sched_count: u64,
     pub sched_goidle: u64,
@@ -339,6 +400,7 @@ pub struct Engine {
     pub(crate) programs: Vec<Program>,
     pub(crate) sems: Vec<Semaphore>,
     pub(crate) barriers: Vec<Barrier>,
+    pub(crate) spinlocks: Vec<SpinLockState>,
     pub(crate) queue: EventQueue<Event>,
     pub(crate) policy: Box<dyn SchedPolicy>,
     pub(crate) act: Actions,
@@ -393,6 +455,13 @@ pub(crate) struct Semaphore {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Barrier {
     pub waiters: Vec<TaskId>,
+}
+
+/// A user-space spin lock: its holder and the tasks spinning on it, in arrival order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SpinLockState {
+    pub owner: Option<TaskId>,
+    pub spinners: std::collections::VecDeque<TaskId>,
 }
 
 /// Why a workload plan cannot run.
@@ -476,6 +545,10 @@ impl Engine {
                 rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
                 duty: DutyState::default(),
                 last_move: None,
+                on_cpu_until_ns: 0,
+                wake_delayed_from: None,
+                spinning: false,
+                forked: false,
             })
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
@@ -506,6 +579,9 @@ impl Engine {
             .collect();
         let mut queue = EventQueue::new();
         for (i, spec) in plan.tasks.iter().enumerate() {
+            if spec.start_ns == TaskSpec::START_ON_FORK_OP {
+                continue;
+            }
             queue.push(
                 spec.start_ns,
                 Event::Fork {
@@ -544,6 +620,7 @@ impl Engine {
                 })
                 .collect(),
             barriers: vec![Barrier::default(); plan.nr_barriers],
+            spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
             queue,
             policy,
             act: Actions::default(),
@@ -824,6 +901,20 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 }
                 Op::DutySleep { load_pct } if load_pct == 0 || load_pct >= 100 => {
                     return Err(bad("load percentage (1-99)", load_pct as u32));
+                }
+                Op::SpinLock { lock } | Op::SpinUnlock { lock }
+                    if lock as usize >= plan.nr_spinlocks =>
+                {
+                    return Err(bad("spin lock", lock));
+                }
+                Op::Fork { task }
+                    if plan.tasks.get(task as usize).map(|t| t.start_ns)
+                        != Some(TaskSpec::START_ON_FORK_OP) =>
+                {
+                    return Err(bad(
+                        "task forked by an op (start_ns = START_ON_FORK_OP)",
+                        task,
+                    ));
                 }
                 Op::Barrier { id, .. } if id as usize >= plan.nr_barriers => {
                     return Err(bad("barrier", id));

@@ -547,6 +547,20 @@ impl SchedPolicy for LinuxFair {
         list_remove(&mut self.cfs_tasks[cpu], p);
     }
 
+    fn dequeue_delayed(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+        self.rqs[cpu].dequeue_task(
+            &mut self.ents,
+            &self.params,
+            core.now_ns,
+            p.idx(),
+            fair::DEQUEUE_SLEEP | fair::DEQUEUE_DELAYED,
+        );
+        list_remove(&mut self.cfs_tasks[cpu], p);
+        if self.rqs[cpu].h_nr_queued() == 0 {
+            self.pending_cost_ns += self.dl_server.fair_queue_empty(cpu, core.now_ns);
+        }
+    }
+
     fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool {
         self.rqs[cpu].check_preempt_wakeup(
             &mut self.ents,

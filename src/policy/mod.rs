@@ -221,6 +221,11 @@ pub trait SchedPolicy: Send {
     /// Dequeue an exiting task (never delayed).
     fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId);
 
+    /// Complete the delayed dequeue of a sleeping task still queued on `cpu`
+    /// (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`), before waking it through the normal path. Only
+    /// called for tasks for which [`SchedPolicy::task_on_rq`] is true.
+    fn dequeue_delayed(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+
     /// `wakeup_preempt()`: should the newly queued `p` preempt `cpu`'s current task?
     fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool;
 

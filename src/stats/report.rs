@@ -79,6 +79,11 @@ pub fn cpus(engine: &Engine) -> Value {
                     "ttwu_queued": c.stats.ttwu_queued,
                     "ttwu_remote_locked": c.stats.ttwu_remote_locked,
                     "remote_lock_wait_ns": c.stats.remote_lock_wait_ns,
+                    "ttwu_on_cpu_queued": c.stats.ttwu_on_cpu_queued,
+                    "on_cpu_spins": c.stats.on_cpu_spins,
+                    "on_cpu_spin_ns": c.stats.on_cpu_spin_ns,
+                    "ttwu_delayed_queued": c.stats.ttwu_delayed_queued,
+                    "ttwu_delayed_forwarded": c.stats.ttwu_delayed_forwarded,
                 })
             })
             .collect(),

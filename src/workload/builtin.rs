@@ -121,6 +121,7 @@ pub fn pingpong(
         tasks,
         sems: vec![0; pairs * 2],
         nr_barriers: 0,
+        nr_spinlocks: 0,
         metrics: vec!["request_latency".into()],
         cpumasks: Vec::new(),
         // Placement groups: one per pair.

@@ -1,0 +1,214 @@
+//! `try_to_wake_up()`'s two shortcuts around a wakee that has not fully left its CPU:
+//! the `p->on_cpu` shortcut (TTWU_QUEUE_ON_CPU, v5.8+) for a task still switching out, and
+//! TTWU_QUEUE_DELAYED (2025 proposal) for a task whose dequeue was delayed (DELAY_DEQUEUE).
+//!
+//! The wakee `a` runs on CPU 0 beside a hog; the waker `b` busy-polls on CPU 1 (same LLC on
+//! milan-2s) so that it wakes `a` within ~500 ns of `a` blocking, i.e. while CPU 0 is still
+//! switching from `a` to the hog (the 1.5 µs context switch of the default cost model).
+
+use schedlab::config::scenario::Scenario;
+use schedlab::cpumask::CpuMask;
+use schedlab::engine::{CpuStats, Engine, WorkloadPlan};
+use schedlab::experiment;
+use schedlab::task::{Op, Program, TaskSpec};
+
+const SEC: u64 = 1_000_000_000;
+const ROUNDS: u32 = 200;
+const SEM_A: u32 = 0;
+const SEM_B: u32 = 1;
+
+fn engine(toml: &str, plan: WorkloadPlan, duration_ns: u64) -> Engine {
+    let text = format!("{toml}[workload]\nkind = \"spin\"\n");
+    let scn = Scenario::parse(&text, "test").unwrap();
+    let machine = experiment::resolve_machine(&scn).unwrap();
+    let cost = experiment::resolve_cost(&scn, &machine).unwrap();
+    let mut cfg = experiment::engine_config(&scn, 1, duration_ns);
+    cfg.check_invariants = true;
+    let policy = experiment::make_policy(&scn, &machine, &cost, 1);
+    Engine::new(machine, cost, cfg, policy, plan).unwrap()
+}
+
+fn task(comm: &str, program: u32, cpus: &str) -> TaskSpec {
+    TaskSpec {
+        comm: comm.into(),
+        program,
+        cpus_allowed: Some(CpuMask::parse(cpus).unwrap()),
+        ..Default::default()
+    }
+}
+
+/// `a` (on `a_cpus`, starting on CPU 0) computes `a_work_ns`, posts `b` and waits; `b`
+/// (CPU 1) polls for the post every 500 ns of work and answers at once; a hog shares CPU 0.
+fn plan(a_work_ns: u64, a_cpus: &str) -> WorkloadPlan {
+    let mut a = Vec::new();
+    if a_work_ns > 0 {
+        a.push(Op::Run { work_ns: a_work_ns });
+    }
+    let top = 0;
+    a.extend([
+        Op::Up {
+            sem: SEM_B,
+            sync: false,
+        },
+        Op::Down { sem: SEM_A },
+        Op::Loop {
+            to: top,
+            times: ROUNDS,
+            slot: 0,
+        },
+        Op::Exit,
+    ]);
+    let b = vec![
+        Op::TryDown {
+            sem: SEM_B,
+            else_to: 4,
+        },
+        Op::Up {
+            sem: SEM_A,
+            sync: false,
+        },
+        Op::Loop {
+            to: 0,
+            times: ROUNDS,
+            slot: 0,
+        },
+        Op::Exit,
+        Op::Run { work_ns: 500 },
+        Op::Jump { to: 0 },
+    ];
+    let hog = vec![Op::Run { work_ns: SEC }, Op::Jump { to: 0 }];
+    let prog = |name: &str, ops| Program {
+        name: name.into(),
+        ops,
+    };
+    let mut spec_a = task("a", 0, a_cpus);
+    spec_a.parent_cpu = 0;
+    let mut spec_b = task("b", 1, "1");
+    spec_b.parent_cpu = 1;
+    WorkloadPlan {
+        programs: vec![prog("a", a), prog("b", b), prog("hog", hog)],
+        tasks: vec![spec_a, spec_b, task("hog", 2, "0")],
+        sems: vec![0, 0],
+        ..Default::default()
+    }
+}
+
+/// Run on milan-2s with `kernel` (a `[kernel]` body); the stats of CPU 0 and CPU 1 and the
+/// task `a`'s wakeup migrations.
+fn run(kernel: &str, plan: WorkloadPlan) -> (CpuStats, CpuStats, u64) {
+    let toml = format!("[machine]\npreset = \"milan-2s\"\n[kernel]\n{kernel}\n");
+    let mut e = engine(&toml, plan, SEC);
+    e.run();
+    assert!(
+        e.invariant_violations().is_empty(),
+        "{:?}",
+        &e.invariant_violations()[..e.invariant_violations().len().min(5)]
+    );
+    let a = &e.tasks()[0];
+    assert_eq!(
+        a.state,
+        schedlab::task::TaskState::Dead,
+        "a finished its rounds"
+    );
+    (
+        e.cpus()[0].stats.clone(),
+        e.cpus()[1].stats.clone(),
+        a.stats.nr_wakeups_migrate,
+    )
+}
+
+#[test]
+fn v6_on_cpu_wakee_beside_a_runnable_task_is_spun_on_not_queued() {
+    // v6.0+ ttwu_queue_cond(): the wakee's CPU runs the hog (nr_running 1), same LLC, so the
+    // on_cpu shortcut does not queue; the waker spins until the switch is over.
+    let (_, b, _) = run("profile = \"v6.18\"", plan(0, "0"));
+    assert_eq!(b.ttwu_on_cpu_queued, 0, "{b:?}");
+    assert!(b.on_cpu_spins >= ROUNDS as u64 * 9 / 10, "{b:?}");
+    // Each spin lasts at most the switch (1.5 µs) plus the dequeue/pick work.
+    assert!(
+        b.on_cpu_spin_ns > 0 && b.on_cpu_spin_ns <= b.on_cpu_spins * 3_000,
+        "{b:?}"
+    );
+    assert!(b.ttwu_remote_locked >= b.on_cpu_spins, "{b:?}");
+}
+
+#[test]
+fn v5_15_queues_an_on_cpu_wakee_when_its_cpu_runs_at_most_one_task() {
+    // v5.8 – v5.19: WF_ON_CPU && nr_running <= 1 → the wake list of the wakee's CPU.
+    let (cpu0, b, _) = run("profile = \"v5.15\"", plan(0, "0"));
+    assert!(b.ttwu_on_cpu_queued >= ROUNDS as u64 * 9 / 10, "{b:?}");
+    assert_eq!(b.on_cpu_spins, 0, "{b:?}");
+    assert!(cpu0.ipis_received >= b.ttwu_on_cpu_queued, "{cpu0:?}");
+    // Without the shortcut (and before v5.8) the waker spins instead.
+    for kernel in [
+        "profile = \"v5.15\"\nfeatures = { TTWU_QUEUE_ON_CPU = false }",
+        "profile = \"v4.2\"",
+    ] {
+        let (_, b, _) = run(kernel, plan(0, "0"));
+        assert_eq!(b.ttwu_on_cpu_queued, 0, "{kernel}: {b:?}");
+        assert!(b.on_cpu_spins >= ROUNDS as u64 * 9 / 10, "{kernel}: {b:?}");
+    }
+}
+
+#[test]
+fn ttwu_queue_default_queues_the_on_cpu_wakee_on_v6() {
+    let (_, b, _) = run(
+        "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DEFAULT = true }",
+        plan(0, "0"),
+    );
+    assert!(b.ttwu_on_cpu_queued >= ROUNDS as u64 * 9 / 10, "{b:?}");
+    assert_eq!(b.on_cpu_spins, 0, "{b:?}");
+}
+
+#[test]
+fn delayed_wakee_goes_through_its_cpus_wake_list_with_ttwu_queue_delayed() {
+    // `a` computes 2 ms per round beside the hog, so it often blocks ineligible and its
+    // dequeue is delayed (DELAY_DEQUEUE). By default ttwu_runnable() requeues it in place
+    // under CPU 0's lock, taken by the waker on CPU 1.
+    let (_, b, _) = run("profile = \"v6.18\"", plan(2_000_000, "0"));
+    assert_eq!(b.ttwu_delayed_queued, 0);
+    let (cpu0_on, b_on, _) = run(
+        "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DELAYED = true }",
+        plan(2_000_000, "0"),
+    );
+    // With TTWU_QUEUE_DELAYED the waker only queues: every delayed wakeup becomes a wake
+    // list entry on CPU 0 instead of a remote-lock activation. Pinned, `a` stays on CPU 0.
+    assert!(b_on.ttwu_delayed_queued >= 20, "{b_on:?}");
+    assert_eq!(
+        b.ttwu_remote_locked - b_on.ttwu_remote_locked,
+        b_on.ttwu_delayed_queued,
+        "{b:?} vs {b_on:?}"
+    );
+    assert_eq!(cpu0_on.ttwu_delayed_forwarded, 0);
+}
+
+#[test]
+fn delayed_wakee_is_reselected_and_forwarded_with_ttwu_queue_delayed() {
+    // `a` may run on CPUs 0 and 2, each with a hog: with TTWU_QUEUE_DELAYED the dequeue
+    // completes on the delayed CPU and select_task_rq() may send `a` to the other CPU
+    // (forwarded through its wake list). By default a delayed wakee never migrates.
+    let delayed_migrations = |kernel: &str| {
+        let toml = format!("[machine]\npreset = \"milan-2s\"\n[kernel]\n{kernel}\n");
+        let mut e = engine(&toml, plan(2_000_000, "0,2"), 5 * SEC);
+        e.run();
+        assert!(e.invariant_violations().is_empty());
+        let forwarded: u64 = e
+            .cpus()
+            .iter()
+            .map(|c| c.stats.ttwu_delayed_forwarded)
+            .sum();
+        let queued: u64 = e.cpus().iter().map(|c| c.stats.ttwu_delayed_queued).sum();
+        (
+            queued,
+            forwarded,
+            e.tasks()[0].stats.nr_wakeups_migrate,
+            e.cpus()[1].stats.clone(),
+        )
+    };
+    let (queued, forwarded, _, _) = delayed_migrations("profile = \"v6.18\"");
+    assert_eq!((queued, forwarded), (0, 0));
+    let (queued, forwarded, migrations, _) =
+        delayed_migrations("profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DELAYED = true }");
+    assert!(queued > 0 && forwarded > 0, "{queued} {forwarded}");
+    assert!(migrations >= forwarded);
+}
