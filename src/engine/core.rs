@@ -644,13 +644,19 @@ impl Engine {
     }
 
     /// Arm the tick of a CPU that just became busy, at the next jiffy boundary (ticks of all
-    /// CPUs are aligned, as without `skew_tick`).
+    /// CPUs are aligned, as without `skew_tick`). A tick event still queued for that boundary
+    /// (the CPU idled briefly inside the jiffy) is reused rather than queued again, so short
+    /// idle periods do not fill the queue with stale ticks.
     fn arm_tick(&mut self, cpu: usize) {
         let period = self.tick_period_ns();
         let next = (self.now_ns / period + 1) * period;
         let c = &mut self.cpus[cpu];
-        c.tick_gen = c.tick_gen.wrapping_add(1);
         c.tick_armed = true;
+        if c.tick_queued_at == Some(next) {
+            return;
+        }
+        c.tick_gen = c.tick_gen.wrapping_add(1);
+        c.tick_queued_at = Some(next);
         let generation = c.tick_gen;
         self.queue.push(
             next,
@@ -661,9 +667,10 @@ impl Engine {
         );
     }
 
+    /// NOHZ: an idle CPU does not tick. Its queued tick, if any, is dropped when it fires
+    /// unless the CPU is busy again by then.
     fn stop_tick(&mut self, cpu: usize) {
         let c = &mut self.cpus[cpu];
-        c.tick_gen = c.tick_gen.wrapping_add(1);
         c.hrtick_gen = c.hrtick_gen.wrapping_add(1);
         c.tick_armed = false;
     }

@@ -283,6 +283,8 @@ pub struct CpuCore {
     pub(crate) tick_gen: u32,
     pub(crate) hrtick_gen: u32,
     pub(crate) tick_armed: bool,
+    /// Time of the live queued `Tick` event, if one is queued.
+    pub(crate) tick_queued_at: Option<u64>,
     pub(crate) busy_since_ns: u64,
     /// `distribute_cpu_mask_prev`: the last CPU `cpumask_any_and_distribute()` returned on
     /// this CPU (starts at 0, so the first pick skips CPU 0, as the kernel's does).
@@ -572,6 +574,7 @@ impl Engine {
                 tick_gen: 0,
                 hrtick_gen: 0,
                 tick_armed: false,
+                tick_queued_at: None,
                 busy_since_ns: 0,
                 distribute_cpu_mask_prev: 0,
                 stats: CpuStats::default(),
@@ -698,8 +701,12 @@ impl Engine {
                 }
             }
             Event::Tick { cpu, generation } => {
-                if self.cpus[cpu as usize].tick_gen == generation {
-                    self.sched_tick(cpu as usize);
+                let c = &mut self.cpus[cpu as usize];
+                if c.tick_gen == generation {
+                    c.tick_queued_at = None;
+                    if c.tick_armed {
+                        self.sched_tick(cpu as usize);
+                    }
                 }
             }
             Event::HrTick { cpu, generation } => {
