@@ -12,8 +12,13 @@
 //!   scheduler is the total delay, and a lump keeps progress accounting exact.
 //! - Idle states are chosen from the CPU's recent idle durations (`avg_idle`), a stand-in for
 //!   the menu/teo governors' prediction, which also looks mostly at recent history.
-//! - Memory bandwidth and page placement (NUMA) are hooks only until NUMA balancing lands:
-//!   `remote_memory_slowdown_pct` applies per unit of distance above local.
+//! - Memory locality ([`mem_time_scale_ppm`]): a task's memory-stall share of run time
+//!   stretches by the SLIT distance to the nodes holding its pages, weighted by their page
+//!   shares. Why a linear distance ratio: SLIT distances are meant as relative latencies
+//!   (ACPI: 10 = local), and a stall-bound share scales with latency. Not modelled: memory
+//!   bandwidth saturation (no per-node queueing), caches hiding remote latency, and page
+//!   migration (NUMA balancing will add it). `remote_memory_slowdown_pct` is an unused
+//!   leftover hook kept so existing `[machine.cost]` tables still load.
 
 use serde::{Deserialize, Serialize};
 
@@ -78,9 +83,15 @@ pub struct CostModel {
     pub dl_server_start_ns: u64,
     /// `dl_server_stop()` on 1 → 0 (before v6.17): DL dequeue and an hrtimer cancel.
     pub dl_server_stop_ns: u64,
-    /// Slowdown of memory-bound work per 10 units of NUMA distance above local (hook for
-    /// NUMA balancing).
+    /// Slowdown of memory-bound work per 10 units of NUMA distance above local. Unused:
+    /// superseded by the per-task memory model ([`mem_time_scale_ppm`]); kept so scenarios
+    /// that set it still load.
     pub remote_memory_slowdown_pct: u32,
+    /// `sched_setaffinity()` on the calling CPU: copying the mask in, the cpuset
+    /// intersection, task/runqueue locking, `__set_cpus_allowed_ptr_locked()` (an estimate:
+    /// ~1 µs, a system call of moderate work). A move additionally costs a switch to the
+    /// migration stopper (`context_switch_ns`).
+    pub sched_setaffinity_ns: u64,
 }
 
 impl Default for CostModel {
@@ -131,8 +142,42 @@ impl Default for CostModel {
             remote_memory_slowdown_pct: 15,
             dl_server_start_ns: 600,
             dl_server_stop_ns: 400,
+            sched_setaffinity_ns: 1_000,
         }
     }
+}
+
+/// Time scale of a task's work from memory locality, in ppm (1_000_000 = as fast as with all
+/// pages local): `(1 − m) + m · Σ_n share_n · distance(cpu_node, n) / 10`, where `m` is the
+/// task's memory-stall share of run time with local memory (`mem_intensity_permille` / 1000)
+/// and `share_n` its page share on node n. `pages_distance` yields (pages on node n,
+/// SLIT distance from the running node to n). With `m` = 0 or no pages the scale is exactly
+/// 1_000_000, so compute-bound tasks are unaffected.
+pub fn mem_time_scale_ppm(
+    mem_intensity_permille: u16,
+    pages_distance: impl Iterator<Item = (u32, u32)>,
+) -> u64 {
+    let m = u64::from(mem_intensity_permille.min(1000));
+    if m == 0 {
+        return 1_000_000;
+    }
+    let (mut total, mut weighted) = (0u64, 0u64);
+    for (pages, distance) in pages_distance {
+        total += u64::from(pages);
+        weighted += u64::from(pages) * u64::from(distance);
+    }
+    if total == 0 {
+        return 1_000_000;
+    }
+    (1000 - m) * 1000 + m * weighted * 100 / total
+}
+
+/// A speed (1/1024 units) scaled by a [`mem_time_scale_ppm`] time scale.
+pub fn mem_scaled_speed(speed: u64, time_scale_ppm: u64) -> u64 {
+    if time_scale_ppm == 1_000_000 {
+        return speed;
+    }
+    speed * 1_000_000 / time_scale_ppm.max(1)
 }
 
 /// How far a task moved, for cache refill.
@@ -274,5 +319,29 @@ mod tests {
         let c = CostModel::default();
         assert_eq!(c.smt_speed(1), 1024);
         assert!(c.smt_speed(2) < 1024);
+    }
+
+    #[test]
+    fn mem_time_scale_follows_the_formula() {
+        // 50 % stalls, all pages on a node at distance 21: 0.5 + 0.5 · 2.1 = 1.55.
+        assert_eq!(
+            mem_time_scale_ppm(500, [(0, 10), (1, 21)].into_iter()),
+            1_550_000
+        );
+        // All local: exactly 1, whatever the intensity.
+        assert_eq!(
+            mem_time_scale_ppm(1000, [(7, 10), (0, 21)].into_iter()),
+            1_000_000
+        );
+        // Interleaved over both nodes: the mean distance 15.5 → 0.5 + 0.5 · 1.55 = 1.275.
+        assert_eq!(
+            mem_time_scale_ppm(500, [(1, 10), (1, 21)].into_iter()),
+            1_275_000
+        );
+        // Compute-bound or never touched: no effect.
+        assert_eq!(mem_time_scale_ppm(0, [(1, 21)].into_iter()), 1_000_000);
+        assert_eq!(mem_time_scale_ppm(500, std::iter::empty()), 1_000_000);
+        assert_eq!(mem_scaled_speed(1024, 1_000_000), 1024);
+        assert_eq!(mem_scaled_speed(1024, 1_550_000), 660);
     }
 }

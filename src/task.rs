@@ -64,6 +64,13 @@ pub enum Op {
     Yield,
     /// Change the task's nice value.
     SetNice { nice: i8 },
+    /// `sched_setaffinity(0, ...)` on itself: the allowed CPUs become entry `mask` of the
+    /// plan's CPU-mask table (`WorkloadPlan::cpumasks`), intersected with the task's cpuset.
+    /// If the task's CPU is no longer allowed, the migration stopper moves it
+    /// (`__set_cpus_allowed_ptr()` → `affine_move_task()`). A mask equal to the current one
+    /// is a no-op without a system call, as rt-app skips the call then. An index keeps `Op`
+    /// small and `Copy` (a `CpuMask` is 128 bytes).
+    SetAffinity { mask: u32 },
     /// Exit.
     Exit,
     /// `sem_trywait()`: take one unit if there is one and go on; otherwise jump to op
@@ -181,14 +188,17 @@ impl TaskPolicy {
 }
 
 /// The task's NUMA memory policy (`set_mempolicy()` / numactl): which nodes its pages come
-/// from. Node sets are bitmasks of node ids (bit n = node n).
+/// from. Node sets are bitmasks of node ids (bit n = node n, so at most 64 nodes). Where the
+/// pages land is decided when the task first runs (see `crate::engine::mempolicy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MemPolicy {
-    /// MPOL_LOCAL (the default): first touch, pages on the node the task runs on.
+    /// MPOL_LOCAL (the default): first touch, pages on the node of the first CPU the task
+    /// runs on.
     #[default]
     Local,
-    /// MPOL_BIND (`numactl --membind`): pages only from these nodes.
+    /// MPOL_BIND (`numactl --membind`): pages only from these nodes, the nearest one to the
+    /// running node first (the running node itself when it is in the set).
     Bind { nodes: u64 },
     /// MPOL_PREFERRED (`numactl --preferred`): pages from this node while it has memory.
     Preferred { node: u32 },
@@ -216,6 +226,15 @@ pub struct TaskSpec {
     pub policy: TaskPolicy,
     /// NUMA memory policy.
     pub mempolicy: MemPolicy,
+    /// The CPUs of the task's cpuset (`cpuset_cpus_allowed()`); `None` = all. Every affinity
+    /// the task has or sets (`SetAffinity`) is intersected with it. Placement controls
+    /// (`taskset`/`numactl` prefixes, `[workload] cpus`, per-group CPUs) set it, so that they
+    /// bound benchmark-specific masks instead of being overridden by them.
+    pub cpuset: Option<CpuMask>,
+    /// Share of the task's run time that is memory stalls when every access is local, in
+    /// permille (0..=1000; 0 = compute-bound: memory placement does not matter). Remote
+    /// pages stretch that share by the node distance (`crate::cost::mem_time_scale_ppm`).
+    pub mem_intensity_permille: u16,
 }
 
 impl TaskSpec {

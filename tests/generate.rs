@@ -513,6 +513,7 @@ mod ops {
             nr_barriers: 0,
             nr_spinlocks: 0,
             metrics: (0..metrics).map(|i| format!("m{i}")).collect(),
+            ..Default::default()
         };
         let cfg = EngineConfig {
             check_invariants: true,

@@ -482,6 +482,7 @@ fn small_plan() -> WorkloadPlan {
         nr_barriers: 0,
         nr_spinlocks: 0,
         metrics: vec![],
+        ..Default::default()
     }
 }
 

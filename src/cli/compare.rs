@@ -59,7 +59,8 @@ pub struct CompareArgs {
     /// stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
-    /// The benchmark command line, as its users type it (after `--`).
+    /// The benchmark command line, as its users type it (after `--`), optionally behind
+    /// `taskset` / `numactl` prefixes.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

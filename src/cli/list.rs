@@ -27,6 +27,16 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
             for (kind, what) in crate::experiment::workloads::BUILTIN_KINDS {
                 println!("{kind:<10} {what}");
             }
+            println!(
+                "\nPrefixes (any command line): taskset [-c] MASK|CPULIST, numactl \
+                 [--cpunodebind=N|-N N] [--physcpubind=CPUS|-C CPUS] [--membind=N|-m N] \
+                 [--preferred=N|-p N] [--interleave=N|-i N] [--localalloc|-l] [--], \
+                 e.g. `numactl -N 1 -m 1 hackbench 10`.\n\
+                 Placement keys (every kind): {}; group_* bind each task group \
+                 (hackbench group, schbench message thread + workers, netperf pair, stress-ng \
+                 worker, rt-app task, spin hog, pingpong pair) to entry i mod len.",
+                crate::workload::placement::PLACEMENT_KEYS.join(", ")
+            );
         }
     }
     Ok(())

@@ -56,7 +56,9 @@ pub struct RunArgs {
     /// tasks[].pid) or a task name. With --runs > 1, the first run's.
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
-    /// The benchmark command line, as its users type it (after `--`).
+    /// The benchmark command line, as its users type it (after `--`), optionally behind
+    /// `taskset [-c] MASK|CPULIST` and `numactl [-N nodes] [-C cpus] [-m|-p|-i nodes] [-l]`
+    /// prefixes (e.g. `-- numactl --cpunodebind=1 --membind=1 hackbench 10`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
 }

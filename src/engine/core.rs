@@ -549,6 +549,38 @@ impl Engine {
     /// CPU then schedules as after any preemption.
     pub(crate) fn handle_stopper(&mut self, cpu: usize) {
         self.take_ipi(cpu);
+        self.stopper_preempt_curr(cpu);
+        self.act.clear();
+        policy!(self.active_balance(cpu, &mut self.act));
+        self.apply_actions(cpu);
+        self.schedule(cpu);
+        if self.cpus[cpu].curr.is_none() {
+            self.enter_idle(cpu);
+        }
+    }
+
+    /// `migration_cpu_stop()` on `cpu` for its current task `p` (after an affinity change
+    /// that excludes `cpu`): the stopper preempts `p`, `move_queued_task()` moves it to
+    /// `dest` (waking or preempting `dest` as needed), and `cpu` schedules.
+    pub(crate) fn migration_cpu_stop(&mut self, cpu: usize, p: TaskId, dest: usize) {
+        // Switching to the stopper thread and running it.
+        self.charge(cpu, self.cost.context_switch_ns);
+        self.stopper_preempt_curr(cpu);
+        let preempt = policy!(self.move_queued_task(p, cpu, dest));
+        self.tasks[p.idx()].cpu = dest;
+        self.count_migration(cpu, p, cpu, dest, MigrationReason::Affinity);
+        if preempt || self.cpus[dest].curr.is_none() {
+            self.resched_curr(dest, cpu);
+        }
+        self.schedule(cpu);
+        if self.cpus[cpu].curr.is_none() {
+            self.enter_idle(cpu);
+        }
+    }
+
+    /// The stop class preempts `cpu`'s current task: it stays runnable and queued
+    /// (`put_prev_task()`), the CPU is the stopper's until it schedules again.
+    fn stopper_preempt_curr(&mut self, cpu: usize) {
         if let Some(p) = self.cpus[cpu].curr {
             self.sync_progress(cpu);
             let now = self.now_ns;
@@ -567,13 +599,6 @@ impl Engine {
             c.continue_queued_at = None;
             self.stop_tick(cpu);
             self.update_sibling_speeds(cpu);
-        }
-        self.act.clear();
-        policy!(self.active_balance(cpu, &mut self.act));
-        self.apply_actions(cpu);
-        self.schedule(cpu);
-        if self.cpus[cpu].curr.is_none() {
-            self.enter_idle(cpu);
         }
     }
 
@@ -963,6 +988,12 @@ impl Engine {
                 t.refill_debt = 0;
             }
             t.last_ran_cpu = Some(cpu);
+            if t.numa_pages.is_empty() {
+                // First run: the task touches its memory (mm/mempolicy.c placement).
+                let node = self.machine.cpus[cpu].node;
+                t.numa_pages =
+                    super::mempolicy::first_touch_pages(t.mempolicy, node, &self.machine);
+            }
         }
         let was_idle = prev.is_none();
         self.cpus[cpu].curr = Some(next);
@@ -1004,7 +1035,8 @@ impl Engine {
 
     // ----- progress ------------------------------------------------------------------------
 
-    /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention.
+    /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention ÷ the memory
+    /// locality time scale of the task's pages seen from this CPU's node.
     fn speed_of(&self, cpu: usize) -> u64 {
         let busy = self
             .machine
@@ -1012,7 +1044,25 @@ impl Engine {
             .iter()
             .filter(|&s| s == cpu || self.cpus[s].curr.is_some())
             .count();
-        self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024
+        let speed = self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024;
+        match self.cpus[cpu].curr {
+            Some(p) if self.tasks[p.idx()].mem_intensity_permille > 0 => {
+                crate::cost::mem_scaled_speed(speed, self.mem_time_scale_ppm(cpu, p))
+            }
+            _ => speed,
+        }
+    }
+
+    /// [`crate::cost::mem_time_scale_ppm`] of task `p` running on `cpu`.
+    fn mem_time_scale_ppm(&self, cpu: usize, p: TaskId) -> u64 {
+        let t = &self.tasks[p.idx()];
+        let node = self.machine.cpus[cpu].node;
+        let rows = t
+            .numa_pages
+            .iter()
+            .enumerate()
+            .map(|(n, &pages)| (pages, self.machine.distance(node, n)));
+        crate::cost::mem_time_scale_ppm(t.mem_intensity_permille, rows)
     }
 
     /// A CPU went busy or idle: its SMT siblings' speeds changed.
@@ -1253,6 +1303,12 @@ impl Engine {
                     self.tasks[p.idx()].pc += 1;
                     self.tasks[p.idx()].nice = nice;
                     policy!(self.set_nice(p, nice));
+                }
+                Op::SetAffinity { mask } => {
+                    self.tasks[p.idx()].pc += 1;
+                    if self.sched_setaffinity(cpu, p, mask) {
+                        return;
+                    }
                 }
                 Op::Exit => {
                     self.exit_task(cpu, p);

@@ -15,7 +15,9 @@
 //! progresses on that CPU until it passes. Superseded events are not deleted; they carry a
 //! generation number and are dropped when popped.
 
+pub mod affinity;
 pub mod core;
+pub mod mempolicy;
 pub mod queue;
 pub mod rng;
 
@@ -128,6 +130,12 @@ pub struct WorkloadPlan {
     pub nr_barriers: usize,
     /// Names of latency metrics recorded by `Op::Sample`.
     pub metrics: Vec<String>,
+    /// CPU masks named by `Op::SetAffinity` (by index).
+    pub cpumasks: Vec<CpuMask>,
+    /// Placement group of each task (same order as `tasks`; `None` = in no group, e.g. a
+    /// benchmark's main thread), for per-group placement (`[workload] group_cpus`). Empty =
+    /// no groups. Left to the generators, which know their benchmark's structure.
+    pub task_groups: Vec<Option<u32>>,
     /// Number of user-space spin locks (`Op::SpinLock`).
     pub nr_spinlocks: usize,
 }
@@ -148,7 +156,7 @@ pub struct TaskStats {
     pub nr_wakeups_remote: u64,
     pub nr_migrations: u64,
     /// Migrations by [`MigrationReason`] (index = position in `MigrationReason::ALL`).
-    pub migrations_by_reason: [u64; 9],
+    pub migrations_by_reason: [u64; MigrationReason::COUNT],
 }
 
 /// A simulated task: its scheduling-visible state plus its program position.
@@ -162,9 +170,19 @@ pub struct Task {
     /// On a runqueue (includes a delayed-dequeue sleeper).
     pub on_rq: bool,
     pub cpus_allowed: CpuMask,
+    /// `cpuset_cpus_allowed()`: bounds every affinity the task sets (online CPUs ∩ the
+    /// spec's `cpuset`).
+    pub cpuset: CpuMask,
     pub nice: i8,
     /// `p->policy` (and RT priority): which class the policy runs it in.
     pub policy: TaskPolicy,
+    pub mempolicy: crate::task::MemPolicy,
+    /// See `TaskSpec::mem_intensity_permille`.
+    pub mem_intensity_permille: u16,
+    /// Share of the task's pages on each node (index = node id, in units of the vector's
+    /// sum); empty until the task first runs and touches its memory. Kept per node so page
+    /// migration (NUMA balancing) can move shares later.
+    pub numa_pages: Vec<u32>,
     pub footprint_kib: u32,
     /// CPU it last ran on (where its cache is warm).
     pub last_ran_cpu: Option<usize>,
@@ -277,6 +295,9 @@ pub struct CpuCore {
     pub(crate) policy_timer_queued: Option<(u64, u32)>,
     pub(crate) policy_timer_gen: u32,
     pub(crate) busy_since_ns: u64,
+    /// `distribute_cpu_mask_prev`: the last CPU `cpumask_any_and_distribute()` returned on
+    /// this CPU (starts at 0, so the first pick skips CPU 0, as the kernel's does).
+    pub(crate) distribute_cpu_mask_prev: usize,
     pub stats: CpuStats,
 }
 
@@ -377,7 +398,7 @@ pub(crate) enum Event {
 pub struct RunCounters {
     pub context_switches: u64,
     pub cpu_migrations: u64,
-    pub migrations_by_reason: [u64; 9],
+    pub migrations_by_reason: [u64; MigrationReason::COUNT],
     pub wakeups: u64,
 }
 
@@ -405,6 +426,8 @@ pub struct Engine {
     pub(crate) ops_total: u64,
     /// Periodic timers (`Op::TimerStart`/`Op::TimerWait`): next expiry, once started.
     pub(crate) timers: Vec<Option<u64>>,
+    /// The plan's CPU-mask table (`Op::SetAffinity`).
+    pub(crate) cpumasks: Vec<CpuMask>,
     pub(crate) snapshots: Vec<Snapshot>,
     /// Set by `Op::Stop`.
     pub(crate) stop_requested: bool,
@@ -477,6 +500,16 @@ pub enum PlanError {
     },
     #[error("program '{0}' is empty")]
     EmptyProgram(String),
+    #[error(
+        "task {task} ('{comm}') sets its affinity to CPUs '{mask}', none of which is online \
+         in its cpuset ('{cpuset}'): sched_setaffinity() would fail with EINVAL"
+    )]
+    EmptyAffinity {
+        task: usize,
+        comm: String,
+        mask: String,
+        cpuset: String,
+    },
 }
 
 impl Engine {
@@ -501,9 +534,13 @@ impl Engine {
                 state: TaskState::New,
                 cpu: spec.parent_cpu,
                 on_rq: false,
-                cpus_allowed: spec.cpus_allowed.unwrap_or(online).and(&online),
+                cpus_allowed: task_cpuset(spec, &online).and(&spec.cpus_allowed.unwrap_or(online)),
+                cpuset: task_cpuset(spec, &online),
                 nice: spec.nice,
                 policy: spec.policy,
+                mempolicy: spec.mempolicy,
+                mem_intensity_permille: spec.mem_intensity_permille.min(1000),
+                numa_pages: Vec::new(),
                 footprint_kib: spec.footprint_kib,
                 last_ran_cpu: None,
                 stats: TaskStats::default(),
@@ -556,6 +593,7 @@ impl Engine {
                 policy_timer_queued: None,
                 policy_timer_gen: 0,
                 busy_since_ns: 0,
+                distribute_cpu_mask_prev: 0,
                 stats: CpuStats::default(),
             })
             .collect();
@@ -613,6 +651,7 @@ impl Engine {
             ops_done: 0,
             ops_total: 0,
             timers: vec![None; nr_timers],
+            cpumasks: plan.cpumasks,
             snapshots: Vec::new(),
             stop_requested: false,
             events: 0,
@@ -943,14 +982,48 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 nr: plan.programs.len(),
             });
         }
-        let allowed = t
-            .cpus_allowed
-            .unwrap_or(machine.online)
-            .and(&machine.online);
+        let cpuset = task_cpuset(t, &machine.online);
+        let allowed = t.cpus_allowed.unwrap_or(machine.online).and(&cpuset);
         if allowed.is_empty() {
             return Err(PlanError::NoAllowedCpu {
                 task: i,
                 comm: t.comm.clone(),
+            });
+        }
+        validate_affinities(plan, i, &cpuset)?;
+    }
+    Ok(())
+}
+
+/// Online CPUs of a task's cpuset.
+fn task_cpuset(spec: &TaskSpec, online: &CpuMask) -> CpuMask {
+    spec.cpuset.unwrap_or(*online).and(online)
+}
+
+/// Every `SetAffinity` of task `i`'s program names an existing mask that leaves it an
+/// online CPU of its cpuset (else the real `sched_setaffinity()` fails with EINVAL, and the
+/// benchmarks exit on that error).
+fn validate_affinities(plan: &WorkloadPlan, i: usize, cpuset: &CpuMask) -> Result<(), PlanError> {
+    let t = &plan.tasks[i];
+    let prog = &plan.programs[t.program as usize];
+    for (op_i, op) in prog.ops.iter().enumerate() {
+        let Op::SetAffinity { mask } = *op else {
+            continue;
+        };
+        let Some(m) = plan.cpumasks.get(mask as usize) else {
+            return Err(PlanError::BadReference {
+                name: prog.name.clone(),
+                op: op_i,
+                what: "CPU mask",
+                id: mask,
+            });
+        };
+        if m.and(cpuset).is_empty() {
+            return Err(PlanError::EmptyAffinity {
+                task: i,
+                comm: t.comm.clone(),
+                mask: m.to_string(),
+                cpuset: cpuset.to_string(),
             });
         }
     }

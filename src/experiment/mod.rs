@@ -278,6 +278,7 @@ pub fn run_once_with(
         "all_tasks_exited": engine.all_exited(),
         "invariant_violations": engine.invariant_violations(),
         "host_kernel": host_kernel,
+        "placement": workload.placement.as_ref().map(|p| p.to_json()),
     });
     Ok((
         RunOutput {
@@ -409,11 +410,18 @@ pub fn summarize(runs: &[RunOutput]) -> Value {
     Value::Object(out)
 }
 
-/// The full results document.
+/// The full results document. The scenario block gains `workload.placement`, the resolved
+/// placement (prefixes and keys checked against the machine), when there is one.
 pub fn results_json(scn: &Scenario, runs: &[RunOutput]) -> Value {
+    let mut scenario = serde_json::to_value(scn).expect("the scenario serializes");
+    if let Some(p) = runs.first().map(|r| &r.json["placement"])
+        && !p.is_null()
+    {
+        scenario["workload"]["placement"] = p.clone();
+    }
     json!({
         "schedlab_version": SCHEDLAB_VERSION,
-        "scenario": scn,
+        "scenario": scenario,
         "runs": runs.iter().map(|r| r.json.clone()).collect::<Vec<_>>(),
         "summary": summarize(runs),
     })

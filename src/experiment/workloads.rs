@@ -9,6 +9,7 @@ use crate::config::scenario::Scenario;
 use crate::engine::{Engine, WorkloadPlan};
 use crate::error::{InputError, InputResult};
 use crate::topology::Machine;
+use crate::workload::placement::{self, ResolvedPlacement};
 use crate::workload::{WorkloadSpec, builtin};
 
 /// Built-in kinds with their accepted keys.
@@ -35,6 +36,9 @@ pub enum WorkloadKind {
 pub struct ResolvedWorkload {
     pub kind: WorkloadKind,
     pub plan: WorkloadPlan,
+    /// The placement applied to the plan (`taskset`/`numactl` prefixes, `[workload]`
+    /// placement keys); `None` when there was none.
+    pub placement: Option<ResolvedPlacement>,
     /// Simulated-time cap when `[run] duration_s` is not set: long enough for finite
     /// workloads, one second for endless ones.
     pub default_duration_ns: u64,
@@ -70,8 +74,9 @@ impl Keys<'_> {
                     self.origin,
                     format!("workload.{k}"),
                     format!(
-                        "unknown key for kind '{kind}'; accepted: {}",
-                        accepted.join(", ")
+                        "unknown key for kind '{kind}'; accepted: {}; placement: {}",
+                        accepted.join(", "),
+                        placement::PLACEMENT_KEYS.join(", ")
                     ),
                 ));
             }
@@ -80,20 +85,39 @@ impl Keys<'_> {
     }
 }
 
-/// Resolve the scenario's workload.
+/// Resolve the scenario's workload, with its placement applied.
 pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<ResolvedWorkload> {
+    let origin = scn.origin_of("workload");
+    let (params, mut args) = placement::from_toml(&scn.workload.params, origin)?;
+    let mut w = resolve_unplaced(scn, &params, machine, seed, &mut args)?;
+    if !args.is_empty() {
+        let placed = args.resolve(machine)?;
+        placed.apply(&mut w.plan, machine, origin)?;
+        w.placement = Some(placed);
+    }
+    Ok(w)
+}
+
+/// The workload's plan before placement; command-line prefixes go into `args`.
+fn resolve_unplaced(
+    scn: &Scenario,
+    params: &toml::Table,
+    machine: &Machine,
+    seed: u64,
+    args: &mut placement::PlacementArgs,
+) -> InputResult<ResolvedWorkload> {
     let w = &scn.workload;
     let origin = scn.origin_of("workload");
     let nr_online = machine.online.weight();
     let keys = Keys {
-        table: &w.params,
+        table: params,
         origin,
     };
     match (w.kind.as_deref(), w.command.as_deref()) {
         (Some("spin"), None) => {
             keys.check_only("spin", &["tasks", "nice", "footprint_kib"])?;
             let tasks = keys.int("tasks", nr_online as i64, 1, 100_000)? as usize;
-            let nices = match w.params.get("nice") {
+            let nices = match params.get("nice") {
                 None => vec![0],
                 Some(toml::Value::Integer(n)) if (-20..=19).contains(n) => vec![*n as i8],
                 Some(toml::Value::Array(a)) => a
@@ -118,6 +142,7 @@ pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<Reso
             let footprint = keys.int("footprint_kib", 256, 0, 1 << 22)? as u32;
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::Spin { tasks },
+                placement: None,
                 plan: builtin::spin(tasks, &nices, footprint),
                 default_duration_ns: ENDLESS_DEFAULT_NS,
                 warmup_ns: 0,
@@ -141,6 +166,7 @@ pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<Reso
             let footprint = keys.int("footprint_kib", 64, 0, 1 << 22)? as u32;
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::PingPong { pairs },
+                placement: None,
                 plan: builtin::pingpong(
                     pairs,
                     message_us * 1000,
@@ -158,11 +184,16 @@ pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<Reso
         }
         _ => {
             let spec = match (w.kind.as_deref(), w.command.as_deref()) {
-                (_, Some(cmd)) => WorkloadSpec::from_command(cmd, nr_online).map_err(|mut e| {
-                    e.origin = format!("{origin}: workload.command: {}", e.origin);
-                    e
-                })?,
-                (Some(kind), None) => WorkloadSpec::from_toml(kind, &w.params, origin, nr_online)?,
+                (_, Some(cmd)) => {
+                    let (spec, prefix) = WorkloadSpec::from_command_placed(cmd, nr_online)
+                        .map_err(|mut e| {
+                            e.origin = format!("{origin}: workload.command: {}", e.origin);
+                            e
+                        })?;
+                    args.merge_prefix(prefix);
+                    spec
+                }
+                (Some(kind), None) => WorkloadSpec::from_toml(kind, params, origin, nr_online)?,
                 (None, None) => {
                     return Err(InputError::with_key(
                         origin,
@@ -178,6 +209,7 @@ pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<Reso
             let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::Bench(Box::new(spec)),
+                placement: None,
                 plan,
                 default_duration_ns,
                 warmup_ns,

@@ -79,6 +79,18 @@ impl SchedPolicy for GlobalFifo {
 
     fn migrate_task_rq(&mut self, _core: &CoreView, _p: TaskId, _from: usize, _to: usize) {}
 
+    /// The stopper preempted `p` on `from` (it is no longer `running` there only once
+    /// picked again): put it back at the tail of the global queue, placed on `to`.
+    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+        if self.running[from] == Some(p) {
+            self.running[from] = None;
+        }
+        self.queue.retain(|&q| q != p);
+        self.unplace(p);
+        self.enqueue_task(core, to, p, EnqueueFlags::default());
+        false
+    }
+
     fn enqueue_task(&mut self, _core: &CoreView, cpu: usize, p: TaskId, _flags: EnqueueFlags) {
         if self.placed_on.len() <= p.idx() {
             self.placed_on.resize(p.idx() + 1, None);

@@ -720,6 +720,25 @@ impl SchedPolicy for LinuxFair {
         self.rt.timer_expired(core, cpu, fair_nr, act);
     }
 
+    /// `move_queued_task()`: the same detach / attach as a balance migration
+    /// (`DEQUEUE_MIGRATING`, `ENQUEUE_MIGRATED | ENQUEUE_MIGRATING`), then `wakeup_preempt()`
+    /// on the destination.
+    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+        if self.rt.is_rt(p) {
+            self.rt.dequeue(from, p);
+            self.rt.enqueue(core.now_ns, to, p);
+            self.wakeup.set_task_cpu(p, to);
+            return self.rt.wakeup_preempt(core, to, p).unwrap_or(false);
+        }
+        let mut env = balance_view!(self, core);
+        env.detach_task(p, from, to);
+        env.attach_task(p, to);
+        self.wakeup.set_task_cpu(p, to);
+        let preempt = self.resched.contains(&to);
+        self.resched.retain(|&c| c != to);
+        preempt
+    }
+
     fn take_cost_ns(&mut self) -> u64 {
         std::mem::take(&mut self.pending_cost_ns)
     }

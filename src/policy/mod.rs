@@ -31,10 +31,13 @@ pub enum MigrationReason {
     NumaSwap,
     /// A non-Linux policy dispatched a queued task to another CPU.
     Dispatch,
+    /// The task's affinity changed and excluded its CPU: the migration stopper moved it
+    /// (`__set_cpus_allowed_ptr()` → `affine_move_task()` → `migration_cpu_stop()`).
+    Affinity,
 }
 
 impl MigrationReason {
-    pub const ALL: [MigrationReason; 9] = [
+    pub const ALL: [MigrationReason; MigrationReason::COUNT] = [
         MigrationReason::Wakeup,
         MigrationReason::Fork,
         MigrationReason::LoadBalance,
@@ -44,7 +47,11 @@ impl MigrationReason {
         MigrationReason::Numa,
         MigrationReason::NumaSwap,
         MigrationReason::Dispatch,
+        MigrationReason::Affinity,
     ];
+
+    /// Number of reasons (length of per-reason counter arrays).
+    pub const COUNT: usize = 10;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -57,6 +64,7 @@ impl MigrationReason {
             MigrationReason::Numa => "numa",
             MigrationReason::NumaSwap => "numa_swap",
             MigrationReason::Dispatch => "dispatch",
+            MigrationReason::Affinity => "affinity",
         }
     }
 }
@@ -241,6 +249,23 @@ pub trait SchedPolicy: Send {
     /// `put_prev_task()`: `cpu`'s current task `p` stops running but stays queued (the
     /// stopper preempting it). Default: nothing to do.
     fn put_prev_task(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+
+    /// `move_queued_task()`: the queued, not running `p` moves from `from`'s runqueue to
+    /// `to`'s (the migration stopper after an affinity change): dequeue, `set_task_cpu()`,
+    /// enqueue. Returns whether `to`'s current task should be preempted by `p`
+    /// (`wakeup_preempt()`). Default: a sleep dequeue, `migrate_task_rq()`, a migrated
+    /// enqueue and `wakeup_preempt()` — right for simple policies; a policy that delays
+    /// dequeues or keeps per-entity state across a move overrides it.
+    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+        self.dequeue_sleep(core, from, p);
+        self.migrate_task_rq(core, p, from, to);
+        let flags = EnqueueFlags {
+            migrated: true,
+            ..EnqueueFlags::default()
+        };
+        self.enqueue_task(core, to, p, flags);
+        self.wakeup_preempt(core, to, p, WakeFlags::default())
+    }
 
     /// Whether `p` is still on a runqueue (a delayed-dequeue sleeper not yet dequeued).
     /// The engine asks at wakeup, since a policy may complete a delayed dequeue on its own

@@ -106,6 +106,22 @@ pub fn tasks(engine: &Engine) -> Value {
                 if let Some(rt) = t.policy.rt_priority() {
                     obj.insert("rt_priority".into(), json!(rt));
                 }
+                // Memory locality: share of the task's pages on its CPU's node, and per node
+                // (null before the task first ran).
+                let pages = (!t.numa_pages.is_empty()).then_some(&t.numa_pages);
+                let node = engine.machine().cpus[t.cpu].node;
+                obj.insert(
+                    "numa_pages_local_pct".into(),
+                    json!(pages.map(|p| crate::engine::mempolicy::pages_on_node_pct(p, node))),
+                );
+                obj.insert(
+                    "numa_pages_pct".into(),
+                    json!(pages.map(|p| {
+                        (0..p.len())
+                            .map(|n| crate::engine::mempolicy::pages_on_node_pct(p, n))
+                            .collect::<Vec<_>>()
+                    })),
+                );
                 let mut by_reason = serde_json::Map::new();
                 for (i, reason) in MigrationReason::ALL.iter().enumerate() {
                     by_reason.insert(

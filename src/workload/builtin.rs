@@ -41,6 +41,8 @@ pub fn spin(nr_tasks: usize, nices: &[i8], footprint_kib: u32) -> WorkloadPlan {
     WorkloadPlan {
         programs: vec![program],
         tasks,
+        // Placement groups: one per hog.
+        task_groups: (0..nr_tasks as u32).map(Some).collect(),
         ..WorkloadPlan::default()
     }
 }
@@ -121,5 +123,8 @@ pub fn pingpong(
         nr_barriers: 0,
         nr_spinlocks: 0,
         metrics: vec!["request_latency".into()],
+        cpumasks: Vec::new(),
+        // Placement groups: one per pair.
+        task_groups: (0..pairs as u32).flat_map(|g| [Some(g), Some(g)]).collect(),
     }
 }

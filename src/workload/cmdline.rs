@@ -148,7 +148,7 @@ fn short_spec(optstring: &str, c: char) -> Option<bool> {
     while i < b.len() {
         let ch = b[i];
         let takes = b.get(i + 1) == Some(&':');
-        if ch == c && ch != ':' {
+        if ch == c && ch != ':' && ch != '+' {
             return Some(takes);
         }
         i += if takes { 2 } else { 1 };
@@ -157,7 +157,9 @@ fn short_spec(optstring: &str, c: char) -> Option<bool> {
 }
 
 /// Parse `args` (without argv\[0\]) like glibc `getopt_long(argc, argv, optstring, longopts)`
-/// does, permuting non-options to the end. Errors carry the wording the real parser prints
+/// does, permuting non-options to the end — or, with an optstring starting with `+`
+/// (POSIXLY_CORRECT mode, as `taskset` and `numactl` use), stopping at the first non-option:
+/// it and everything after it are positional (the command to run). Errors carry the wording the real parser prints
 /// (glibc: `prog: invalid option -- 'x'`; perf: `Error: unknown switch `x'`).
 pub fn getopt_long(
     prog: &str,
@@ -298,6 +300,10 @@ pub fn getopt_long(
             continue;
         }
         out.positional.push(a.clone());
+        if optstring.starts_with('+') {
+            out.positional.extend(args[i..].iter().cloned());
+            break;
+        }
     }
     Ok(out)
 }

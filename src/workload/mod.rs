@@ -19,6 +19,7 @@ pub mod cmdline;
 pub mod generate;
 pub mod hackbench;
 pub mod netperf;
+pub mod placement;
 pub mod results;
 pub mod rtapp;
 pub mod schbench;
@@ -99,10 +100,29 @@ impl WorkloadSpec {
     /// `nr_cpus` is the simulated machine's CPU count (for defaults such as schbench's `-t`
     /// and stress-ng's `--cpu 0`). Program names may be paths. `schbench-classic` /
     /// `schbench-2016` select the classic schbench (pre-2020 output).
+    /// Prefixes (`taskset`, `numactl`) are rejected here: see [`Self::from_command_placed`].
     pub fn from_command(cmdline: &str, nr_cpus: usize) -> InputResult<Self> {
+        let (spec, placement) = Self::from_command_placed(cmdline, nr_cpus)?;
+        if !placement.is_empty() {
+            return Err(InputError::new(
+                "command line",
+                "taskset/numactl prefixes need a placement-aware caller (from_command_placed)",
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// [`Self::from_command`] with `taskset` / `numactl` prefixes allowed (e.g.
+    /// `numactl --cpunodebind=1 --membind=1 hackbench 10`): returns the benchmark and the
+    /// placement the prefixes ask for (see [`placement`]).
+    pub fn from_command_placed(
+        cmdline: &str,
+        nr_cpus: usize,
+    ) -> InputResult<(Self, placement::PlacementArgs)> {
         let words =
             cmdline::split_words(cmdline).map_err(|m| InputError::new("command line", m))?;
-        Self::from_words(&words, nr_cpus, None)
+        let (placement, rest) = placement::parse_prefixes(&words)?;
+        Ok((Self::from_words(rest, nr_cpus, None)?, placement))
     }
 
     fn from_words(words: &[String], nr_cpus: usize, base_dir: Option<&Path>) -> InputResult<Self> {
@@ -138,7 +158,8 @@ impl WorkloadSpec {
                     "command line",
                     format!(
                         "unknown benchmark program '{other}'; accepted: hackbench, perf (bench sched messaging), \
-                         schbench, schbench-classic, schbench-2016, stress-ng, rt-app, netperf, tbench"
+                         schbench, schbench-classic, schbench-2016, stress-ng, rt-app, netperf, tbench, \
+                         each optionally after taskset / numactl prefixes"
                     ),
                 ));
             }
@@ -253,8 +274,9 @@ pub(crate) mod toml_util {
                     origin,
                     format!("workload.{k}"),
                     format!(
-                        "unknown key; accepted: kind, command, {}",
-                        accepted.join(", ")
+                        "unknown key; accepted: kind, command, {}; placement: {}",
+                        accepted.join(", "),
+                        super::placement::PLACEMENT_KEYS.join(", ")
                     ),
                 ));
             }

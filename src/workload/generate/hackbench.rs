@@ -216,6 +216,7 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
 
     let mut child = 0u64;
     for g in 0..cfg.groups {
+        b.set_group(Some(g));
         let data: Vec<u32> = (0..fds).map(|_| b.sem(0)).collect();
         let space: Vec<u32> = (0..fds).map(|_| b.sem(cap)).collect();
         let mut spawn = |b: &mut PlanBuilder, comm: String, prog: Prog| {

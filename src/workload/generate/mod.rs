@@ -162,6 +162,8 @@ impl Prog {
 #[derive(Debug, Default)]
 pub(crate) struct PlanBuilder {
     pub plan: WorkloadPlan,
+    /// Placement group of the tasks added next (see `WorkloadPlan::task_groups`).
+    group: Option<u32>,
 }
 
 impl PlanBuilder {
@@ -201,7 +203,26 @@ impl PlanBuilder {
 
     pub fn task(&mut self, spec: TaskSpec) -> usize {
         self.plan.tasks.push(spec);
+        self.plan.task_groups.push(self.group);
         self.plan.tasks.len() - 1
+    }
+
+    /// Put the tasks added from now on in placement group `group` (`None`: in no group, like
+    /// a benchmark's main thread). Groups are what `[workload] group_cpus` binds.
+    pub fn set_group(&mut self, group: Option<u32>) {
+        self.group = group;
+    }
+
+    /// Index of `mask` in the plan's CPU-mask table (`Op::SetAffinity`), added if new.
+    pub fn cpumask(&mut self, mask: crate::cpumask::CpuMask) -> u32 {
+        let masks = &mut self.plan.cpumasks;
+        match masks.iter().position(|m| *m == mask) {
+            Some(i) => i as u32,
+            None => {
+                masks.push(mask);
+                (masks.len() - 1) as u32
+            }
+        }
     }
 
     pub fn finish(self) -> WorkloadPlan {

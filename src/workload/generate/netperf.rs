@@ -71,6 +71,8 @@ pub fn plan(cfg: &NetperfRrConfig, machine: &Machine) -> InputResult<WorkloadPla
         RrFlavor::Netperf => 0,
     };
     for c in 0..cfg.clients {
+        // Placement group: the client-server pair.
+        b.set_group(Some(c));
         let request = b.sem(0);
         let response = b.sem(0);
         let mut p = Prog::new();

@@ -32,8 +32,14 @@
 //! SCHED_FIFO / SCHED_RR run in the RT class at `priority` (1..=99, rt-app's default 10).
 //! SCHED_DEADLINE tasks run as nice-0 fair tasks (no DL class is simulated). A phase that
 //! switches the policy only changes the nice value (the IR has no run-time policy change).
-//! A phase's `cpus` is merged (union) with the task's, since the IR cannot change affinity
-//! at run time.
+//!
+//! Affinity, as rt-app's `set_thread_affinity()` does it: threads start with the affinity
+//! they inherit (all CPUs, or the `taskset`/`numactl` prefix's); at the start of every phase
+//! the thread sets the phase's `cpus`, else the task's `cpus`, else its inherited mask
+//! (`Op::SetAffinity`, a no-op when unchanged, as rt-app compares before calling). Threads
+//! of a task with no `cpus` anywhere never change affinity. Threads a `fork` event starts
+//! begin with the inherited mask rather than the forking thread's current one (the pool is
+//! created up front); their first phase sets their own.
 
 use std::collections::BTreeMap;
 
@@ -102,6 +108,25 @@ fn event_runs(t: &RtAppTask, phase: usize) -> Option<u64> {
     Some(l * t.phases[phase].loop_count?)
 }
 
+/// Whether any phase or the task itself names `cpus` (then every phase sets affinity).
+fn uses_affinity(t: &RtAppTask) -> bool {
+    t.cpus.is_some() || t.phases.iter().any(|ph| ph.cpus.is_some())
+}
+
+/// `set_thread_affinity()` at a phase start: the phase's CPUs, else the task's, else the
+/// inherited mask (all CPUs here; the engine intersects with the task's cpuset).
+fn phase_affinity(b: &mut PlanBuilder, t: &RtAppTask, phase: usize, p: &mut Prog) {
+    if !uses_affinity(t) {
+        return;
+    }
+    let mask = t.phases[phase]
+        .cpus
+        .or(t.cpus)
+        .unwrap_or_else(|| CpuMask::first_n(crate::cpumask::NR_CPUS_MAX));
+    let mask = b.cpumask(mask);
+    p.push(Op::SetAffinity { mask });
+}
+
 /// Emit one thread's program body (after its start barrier / gate).
 fn body(
     b: &mut PlanBuilder,
@@ -154,6 +179,7 @@ fn body(
     let task_top = p.here();
     let phases = |b: &mut PlanBuilder, names: &mut Names, p: &mut Prog| -> InputResult<()> {
         for (pi, ph) in task.phases.iter().enumerate() {
+            phase_affinity(b, task, pi, p);
             if let Some(s) = &ph.sched {
                 let fair = s.policy.is_none_or(|pol| pol.is_fair());
                 let nice = match (fair, s.priority) {
@@ -308,18 +334,6 @@ fn event(
     Ok(())
 }
 
-/// The union of the task's and its phases' CPU masks (None = all CPUs).
-fn task_mask(t: &RtAppTask) -> Option<CpuMask> {
-    let mut m = t.cpus?;
-    for ph in &t.phases {
-        match ph.cpus {
-            Some(pm) => m = m.or(&pm),
-            None => return Some(m),
-        }
-    }
-    Some(m)
-}
-
 pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
     let mut b = PlanBuilder::new();
     let mut names = Names::default();
@@ -373,6 +387,8 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
     };
     for th in &threads {
         let t = &spec.tasks[th.task];
+        // Placement group: the rt-app task (all its instances and fork-pool threads).
+        b.set_group(Some(th.task as u32));
         let mut p = Prog::new();
         p.push(Op::Barrier {
             id: start,
@@ -381,7 +397,6 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
         body(&mut b, &mut names, &ctx, th.task, &mut p)?;
         p.push(Op::Exit);
         let id = b.program(th.name.clone(), p);
-        let mask = task_mask(t);
         b.task(TaskSpec {
             comm: th.name.clone(),
             program: id,
@@ -390,7 +405,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
             } else {
                 0
             },
-            cpus_allowed: mask,
+            cpus_allowed: None,
             start_ns: 0,
             parent_cpu: creator_cpu(machine, None),
             footprint_kib: footprint(t),
@@ -401,6 +416,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
     let mut index = threads.len() as u32;
     for (template, gate, size, forker) in pools {
         let t = &spec.tasks[template];
+        b.set_group(Some(template as u32));
         for _ in 0..size {
             let mut p = Prog::new();
             p.push(Op::Down { sem: gate });
@@ -417,7 +433,7 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
                 } else {
                     0
                 },
-                cpus_allowed: task_mask(t),
+                cpus_allowed: None,
                 start_ns: 0,
                 parent_cpu: creator_cpu(machine, spec.tasks[forker].cpus.as_ref()),
                 footprint_kib: footprint(t),

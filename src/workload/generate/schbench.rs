@@ -184,6 +184,8 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
     });
 
     for i in 0..cfg.message_threads {
+        // Placement group: the message thread with its workers.
+        b.set_group(Some(i));
         let msg_start = u64::from(i) * THREAD_CREATE_NS;
         let pin = cfg.message_thread_cpu(i).map(|c| {
             let mut m = CpuMask::new();

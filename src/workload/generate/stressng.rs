@@ -81,6 +81,7 @@ pub fn plan(cfg: &StressNgConfig, machine: &Machine) -> InputResult<WorkloadPlan
     let parent_cpu = creator_cpu(machine, cfg.taskset.as_ref());
     let counters: Vec<u32> = (0..cfg.instances).map(|_| b.sem(0)).collect();
     for (i, &counter) in counters.iter().enumerate() {
+        b.set_group(Some(i as u32));
         let one_call = |p: &mut Prog| {
             p.run(call);
             p.push(Op::Up {
