@@ -127,6 +127,10 @@ pub enum Op {
     /// `start_ns == TaskSpec::START_ON_FORK_OP`; each such task is forked at most once (a
     /// second fork of it is a no-op).
     Fork { task: u32 },
+    /// `execve()`: exec balancing (`sched_exec()`): the scheduler may move the task to the
+    /// idlest CPU of the widest domain with SD_BALANCE_EXEC before the new image runs. The
+    /// exec's own cost is the program's `Run`.
+    Exec,
     /// Take user-space spin lock `lock` (`pthread_spin_lock`, a test-and-test-and-set lock):
     /// if it is held, keep the CPU spinning — consuming CPU time, preemptible by the
     /// scheduler — until it is released to this task.

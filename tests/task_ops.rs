@@ -187,3 +187,61 @@ fn spinner_on_the_holders_cpu_takes_half_of_it_while_the_holder_is_preempted() {
     let end = e.end_ns();
     assert!((38 * MS..44 * MS).contains(&end), "ended at {end} ns");
 }
+
+fn reason_idx(reason: MigrationReason) -> usize {
+    MigrationReason::ALL
+        .iter()
+        .position(|&r| r == reason)
+        .unwrap()
+}
+
+/// `e` starts on CPU 0 of skl-2s, computes 0.1 ms, execs, computes 1 ms; with `hog`, a
+/// pinned hog shares CPU 0.
+fn exec_plan(hog: bool) -> WorkloadPlan {
+    let mut tasks = vec![spec("e", 0, None, 0)];
+    if hog {
+        tasks.push(spec("hog", 1, Some("0"), 0));
+    }
+    WorkloadPlan {
+        programs: vec![
+            program(
+                "e",
+                vec![
+                    Op::Run { work_ns: MS / 10 },
+                    Op::Exec,
+                    Op::Run { work_ns: MS },
+                    Op::Exit,
+                ],
+            ),
+            program("hog", vec![Op::Run { work_ns: 20 * MS }, Op::Exit]),
+        ],
+        tasks,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn exec_balancing_moves_a_task_off_a_busy_cpu_and_keeps_it_on_an_idle_one() {
+    // sched_exec(): select_task_rq(WF_EXEC) takes the slow path (SD_BALANCE_EXEC on every
+    // level of skl-2s). Alone on CPU 0 the local group is the idlest (the task's own
+    // utilization is not counted against it): no move.
+    let e = run_clean(engine("skl-2s", exec_plan(false)).unwrap());
+    let t = &e.tasks()[0];
+    assert_eq!(
+        t.stats.migrations_by_reason[reason_idx(MigrationReason::Exec)],
+        0
+    );
+    assert_eq!(t.cpu, 0);
+    // Beside a hog on CPU 0 an idle CPU elsewhere wins: the stopper moves it, once.
+    let e = run_clean(engine("skl-2s", exec_plan(true)).unwrap());
+    let t = &e.tasks()[0];
+    assert_eq!(
+        t.stats.migrations_by_reason[reason_idx(MigrationReason::Exec)],
+        1
+    );
+    assert_ne!(t.cpu, 0);
+    assert_ne!(
+        t.cpu, 40,
+        "not the busy CPU's SMT sibling while whole cores are idle"
+    );
+}

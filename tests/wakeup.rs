@@ -145,6 +145,7 @@ fn ttwu(this_cpu: usize, waker: Option<TaskId>, sync: bool) -> WakeCtx {
             sync,
             fork: false,
             ttwu: true,
+            exec: false,
         },
     }
 }
@@ -157,6 +158,7 @@ fn fork(this_cpu: usize) -> WakeCtx {
             sync: false,
             fork: true,
             ttwu: false,
+            exec: false,
         },
     }
 }

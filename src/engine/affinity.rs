@@ -17,6 +17,7 @@
 
 use super::Engine;
 use crate::cpumask::CpuMask;
+use crate::policy::MigrationReason;
 use crate::task::TaskId;
 
 /// `cpumask_any_and_distribute()`: the first CPU of `a ∩ b` after `prev` (the last one this
@@ -51,7 +52,7 @@ impl Engine {
         if new_mask.test(t.cpu) {
             return false;
         }
-        self.migration_cpu_stop(cpu, p, dest);
+        self.migration_cpu_stop(cpu, p, dest, MigrationReason::Affinity);
         true
     }
 }

@@ -131,7 +131,7 @@ impl Engine {
         let flags = WakeFlags {
             sync,
             ttwu: true,
-            fork: false,
+            ..WakeFlags::default()
         };
         {
             let t = &mut self.tasks[p.idx()];
@@ -562,13 +562,19 @@ impl Engine {
     /// `migration_cpu_stop()` on `cpu` for its current task `p` (after an affinity change
     /// that excludes `cpu`): the stopper preempts `p`, `move_queued_task()` moves it to
     /// `dest` (waking or preempting `dest` as needed), and `cpu` schedules.
-    pub(crate) fn migration_cpu_stop(&mut self, cpu: usize, p: TaskId, dest: usize) {
+    pub(crate) fn migration_cpu_stop(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        dest: usize,
+        reason: MigrationReason,
+    ) {
         // Switching to the stopper thread and running it.
         self.charge(cpu, self.cost.context_switch_ns);
         self.stopper_preempt_curr(cpu);
         let preempt = policy!(self.move_queued_task(p, cpu, dest));
         self.tasks[p.idx()].cpu = dest;
-        self.count_migration(cpu, p, cpu, dest, MigrationReason::Affinity);
+        self.count_migration(cpu, p, cpu, dest, reason);
         if preempt || self.cpus[dest].curr.is_none() {
             self.resched_curr(dest, cpu);
         }
@@ -1485,6 +1491,12 @@ impl Engine {
                         return;
                     }
                 }
+                Op::Exec => {
+                    self.tasks[p.idx()].pc += 1;
+                    if self.sched_exec(cpu, p) {
+                        return;
+                    }
+                }
                 Op::SpinUnlock { lock } => {
                     self.tasks[p.idx()].pc += 1;
                     self.spin_unlock(p, lock);
@@ -1496,6 +1508,30 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// `sched_exec()` at `execve()` of the running task `p`: `select_task_rq(WF_EXEC)` from
+    /// its CPU (the fork/exec slow path where a domain has SD_BALANCE_EXEC); when that is
+    /// another CPU, the migration stopper moves `p` there (true: `cpu` rescheduled).
+    fn sched_exec(&mut self, cpu: usize, p: TaskId) -> bool {
+        self.act.clear();
+        let ctx = WakeCtx {
+            this_cpu: cpu,
+            waker: None,
+            flags: WakeFlags {
+                exec: true,
+                ..WakeFlags::default()
+            },
+        };
+        let placement = policy!(self.select_task_rq(p, cpu, ctx, &mut self.act));
+        let cost = self.act.cost_ns;
+        self.charge(cpu, cost);
+        let dest = self.allowed_or_fallback(p, placement.cpu);
+        if dest == cpu || !self.machine.online.test(dest) {
+            return false;
+        }
+        self.migration_cpu_stop(cpu, p, dest, MigrationReason::Exec);
+        true
     }
 
     /// `Op::SpinLock` by the running task `p`: take the lock if it is free (true), else spin

@@ -429,6 +429,9 @@ fn wake_flags(flags: WakeFlags) -> u32 {
     if flags.ttwu {
         wf |= fair::WF_TTWU;
     }
+    if flags.exec {
+        wf |= fair::WF_EXEC;
+    }
     wf
 }
 

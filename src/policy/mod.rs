@@ -34,6 +34,9 @@ pub enum MigrationReason {
     /// The task's affinity changed and excluded its CPU: the migration stopper moved it
     /// (`__set_cpus_allowed_ptr()` → `affine_move_task()` → `migration_cpu_stop()`).
     Affinity,
+    /// `sched_exec()` placed the task on another CPU at `execve()` (SD_BALANCE_EXEC); the
+    /// migration stopper moved it.
+    Exec,
 }
 
 impl MigrationReason {
@@ -48,10 +51,11 @@ impl MigrationReason {
         MigrationReason::NumaSwap,
         MigrationReason::Dispatch,
         MigrationReason::Affinity,
+        MigrationReason::Exec,
     ];
 
     /// Number of reasons (length of per-reason counter arrays).
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 11;
 
     pub fn name(self) -> &'static str {
         match self {
@@ -65,6 +69,7 @@ impl MigrationReason {
             MigrationReason::NumaSwap => "numa_swap",
             MigrationReason::Dispatch => "dispatch",
             MigrationReason::Affinity => "affinity",
+            MigrationReason::Exec => "exec",
         }
     }
 }
@@ -88,6 +93,8 @@ pub struct WakeFlags {
     pub fork: bool,
     /// WF_TTWU: an ordinary wakeup.
     pub ttwu: bool,
+    /// WF_EXEC: balancing at `execve()` (`sched_exec()`).
+    pub exec: bool,
 }
 
 /// Context of a wakeup placement.

@@ -105,6 +105,9 @@ impl From<WakeFlags> for Wf {
         if f.sync {
             w = w | Wf::SYNC;
         }
+        if f.exec {
+            w = w | Wf::EXEC;
+        }
         w
     }
 }
@@ -735,6 +738,7 @@ mod tests {
             sync: true,
             fork: false,
             ttwu: true,
+            exec: false,
         });
         assert_eq!(f, Wf(0x18));
     }
