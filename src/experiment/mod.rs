@@ -230,10 +230,18 @@ pub fn run_once_with(
     migrations["ping_pong_by_pair"] = engine.ping_pong().by_pair_json();
     let schedstat = engine.policy().report();
     let newidle = &schedstat["by_idle_type"]["newly_idle"];
+    // Reasons that are zero in most runs are shown only when they happened.
+    let extra_reasons: String = ["affinity", "exec", "numa", "numa_swap", "dispatch"]
+        .iter()
+        .filter_map(|&r| {
+            let n = migrations["by_reason"][r].as_u64().unwrap_or(0);
+            (n > 0).then(|| format!(", {r} {n}"))
+        })
+        .collect();
     let summary_line = format!(
         "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
-         nohz_idle_balance {}, active_balance {}); newly-idle balance passes {} (gained {}); \
-         ping-pong {}; wakeup latency p50 {:.1} us p99 {:.1} us{}",
+         nohz_idle_balance {}, active_balance {}{extra_reasons}); newly-idle balance passes {} \
+         (gained {}); ping-pong {}; wakeup latency p50 {:.1} us p99 {:.1} us{}",
         migrations["total"],
         migrations["by_reason"]["wakeup"],
         migrations["by_reason"]["fork"],
