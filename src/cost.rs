@@ -17,8 +17,10 @@
 //!   shares. Why a linear distance ratio: SLIT distances are meant as relative latencies
 //!   (ACPI: 10 = local), and a stall-bound share scales with latency. Not modelled: memory
 //!   bandwidth saturation (no per-node queueing), caches hiding remote latency, and page
-//!   migration (NUMA balancing will add it). `remote_memory_slowdown_pct` is an unused
-//!   leftover hook kept so existing `[machine.cost]` tables still load.
+//!   migration (NUMA balancing will add it).
+//! - Machine speed (`speed_pct`): one factor for every task's progress relative to the
+//!   reference CPU the workloads' work is written for; the scheduler's own costs (switches,
+//!   IPIs, scans) are absolute and not scaled by it, since they are set per machine anyway.
 
 use serde::{Deserialize, Serialize};
 
@@ -83,10 +85,13 @@ pub struct CostModel {
     pub dl_server_start_ns: u64,
     /// `dl_server_stop()` on 1 → 0 (before v6.17): DL dequeue and an hrtimer cancel.
     pub dl_server_stop_ns: u64,
-    /// Slowdown of memory-bound work per 10 units of NUMA distance above local. Unused:
-    /// superseded by the per-task memory model ([`mem_time_scale_ppm`]); kept so scenarios
-    /// that set it still load.
-    pub remote_memory_slowdown_pct: u32,
+    /// Speed of this machine's CPUs relative to the reference CPU in which workloads express
+    /// their work (`Op::Run { work_ns }` = time on the reference CPU), in percent: 50 = every
+    /// task progresses at half the reference speed (before capacity, SMT and memory effects).
+    /// Default 100 for every preset: their absolute per-thread speeds are not modelled, so
+    /// absolute throughput across machines is comparable only once this is set per machine
+    /// (e.g. from a timed loop of the benchmark's kernel on both).
+    pub speed_pct: u32,
     /// `sched_setaffinity()` on the calling CPU: copying the mask in, the cpuset
     /// intersection, task/runqueue locking, `__set_cpus_allowed_ptr_locked()` (an estimate:
     /// ~1 µs, a system call of moderate work). A move additionally costs a switch to the
@@ -139,7 +144,7 @@ impl Default for CostModel {
             refill_ns_per_kib_llc: 25,
             refill_ns_per_kib_cross_llc: 60,
             refill_ns_per_kib_cross_node: 110,
-            remote_memory_slowdown_pct: 15,
+            speed_pct: 100,
             dl_server_start_ns: 600,
             dl_server_stop_ns: 400,
             sched_setaffinity_ns: 1_000,

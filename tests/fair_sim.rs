@@ -494,3 +494,51 @@ fn dl_server_start_stop_costs_throughput_until_lazy_stop() {
     assert!(eager < off * 0.99, "eager stop {eager} vs no server {off}");
     assert!(lazy > off * 0.998, "lazy stop {lazy} vs no server {off}");
 }
+
+#[test]
+fn machine_speed_pct_scales_every_tasks_progress() {
+    // 10 ms of reference-CPU work on a machine at 50 % of the reference takes 20 ms; the
+    // SMT slowdown applies on top (62 % of that with the sibling busy: 32.3 ms).
+    let finish = |speed_pct: u32, hog_cpu: &str| {
+        let plan = WorkloadPlan {
+            programs: vec![
+                Program {
+                    name: "work".into(),
+                    ops: vec![
+                        Op::Run {
+                            work_ns: 10_000_000,
+                        },
+                        Op::Exit,
+                    ],
+                },
+                hog_program(),
+            ],
+            tasks: vec![
+                task("work", 0, 0, Some("0")),
+                task("hog", 1, 0, Some(hog_cpu)),
+            ],
+            ..Default::default()
+        };
+        let toml = format!("{SKL_V618}[machine.cost]\nspeed_pct = {speed_pct}\n");
+        let mut e = engine(&toml, plan, SEC);
+        e.run();
+        e.tasks()[0].stats.sum_exec_runtime_ns
+    };
+    let half = finish(50, "1");
+    assert!((20_000_000..20_100_000).contains(&half), "{half}");
+    let half_smt = finish(50, "40");
+    assert!((31_500_000..33_000_000).contains(&half_smt), "{half_smt}");
+    let double = finish(200, "1");
+    assert!((5_000_000..5_100_000).contains(&double), "{double}");
+}
+
+#[test]
+fn speed_pct_zero_is_rejected_naming_the_key() {
+    let text = "[machine]\npreset = \"skl-2s\"\n[machine.cost]\nspeed_pct = 0\n\
+                [workload]\nkind = \"spin\"\n";
+    let scn = Scenario::parse(text, "s.toml").unwrap();
+    let machine = experiment::resolve_machine(&scn).unwrap();
+    let err = experiment::resolve_cost(&scn, &machine).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("machine.cost.speed_pct"));
+    assert!(err.message.contains("1 to 100000"), "{}", err.message);
+}

@@ -1041,8 +1041,9 @@ impl Engine {
 
     // ----- progress ------------------------------------------------------------------------
 
-    /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention ÷ the memory
-    /// locality time scale of the task's pages seen from this CPU's node.
+    /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention × the machine's
+    /// `speed_pct` ÷ the memory locality time scale of the task's pages seen from this CPU's
+    /// node.
     fn speed_of(&self, cpu: usize) -> u64 {
         let busy = self
             .machine
@@ -1050,7 +1051,9 @@ impl Engine {
             .iter()
             .filter(|&s| s == cpu || self.cpus[s].curr.is_some())
             .count();
-        let speed = self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024;
+        let speed = self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024
+            * u64::from(self.cost.speed_pct)
+            / 100;
         match self.cpus[cpu].curr {
             Some(p) if self.tasks[p.idx()].mem_intensity_permille > 0 => {
                 crate::cost::mem_scaled_speed(speed, self.mem_time_scale_ppm(cpu, p))

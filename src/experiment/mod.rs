@@ -102,7 +102,7 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         }
         table.insert(k.clone(), v.clone());
     }
-    toml::Value::Table(table)
+    let cost: CostModel = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| {
             InputError::with_key(
@@ -110,7 +110,18 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
                 "machine.cost",
                 e.message().to_string(),
             )
-        })
+        })?;
+    if !(1..=100_000).contains(&cost.speed_pct) {
+        return Err(InputError::with_key(
+            scn.origin_of("machine.cost"),
+            "machine.cost.speed_pct",
+            format!(
+                "{} is out of range; accepted: 1 to 100000 (percent of the reference CPU)",
+                cost.speed_pct
+            ),
+        ));
+    }
+    Ok(cost)
 }
 
 /// The scheduling policy a scenario selects.
