@@ -1,50 +1,59 @@
-//! The event queue: a 4-ary min-heap keyed by (time, insertion sequence).
+//! The event queue: a binary min-heap keyed by (time, insertion sequence).
 //!
 //! Ties on the same nanosecond break by the sequence number assigned at insertion, so a run
 //! is reproducible whatever the heap's internal order. Events are never deleted: an event
 //! that has been superseded carries a stale generation and is dropped when popped (see
 //! [`crate::engine`]). The heap's storage is reused, so steady state does not allocate.
-//!
-//! Why 4-ary: the engine pops as often as it pushes (every event is both), and a pop's
-//! sift-down dominates. A 4-ary heap halves the depth of a binary one; the four children of a
-//! node sit in one or two cache lines, so the extra comparisons are cheaper than the levels
-//! saved. The key is one `u128` (time in the high half, sequence in the low half) so each
-//! comparison is a single integer compare.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 /// An event waiting in the queue.
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
-    /// `(time_ns << 64) | seq`: the pop order.
-    key: u128,
+    time_ns: u64,
+    seq: u64,
     event: E,
 }
 
-impl<E> Entry<E> {
-    fn time_ns(&self) -> u64 {
-        (self.key >> 64) as u64
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.time_ns == other.time_ns && self.seq == other.seq
     }
 }
-
-/// Children per node.
-const ARITY: usize = 4;
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Entry<E> {
+    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest event first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .time_ns
+            .cmp(&self.time_ns)
+            .then_with(|| other.seq.cmp(&self.seq))
+    }
+}
 
 /// Deterministic priority queue of timed events.
 #[derive(Debug)]
 pub struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
+    heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: Vec::with_capacity(1024),
+            heap: BinaryHeap::with_capacity(1024),
             next_seq: 0,
         }
     }
@@ -53,28 +62,21 @@ impl<E: Copy> EventQueue<E> {
     pub fn push(&mut self, time_ns: u64, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let entry = Entry {
-            key: (u128::from(time_ns) << 64) | u128::from(seq),
+        self.heap.push(Entry {
+            time_ns,
+            seq,
             event,
-        };
-        self.heap.push(entry);
-        self.sift_up(self.heap.len() - 1);
+        });
     }
 
     /// Remove and return the earliest event (earliest inserted first among equal times).
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let last = self.heap.pop()?;
-        if self.heap.is_empty() {
-            return Some((last.time_ns(), last.event));
-        }
-        let top = std::mem::replace(&mut self.heap[0], last);
-        self.sift_down(0);
-        Some((top.time_ns(), top.event))
+        self.heap.pop().map(|e| (e.time_ns, e.event))
     }
 
     /// Time of the earliest event.
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.first().map(Entry::time_ns)
+        self.heap.peek().map(|e| e.time_ns)
     }
 
     pub fn len(&self) -> usize {
@@ -83,45 +85,6 @@ impl<E: Copy> EventQueue<E> {
 
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
-    }
-
-    /// Move the entry at `i` up until its parent is earlier.
-    fn sift_up(&mut self, mut i: usize) {
-        let entry = self.heap[i];
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            if self.heap[parent].key <= entry.key {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
-        self.heap[i] = entry;
-    }
-
-    /// Move the entry at `i` down until every child is later.
-    fn sift_down(&mut self, mut i: usize) {
-        let entry = self.heap[i];
-        let len = self.heap.len();
-        loop {
-            let first = i * ARITY + 1;
-            if first >= len {
-                break;
-            }
-            let end = (first + ARITY).min(len);
-            let mut min = first;
-            for c in first + 1..end {
-                if self.heap[c].key < self.heap[min].key {
-                    min = c;
-                }
-            }
-            if self.heap[min].key >= entry.key {
-                break;
-            }
-            self.heap[i] = self.heap[min];
-            i = min;
-        }
-        self.heap[i] = entry;
     }
 }
 
