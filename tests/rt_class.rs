@@ -356,3 +356,34 @@ fn rtapp_sched_fifo_task_runs_in_the_rt_class() {
     assert_eq!(tasks[1]["policy"], "SCHED_NORMAL");
     assert!(tasks[1].get("rt_priority").is_none());
 }
+
+/// The fair task reaches the RT hog's CPU by migration (an affinity change moved by the
+/// migration stopper): attaching it is an enqueue like any other, so the fair server starts
+/// on that CPU's 0 → 1 transition and the fair task still gets its 50 ms per second.
+#[test]
+fn fair_server_starts_when_a_fair_task_arrives_by_migration() {
+    let pin_to_2 = Program {
+        name: "pin-then-hog".into(),
+        ops: vec![
+            Op::SetAffinity { mask: 0 },
+            Op::Run { work_ns: SEC },
+            Op::Jump { to: 1 },
+        ],
+    };
+    let plan = WorkloadPlan {
+        programs: vec![hog(), pin_to_2],
+        tasks: vec![
+            task("rt", 0, fifo(50), Some("2")),
+            task("fair", 1, TaskPolicy::Normal, None),
+        ],
+        cpumasks: vec![schedlab::cpumask::CpuMask::parse("2").unwrap()],
+        ..Default::default()
+    };
+    let mut e = engine(&kernel("v6.18", ""), plan, 3 * SEC);
+    e.run();
+    assert_clean(&e);
+    let fair = &e.tasks()[1];
+    assert_eq!(fair.cpu, 2);
+    let share = fair.stats.sum_exec_runtime_ns as f64 / (3 * SEC) as f64;
+    assert!((share - 0.05).abs() <= 0.005, "fair share {share}");
+}

@@ -294,6 +294,8 @@ struct BalanceView<'a> {
     rng: &'a mut [RngStream],
     resched: &'a mut Vec<usize>,
     rt: &'a mut RtClass,
+    /// dl_server start/stop work caused by migrations, charged at the next scheduling point.
+    pending_cost_ns: &'a mut u64,
 }
 
 impl LbEnv for BalanceView<'_> {
@@ -382,9 +384,21 @@ impl LbEnv for BalanceView<'_> {
         );
         list_remove(&mut self.cfs_tasks[from], p);
         self.rqs[from].migrate_task_rq_fair(self.ents, self.params, now, p.idx(), false);
+        // A migration is a dequeue/enqueue like any other for the fair server: the source's
+        // fair queue may empty, the destination's may go 0 -> 1 (enqueue_task_fair()).
+        if self.rqs[from].h_nr_queued() == 0 {
+            *self.pending_cost_ns += self.rt.server_fair_empty(now, from);
+        }
     }
     fn attach_task(&mut self, p: TaskId, to: usize) {
         let now = self.core.now_ns;
+        if self.rqs[to].h_nr_queued() == 0 {
+            let c = &self.core.cpus[to];
+            let idle_since = (self.rt.rqs[to].nr_running_visible() == 0 && c.curr.is_none())
+                .then_some(c.idle_stamp_ns)
+                .filter(|&t| t > 0);
+            *self.pending_cost_ns += self.rt.server_start(now, to, idle_since);
+        }
         self.rqs[to].enqueue_task(
             self.ents,
             self.params,
@@ -414,6 +428,7 @@ macro_rules! balance_view {
             rng: &mut $self.rng,
             resched: &mut $self.resched,
             rt: &mut $self.rt,
+            pending_cost_ns: &mut $self.pending_cost_ns,
         }
     };
 }
