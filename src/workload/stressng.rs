@@ -6,9 +6,10 @@
 //! N single-threaded worker processes (`--cpu 0` = the configured CPUs). Each calls the chosen
 //! compute method in a loop. Since stress-ng 0.14 each call adds `1484.5 / bogo_op_rate` to the
 //! bogo counter, where `bogo_op_rate` is the method's call rate on the reference i5-8350U, so
-//! **one bogo op is 1/1484.5 s ≈ 673.6 µs of reference CPU work whatever the method**. The
-//! engine charges [`StressNgConfig::method_call_ns`] of reference-CPU work per call and adds
-//! [`StressNgConfig::bogo_ops_per_call`].
+//! **one bogo op is 1/1484.5 s ≈ 673.6 µs of i5-8350U work whatever the method**. The engine
+//! charges [`StressNgConfig::method_call_ns`] of *schedlab reference-CPU* work per call (the
+//! i5-8350U time × [`I5_8350U_TO_REFERENCE`], see [`crate::workload::generate`]) and adds
+//! [`StressNgConfig::bogo_ops_per_call`] (stress-ng's own normalisation, CPU-independent).
 //!
 //! `--cpu-method all` (the default) cycles through every method in table order, one call per
 //! step, so consecutive calls differ by orders of magnitude in cost. We model it as a mean call
@@ -27,10 +28,16 @@ use crate::error::{InputError, InputResult};
 /// The reference rate: a method call that takes `1/rate` s adds `1484.5/rate` bogo ops.
 pub const BOGO_OPS_PER_REFERENCE_SECOND: f64 = 1484.50;
 
-/// One bogo op in reference-CPU nanoseconds (1e9 / 1484.5).
+/// One bogo op in i5-8350U nanoseconds (1e9 / 1484.5).
 pub const BOGO_OP_NS: f64 = 1e9 / BOGO_OPS_PER_REFERENCE_SECOND;
 
-/// Mean reference-CPU cost of one method call under `--cpu-method all`: mean of
+/// Time of a method call on schedlab's reference CPU over its time on stress-ng's i5-8350U:
+/// measured on the reference machine (docs/host-benchmarks.md), where
+/// `stress-ng --cpu 1 --cpu-ops 2002` (`--cpu-method all`) used 2.39 s of task-clock for
+/// 2002 bogo ops, i.e. 1.194 ms per bogo op against the i5-8350U's 673.6 µs: 1.772.
+pub const I5_8350U_TO_REFERENCE: f64 = 1.772;
+
+/// Mean i5-8350U cost of one method call under `--cpu-method all`: mean of
 /// `1e9 / bogo_op_rate` over the 83 methods in stress-cpu.c (HEAD 291fc4341, methods compiled
 /// by gcc on x86-64). Computed once from the table; see the module docs for why a mean.
 pub const ALL_MEAN_CALL_NS: u64 = 643_382;
@@ -131,8 +138,14 @@ impl StressNgConfig {
             .map(|(_, r)| *r)
     }
 
-    /// Reference-CPU nanoseconds of one method call (the engine scales by CPU speed).
+    /// Reference-CPU nanoseconds of one method call (the engine scales by CPU speed):
+    /// [`Self::i5_call_ns`] × [`I5_8350U_TO_REFERENCE`].
     pub fn method_call_ns(&self) -> u64 {
+        (self.i5_call_ns() as f64 * I5_8350U_TO_REFERENCE).round() as u64
+    }
+
+    /// i5-8350U nanoseconds of one method call: `1/rate` of stress-ng's table.
+    pub fn i5_call_ns(&self) -> u64 {
         match self.method_rate() {
             Some(rate) => (1e9 / rate).round() as u64,
             None => ALL_MEAN_CALL_NS,
@@ -776,8 +789,9 @@ mod tests {
         assert_eq!(c.ops_per_instance(), Some(1389)); // ceil(100000 / 72)
         assert_eq!(c.load_slice(), LoadSlice::CpuTimeMs(1));
         assert_eq!(c.effective_timeout_s(), DEFAULT_TIMEOUT_S);
-        // 1 ms slice with ~643 µs calls: the loop stops after the 2nd call.
-        assert_eq!(c.slice_busy_ns(), Some(2 * ALL_MEAN_CALL_NS));
+        // 1 ms slice with ~1.14 ms calls (643 µs on the i5-8350U): one call.
+        assert_eq!(c.slice_busy_ns(), Some(c.method_call_ns()));
+        assert_eq!(c.method_call_ns(), 1_140_073);
         // 50 %: idle = busy, truncated to µs.
         assert_eq!(c.nominal_idle_ns(1_286_764), 1_286_000);
     }
@@ -800,7 +814,7 @@ mod tests {
     fn load_slice_arithmetic() {
         let c = parse(&w("--cpu 1 -l 25"), 4).unwrap();
         assert_eq!(c.load_slice(), LoadSlice::Calls(64)); // default -64
-        assert_eq!(c.slice_busy_ns(), Some(64 * ALL_MEAN_CALL_NS));
+        assert_eq!(c.slice_busy_ns(), Some(64 * c.method_call_ns()));
         // delay = busy·(100−P)/P + (busy_cpu − busy_wall) − bias
         assert!((c.load_delay_s(0.010, 0.010, 0.0) - 0.030).abs() < 1e-12);
         // Preempted slice (wall 15 ms for 10 ms CPU): 5 ms shorter sleep.
@@ -820,11 +834,18 @@ mod tests {
     #[test]
     fn method_costs() {
         let all = parse(&w("--cpu 1"), 4).unwrap();
-        // One bogo op = 1/1484.5 s of reference CPU regardless of method.
-        let per_op_ns = all.method_call_ns() as f64 / all.bogo_ops_per_call();
+        // One bogo op = 1/1484.5 s of i5-8350U time regardless of method: 1.194 ms on the
+        // reference CPU.
+        let per_op_ns = all.i5_call_ns() as f64 / all.bogo_ops_per_call();
         assert!((per_op_ns - BOGO_OP_NS).abs() < 1.0, "{per_op_ns}");
+        let per_op_ref_ns = all.method_call_ns() as f64 / all.bogo_ops_per_call();
+        assert!(
+            (per_op_ref_ns - 1_193_600.0).abs() < 100.0,
+            "{per_op_ref_ns}"
+        );
         let mp = parse(&w("--cpu 1 --cpu-method matrixprod"), 4).unwrap();
-        assert_eq!(mp.method_call_ns(), 3_790_176);
+        assert_eq!(mp.i5_call_ns(), 3_790_176);
+        assert_eq!(mp.method_call_ns(), 6_716_192);
         assert!((mp.bogo_ops_per_call() - 1484.5 / 263.84).abs() < 1e-12);
         let old = parse(&w("--cpu 1 --cpu-method matrixprod --cpu-old-metrics"), 4).unwrap();
         assert_eq!(old.bogo_ops_per_call(), 1.0);

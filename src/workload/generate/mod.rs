@@ -13,8 +13,16 @@
 //!   the CPU its creator runs on (CPU 0 for an unpinned main thread; the first allowed CPU when
 //!   the creator is pinned elsewhere).
 //! - Costs are reference-CPU work (`Op::Run`, at capacity 1024): the engine stretches them on
-//!   slower or SMT-shared CPUs. Scheduler costs (wakeup scans, IPIs, switches) are the
-//!   engine's and are not repeated here.
+//!   slower or SMT-shared CPUs and scales them by `[machine.cost] speed_pct`. Scheduler costs
+//!   (wakeup scans, IPIs, switches) are the engine's and are not repeated here.
+//! - **The reference CPU** is one machine for every generator: the project's measurement VM
+//!   (a 2.0 GHz Intel Xeon vCPU under Firecracker, kernel 6.18, docs/host-benchmarks.md). The
+//!   benchmark kernels were timed there: schbench's naive matrix multiply (1.45 ns per
+//!   multiply-add), stress-ng's `cpu` methods (1.772 × their i5-8350U time, stress-ng's own
+//!   normalisation), hackbench's AF_UNIX write/read (whose per-message costs reproduce the
+//!   measured task-clock to 0.5 %). Per-syscall costs of netperf/tbench and of thread
+//!   creation are literature estimates for a current server core, not timed here. On another
+//!   machine, set `speed_pct` to its speed relative to this reference.
 //! - A benchmark's own duration (`-r`, `-l`, `--timeout`, rt-app `duration`) is returned by
 //!   [`workload_duration_ns`] for the run layer to use as its simulated-time cap; benchmarks
 //!   whose statistics thread ends the measurement do so with `Op::Stop`.

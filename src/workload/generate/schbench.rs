@@ -30,9 +30,12 @@
 //! latency; the message thread wakes its batch, waits for a post, then sleeps
 //! `-s + rand() % (-s/4)` µs (a seeded cycle of 64 jitter values); main sleeps `-r` s and stops.
 //!
-//! Costs (reference CPU): one naive matrix multiply of side n is n³ multiply-adds at 3 ns each
-//! (column-strided loads of `m2`) — calibrated to the README's "`-n 5 -F 256` takes about 17 ms
-//! per request" (5 × 104³ × 3 ns = 16.9 ms); a FUTEX_WAKE syscall 1 µs besides the wakeup
+//! Costs (reference CPU, see [`super`]): one naive matrix multiply of side n is n³
+//! multiply-adds at 1.45 ns each (column-strided loads of `m2`) — measured on the reference
+//! machine: `schbench -m 1 -t 1 -r 5` (`-n 5 -F 256`, 5 × 104³ MACs per request) on a quiet
+//! machine gave request-latency p50 of 8.14, 8.78 and 7.59 ms (mean 8.17 ms, of which 0.1 ms is
+//! the `-s` usleep) = 1.44 ns per MAC. schbench's README says "about 17 ms" on its author's
+//! machine (3 ns per MAC); a FUTEX_WAKE syscall 1 µs besides the wakeup
 //! path the engine charges; memset at [`super::copy_ns`]; `pthread_create` 15 µs.
 //! Worker footprint: the three matrices (3·8·n² bytes) when `-n` > 0, else 8 KiB of stack.
 //!
@@ -59,7 +62,7 @@ use crate::topology::Machine;
 use crate::workload::schbench::{SchbenchConfig, SchbenchVersion};
 
 /// Work of one multiply-add of the naive matrix product (see module docs).
-pub const MATRIX_PS_PER_MAC: u64 = 3_000;
+pub const MATRIX_PS_PER_MAC: u64 = 1_450;
 /// FUTEX_WAKE syscall work besides the wakeup itself.
 pub const FUTEX_WAKE_NS: u64 = 1_000;
 /// `pthread_create` work in the creating thread.
