@@ -97,6 +97,17 @@ pub struct CostModel {
     /// ~1 µs, a system call of moderate work). A move additionally costs a switch to the
     /// migration stopper (`context_switch_ns`).
     pub sched_setaffinity_ns: u64,
+    /// IRQ and steal time per CPU, in percent of the CPU (cpulist → percent, 0..=90; CPUs not
+    /// listed: 0). A virtual machine's vCPU loses steal time to the host, and a CPU that
+    /// takes a device's interrupts loses IRQ time. Both slow its tasks by that share, and —
+    /// as `scale_rt_capacity()` does with `avg_irq` (steal included under
+    /// CONFIG_PARAVIRT_TIME_ACCOUNTING; NONTASK_CAPACITY) — lower its `capacity_of()` to
+    /// `(capacity − avg_rt) · (100 − pct) / 100`, which `wake_affine_weight()`, the load
+    /// balancer's group capacities and `select_idle_capacity()` read.
+    pub nontask_pct: std::collections::BTreeMap<String, u32>,
+    /// [`CostModel::nontask_pct`] resolved per CPU (filled by [`CostModel::resolve_nontask`]).
+    #[serde(skip)]
+    pub nontask_pct_by_cpu: Vec<u32>,
 }
 
 impl Default for CostModel {
@@ -148,6 +159,8 @@ impl Default for CostModel {
             dl_server_start_ns: 600,
             dl_server_stop_ns: 400,
             sched_setaffinity_ns: 1_000,
+            nontask_pct: std::collections::BTreeMap::new(),
+            nontask_pct_by_cpu: Vec::new(),
         }
     }
 }
@@ -200,6 +213,46 @@ impl CostModel {
     /// Defaults for a machine: SMT4/SMT8 throughput curves where the cores are that wide
     /// (POWER10 SMT4: ~1.5x/1.9x/2.2x core throughput with 2/3/4 threads, IBM's published
     /// SMT scaling; SMT8 extended the same way).
+    /// IRQ/steal share of `cpu`'s time, percent.
+    pub fn nontask_pct_of(&self, cpu: usize) -> u32 {
+        self.nontask_pct_by_cpu.get(cpu).copied().unwrap_or(0)
+    }
+
+    /// Resolve [`CostModel::nontask_pct`] against `nr_cpus`: each key a cpulist of existing
+    /// CPUs, each value at most 90. Errors name the offending key.
+    pub fn resolve_nontask(&mut self, nr_cpus: usize) -> Result<(), (String, String)> {
+        let mut by_cpu = vec![0u32; nr_cpus];
+        for (list, &pct) in &self.nontask_pct {
+            let key = format!("machine.cost.nontask_pct.\"{list}\"");
+            let mask = crate::cpumask::CpuMask::parse(list).map_err(|e| {
+                (
+                    key.clone(),
+                    format!("{e}; accepted: a CPU list such as \"1\" or \"0-3,8\""),
+                )
+            })?;
+            if pct > 90 {
+                return Err((
+                    key,
+                    format!("{pct} is out of range; accepted: 0 to 90 (percent)"),
+                ));
+            }
+            for cpu in mask.iter() {
+                if cpu >= nr_cpus {
+                    return Err((
+                        key,
+                        format!(
+                            "CPU {cpu} does not exist; the machine has CPUs 0-{}",
+                            nr_cpus - 1
+                        ),
+                    ));
+                }
+                by_cpu[cpu] = pct;
+            }
+        }
+        self.nontask_pct_by_cpu = by_cpu;
+        Ok(())
+    }
+
     pub fn default_for(machine: &Machine) -> CostModel {
         let mut cost = CostModel::default();
         let smt_width = (0..machine.nr_cpus())

@@ -542,3 +542,61 @@ fn speed_pct_zero_is_rejected_naming_the_key() {
     assert_eq!(err.key.as_deref(), Some("machine.cost.speed_pct"));
     assert!(err.message.contains("1 to 100000"), "{}", err.message);
 }
+
+/// schbench's message thread on a 2-CPU, one-LLC machine, woken by the worker that is about
+/// to block on the other CPU: `wake_affine_weight()` compares (w + m)·100·cap(prev) with
+/// w·108·cap(this) (WA_BIAS: half of imbalance_pct 117). With equal capacities the tiny
+/// message thread (m ≪ w) goes to the waker's CPU. IRQ/steal time on CPU 1 lowers
+/// `capacity_of(1)` (`scale_irq_capacity()`); beyond the 8 % margin a wakeup from CPU 1 keeps
+/// the thread on CPU 0, so it settles there and mostly stays.
+#[test]
+fn irq_steal_time_lowers_capacity_and_changes_wake_affine() {
+    let run = |nontask: &str| {
+        let text = format!(
+            "[machine.topology]\ncores_per_package = 2\n[machine.cost]\nnontask_pct = {{ {nontask} }}\n\
+             [kernel]\nprofile = \"v6.18\"\nsysctl = {{ hz = 250, preempt = \"none\" }}\n\
+             [workload]\ncommand = \"schbench -m 1 -t 2 -r 3\"\n"
+        );
+        let scn = Scenario::parse(&text, "test").unwrap();
+        let out = experiment::run_once(&scn, 1).unwrap();
+        let tasks = out.json["tasks"].as_array().unwrap().clone();
+        let msg = tasks.iter().find(|t| t["comm"] == "schbench-msg").unwrap();
+        let wakeups = msg["nr_wakeups"].as_u64().unwrap();
+        let moved = msg["migrations_by_reason"]["wakeup"].as_u64().unwrap();
+        (moved as f64 / wakeups as f64, wakeups)
+    };
+    let (equal, n) = run("");
+    assert!(
+        equal > 0.8 && n > 500,
+        "equal capacities: {equal} of {n} wakeups moved"
+    );
+    let (irq, n) = run("\"1\" = 10");
+    assert!(
+        irq < 0.3 && n > 500,
+        "10 % IRQ/steal on CPU 1: {irq} of {n} wakeups moved"
+    );
+}
+
+#[test]
+fn nontask_pct_names_bad_cpus_and_values() {
+    for (value, needle) in [
+        ("\"5\" = 10", "CPU 5 does not exist"),
+        ("\"1\" = 95", "0 to 90"),
+    ] {
+        let text = format!(
+            "[machine.topology]\ncores_per_package = 2\n[machine.cost]\nnontask_pct = {{ {value} }}\n\
+             [workload]\nkind = \"spin\"\n"
+        );
+        let scn = Scenario::parse(&text, "s.toml").unwrap();
+        let machine = experiment::resolve_machine(&scn).unwrap();
+        let err = experiment::resolve_cost(&scn, &machine).unwrap_err();
+        assert!(
+            err.key
+                .as_deref()
+                .unwrap()
+                .starts_with("machine.cost.nontask_pct"),
+            "{err:?}"
+        );
+        assert!(err.message.contains(needle), "{}", err.message);
+    }
+}

@@ -1053,6 +1053,8 @@ impl Engine {
             .count();
         let speed = self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024
             * u64::from(self.cost.speed_pct)
+            / 100
+            * u64::from(100 - self.cost.nontask_pct_of(cpu))
             / 100;
         match self.cpus[cpu].curr {
             Some(p) if self.tasks[p.idx()].mem_intensity_permille > 0 => {

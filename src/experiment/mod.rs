@@ -102,14 +102,19 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         }
         table.insert(k.clone(), v.clone());
     }
-    let cost: CostModel = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| {
-            InputError::with_key(
-                scn.origin_of("machine.cost"),
-                "machine.cost",
-                e.message().to_string(),
-            )
+    let mut cost: CostModel =
+        toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| {
+                InputError::with_key(
+                    scn.origin_of("machine.cost"),
+                    "machine.cost",
+                    e.message().to_string(),
+                )
+            })?;
+    cost.resolve_nontask(machine.nr_cpus())
+        .map_err(|(key, message)| {
+            InputError::with_key(scn.origin_of("machine.cost"), key, message)
         })?;
     if !(1..=100_000).contains(&cost.speed_pct) {
         return Err(InputError::with_key(

@@ -228,7 +228,10 @@ impl WakeupEnv for WakeView<'_> {
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
         let orig = self.core.machine.cpus[cpu].capacity as u64;
-        self.rt.capacity_of(cpu, orig)
+        scale_irq_capacity(
+            self.rt.capacity_of(cpu, orig),
+            self.core.cost.nontask_pct_of(cpu),
+        )
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.core.machine.cpus[cpu].capacity as u64
@@ -326,7 +329,10 @@ impl LbEnv for BalanceView<'_> {
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
         let orig = self.core.machine.cpus[cpu].capacity as u64;
-        self.rt.capacity_of(cpu, orig)
+        scale_irq_capacity(
+            self.rt.capacity_of(cpu, orig),
+            self.core.cost.nontask_pct_of(cpu),
+        )
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.core.machine.cpus[cpu].capacity as u64
@@ -431,6 +437,12 @@ macro_rules! balance_view {
             pending_cost_ns: &mut $self.pending_cost_ns,
         }
     };
+}
+
+/// `scale_irq_capacity()`: what IRQ and steal time leave of the capacity left after RT
+/// (`cpu_util_irq` = `pct`% of the CPU).
+fn scale_irq_capacity(capacity: u64, nontask_pct: u32) -> u64 {
+    (capacity * u64::from(100 - nontask_pct) / 100).max(1)
 }
 
 fn wake_flags(flags: WakeFlags) -> u32 {
