@@ -302,3 +302,30 @@ fn schedstat_file_has_the_v17_layout() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The newer mechanisms keep runs reproducible too: the RT class with the fair server
+/// (rt-app FIFO hog), numactl placement with remote memory, and the ttwu variants.
+#[test]
+fn rt_placement_and_ttwu_variants_are_byte_identical_across_reruns() {
+    let scenarios: [&[&str]; 3] = [
+        &["run", "scenarios/rt-starve.toml", "--json", "-"],
+        &["run", "scenarios/hackbench-numactl.toml", "--json", "-"],
+        &[
+            "run",
+            "scenarios/hackbench.toml",
+            "--feature",
+            "TTWU_QUEUE_DELAYED=on",
+            "--json",
+            "-",
+        ],
+    ];
+    for args in scenarios {
+        let (a, _) = run_json(args);
+        let (b, _) = run_json(args);
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap(),
+            "{args:?}"
+        );
+    }
+}
