@@ -367,6 +367,28 @@ fn random_plan(seed_ops: &[(u8, u32)], nr_tasks: usize) -> WorkloadPlan {
     // At least one op that takes time, so the program cannot spin in zero time.
     let mut ops = vec![Op::Run { work_ns: 5_000 }];
     for &(kind, x) in seed_ops {
+        // Actions that come as a group: a spin-locked section, an affinity change, an exec.
+        match kind % 7 {
+            4 => {
+                ops.extend([
+                    Op::SpinLock { lock: 0 },
+                    Op::Run {
+                        work_ns: 1_000 + x as u64 % 100_000,
+                    },
+                    Op::SpinUnlock { lock: 0 },
+                ]);
+                continue;
+            }
+            5 => {
+                ops.push(Op::SetAffinity { mask: x % 2 });
+                continue;
+            }
+            6 => {
+                ops.push(Op::Exec);
+                continue;
+            }
+            _ => {}
+        }
         ops.push(match kind % 4 {
             0 => Op::Run {
                 work_ns: 10_000 + x as u64 % 2_000_000,
@@ -412,18 +434,25 @@ fn random_plan(seed_ops: &[(u8, u32)], nr_tasks: usize) -> WorkloadPlan {
         ],
         tasks,
         sems: vec![0, 0],
+        nr_spinlocks: 1,
+        // Every preset of the property test has CPUs 0-9.
+        cpumasks: vec![
+            CpuMask::parse("0-3").unwrap(),
+            CpuMask::parse("2-9").unwrap(),
+        ],
         ..Default::default()
     }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
-    /// Over random task mixes, kernels and machines: every task is in exactly one state,
+    /// Over random task mixes (computing, sleeping, posting, spin-locked sections, affinity
+    /// changes, exec), kernels and machines: every task is in exactly one state,
     /// per-CPU busy time equals the sum of task runtimes, and (asserted by the engine on
     /// every event) virtual time never goes backwards.
     #[test]
     fn invariants_hold_over_random_mixes(
-        seed_ops in proptest::collection::vec((0u8..4, 0u32..u32::MAX), 1..8),
+        seed_ops in proptest::collection::vec((0u8..7, 0u32..u32::MAX), 1..8),
         nr_tasks in 1usize..24,
         profile in prop::sample::select(vec!["v5.15", "v6.6", "v6.12", "v6.18"]),
         preset in prop::sample::select(vec!["hybrid-10", "nehalem-2s", "adl-i9"]),
