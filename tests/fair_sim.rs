@@ -629,3 +629,21 @@ fn nontask_pct_names_bad_cpus_and_values() {
         assert!(err.message.contains(needle), "{}", err.message);
     }
 }
+
+#[test]
+fn no_nontask_capacity_keeps_capacity_despite_irq_time() {
+    // NO_NONTASK_CAPACITY: avg_irq is not tracked, capacity_of() ignores IRQ/steal time, and
+    // the message thread follows its wakers again (the CPU is still slower for its tasks).
+    let text = "[machine.topology]\ncores_per_package = 2\n[machine.cost]\n\
+                nontask_pct = { \"1\" = 10 }\n[kernel]\nprofile = \"v6.18\"\n\
+                features = { NONTASK_CAPACITY = false }\n\
+                sysctl = { hz = 250, preempt = \"none\" }\n\
+                [workload]\ncommand = \"schbench -m 1 -t 2 -r 3\"\n";
+    let scn = Scenario::parse(text, "test").unwrap();
+    let out = experiment::run_once(&scn, 1).unwrap();
+    let tasks = out.json["tasks"].as_array().unwrap().clone();
+    let msg = tasks.iter().find(|t| t["comm"] == "schbench-msg").unwrap();
+    let moved = msg["migrations_by_reason"]["wakeup"].as_u64().unwrap() as f64
+        / msg["nr_wakeups"].as_u64().unwrap() as f64;
+    assert!(moved > 0.8, "{moved}");
+}

@@ -310,7 +310,7 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
         true,
         K,
         BOTH,
-        "subtract IRQ/steal time from CPU capacity (scale_rt_capacity)",
+        "subtract IRQ/steal time ([machine.cost] nontask_pct) from CPU capacity (scale_rt_capacity)",
         ALWAYS,
         "named NONTASK_POWER before v3.18",
     ),

@@ -161,7 +161,14 @@ impl LinuxFair {
             lb_out: LbOutput::default(),
             resched: Vec::new(),
             costs: BalanceCosts::from_model(cost),
-            rt: RtClass::new(rt_config(kernel, cost, nr)),
+            rt: {
+                let mut rt = RtClass::new(rt_config(kernel, cost, nr));
+                // NONTASK_CAPACITY gates update_irq_load_avg(): without it avg_irq stays 0.
+                if kernel.sched_feat(crate::config::features::Feature::NONTASK_CAPACITY) {
+                    rt.irq_pct = (0..nr).map(|c| cost.nontask_pct_of(c)).collect();
+                }
+                rt
+            },
             pending_cost_ns: 0,
             params,
             domains,
@@ -228,10 +235,7 @@ impl WakeupEnv for WakeView<'_> {
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
         let orig = self.core.machine.cpus[cpu].capacity as u64;
-        scale_irq_capacity(
-            self.rt.capacity_of(cpu, orig),
-            self.core.cost.nontask_pct_of(cpu),
-        )
+        self.rt.capacity_of(cpu, orig)
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.core.machine.cpus[cpu].capacity as u64
@@ -329,10 +333,7 @@ impl LbEnv for BalanceView<'_> {
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
         let orig = self.core.machine.cpus[cpu].capacity as u64;
-        scale_irq_capacity(
-            self.rt.capacity_of(cpu, orig),
-            self.core.cost.nontask_pct_of(cpu),
-        )
+        self.rt.capacity_of(cpu, orig)
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.core.machine.cpus[cpu].capacity as u64
@@ -437,12 +438,6 @@ macro_rules! balance_view {
             pending_cost_ns: &mut $self.pending_cost_ns,
         }
     };
-}
-
-/// `scale_irq_capacity()`: what IRQ and steal time leave of the capacity left after RT
-/// (`cpu_util_irq` = `pct`% of the CPU).
-fn scale_irq_capacity(capacity: u64, nontask_pct: u32) -> u64 {
-    (capacity * u64::from(100 - nontask_pct) / 100).max(1)
 }
 
 fn wake_flags(flags: WakeFlags) -> u32 {

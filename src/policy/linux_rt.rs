@@ -42,6 +42,10 @@ pub struct RtClass {
     distribute_prev: Vec<usize>,
     /// CPUs whose policy timer may have changed.
     timer_dirty: Vec<usize>,
+    /// IRQ/steal share of each CPU that `scale_rt_capacity()` removes from the capacity
+    /// (`[machine.cost] nontask_pct`; all zero with NO_NONTASK_CAPACITY, when the kernel does
+    /// not track `avg_irq`). Empty = none.
+    pub irq_pct: Vec<u32>,
 }
 
 /// Settings of the RT class and the fair server for one run.
@@ -76,6 +80,7 @@ impl RtClass {
             acct_ns: vec![0; c.nr_cpus],
             distribute_prev: vec![0; c.nr_cpus],
             timer_dirty: Vec::new(),
+            irq_pct: Vec::new(),
         }
     }
 
@@ -233,11 +238,13 @@ impl RtClass {
         self.servers[cpu].yield_empty(&self.server_params, now_ns);
     }
 
-    /// `scale_rt_capacity()` without IRQ time: the capacity left to the fair class.
+    /// `scale_rt_capacity()`: the capacity left to the fair class after RT (`avg_rt`) and,
+    /// by `scale_irq_capacity()`, after IRQ/steal time ([`RtClass::irq_pct`], a constant
+    /// share standing in for `avg_irq`).
     pub fn capacity_of(&self, cpu: usize, capacity_orig: u64) -> u64 {
-        capacity_orig
-            .saturating_sub(self.rqs[cpu].avg_rt.util_avg)
-            .max(1)
+        let free = capacity_orig.saturating_sub(self.rqs[cpu].avg_rt.util_avg);
+        let irq_pct = u64::from(self.irq_pct.get(cpu).copied().unwrap_or(0));
+        (free * (100 - irq_pct) / 100).max(1)
     }
 
     pub fn take_timer_changes(&mut self, out: &mut Vec<usize>) {
