@@ -68,7 +68,6 @@ impl Engine {
             }
         };
         policy!(self.task_fork(p));
-        self.act.clear();
         let ctx = WakeCtx {
             this_cpu: parent_cpu,
             waker: None,
@@ -77,10 +76,7 @@ impl Engine {
                 ..WakeFlags::default()
             },
         };
-        let placement = policy!(self.select_task_rq(p, parent_cpu, ctx, &mut self.act));
-        let cost = self.act.cost_ns;
-        self.charge(parent_cpu, cost);
-        let cpu = self.allowed_or_fallback(p, placement.cpu);
+        let (placement, cpu) = self.select_task_rq(p, parent_cpu, parent_cpu, ctx);
         {
             let t = &mut self.tasks[p.idx()];
             t.cpu = cpu;
@@ -187,16 +183,29 @@ impl Engine {
         }
     }
 
+    /// core.c's `select_task_rq()`: the policy's choice for `p` (previous CPU `prev_cpu`),
+    /// its scan work charged to `run_cpu`, then `select_fallback_rq()` if the choice is not
+    /// allowed. Returns the policy's placement (for traces) and the CPU to use.
+    fn select_task_rq(
+        &mut self,
+        p: TaskId,
+        prev_cpu: usize,
+        run_cpu: usize,
+        ctx: WakeCtx,
+    ) -> (crate::policy::Placement, usize) {
+        self.act.clear();
+        let placement = policy!(self.select_task_rq(p, prev_cpu, ctx, &mut self.act));
+        let cost = self.act.cost_ns;
+        self.charge(run_cpu, cost);
+        (placement, self.allowed_or_fallback(p, placement.cpu))
+    }
+
     /// `select_task_rq()` + `set_task_cpu()` of a wakeup, run on `run_cpu` (which pays for the
     /// scan) on behalf of the waker described by `ctx`. Returns the CPU and whether it
     /// differs from the task's previous one.
     fn select_wakeup_cpu(&mut self, p: TaskId, run_cpu: usize, ctx: WakeCtx) -> (usize, bool) {
         let prev_cpu = self.tasks[p.idx()].cpu;
-        self.act.clear();
-        let placement = policy!(self.select_task_rq(p, prev_cpu, ctx, &mut self.act));
-        let cost = self.act.cost_ns;
-        self.charge(run_cpu, cost);
-        let cpu = self.allowed_or_fallback(p, placement.cpu);
+        let (placement, cpu) = self.select_task_rq(p, prev_cpu, run_cpu, ctx);
         if let Some(rec) = self.recorder.as_deref_mut() {
             let w = ctx.waker.map(|w| &self.tasks[w.idx()]);
             let t = &self.tasks[p.idx()];
@@ -1519,7 +1528,6 @@ impl Engine {
     /// its CPU (the fork/exec slow path where a domain has SD_BALANCE_EXEC); when that is
     /// another CPU, the migration stopper moves `p` there (true: `cpu` rescheduled).
     fn sched_exec(&mut self, cpu: usize, p: TaskId) -> bool {
-        self.act.clear();
         let ctx = WakeCtx {
             this_cpu: cpu,
             waker: None,
@@ -1528,10 +1536,7 @@ impl Engine {
                 ..WakeFlags::default()
             },
         };
-        let placement = policy!(self.select_task_rq(p, cpu, ctx, &mut self.act));
-        let cost = self.act.cost_ns;
-        self.charge(cpu, cost);
-        let dest = self.allowed_or_fallback(p, placement.cpu);
+        let (_, dest) = self.select_task_rq(p, cpu, cpu, ctx);
         if dest == cpu || !self.machine.online.test(dest) {
             return false;
         }

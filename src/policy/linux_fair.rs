@@ -440,21 +440,9 @@ macro_rules! balance_view {
     };
 }
 
+/// The kernel's `WF_*` bits of a wakeup (one mapping, shared with wakeup placement).
 fn wake_flags(flags: WakeFlags) -> u32 {
-    let mut wf = 0;
-    if flags.sync {
-        wf |= fair::WF_SYNC;
-    }
-    if flags.fork {
-        wf |= fair::WF_FORK;
-    }
-    if flags.ttwu {
-        wf |= fair::WF_TTWU;
-    }
-    if flags.exec {
-        wf |= fair::WF_EXEC;
-    }
-    wf
+    crate::sched::wakeup::Wf::from(flags).0
 }
 
 /// The class-ordering half of the Linux policy: runtime accounting across classes, the
