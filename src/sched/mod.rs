@@ -11,10 +11,13 @@
 //!   schedstats), against the runqueue trait `balance::LbEnv`.
 //! - [`rt`]: the RT class's runqueue, cpupri levels and RT throttling (`rt.c`, `cpupri.c`).
 //! - [`dl_server`]: the fair deadline server's state machine and costs (`deadline.c`).
+//! - [`types`]: types shared with the policies above (`MigrationReason`, `IdleType`, wake
+//!   flags, placements).
 
 pub mod balance;
 pub mod dl_server;
 pub mod fair;
 pub mod pelt;
 pub mod rt;
+pub mod types;
 pub mod wakeup;

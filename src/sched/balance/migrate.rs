@@ -17,7 +17,7 @@ use super::{
 };
 use crate::config::features::Feature;
 use crate::domains::SdFlags;
-use crate::policy::IdleType;
+use crate::sched::types::IdleType;
 use crate::task::TaskId;
 
 /// Answer of `can_migrate_task()`.

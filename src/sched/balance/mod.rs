@@ -57,8 +57,8 @@ use crate::config::sysctl::{PreemptModel, Sysctls};
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SchedDomains, SdFlags};
-pub use crate::policy::IdleType;
-use crate::policy::{Migration, MigrationReason};
+pub use crate::sched::types::IdleType;
+use crate::sched::types::{Migration, MigrationReason};
 use crate::task::TaskId;
 
 /// `SCHED_CAPACITY_SCALE`.
@@ -73,33 +73,7 @@ pub const NUMA_IMBALANCE_MIN: i64 = 2;
 /// `LOAD_AVG_PERIOD`: NOHZ blocked-load refresh period, ms.
 pub const LOAD_AVG_PERIOD_MS: u64 = 32;
 
-/// `enum group_type`, in the kernel's order (= pull priority, lowest first).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GroupType {
-    HasSpare,
-    FullyBusy,
-    MisfitTask,
-    SmtBalance,
-    AsymPacking,
-    Imbalanced,
-    Overloaded,
-}
-
-impl GroupType {
-    /// The kernel's enumerator name.
-    pub fn name(self) -> &'static str {
-        match self {
-            GroupType::HasSpare => "group_has_spare",
-            GroupType::FullyBusy => "group_fully_busy",
-            GroupType::MisfitTask => "group_misfit_task",
-            GroupType::SmtBalance => "group_smt_balance",
-            GroupType::AsymPacking => "group_asym_packing",
-            GroupType::Imbalanced => "group_imbalanced",
-            GroupType::Overloaded => "group_overloaded",
-        }
-    }
-}
+pub use crate::sched::types::GroupType;
 
 /// `enum migration_type`: the unit of `env->imbalance`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

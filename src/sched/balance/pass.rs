@@ -19,7 +19,7 @@ use super::{
     SCHED_NR_MIGRATE_BREAK, idle_index, lbf,
 };
 use crate::domains::DomainId;
-use crate::policy::{IdleType, MigrationReason};
+use crate::sched::types::{IdleType, MigrationReason};
 
 impl LoadBalancer {
     /// `asym_active_balance()`.

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::config::features::Feature;
 use crate::domains::{DomainId, GroupId, SdFlags};
-use crate::policy::IdleType;
+use crate::sched::types::IdleType;
 
 /// `struct sg_lb_stats`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

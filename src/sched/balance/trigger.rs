@@ -33,7 +33,7 @@ use super::{
 use crate::config::features::Feature;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SdFlags};
-use crate::policy::MigrationReason;
+use crate::sched::types::MigrationReason;
 
 /// `should_we_balance()` applied to a candidate set: which CPU of `candidates` (the local
 /// group's balance mask ∩ `env->cpus`, ascending) balances on the group's behalf in a

@@ -21,18 +21,7 @@ use super::{
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::task::TaskId;
 
-/// `enum group_type`, least busy first (the derive order is the kernel's).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GroupType {
-    HasSpare,
-    FullyBusy,
-    MisfitTask,
-    SmtBalance,
-    AsymPacking,
-    Imbalanced,
-    Overloaded,
-}
+pub use crate::sched::types::GroupType;
 
 /// `struct sg_lb_stats` as `update_sg_wakeup_stats()` fills it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

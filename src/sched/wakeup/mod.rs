@@ -46,7 +46,7 @@ use crate::config::features::{Feature, Features};
 use crate::config::version::KernelVersion;
 use crate::cpumask::CpuMask;
 use crate::domains::{SchedDomains, SdFlags};
-use crate::policy::{Placement, PlacementPath, WakeCtx, WakeFlags};
+use crate::sched::types::{Placement, PlacementPath, WakeCtx, WakeFlags};
 use crate::task::TaskId;
 use crate::topology::Machine;
 

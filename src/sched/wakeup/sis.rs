@@ -23,7 +23,7 @@ use super::{Call, SCHED_CAPACITY_SCALE, Topo, Wakeup, WakeupEnv};
 use crate::config::features::Feature;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SdFlags};
-use crate::policy::IdleType;
+use crate::sched::types::IdleType;
 use crate::task::TaskId;
 
 /// Where `select_idle_sibling()` found its answer.
