@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use schedlab::config::features::{Feature, Features};
-use schedlab::config::sysctl::Sysctls;
 use schedlab::cost::CostModel;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{DomainId, SchedDomains, build_sched_domains};
+use schedlab::kconfig::features::{Feature, Features};
+use schedlab::kconfig::sysctl::Sysctls;
 use schedlab::policy::{IdleType, MigrationReason};
 use schedlab::sched::balance::fake::FakeLbEnv;
 use schedlab::sched::balance::find::adjust_numa_imbalance;

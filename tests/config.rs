@@ -514,7 +514,7 @@ proptest! {
     #[test]
     fn set_any_feature(idx in 0..Feature::ALL.len(), on: bool, profile in 0usize..11) {
         let f = Feature::ALL[idx];
-        let p = schedlab::config::profiles::PROFILES[profile].name;
+        let p = schedlab::kconfig::profiles::PROFILES[profile].name;
         let s = doc_with_sets(
             MINIMAL,
             &[&format!("kernel.profile={p}"), &format!("kernel.features.{}={on}", f.name())],

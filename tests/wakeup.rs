@@ -4,10 +4,10 @@
 
 use proptest::prelude::*;
 
-use schedlab::config::features::{Feature, Features};
-use schedlab::config::version::KernelVersion;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{SchedDomains, build_sched_domains};
+use schedlab::kconfig::features::{Feature, Features};
+use schedlab::kconfig::version::KernelVersion;
 use schedlab::policy::{IdleType, PlacementPath, WakeCtx, WakeFlags};
 use schedlab::sched::wakeup::{
     AffineOutcome, BalanceKind, SisStep, Topo, Wakeup, WakeupEnv, WakeupParams,

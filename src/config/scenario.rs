@@ -13,36 +13,13 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::features::{AppliesTo, Feature, Features};
+use super::features::{AppliesTo, Feature};
 use super::profiles::{Profile, SchedMode};
-use super::sysctl::{self, PreemptModel, SysctlInfo, Sysctls};
-use super::version::KernelVersion;
+use super::sysctl::{self, PreemptModel, SysctlInfo};
 use super::{ScenarioDoc, did_you_mean, parse_feature_switch, parse_value};
 use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
-
-/// Which scheduling policy implementation runs the fair tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Policy {
-    /// The Linux fair-class model.
-    #[serde(rename = "linux-fair")]
-    LinuxFair,
-    /// A global FIFO: the trivial second policy that keeps the policy trait honest.
-    #[serde(rename = "fifo")]
-    Fifo,
-}
-
-impl Policy {
-    pub const NAMES: &'static [&'static str] = &["linux-fair", "fifo"];
-
-    /// The name a scenario uses for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::LinuxFair => "linux-fair",
-            Policy::Fifo => "fifo",
-        }
-    }
-}
+pub use crate::kconfig::{Policy, ResolvedKernel};
 
 /// `[machine]`: where the machine comes from, and its raw extras.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -115,47 +92,6 @@ pub struct VariantSpec {
     pub name: String,
     /// `dotted.path -> value`, applied in key order.
     pub overrides: BTreeMap<String, toml::Value>,
-}
-
-/// The kernel a run simulates: profile values, then the scenario's overrides.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ResolvedKernel {
-    pub profile: String,
-    pub version: KernelVersion,
-    pub mode: SchedMode,
-    pub policy: Policy,
-    pub features: Features,
-    pub sysctl: Sysctls,
-    /// Features the scenario set to a value other than the profile's.
-    pub feature_overrides: BTreeMap<String, bool>,
-    /// Tunables that differ from the profile's (value as text).
-    pub sysctl_overrides: BTreeMap<String, String>,
-    /// Remarks, e.g. an EEVDF-only feature set in a CFS profile (it has no effect).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-}
-
-impl ResolvedKernel {
-    /// The kernel's `sched_feat(f)`.
-    #[inline]
-    pub fn sched_feat(&self, f: Feature) -> bool {
-        self.features.on(f)
-    }
-
-    /// A profile with no overrides.
-    pub fn from_profile(p: &Profile) -> ResolvedKernel {
-        ResolvedKernel {
-            profile: p.name.to_string(),
-            version: p.version,
-            mode: p.mode(),
-            policy: Policy::LinuxFair,
-            features: p.features(),
-            sysctl: p.sysctls(),
-            feature_overrides: BTreeMap::new(),
-            sysctl_overrides: BTreeMap::new(),
-            notes: Vec::new(),
-        }
-    }
 }
 
 /// A parsed, validated scenario with its kernel resolved.

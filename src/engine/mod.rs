@@ -36,7 +36,7 @@ use rng::{RngStream, StreamKind};
 /// only sets TIF_NEED_RESCHED_LAZY, acted on at the next tick; under the others a remote CPU
 /// is sent a reschedule IPI and the task is preempted on return from it (user code is always
 /// preemptible there, so none/voluntary/full behave alike for the user-mode work modelled).
-pub use crate::config::sysctl::PreemptModel as Preempt;
+pub use crate::kconfig::sysctl::PreemptModel as Preempt;
 
 /// Engine parameters that come from the kernel configuration and the run settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,8 +108,8 @@ pub enum TtwuQueueRule {
 
 impl TtwuQueueRule {
     /// The rule of a kernel release.
-    pub fn for_version(v: crate::config::version::KernelVersion) -> Self {
-        use crate::config::version::KernelVersion as V;
+    pub fn for_version(v: crate::kconfig::version::KernelVersion) -> Self {
+        use crate::kconfig::version::KernelVersion as V;
         if v < V::new(5, 8) {
             TtwuQueueRule::CrossLlcOnly
         } else if v < V::new(6, 0) {

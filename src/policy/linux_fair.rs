@@ -26,13 +26,13 @@ use super::{
     Actions, CoreView, EnqueueFlags, IdleType, Placement, PlacementPath, SchedPolicy, WakeCtx,
     WakeFlags,
 };
-use crate::config::features::Feature;
-use crate::config::profiles::SchedMode;
-use crate::config::scenario::ResolvedKernel;
 use crate::cpumask::CpuMask;
 use crate::domains::DomainId;
 use crate::domains::{SchedDomains, build_sched_domains};
 use crate::engine::rng::{RngStream, StreamKind};
+use crate::kconfig::ResolvedKernel;
+use crate::kconfig::features::Feature;
+use crate::kconfig::profiles::SchedMode;
 use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
 use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
 use crate::sched::dl_server::DlServerParams;
@@ -164,7 +164,7 @@ impl LinuxFair {
             rt: {
                 let mut rt = RtClass::new(rt_config(kernel, cost, nr));
                 // NONTASK_CAPACITY gates update_irq_load_avg(): without it avg_irq stays 0.
-                if kernel.sched_feat(crate::config::features::Feature::NONTASK_CAPACITY) {
+                if kernel.sched_feat(crate::kconfig::features::Feature::NONTASK_CAPACITY) {
                     rt.irq_pct = (0..nr).map(|c| cost.nontask_pct_of(c)).collect();
                 }
                 rt

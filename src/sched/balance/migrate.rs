@@ -15,8 +15,8 @@ use super::{
     BalanceEnv, LbEnv, LbOutput, LoadBalancer, MigrationType, SCHED_NR_MIGRATE_BREAK, TaskDecision,
     TaskVerdict, idle_index, lbf,
 };
-use crate::config::features::Feature;
 use crate::domains::SdFlags;
+use crate::kconfig::features::Feature;
 use crate::sched::types::IdleType;
 use crate::task::TaskId;
 

@@ -52,11 +52,11 @@ use std::sync::Arc;
 pub use env::LbEnv;
 pub use schedstat::{RqSchedstat, SdSchedstat};
 
-use crate::config::features::{Feature, Features};
-use crate::config::sysctl::{PreemptModel, Sysctls};
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SchedDomains, SdFlags};
+use crate::kconfig::features::{Feature, Features};
+use crate::kconfig::sysctl::{PreemptModel, Sysctls};
 pub use crate::sched::types::IdleType;
 use crate::sched::types::{Migration, MigrationReason};
 use crate::task::TaskId;

@@ -9,8 +9,8 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, SCHED_CAPACITY_SCALE,
     capacity_greater,
 };
-use crate::config::features::Feature;
 use crate::domains::{DomainId, GroupId, SdFlags};
+use crate::kconfig::features::Feature;
 use crate::sched::types::IdleType;
 
 /// `struct sg_lb_stats`.

@@ -30,9 +30,9 @@
 use super::{
     BalanceEnv, IdleType, LOAD_AVG_PERIOD_MS, LbEnv, LbOutput, LoadBalancer, nohz_flags::*,
 };
-use crate::config::features::Feature;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SdFlags};
+use crate::kconfig::features::Feature;
 use crate::sched::types::MigrationReason;
 
 /// `should_we_balance()` applied to a candidate set: which CPU of `candidates` (the local

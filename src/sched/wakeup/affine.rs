@@ -8,8 +8,8 @@
 //! scheduling `effective_load()` terms, which do not exist without cgroups.
 
 use super::{Topo, Wakeup, WakeupEnv};
-use crate::config::features::Feature;
 use crate::domains::DomainId;
+use crate::kconfig::features::Feature;
 use crate::task::TaskId;
 
 /// Which rule of `wake_affine()` decided.

@@ -42,10 +42,10 @@ pub use affine::AffineOutcome;
 pub use idlest::{GroupType, SgWakeupStats};
 pub use sis::SisStep;
 
-use crate::config::features::{Feature, Features};
-use crate::config::version::KernelVersion;
 use crate::cpumask::CpuMask;
 use crate::domains::{SchedDomains, SdFlags};
+use crate::kconfig::features::{Feature, Features};
+use crate::kconfig::version::KernelVersion;
 use crate::sched::types::{Placement, PlacementPath, WakeCtx, WakeFlags};
 use crate::task::TaskId;
 use crate::topology::Machine;

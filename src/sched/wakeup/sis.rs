@@ -20,9 +20,9 @@
 //! rather than measuring a clock.
 
 use super::{Call, SCHED_CAPACITY_SCALE, Topo, Wakeup, WakeupEnv};
-use crate::config::features::Feature;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SdFlags};
+use crate::kconfig::features::Feature;
 use crate::sched::types::IdleType;
 use crate::task::TaskId;
 

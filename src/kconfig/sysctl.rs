@@ -25,6 +25,9 @@ use std::collections::BTreeMap;
 use super::did_you_mean;
 use crate::error::{InputError, InputResult};
 
+/// `RR_TIMESLICE` in ms: the default of `sched_rr_timeslice_ms` (`kernel/sched/rt.c`).
+pub const RR_TIMESLICE_MS: u64 = 100;
+
 /// `sysctl_sched_tunable_scaling` (`enum sched_tunable_scaling`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TunableScaling {
@@ -151,7 +154,7 @@ impl Default for Sysctls {
             dl_server_period_ns: 1_000_000_000,
             sched_rt_runtime_us: 950_000,
             sched_rt_period_us: 1_000_000,
-            sched_rr_timeslice_ms: crate::sched::rt::RR_TIMESLICE_MS,
+            sched_rr_timeslice_ms: RR_TIMESLICE_MS,
         }
     }
 }
