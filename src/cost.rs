@@ -224,12 +224,13 @@ impl CostModel {
         let mut by_cpu = vec![0u32; nr_cpus];
         for (list, &pct) in &self.nontask_pct {
             let key = format!("machine.cost.nontask_pct.\"{list}\"");
-            let mask = crate::cpumask::CpuMask::parse(list).map_err(|e| {
-                (
-                    key.clone(),
-                    format!("{e}; accepted: a CPU list such as \"1\" or \"0-3,8\""),
-                )
-            })?;
+            let mask =
+                crate::cpumask::CpuMask::parse_list_for_machine(list, nr_cpus).map_err(|e| {
+                    (
+                        key.clone(),
+                        format!("{e}; accepted: a CPU list such as \"1\" or \"0-3,8\""),
+                    )
+                })?;
             if pct > 90 {
                 return Err((
                     key,

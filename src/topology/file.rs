@@ -376,7 +376,8 @@ LLC never crosses a node or package)"
         let mut seen = CpuMask::new();
         for (list, cap) in table {
             let shown = format!("capacities.\"{list}\"");
-            let mask = CpuMask::parse(list).map_err(|e| ctx.err(&shown, e.to_string()))?;
+            let mask = CpuMask::parse_list_for_machine(list, nr)
+                .map_err(|e| ctx.err(&shown, e.to_string()))?;
             if let Some(cpu) = mask.iter().find(|&c| c >= nr) {
                 return Err(ctx.err(
                     &shown,

@@ -154,10 +154,12 @@ impl Machine {
 
     /// Take the CPUs of a cpulist offline (`echo 0 > cpuN/online`).
     pub fn set_offline(&mut self, list: &str) -> Result<(), TopologyError> {
-        let offline = CpuMask::parse(list).map_err(|_| TopologyError::OfflineOutOfRange {
-            list: list.to_string(),
-            cpu: NR_CPUS_MAX,
-            last: self.nr_cpus() - 1,
+        let offline = CpuMask::parse_list_for_machine(list, self.nr_cpus()).map_err(|_| {
+            TopologyError::OfflineOutOfRange {
+                list: list.to_string(),
+                cpu: NR_CPUS_MAX,
+                last: self.nr_cpus() - 1,
+            }
         })?;
         if let Some(cpu) = offline.iter().find(|&c| c >= self.nr_cpus()) {
             return Err(TopologyError::OfflineOutOfRange {

@@ -190,7 +190,7 @@ fn parse_taskset<'w>(args: &'w [String], out: &mut PlacementArgs) -> InputResult
         return Err(errx(format!("bad usage\n{TASKSET_TRY}")));
     }
     let mask = if list {
-        CpuMask::parse(mask_text)
+        CpuMask::parse_util_linux(mask_text)
             .map_err(|_| errx(format!("failed to parse CPU list: {mask_text}")))?
     } else {
         parse_hex_mask(mask_text)
@@ -326,7 +326,7 @@ fn parse_nodes(text: &str, nr_nodes: usize) -> Result<u64, String> {
     let mask = if body == "all" {
         all
     } else {
-        let list = CpuMask::parse(body).map_err(|_| {
+        let list = CpuMask::parse_util_linux(body).map_err(|_| {
             format!("libnuma: Warning: unparseable node description `{text}'\n{invalid}")
         })?;
         if body.trim().is_empty() {
@@ -360,7 +360,7 @@ fn parse_cpus(text: &str, machine: &Machine) -> Result<CpuMask, String> {
     let mask = if body == "all" {
         all
     } else {
-        let list = CpuMask::parse(body)
+        let list = CpuMask::parse_util_linux(body)
             .ok()
             .filter(|m| !m.is_empty())
             .ok_or_else(|| {
