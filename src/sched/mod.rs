@@ -11,10 +11,13 @@
 //!   schedstats), against the runqueue trait `balance::LbEnv`.
 //! - [`rt`]: the RT class's runqueue, cpupri levels and RT throttling (`rt.c`, `cpupri.c`).
 //! - [`dl_server`]: the fair deadline server's state machine and costs (`deadline.c`).
+//! - [`numa`]: automatic NUMA balancing (fault statistics, placement, the task mover, the
+//!   balancer's locality predicates), as decisions on a constructed state.
 
 pub mod balance;
 pub mod dl_server;
 pub mod fair;
+pub mod numa;
 pub mod pelt;
 pub mod rt;
 pub mod wakeup;
