@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod kconfig;
+pub mod memory;
 pub mod policy;
 pub mod sched;
 pub mod stats;

@@ -13,10 +13,13 @@
 //! - [`dl_server`]: the fair deadline server's state machine and costs (`deadline.c`).
 //! - [`types`]: types shared with the policies above (`MigrationReason`, `IdleType`, wake
 //!   flags, placements).
+//! - [`numa`]: automatic NUMA balancing (fault statistics, placement, the task mover, the
+//!   balancer's locality predicates), as decisions on a constructed state.
 
 pub mod balance;
 pub mod dl_server;
 pub mod fair;
+pub mod numa;
 pub mod pelt;
 pub mod rt;
 pub mod types;
