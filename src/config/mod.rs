@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 pub use features::{Feature, FeatureKind, Features};
 pub use profiles::{Profile, SchedMode};
 pub use scenario::{
-    MachineSpec, Policy, ResolvedKernel, RunSpec, Scenario, VariantSpec, WorkloadSpec,
+    MachineSpec, Policy, ResolvedKernel, RunSpec, Scenario, VariantSpec, WorkloadSection,
     parse_variant_spec,
 };
 pub use sysctl::{PreemptModel, Sysctls};
@@ -236,43 +236,8 @@ fn line_col(text: &str, pos: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// `" (did you mean X?)"` for the candidates closest to `name`, or `""`.
-pub(crate) fn did_you_mean(name: &str, candidates: &[&str]) -> String {
-    let lower = name.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &str)> = candidates
-        .iter()
-        .filter_map(|c| {
-            let cl = c.to_ascii_lowercase();
-            let d = edit_distance(&lower, &cl);
-            let close = d <= (name.len() / 3).max(2)
-                || (lower.len() >= 3 && (cl.contains(&lower) || lower.contains(&cl)));
-            close.then_some((d, *c))
-        })
-        .collect();
-    scored.sort();
-    let best: Vec<&str> = scored.iter().take(3).map(|(_, c)| *c).collect();
-    match best.len() {
-        0 => String::new(),
-        1 => format!(" (did you mean {}?)", best[0]),
-        _ => format!(" (did you mean one of {}?)", best.join(", ")),
-    }
-}
-
-/// Levenshtein distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+/// The one did-you-mean helper (kept here for the modules that import it from `config`).
+pub(crate) use crate::input::did_you_mean;
 
 /// The quick-form options of `schedlab run` (ARCHITECTURE.md §3), turned into a scenario
 /// document by [`build_document`].
