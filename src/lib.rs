@@ -13,6 +13,7 @@ pub mod error;
 pub mod experiment;
 pub mod kconfig;
 pub mod memory;
+pub mod input;
 pub mod policy;
 pub mod sched;
 pub mod stats;

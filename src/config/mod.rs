@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 pub use features::{Feature, FeatureKind, Features};
 pub use profiles::{Profile, SchedMode};
 pub use scenario::{
-    MachineSpec, Policy, ResolvedKernel, RunSpec, Scenario, VariantSpec, WorkloadSpec,
+    MachineSpec, Policy, ResolvedKernel, RunSpec, Scenario, VariantSpec, WorkloadSection,
     parse_variant_spec,
 };
 pub use sysctl::{PreemptModel, Sysctls};
@@ -236,7 +236,8 @@ fn line_col(text: &str, pos: usize) -> (usize, usize) {
     (line, col)
 }
 
-pub(crate) use crate::kconfig::did_you_mean;
+/// The one did-you-mean helper (kept here for the modules that import it from `config`).
+pub(crate) use crate::input::did_you_mean;
 
 /// The quick-form options of `schedlab run` (ARCHITECTURE.md §3), turned into a scenario
 /// document by [`build_document`].

@@ -20,6 +20,7 @@ use super::{ScenarioDoc, did_you_mean, parse_feature_switch, parse_value};
 use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
 pub use crate::kconfig::{Policy, ResolvedKernel};
+use crate::input::{keys, limits};
 
 /// `[machine]`: where the machine comes from, and its raw extras.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -44,10 +45,10 @@ pub struct MachineSpec {
     pub cost: Option<toml::Table>,
 }
 
-/// `[workload]`: the kind or the benchmark command line, plus the rest for the workload
-/// module.
+/// The raw `[workload]` table: the kind or the benchmark command line, plus the rest for the
+/// workload module (which parses it into a [`crate::workload::WorkloadSpec`], the benchmark).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct WorkloadSpec {
+pub struct WorkloadSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,6 +72,22 @@ pub struct RunSpec {
     pub invariants: bool,
     /// Window of the migration ping-pong detector (`crate::stats::pingpong`), in ms.
     pub pingpong_window_ms: f64,
+    /// Most simulated tasks in one run (a memory budget: [`limits::BYTES_PER_TASK`] each).
+    #[serde(skip_serializing_if = "RunSpec::default_max_tasks")]
+    pub max_tasks: u64,
+    /// Longest simulated duration of one run, in seconds.
+    #[serde(skip_serializing_if = "RunSpec::default_max_duration")]
+    pub max_duration_s: f64,
+}
+
+impl RunSpec {
+    fn default_max_tasks(n: &u64) -> bool {
+        *n == limits::DEFAULT_MAX_TASKS
+    }
+
+    fn default_max_duration(s: &f64) -> bool {
+        *s == limits::DEFAULT_MAX_DURATION_S
+    }
 }
 
 impl Default for RunSpec {
@@ -82,6 +99,8 @@ impl Default for RunSpec {
             duration_s: None,
             invariants: false,
             pingpong_window_ms: 10.0,
+            max_tasks: limits::DEFAULT_MAX_TASKS,
+            max_duration_s: limits::DEFAULT_MAX_DURATION_S,
         }
     }
 }
@@ -109,144 +128,68 @@ pub struct Scenario {
     pub description: Option<String>,
     pub machine: MachineSpec,
     pub kernel: ResolvedKernel,
-    pub workload: WorkloadSpec,
+    pub workload: WorkloadSection,
     pub run: RunSpec,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<VariantSpec>,
 }
 
-const TOP_KEYS: &[&str] = &[
-    "description",
-    "machine",
-    "kernel",
-    "workload",
-    "run",
-    "variant",
-];
-const MACHINE_KEYS: &[&str] = &[
-    "preset",
-    "offline",
-    "sysfs_root",
-    "hwloc",
-    "topology",
-    "cost",
-];
-const KERNEL_KEYS: &[&str] = &["profile", "features", "sysctl", "hz", "preempt", "policy"];
-const RUN_KEYS: &[&str] = &[
-    "runs",
-    "seed",
-    "warmup_s",
-    "duration_s",
-    "invariants",
-    "pingpong_window_ms",
-];
 const VARIANT_SECTIONS: &[&str] = &["kernel", "machine", "workload"];
 
-/// Typed access to one table of the document, with errors naming origin and dotted key.
-struct Section<'a> {
-    doc: &'a ScenarioDoc,
-    prefix: &'a str,
-    table: Option<&'a toml::Table>,
+/// The document's top level as typed keys (the one reader of [`crate::input::keys`]);
+/// `[workload]` stays a raw table for the workload module, `[[variant]]` a list of tables.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DocKeys {
+    description: Option<String>,
+    machine: Option<MachineKeys>,
+    kernel: Option<KernelKeys>,
+    workload: Option<toml::Table>,
+    run: Option<RunKeys>,
+    variant: Option<Vec<toml::Table>>,
 }
 
-impl<'a> Section<'a> {
-    fn key(&self, k: &str) -> String {
-        if self.prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{}.{k}", self.prefix)
-        }
-    }
+/// `[machine]` keys.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct MachineKeys {
+    preset: Option<String>,
+    offline: Option<toml::Value>,
+    sysfs_root: Option<String>,
+    hwloc: Option<String>,
+    topology: Option<toml::Table>,
+    cost: Option<toml::Table>,
+}
 
-    fn err(&self, k: &str, msg: impl Into<String>) -> InputError {
-        let key = self.key(k);
-        InputError::with_key(self.doc.origin_of(&key), key, msg)
-    }
+/// `[kernel]` keys (features and tunables are checked by name against their registries).
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct KernelKeys {
+    profile: Option<String>,
+    features: Option<toml::Table>,
+    sysctl: Option<toml::Table>,
+    hz: Option<toml::Value>,
+    preempt: Option<toml::Value>,
+    policy: Option<Policy>,
+}
 
-    fn check_keys(&self, accepted: &[&str]) -> InputResult<()> {
-        for k in self.table.into_iter().flat_map(|t| t.keys()) {
-            if !accepted.contains(&k.as_str()) {
-                let what = if self.prefix.is_empty() {
-                    "unknown section".to_string()
-                } else {
-                    format!("unknown key in [{}]", self.prefix)
-                };
-                return Err(self.err(
-                    k,
-                    format!(
-                        "{what}{}; accepted: {}",
-                        did_you_mean(k, accepted),
-                        accepted.join(", ")
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
+/// `[run]` keys.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RunKeys {
+    runs: Option<u64>,
+    seed: Option<u64>,
+    warmup_s: Option<f64>,
+    duration_s: Option<f64>,
+    invariants: Option<bool>,
+    pingpong_window_ms: Option<f64>,
+    max_tasks: Option<u64>,
+    max_duration_s: Option<f64>,
+}
 
-    fn get(&self, k: &str) -> Option<&'a toml::Value> {
-        self.table.and_then(|t| t.get(k))
-    }
-
-    fn type_err(&self, k: &str, want: &str, got: &toml::Value) -> InputError {
-        self.err(k, format!("expected {want}, got {}", sysctl::describe(got)))
-    }
-
-    fn string(&self, k: &str) -> InputResult<Option<String>> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(self.type_err(k, "a string", other)),
-        }
-    }
-
-    fn table(&self, k: &str) -> InputResult<Option<&'a toml::Table>> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(toml::Value::Table(t)) => Ok(Some(t)),
-            Some(other) => Err(self.type_err(k, "a table", other)),
-        }
-    }
-
-    fn sub(&self, k: &str, key_buf: &'a str) -> InputResult<Section<'a>> {
-        Ok(Section {
-            doc: self.doc,
-            prefix: key_buf,
-            table: self.table(k)?,
-        })
-    }
-
-    fn uint(&self, k: &str, min: u64, max: u64) -> InputResult<Option<u64>> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(toml::Value::Integer(n))
-                if *n >= 0 && (*n as u64) >= min && (*n as u64) <= max =>
-            {
-                Ok(Some(*n as u64))
-            }
-            Some(toml::Value::Integer(n)) => {
-                Err(self.err(k, format!("{n} is out of range (accepted: {min}..={max})")))
-            }
-            Some(other) => Err(self.type_err(k, "an integer", other)),
-        }
-    }
-
-    fn float(&self, k: &str) -> InputResult<Option<f64>> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(toml::Value::Float(x)) => Ok(Some(*x)),
-            Some(toml::Value::Integer(n)) => Ok(Some(*n as f64)),
-            Some(other) => Err(self.type_err(k, "a number of seconds", other)),
-        }
-    }
-
-    fn boolean(&self, k: &str) -> InputResult<Option<bool>> {
-        match self.get(k) {
-            None => Ok(None),
-            Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.type_err(k, "true or false", other)),
-        }
-    }
+/// Error at `key` of `doc`, from its origin.
+fn key_err(doc: &ScenarioDoc, key: &str, msg: impl Into<String>) -> InputError {
+    InputError::with_key(doc.origin_of(key), key, msg)
 }
 
 impl Scenario {
@@ -280,24 +223,25 @@ impl Scenario {
     }
 
     fn from_doc_no_variants(doc: ScenarioDoc) -> InputResult<Scenario> {
-        let top = Section {
-            doc: &doc,
-            prefix: "",
-            table: Some(&doc.table),
-        };
-        top.check_keys(TOP_KEYS)?;
-        let description = top.string("description")?;
-        let machine = parse_machine(&top.sub("machine", "machine")?)?;
-        let kernel = parse_kernel(&top.sub("kernel", "kernel")?)?;
-        let workload = parse_workload(&top.sub("workload", "workload")?)?;
-        let run = parse_run(&top.sub("run", "run")?)?;
-        let variants = parse_variants(&top)?;
+        let keys: DocKeys = keys::from_table(&doc.table, "", &|k| doc.origin_of(k).to_string())
+            .map_err(|mut e| {
+                // At the top level an unknown key is an unknown section.
+                if e.key.as_deref().is_some_and(|k| !k.contains('.')) {
+                    e.message = e.message.replacen("unknown key", "unknown section", 1);
+                }
+                e
+            })?;
+        let machine = parse_machine(&doc, keys.machine.unwrap_or_default())?;
+        let kernel = parse_kernel(&doc, keys.kernel.unwrap_or_default())?;
+        let workload = parse_workload(&doc, keys.workload)?;
+        let run = parse_run(&doc, keys.run.unwrap_or_default())?;
+        let variants = parse_variants(&doc, keys.variant.unwrap_or_default())?;
         let source = doc.origin.clone();
         Ok(Scenario {
             doc,
             source,
             variant: None,
-            description,
+            description: keys.description,
             machine,
             kernel,
             workload,
@@ -349,37 +293,40 @@ impl Scenario {
     }
 }
 
-fn parse_machine(sec: &Section) -> InputResult<MachineSpec> {
-    sec.check_keys(MACHINE_KEYS)?;
-    let path = |k: &str| -> InputResult<Option<String>> {
-        let Some(p) = sec.string(k)? else {
-            return Ok(None);
-        };
-        let key = sec.key(k);
-        Ok(Some(match &sec.doc.base_dir {
-            Some(dir) if sec.doc.from_document(&key) && std::path::Path::new(&p).is_relative() => {
+fn parse_machine(doc: &ScenarioDoc, m: MachineKeys) -> InputResult<MachineSpec> {
+    let path = |k: &str, p: Option<String>| -> Option<String> {
+        let p = p?;
+        let key = format!("machine.{k}");
+        Some(match &doc.base_dir {
+            Some(dir) if doc.from_document(&key) && std::path::Path::new(&p).is_relative() => {
                 dir.join(&p).display().to_string()
             }
             _ => p,
-        }))
+        })
     };
-    let offline = match sec.get("offline") {
+    let offline = match m.offline {
         None => None,
-        Some(toml::Value::String(s)) => Some(s.clone()),
+        Some(toml::Value::String(s)) => Some(s),
         // `--set machine.offline=5` arrives as an integer.
         Some(toml::Value::Integer(n)) => Some(n.to_string()),
-        Some(other) => return Err(sec.type_err("offline", "a cpulist string", other)),
+        Some(other) => {
+            return Err(key_err(
+                doc,
+                "machine.offline",
+                keys::expected("a cpulist string", keys::describe(&other)),
+            ));
+        }
     };
     if let Some(list) = &offline {
-        CpuMask::parse(list).map_err(|e| sec.err("offline", e.to_string()))?;
+        CpuMask::parse(list).map_err(|e| key_err(doc, "machine.offline", e.to_string()))?;
     }
     let spec = MachineSpec {
-        preset: sec.string("preset")?,
-        sysfs_root: path("sysfs_root")?,
-        hwloc: path("hwloc")?,
-        topology: sec.table("topology")?.cloned(),
+        preset: m.preset,
+        sysfs_root: path("sysfs_root", m.sysfs_root),
+        hwloc: path("hwloc", m.hwloc),
+        topology: m.topology,
         offline,
-        cost: sec.table("cost")?.cloned(),
+        cost: m.cost,
     };
     let given: Vec<&str> = [
         ("preset", spec.preset.is_some()),
@@ -394,14 +341,15 @@ fn parse_machine(sec: &Section) -> InputResult<MachineSpec> {
     match given.len() {
         1 => Ok(spec),
         0 => Err(InputError::with_key(
-            sec.doc.origin_of("machine"),
+            doc.origin_of("machine"),
             "machine",
             "no machine given (accepted: [machine] preset = \"NAME\" or \"host\", sysfs_root, \
              hwloc, or a [machine.topology] table; on the command line -m MACHINE; see \
              `schedlab list machines`)",
         )),
-        _ => Err(sec.err(
-            given[1],
+        _ => Err(key_err(
+            doc,
+            &format!("machine.{}", given[1]),
             format!(
                 "conflicts with machine.{} (accepted: exactly one of preset, sysfs_root, hwloc, \
                  topology)",
@@ -411,75 +359,56 @@ fn parse_machine(sec: &Section) -> InputResult<MachineSpec> {
     }
 }
 
-fn parse_kernel(sec: &Section) -> InputResult<ResolvedKernel> {
-    sec.check_keys(KERNEL_KEYS)?;
-    let profile = match sec.string("profile")? {
-        Some(name) => {
-            let key = sec.key("profile");
-            Profile::lookup(&name, sec.doc.origin_of(&key), &key)?
-        }
+fn parse_kernel(doc: &ScenarioDoc, keys: KernelKeys) -> InputResult<ResolvedKernel> {
+    let profile = match &keys.profile {
+        Some(name) => Profile::lookup(name, doc.origin_of("kernel.profile"), "kernel.profile")?,
         None => Profile::default_profile(),
     };
     let mut k = ResolvedKernel::from_profile(profile);
     let base_features = k.features;
     let base_sysctl = k.sysctl.clone();
-
-    if let Some(feats) = sec.table("features")? {
-        for (name, value) in feats {
-            let key = format!("{}.features.{name}", sec.prefix);
-            let origin = sec.doc.origin_of(&key);
-            let f = Feature::lookup(name, origin, &key)?;
-            let on = match value {
-                toml::Value::Boolean(b) => *b,
-                other => {
-                    return Err(InputError::with_key(
-                        origin,
-                        key,
-                        format!("expected true or false, got {}", sysctl::describe(other)),
-                    ));
-                }
-            };
-            k.features.set(f, on);
-            let applies = f.info().applies_to;
-            let ignored = match k.mode {
-                SchedMode::Cfs => applies == AppliesTo::EevdfOnly,
-                SchedMode::Eevdf => applies == AppliesTo::CfsOnly,
-            };
-            if ignored && on {
-                k.notes.push(format!(
-                    "{f} has no effect in {} mode (profile {})",
-                    k.mode.name(),
-                    k.profile
-                ));
-            }
+    for (name, value) in keys.features.iter().flatten() {
+        let key = format!("kernel.features.{name}");
+        let origin = doc.origin_of(&key);
+        let f = Feature::lookup(name, origin, &key)?;
+        let on: bool = keys::from_value(value, &key, origin)?;
+        k.features.set(f, on);
+        let applies = f.info().applies_to;
+        let ignored = match k.mode {
+            SchedMode::Cfs => applies == AppliesTo::EevdfOnly,
+            SchedMode::Eevdf => applies == AppliesTo::CfsOnly,
+        };
+        if ignored && on {
+            k.notes.push(format!(
+                "{f} has no effect in {} mode (profile {})",
+                k.mode.name(),
+                k.profile
+            ));
         }
     }
-    if let Some(table) = sec.table("sysctl")? {
-        for (name, value) in table {
-            let key = format!("{}.sysctl.{name}", sec.prefix);
-            let origin = sec.doc.origin_of(&key);
-            k.sysctl.set_value(name, value, origin, &key)?;
-        }
+    for (name, value) in keys.sysctl.iter().flatten() {
+        let key = format!("kernel.sysctl.{name}");
+        k.sysctl.set_value(name, value, doc.origin_of(&key), &key)?;
     }
     // `[kernel] hz` / `preempt` are shorthands for the tunables of the same name; they win
     // over `[kernel.sysctl]`.
-    for short in ["hz", "preempt"] {
-        if let Some(value) = sec.get(short) {
-            let key = sec.key(short);
+    for (short, value) in [("hz", &keys.hz), ("preempt", &keys.preempt)] {
+        if let Some(value) = value {
+            let key = format!("kernel.{short}");
             k.sysctl
-                .set_value(short, value, sec.doc.origin_of(&key), &key)?;
+                .set_value(short, value, doc.origin_of(&key), &key)?;
         }
     }
     k.sysctl
-        .validate(sec.doc.origin_of("kernel.sysctl"), "kernel.sysctl.")?;
+        .validate(doc.origin_of("kernel.sysctl"), "kernel.sysctl.")?;
     if k.sysctl.preempt == PreemptModel::Lazy && !profile.has_lazy_preemption() {
-        let key = if sec.get("preempt").is_some() {
-            sec.key("preempt")
+        let key = if keys.preempt.is_some() {
+            "kernel.preempt"
         } else {
-            format!("{}.sysctl.preempt", sec.prefix)
+            "kernel.sysctl.preempt"
         };
-        return Err(InputError::with_key(
-            sec.doc.origin_of(&key),
+        return Err(key_err(
+            doc,
             key,
             format!(
                 "preempt = \"lazy\" exists from v6.13 (PREEMPT_LAZY); profile {} accepts none, \
@@ -488,21 +417,8 @@ fn parse_kernel(sec: &Section) -> InputResult<ResolvedKernel> {
             ),
         ));
     }
-    if let Some(p) = sec.string("policy")? {
-        k.policy = match p.as_str() {
-            "linux-fair" => Policy::LinuxFair,
-            "fifo" => Policy::Fifo,
-            other => {
-                return Err(sec.err(
-                    "policy",
-                    format!(
-                        "unknown policy '{other}'{}; accepted: {}",
-                        did_you_mean(other, Policy::NAMES),
-                        Policy::NAMES.join(", ")
-                    ),
-                ));
-            }
-        };
+    if let Some(p) = keys.policy {
+        k.policy = p;
     }
     k.feature_overrides = base_features
         .diff(&k.features)
@@ -513,85 +429,151 @@ fn parse_kernel(sec: &Section) -> InputResult<ResolvedKernel> {
     Ok(k)
 }
 
-fn parse_workload(sec: &Section) -> InputResult<WorkloadSpec> {
-    let kind = sec.string("kind")?;
-    let command = sec.string("command")?;
-    if kind.is_none() && command.is_none() {
-        return Err(InputError::with_key(
-            sec.doc.origin_of("workload"),
+fn parse_workload(doc: &ScenarioDoc, table: Option<toml::Table>) -> InputResult<WorkloadSection> {
+    let mut params = table.unwrap_or_default();
+    let mut text = |k: &str| -> InputResult<Option<String>> {
+        params
+            .remove(k)
+            .map(|v| {
+                let key = format!("workload.{k}");
+                keys::from_value::<String>(&v, &key, doc.origin_of(&key))
+            })
+            .transpose()
+    };
+    let kind = text("kind")?;
+    let command = text("command")?;
+    match (&kind, &command) {
+        (None, None) => Err(InputError::with_key(
+            doc.origin_of("workload"),
             "workload",
             "no workload given (accepted: [workload] kind = \"hackbench\" | \"schbench\" | ... \
              with its parameters, or command = \"<benchmark command line>\"; on the command \
              line: -- <benchmark command line>; see `schedlab list workloads`)",
-        ));
+        )),
+        (Some(_), Some(_)) => Err(key_err(
+            doc,
+            "workload.kind",
+            "cannot be combined with workload.command (accepted: either kind with its keys, or \
+             command with the benchmark's command line, which names the benchmark)",
+        )),
+        _ => Ok(WorkloadSection {
+            kind,
+            command,
+            params,
+        }),
     }
-    let mut params = sec.table.cloned().unwrap_or_default();
-    params.remove("kind");
-    params.remove("command");
-    Ok(WorkloadSpec {
-        kind,
-        command,
-        params,
-    })
 }
 
-fn parse_run(sec: &Section) -> InputResult<RunSpec> {
-    sec.check_keys(RUN_KEYS)?;
+fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
     let d = RunSpec::default();
-    let runs = sec.uint("runs", 1, 100_000)?.map_or(d.runs, |n| n as u32);
-    let seed = sec.uint("seed", 0, i64::MAX as u64)?.unwrap_or(d.seed);
-    let warmup_s = sec.float("warmup_s")?.unwrap_or(d.warmup_s);
-    if !(warmup_s >= 0.0 && warmup_s.is_finite()) {
-        return Err(sec.err("warmup_s", format!("{warmup_s} (accepted: seconds >= 0)")));
-    }
-    let duration_s = sec.float("duration_s")?;
-    if let Some(x) = duration_s
-        && !(x > 0.0 && x.is_finite())
-    {
-        return Err(sec.err("duration_s", format!("{x} (accepted: seconds > 0)")));
-    }
-    let invariants = sec.boolean("invariants")?.unwrap_or(d.invariants);
-    let pingpong_window_ms = match sec.get("pingpong_window_ms") {
-        None => d.pingpong_window_ms,
-        Some(toml::Value::Float(x)) => *x,
-        Some(toml::Value::Integer(n)) => *n as f64,
-        Some(other) => {
-            return Err(sec.type_err("pingpong_window_ms", "a number of milliseconds", other));
+    let range = |key: &str, v: Option<u64>, lo: u64, hi: u64| -> InputResult<Option<u64>> {
+        match v {
+            Some(n) if !(lo..=hi).contains(&n) => Err(key_err(
+                doc,
+                key,
+                keys::expected(
+                    &format!("an integer from {lo} to {hi}"),
+                    format!("integer {n}"),
+                ),
+            )),
+            other => Ok(other),
         }
     };
-    if !(0.0..=3_600_000.0).contains(&pingpong_window_ms) {
-        return Err(sec.err(
-            "pingpong_window_ms",
-            format!("{pingpong_window_ms} (accepted: milliseconds, 0 to 3600000)"),
+    let seconds =
+        |key: &str, v: Option<f64>, min_excl: bool, hi: f64| -> InputResult<Option<f64>> {
+            match v {
+                Some(x)
+                    if !(x.is_finite()
+                        && (if min_excl { x > 0.0 } else { x >= 0.0 })
+                        && x <= hi) =>
+                {
+                    Err(key_err(
+                        doc,
+                        key,
+                        keys::expected(
+                            &format!(
+                                "seconds {} 0 and at most {hi}",
+                                if min_excl { ">" } else { ">=" }
+                            ),
+                            format!("float {x}"),
+                        ),
+                    ))
+                }
+                other => Ok(other),
+            }
+        };
+    let max_duration_s = seconds(
+        "run.max_duration_s",
+        keys.max_duration_s,
+        true,
+        limits::MAX_DURATION_CEILING_S,
+    )?
+    .unwrap_or(d.max_duration_s);
+    let runs = range("run.runs", keys.runs, 1, limits::MAX_RUNS)?.map_or(d.runs, |n| n as u32);
+    let seed = range("run.seed", keys.seed, 0, i64::MAX as u64)?.unwrap_or(d.seed);
+    let warmup_s =
+        seconds("run.warmup_s", keys.warmup_s, false, max_duration_s)?.unwrap_or(d.warmup_s);
+    let duration_s = match keys.duration_s {
+        Some(x) if x.is_finite() && x > max_duration_s => {
+            return Err(key_err(
+                doc,
+                "run.duration_s",
+                format!(
+                    "{x} s is above the limit run.max_duration_s = {max_duration_s} s (raise it \
+                     with --set run.max_duration_s=SECONDS, at most {})",
+                    limits::MAX_DURATION_CEILING_S
+                ),
+            ));
+        }
+        other => seconds("run.duration_s", other, true, max_duration_s)?,
+    };
+    if let Some(dur) = duration_s
+        && warmup_s >= dur
+    {
+        return Err(key_err(
+            doc,
+            "run.warmup_s",
+            format!(
+                "warm-up of {warmup_s} s leaves nothing to measure in run.duration_s = {dur} s \
+                 (accepted: warmup_s < duration_s)"
+            ),
         ));
     }
+    let pingpong_window_ms = keys.pingpong_window_ms.unwrap_or(d.pingpong_window_ms);
+    if !(0.0..=3_600_000.0).contains(&pingpong_window_ms) {
+        return Err(key_err(
+            doc,
+            "run.pingpong_window_ms",
+            keys::expected(
+                "milliseconds from 0 to 3600000",
+                format!("float {pingpong_window_ms}"),
+            ),
+        ));
+    }
+    let max_tasks = range(
+        "run.max_tasks",
+        keys.max_tasks,
+        1,
+        limits::MAX_TASKS_CEILING,
+    )?
+    .unwrap_or(d.max_tasks);
     Ok(RunSpec {
         runs,
         seed,
         warmup_s,
         duration_s,
-        invariants,
+        invariants: keys.invariants.unwrap_or(d.invariants),
         pingpong_window_ms,
+        max_tasks,
+        max_duration_s,
     })
 }
 
-fn parse_variants(top: &Section) -> InputResult<Vec<VariantSpec>> {
-    let list = match top.get("variant") {
-        None => return Ok(Vec::new()),
-        Some(toml::Value::Array(a)) => a,
-        Some(other) => return Err(top.type_err("variant", "[[variant]] tables", other)),
-    };
+fn parse_variants(doc: &ScenarioDoc, list: Vec<toml::Table>) -> InputResult<Vec<VariantSpec>> {
     let mut out: Vec<VariantSpec> = Vec::new();
-    for (i, item) in list.iter().enumerate() {
+    let origin = doc.origin_of("variant");
+    for (i, table) in list.iter().enumerate() {
         let key = format!("variant[{i}]");
-        let origin = top.doc.origin_of("variant");
-        let table = item.as_table().ok_or_else(|| {
-            InputError::with_key(
-                origin,
-                key.clone(),
-                format!("expected a table, got {}", sysctl::describe(item)),
-            )
-        })?;
         let name = match table.get("name") {
             Some(toml::Value::String(s)) if !s.is_empty() => s.clone(),
             _ => {

@@ -22,7 +22,7 @@ pub use sysctl::{PreemptModel, Sysctls};
 pub use version::KernelVersion;
 
 /// Which scheduling policy implementation runs the fair tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum Policy {
     /// The Linux fair-class model.
     #[serde(rename = "linux-fair")]
@@ -85,40 +85,4 @@ impl ResolvedKernel {
     }
 }
 
-/// `" (did you mean X?)"` for the candidates closest to `name`, or `""`.
-pub(crate) fn did_you_mean(name: &str, candidates: &[&str]) -> String {
-    let lower = name.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &str)> = candidates
-        .iter()
-        .filter_map(|c| {
-            let cl = c.to_ascii_lowercase();
-            let d = edit_distance(&lower, &cl);
-            let close = d <= (name.len() / 3).max(2)
-                || (lower.len() >= 3 && (cl.contains(&lower) || lower.contains(&cl)));
-            close.then_some((d, *c))
-        })
-        .collect();
-    scored.sort();
-    let best: Vec<&str> = scored.iter().take(3).map(|(_, c)| *c).collect();
-    match best.len() {
-        0 => String::new(),
-        1 => format!(" (did you mean {}?)", best[0]),
-        _ => format!(" (did you mean one of {}?)", best.join(", ")),
-    }
-}
-
-/// Levenshtein distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+pub(crate) use crate::input::did_you_mean;
