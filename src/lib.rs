@@ -13,6 +13,7 @@ pub mod error;
 pub mod experiment;
 pub mod kconfig;
 pub mod policy;
+pub mod rng;
 pub mod sched;
 pub mod stats;
 pub mod task;
