@@ -15,6 +15,7 @@ pub mod kconfig;
 pub mod memory;
 pub mod input;
 pub mod policy;
+pub mod rng;
 pub mod sched;
 pub mod stats;
 pub mod task;

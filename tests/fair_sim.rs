@@ -265,10 +265,10 @@ impl SchedPolicy for Alternate {
     fn name(&self) -> &'static str {
         "alternate"
     }
-    fn task_fork(&mut self, _: &CoreView, _: TaskId) {}
+    fn task_fork(&mut self, _: &dyn CoreView, _: TaskId) {}
     fn select_task_rq(
         &mut self,
-        _: &CoreView,
+        _: &dyn CoreView,
         _: TaskId,
         _: usize,
         _: WakeCtx,
@@ -280,28 +280,33 @@ impl SchedPolicy for Alternate {
             path: PlacementPath::Other,
         }
     }
-    fn migrate_task_rq(&mut self, _: &CoreView, _: TaskId, _: usize, _: usize) {}
-    fn enqueue_task(&mut self, _: &CoreView, cpu: usize, p: TaskId, _: EnqueueFlags) {
+    fn migrate_task_rq(&mut self, _: &dyn CoreView, _: TaskId, _: usize, _: usize) {}
+    fn enqueue_task(&mut self, _: &dyn CoreView, cpu: usize, p: TaskId, _: EnqueueFlags) {
         self.queues[cpu].push_back(p);
     }
-    fn dequeue_sleep(&mut self, _: &CoreView, _: usize, _: TaskId) -> bool {
+    fn dequeue_sleep(&mut self, _: &dyn CoreView, _: usize, _: TaskId) -> bool {
         true
     }
-    fn dequeue_exit(&mut self, _: &CoreView, _: usize, _: TaskId) {}
-    fn wakeup_preempt(&mut self, _: &CoreView, _: usize, _: TaskId, _: WakeFlags) -> bool {
+    fn dequeue_exit(&mut self, _: &dyn CoreView, _: usize, _: TaskId) {}
+    fn wakeup_preempt(&mut self, _: &dyn CoreView, _: usize, _: TaskId, _: WakeFlags) -> bool {
         false
     }
-    fn pick_next_task(&mut self, _: &CoreView, cpu: usize, prev: Option<TaskId>) -> Option<TaskId> {
+    fn pick_next_task(
+        &mut self,
+        _: &dyn CoreView,
+        cpu: usize,
+        prev: Option<TaskId>,
+    ) -> Option<TaskId> {
         if let Some(p) = prev {
             self.queues[cpu].push_back(p);
         }
         self.queues[cpu].pop_front()
     }
-    fn task_tick(&mut self, _: &CoreView, _: usize, _: TaskId) -> bool {
+    fn task_tick(&mut self, _: &dyn CoreView, _: usize, _: TaskId) -> bool {
         false
     }
-    fn yield_task(&mut self, _: &CoreView, _: usize, _: TaskId) {}
-    fn set_nice(&mut self, _: &CoreView, _: TaskId, _: i8) {}
+    fn yield_task(&mut self, _: &dyn CoreView, _: usize, _: TaskId) {}
+    fn set_nice(&mut self, _: &dyn CoreView, _: TaskId, _: i8) {}
     fn nr_running(&self, cpu: usize) -> usize {
         self.queues[cpu].len()
     }

@@ -170,7 +170,7 @@ pub struct CompareOutput {
 /// The seeds `schedlab run` uses for `scn`: `run.runs` seeds derived from `run.seed`.
 pub fn seeds_of(scn: &Scenario) -> Vec<u64> {
     (0..scn.run.runs.max(1) as u64)
-        .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
+        .map(|i| crate::rng::run_seed(scn.run.seed, i))
         .collect()
 }
 

@@ -14,14 +14,15 @@
 //!   counts); switches from the idle task to a task are not counted, as with a per-task
 //!   counter.
 
+use super::view::EngineView;
 use super::{Engine, Event, MigrationRecord, TtwuQueueRule};
-use crate::policy::{CoreView, EnqueueFlags, Migration, MigrationReason, WakeCtx, WakeFlags};
+use crate::policy::{EnqueueFlags, Migration, MigrationReason, WakeCtx, WakeFlags};
 use crate::task::{Op, TaskId, TaskState};
 
 /// Call a policy method with a fresh read-only view of the engine.
 macro_rules! policy {
     ($self:ident . $method:ident ( $($arg:expr),* $(,)? )) => {{
-        let view = CoreView {
+        let view = EngineView {
             now_ns: $self.now_ns,
             machine: &$self.machine,
             cost: &$self.cost,

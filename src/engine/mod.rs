@@ -19,7 +19,9 @@ pub mod affinity;
 pub mod core;
 pub mod mempolicy;
 pub mod queue;
-pub mod rng;
+/// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
+pub use crate::rng;
+mod view;
 
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;

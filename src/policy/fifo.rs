@@ -52,21 +52,21 @@ impl SchedPolicy for GlobalFifo {
         "fifo"
     }
 
-    fn task_fork(&mut self, _core: &CoreView, _p: TaskId) {}
+    fn task_fork(&mut self, _core: &dyn CoreView, _p: TaskId) {}
 
     fn select_task_rq(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         p: TaskId,
         prev_cpu: usize,
         _ctx: WakeCtx,
         act: &mut Actions,
     ) -> Placement {
-        let allowed = core.task(p).cpus_allowed.and(&core.machine.online);
+        let allowed = core.task_cpus_allowed(p).and(&core.machine().online);
         let idle = allowed.iter().find(|&c| {
             self.running[c].is_none() && self.pending[c] == 0 && core.cpu_is_idle_task(c)
         });
-        act.cost_ns += core.cost.idle_scan_step_ns * allowed.weight() as u64;
+        act.cost_ns += core.cost().idle_scan_step_ns * allowed.weight() as u64;
         let cpu = idle
             .or_else(|| allowed.test(prev_cpu).then_some(prev_cpu))
             .or_else(|| allowed.first())
@@ -77,11 +77,11 @@ impl SchedPolicy for GlobalFifo {
         }
     }
 
-    fn migrate_task_rq(&mut self, _core: &CoreView, _p: TaskId, _from: usize, _to: usize) {}
+    fn migrate_task_rq(&mut self, _core: &dyn CoreView, _p: TaskId, _from: usize, _to: usize) {}
 
     /// The stopper preempted `p` on `from` (it is no longer `running` there only once
     /// picked again): put it back at the tail of the global queue, placed on `to`.
-    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+    fn move_queued_task(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) -> bool {
         if self.running[from] == Some(p) {
             self.running[from] = None;
         }
@@ -91,7 +91,7 @@ impl SchedPolicy for GlobalFifo {
         false
     }
 
-    fn enqueue_task(&mut self, _core: &CoreView, cpu: usize, p: TaskId, _flags: EnqueueFlags) {
+    fn enqueue_task(&mut self, _core: &dyn CoreView, cpu: usize, p: TaskId, _flags: EnqueueFlags) {
         if self.placed_on.len() <= p.idx() {
             self.placed_on.resize(p.idx() + 1, None);
         }
@@ -100,7 +100,7 @@ impl SchedPolicy for GlobalFifo {
         self.queue.push_back(p);
     }
 
-    fn dequeue_sleep(&mut self, _core: &CoreView, cpu: usize, p: TaskId) -> bool {
+    fn dequeue_sleep(&mut self, _core: &dyn CoreView, cpu: usize, p: TaskId) -> bool {
         if self.running[cpu] == Some(p) {
             self.running[cpu] = None;
         }
@@ -109,13 +109,13 @@ impl SchedPolicy for GlobalFifo {
         true
     }
 
-    fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+    fn dequeue_exit(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
         self.dequeue_sleep(core, cpu, p);
     }
 
     fn wakeup_preempt(
         &mut self,
-        _core: &CoreView,
+        _core: &dyn CoreView,
         _cpu: usize,
         _p: TaskId,
         _flags: super::WakeFlags,
@@ -125,7 +125,7 @@ impl SchedPolicy for GlobalFifo {
 
     fn pick_next_task(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         cpu: usize,
         prev: Option<TaskId>,
     ) -> Option<TaskId> {
@@ -137,20 +137,20 @@ impl SchedPolicy for GlobalFifo {
         let pos = self
             .queue
             .iter()
-            .position(|&q| core.task(q).cpus_allowed.test(cpu))?;
+            .position(|&q| core.task_cpus_allowed(q).test(cpu))?;
         let next = self.queue.remove(pos).expect("position is in range");
         self.unplace(next);
         self.running[cpu] = Some(next);
         Some(next)
     }
 
-    fn task_tick(&mut self, _core: &CoreView, _cpu: usize, _curr: TaskId) -> bool {
+    fn task_tick(&mut self, _core: &dyn CoreView, _cpu: usize, _curr: TaskId) -> bool {
         false
     }
 
-    fn yield_task(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+    fn yield_task(&mut self, _core: &dyn CoreView, _cpu: usize, _p: TaskId) {}
 
-    fn set_nice(&mut self, _core: &CoreView, _p: TaskId, _nice: i8) {}
+    fn set_nice(&mut self, _core: &dyn CoreView, _p: TaskId, _nice: i8) {}
 
     fn nr_running(&self, cpu: usize) -> usize {
         // The global queue belongs to no CPU; report it on every CPU so that none looks idle

@@ -29,10 +29,10 @@ use super::{
 use crate::cpumask::CpuMask;
 use crate::domains::DomainId;
 use crate::domains::{SchedDomains, build_sched_domains};
-use crate::engine::rng::{RngStream, StreamKind};
 use crate::kconfig::ResolvedKernel;
 use crate::kconfig::features::Feature;
 use crate::kconfig::profiles::SchedMode;
+use crate::rng::{RngStream, StreamKind};
 use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
 use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
 use crate::sched::dl_server::DlServerParams;
@@ -203,7 +203,10 @@ fn list_remove(list: &mut Vec<TaskId>, p: TaskId) {
 
 /// Read-only view for wakeup placement.
 struct WakeView<'a> {
-    core: &'a CoreView<'a>,
+    core: &'a dyn CoreView,
+    /// `core.machine()` and `core.now_ns()`, read once per call (hot in the wakeup scans).
+    machine: &'a Machine,
+    now_ns: u64,
     params: &'a FairParams,
     rqs: &'a [CfsRq],
     ents: &'a [SchedEntity],
@@ -219,10 +222,10 @@ impl WakeView<'_> {
 
 impl WakeupEnv for WakeView<'_> {
     fn now_ns(&self) -> u64 {
-        self.core.now_ns
+        self.now_ns
     }
     fn cpu_active_mask(&self) -> CpuMask {
-        self.core.machine.online
+        self.machine.online
     }
     fn idle_cpu(&self, cpu: usize) -> bool {
         self.core.cpu_is_idle_task(cpu) && self.rq_nr_running(cpu) == 0
@@ -234,18 +237,18 @@ impl WakeupEnv for WakeView<'_> {
         (self.rqs[cpu].h_nr_queued() - self.rqs[cpu].h_nr_runnable()) as usize
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
-        let orig = self.core.machine.cpus[cpu].capacity as u64;
+        let orig = self.machine.cpus[cpu].capacity as u64;
         self.rt.capacity_of(cpu, orig)
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
-        self.core.machine.cpus[cpu].capacity as u64
+        self.machine.cpus[cpu].capacity as u64
     }
     fn cpu_util(&self, cpu: usize) -> u64 {
         self.rqs[cpu].cpu_util_cfs(self.params)
     }
     fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {
         let util = self.cpu_util(cpu);
-        if self.core.task(p).cpu == cpu && self.ents[p.idx()].on_rq {
+        if self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq {
             util.saturating_sub(self.ents[p.idx()].avg.util_avg)
         } else {
             util
@@ -256,7 +259,7 @@ impl WakeupEnv for WakeView<'_> {
     }
     fn cpu_load_without(&self, cpu: usize, p: TaskId) -> u64 {
         let load = self.cpu_load(cpu);
-        if self.core.task(p).cpu == cpu && self.ents[p.idx()].on_rq {
+        if self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq {
             load.saturating_sub(self.ents[p.idx()].avg.load_avg)
         } else {
             load
@@ -273,27 +276,30 @@ impl WakeupEnv for WakeView<'_> {
         self.ents[p.idx()].avg.load_avg
     }
     fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
-        self.core.task(p).cpu == cpu && self.ents[p.idx()].on_rq
+        self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
     fn cpus_allowed(&self, p: TaskId) -> CpuMask {
-        self.core.task(p).cpus_allowed
+        *self.core.task_cpus_allowed(p)
     }
     fn avg_idle_ns(&self, cpu: usize) -> u64 {
-        self.core.cpus[cpu].avg_idle_ns
+        self.core.cpu_avg_idle_ns(cpu)
     }
     fn idle_exit_latency_ns(&self, cpu: usize) -> Option<u64> {
-        let c = &self.core.cpus[cpu];
-        (c.curr.is_none() && c.idle_state > 0)
-            .then(|| self.core.cost.idle_states[c.idle_state].exit_latency_ns)
+        let state = self.core.cpu_idle_state(cpu);
+        (self.core.cpu_curr(cpu).is_none() && state > 0)
+            .then(|| self.core.cost().idle_states[state].exit_latency_ns)
     }
     fn idle_stamp_ns(&self, cpu: usize) -> u64 {
-        self.core.cpus[cpu].idle_stamp_ns
+        self.core.cpu_idle_stamp_ns(cpu)
     }
 }
 
 /// Mutable view for load balancing.
 struct BalanceView<'a> {
-    core: &'a CoreView<'a>,
+    core: &'a dyn CoreView,
+    /// `core.machine()` and `core.now_ns()`, read once per call.
+    machine: &'a Machine,
+    now_ns: u64,
     params: &'a FairParams,
     rqs: &'a mut [CfsRq],
     ents: &'a mut [SchedEntity],
@@ -320,7 +326,7 @@ impl LbEnv for BalanceView<'_> {
         self.core.cpu_is_idle_task(cpu) && self.nr_running(cpu) == 0
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
-        self.core.cpus[cpu].ttwu_pending()
+        self.core.cpu_ttwu_pending(cpu)
     }
     fn cpu_load(&self, cpu: usize) -> u64 {
         self.rqs[cpu].cpu_load()
@@ -332,17 +338,17 @@ impl LbEnv for BalanceView<'_> {
         self.rqs[cpu].cpu_util_cfs(self.params)
     }
     fn capacity_of(&self, cpu: usize) -> u64 {
-        let orig = self.core.machine.cpus[cpu].capacity as u64;
+        let orig = self.machine.cpus[cpu].capacity as u64;
         self.rt.capacity_of(cpu, orig)
     }
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
-        self.core.machine.cpus[cpu].capacity as u64
+        self.machine.cpus[cpu].capacity as u64
     }
     fn rq_clock_task(&self, _cpu: usize) -> u64 {
-        self.core.now_ns
+        self.now_ns
     }
     fn curr_task(&self, cpu: usize) -> Option<TaskId> {
-        self.core.cpus[cpu].curr
+        self.core.cpu_curr(cpu)
     }
     fn cfs_tasks(&self, cpu: usize, out: &mut Vec<TaskId>) {
         out.extend_from_slice(&self.cfs_tasks[cpu]);
@@ -355,8 +361,8 @@ impl LbEnv for BalanceView<'_> {
     fn update_blocked_averages(&mut self, cpu: usize) -> bool {
         // update_other_load_avgs(): avg_rt decays (or grows) here too.
         let rt_running = self.rt.curr_is_rt(self.core, cpu);
-        self.rt.rqs[cpu].update_rt_rq_load_avg(self.core.now_ns, rt_running);
-        self.rqs[cpu].update_blocked_averages(self.core.now_ns)
+        self.rt.rqs[cpu].update_rt_rq_load_avg(self.now_ns, rt_running);
+        self.rqs[cpu].update_blocked_averages(self.now_ns)
     }
     fn sched_rng(&mut self, cpu: usize) -> u32 {
         (self.rng[cpu].next_u64() >> 32) as u32
@@ -369,10 +375,10 @@ impl LbEnv for BalanceView<'_> {
         a.util_avg.max((a.util_est & !1) as u64)
     }
     fn task_running(&self, cpu: usize, p: TaskId) -> bool {
-        self.core.cpus[cpu].curr == Some(p)
+        self.core.cpu_curr(cpu) == Some(p)
     }
     fn cpus_allowed(&self, p: TaskId) -> CpuMask {
-        self.core.task(p).cpus_allowed
+        *self.core.task_cpus_allowed(p)
     }
     fn exec_start(&self, p: TaskId) -> u64 {
         self.ents[p.idx()].exec_start
@@ -381,7 +387,7 @@ impl LbEnv for BalanceView<'_> {
         self.ents[p.idx()].sched_delayed
     }
     fn detach_task(&mut self, p: TaskId, from: usize, _to: usize) {
-        let now = self.core.now_ns;
+        let now = self.now_ns;
         self.rqs[from].dequeue_task(
             self.ents,
             self.params,
@@ -398,12 +404,12 @@ impl LbEnv for BalanceView<'_> {
         }
     }
     fn attach_task(&mut self, p: TaskId, to: usize) {
-        let now = self.core.now_ns;
+        let now = self.now_ns;
         if self.rqs[to].h_nr_queued() == 0 {
-            let c = &self.core.cpus[to];
-            let idle_since = (self.rt.rqs[to].nr_running_visible() == 0 && c.curr.is_none())
-                .then_some(c.idle_stamp_ns)
-                .filter(|&t| t > 0);
+            let idle_since = (self.rt.rqs[to].nr_running_visible() == 0
+                && self.core.cpu_curr(to).is_none())
+            .then_some(self.core.cpu_idle_stamp_ns(to))
+            .filter(|&t| t > 0);
             *self.pending_cost_ns += self.rt.server_start(now, to, idle_since);
         }
         self.rqs[to].enqueue_task(
@@ -415,7 +421,7 @@ impl LbEnv for BalanceView<'_> {
         );
         self.cfs_tasks[to].push(p);
         // wakeup_preempt() of a fair task against an RT current task does nothing.
-        if self.core.cpus[to].curr.is_some()
+        if self.core.cpu_curr(to).is_some()
             && !self.rt.curr_is_rt(self.core, to)
             && self.rqs[to].check_preempt_wakeup(self.ents, self.params, now, p.idx(), 0)
         {
@@ -428,6 +434,8 @@ macro_rules! balance_view {
     ($self:ident, $core:ident) => {
         BalanceView {
             core: $core,
+            machine: $core.machine(),
+            now_ns: $core.now_ns(),
             params: &$self.params,
             rqs: &mut $self.rqs,
             ents: &mut $self.ents,
@@ -452,30 +460,31 @@ impl LinuxFair {
     /// RT time (throttling, `avg_rt`) or fair time fed to the dl_server. True when the
     /// current task must be rescheduled (RT just throttled, or the server's runtime ran
     /// out while it was running).
-    fn account_curr(&mut self, core: &CoreView, cpu: usize) -> bool {
-        let (delta, rt_running, throttled) = self.rt.account(core, cpu);
-        if rt_running || core.cpus[cpu].curr.is_none() {
+    fn account_curr(&mut self, core: &dyn CoreView, cpu: usize) -> bool {
+        let (now, curr) = (core.now_ns(), core.cpu_curr(cpu));
+        let (delta, rt_running, throttled) = self.rt.account(now, cpu, curr);
+        if rt_running || curr.is_none() {
             return throttled;
         }
-        let cap = core.machine.cpus[cpu].capacity as u64;
-        self.rt.server_update(core.now_ns, cpu, delta, cap)
+        let cap = core.machine().cpus[cpu].capacity as u64;
+        self.rt.server_update(now, cpu, delta, cap)
     }
 
     /// `put_prev_task_fair()` when a higher class takes the CPU from a fair task (or from
     /// a fair curr that was dequeued but not yet put).
-    fn put_prev_fair(&mut self, core: &CoreView, cpu: usize) {
+    fn put_prev_fair(&mut self, core: &dyn CoreView, cpu: usize) {
         if let Some(c) = self.rqs[cpu].curr() {
-            self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns, c);
+            self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns(), c);
         }
     }
 
     /// `pick_next_task_fair()` with the `cfs_tasks` bookkeeping.
-    fn pick_fair(&mut self, core: &CoreView, cpu: usize) -> Option<TaskId> {
+    fn pick_fair(&mut self, core: &dyn CoreView, cpu: usize) -> Option<TaskId> {
         self.blocked.clear();
         let next = self.rqs[cpu].pick_next_task_fair(
             &mut self.ents,
             &self.params,
-            core.now_ns,
+            core.now_ns(),
             &mut self.blocked,
         );
         for i in 0..self.blocked.len() {
@@ -484,7 +493,7 @@ impl LinuxFair {
         }
         if !self.blocked.is_empty() && self.rqs[cpu].h_nr_queued() == 0 {
             // A delayed dequeue completed at the pick and emptied the fair queue.
-            self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns, cpu);
+            self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
         }
         let next = next.map(|n| TaskId(n as u32))?;
         let list = &mut self.cfs_tasks[cpu];
@@ -504,25 +513,29 @@ impl SchedPolicy for LinuxFair {
         "linux-fair"
     }
 
-    fn task_fork(&mut self, core: &CoreView, p: TaskId) {
-        let t = core.task(p);
+    fn task_fork(&mut self, core: &dyn CoreView, p: TaskId) {
+        let (nice, policy, parent_cpu) = (core.task_nice(p), core.task_policy(p), core.task_cpu(p));
         if self.ents.len() <= p.idx() {
             self.ents.resize(
                 p.idx() + 1,
                 SchedEntity::new(0, fair::SchedPolicy::Normal, &self.params),
             );
         }
-        self.ents[p.idx()] = SchedEntity::new(t.nice as i32, fair_policy(t.policy), &self.params);
-        let parent_cpu = t.cpu;
-        if !self.rt.task_fork(p, t.policy) {
-            self.rqs[parent_cpu].task_fork_fair(&mut self.ents, &self.params, core.now_ns, p.idx());
+        self.ents[p.idx()] = SchedEntity::new(nice as i32, fair_policy(policy), &self.params);
+        if !self.rt.task_fork(p, policy) {
+            self.rqs[parent_cpu].task_fork_fair(
+                &mut self.ents,
+                &self.params,
+                core.now_ns(),
+                p.idx(),
+            );
         }
         self.wakeup.task_fork(p, None, parent_cpu);
     }
 
     fn select_task_rq(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         p: TaskId,
         prev_cpu: usize,
         ctx: WakeCtx,
@@ -537,20 +550,22 @@ impl SchedPolicy for LinuxFair {
                 path: PlacementPath::Other,
             };
         }
-        let topo = Topo::new(core.machine, &self.domains);
+        let topo = Topo::new(core.machine(), &self.domains);
         let view = WakeView {
             core,
+            machine: core.machine(),
+            now_ns: core.now_ns(),
             params: &self.params,
             rqs: &self.rqs,
             ents: &self.ents,
             rt: &self.rt,
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
-        act.cost_ns += r.cost.steps() * core.cost.idle_scan_step_ns;
+        act.cost_ns += r.cost.steps() * core.cost().idle_scan_step_ns;
         r.placement
     }
 
-    fn migrate_task_rq(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) {
+    fn migrate_task_rq(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) {
         if self.rt.is_rt(p) {
             self.wakeup.set_task_cpu(p, to);
             return;
@@ -558,16 +573,16 @@ impl SchedPolicy for LinuxFair {
         self.rqs[from].migrate_task_rq_fair(
             &mut self.ents,
             &self.params,
-            core.now_ns,
+            core.now_ns(),
             p.idx(),
             true,
         );
         self.wakeup.set_task_cpu(p, to);
     }
 
-    fn enqueue_task(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags) {
+    fn enqueue_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags) {
         if self.rt.is_rt(p) {
-            self.rt.enqueue(core.now_ns, cpu, p);
+            self.rt.enqueue(core.now_ns(), cpu, p);
             self.lb.note_nr_running(self.rq_nr_running(cpu));
             return;
         }
@@ -588,23 +603,22 @@ impl SchedPolicy for LinuxFair {
         let was_idle = self.rqs[cpu].h_nr_queued() == 0;
         if was_idle {
             // dl_server_update_idle_time(): only when the whole rq was idle.
-            let c = &core.cpus[cpu];
-            let idle_since = (self.rq_nr_running(cpu) == 0 && c.curr.is_none())
-                .then_some(c.idle_stamp_ns)
+            let idle_since = (self.rq_nr_running(cpu) == 0 && core.cpu_curr(cpu).is_none())
+                .then_some(core.cpu_idle_stamp_ns(cpu))
                 .filter(|&t| t > 0);
-            self.pending_cost_ns += self.rt.server_start(core.now_ns, cpu, idle_since);
+            self.pending_cost_ns += self.rt.server_start(core.now_ns(), cpu, idle_since);
         }
-        self.rqs[cpu].enqueue_task(&mut self.ents, &self.params, core.now_ns, p.idx(), f);
+        self.rqs[cpu].enqueue_task(&mut self.ents, &self.params, core.now_ns(), p.idx(), f);
         if !flags.delayed {
             self.cfs_tasks[cpu].push(p);
         }
-        if flags.wakeup && was_idle && core.cpus[cpu].curr.is_none() {
-            self.lb.update_rq_avg_idle(cpu, core.now_ns);
+        if flags.wakeup && was_idle && core.cpu_curr(cpu).is_none() {
+            self.lb.update_rq_avg_idle(cpu, core.now_ns());
         }
         self.lb.note_nr_running(self.rq_nr_running(cpu));
     }
 
-    fn dequeue_sleep(&mut self, core: &CoreView, cpu: usize, p: TaskId) -> bool {
+    fn dequeue_sleep(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) -> bool {
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             self.rt.dequeue(cpu, p);
@@ -613,7 +627,7 @@ impl SchedPolicy for LinuxFair {
         let r = self.rqs[cpu].dequeue_task(
             &mut self.ents,
             &self.params,
-            core.now_ns,
+            core.now_ns(),
             p.idx(),
             fair::DEQUEUE_SLEEP,
         );
@@ -621,7 +635,7 @@ impl SchedPolicy for LinuxFair {
             DequeueResult::Removed => {
                 list_remove(&mut self.cfs_tasks[cpu], p);
                 if self.rqs[cpu].h_nr_queued() == 0 {
-                    self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns, cpu);
+                    self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
                 }
                 true
             }
@@ -629,7 +643,7 @@ impl SchedPolicy for LinuxFair {
         }
     }
 
-    fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+    fn dequeue_exit(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             self.rt.dequeue(cpu, p);
@@ -640,38 +654,44 @@ impl SchedPolicy for LinuxFair {
             rq.dequeue_task(
                 &mut self.ents,
                 &self.params,
-                core.now_ns,
+                core.now_ns(),
                 p.idx(),
                 fair::DEQUEUE_SLEEP | fair::DEQUEUE_SPECIAL,
             );
         }
-        rq.task_dead_fair(&mut self.ents, &self.params, core.now_ns, p.idx());
+        rq.task_dead_fair(&mut self.ents, &self.params, core.now_ns(), p.idx());
         list_remove(&mut self.cfs_tasks[cpu], p);
     }
 
-    fn dequeue_delayed(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+    fn dequeue_delayed(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
         self.account_curr(core, cpu);
         self.rqs[cpu].dequeue_task(
             &mut self.ents,
             &self.params,
-            core.now_ns,
+            core.now_ns(),
             p.idx(),
             fair::DEQUEUE_SLEEP | fair::DEQUEUE_DELAYED,
         );
         list_remove(&mut self.cfs_tasks[cpu], p);
         if self.rqs[cpu].h_nr_queued() == 0 {
-            self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns, cpu);
+            self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
         }
     }
 
-    fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool {
+    fn wakeup_preempt(
+        &mut self,
+        core: &dyn CoreView,
+        cpu: usize,
+        p: TaskId,
+        flags: WakeFlags,
+    ) -> bool {
         if let Some(r) = self.rt.wakeup_preempt(core, cpu, p) {
             return r;
         }
         self.rqs[cpu].check_preempt_wakeup(
             &mut self.ents,
             &self.params,
-            core.now_ns,
+            core.now_ns(),
             p.idx(),
             wake_flags(flags),
         )
@@ -686,7 +706,7 @@ impl SchedPolicy for LinuxFair {
     /// throttled), then fair; a higher class first puts the fair curr back.
     fn pick_next_task(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         cpu: usize,
         _prev: Option<TaskId>,
     ) -> Option<TaskId> {
@@ -695,7 +715,7 @@ impl SchedPolicy for LinuxFair {
             if let Some(n) = self.pick_fair(core, cpu) {
                 return Some(n);
             }
-            self.rt.server_yield(core.now_ns, cpu);
+            self.rt.server_yield(core.now_ns(), cpu);
         }
         if let Some(n) = self.rt.pick(cpu) {
             self.put_prev_fair(core, cpu);
@@ -704,12 +724,12 @@ impl SchedPolicy for LinuxFair {
         self.pick_fair(core, cpu)
     }
 
-    fn put_prev_task(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+    fn put_prev_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             return;
         }
-        self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns, p.idx());
+        self.rqs[cpu].put_prev_entity(&mut self.ents, &self.params, core.now_ns(), p.idx());
     }
 
     fn task_on_rq(&self, p: TaskId) -> bool {
@@ -727,7 +747,7 @@ impl SchedPolicy for LinuxFair {
         self.rt.next_timer_ns(cpu)
     }
 
-    fn timer_expired(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+    fn timer_expired(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         self.account_curr(core, cpu);
         let fair_nr = self.rqs[cpu].h_nr_queued();
         self.rt.timer_expired(core, cpu, fair_nr, act);
@@ -736,10 +756,10 @@ impl SchedPolicy for LinuxFair {
     /// `move_queued_task()`: the same detach / attach as a balance migration
     /// (`DEQUEUE_MIGRATING`, `ENQUEUE_MIGRATED | ENQUEUE_MIGRATING`), then `wakeup_preempt()`
     /// on the destination.
-    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+    fn move_queued_task(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) -> bool {
         if self.rt.is_rt(p) {
             self.rt.dequeue(from, p);
-            self.rt.enqueue(core.now_ns, to, p);
+            self.rt.enqueue(core.now_ns(), to, p);
             self.wakeup.set_task_cpu(p, to);
             return self.rt.wakeup_preempt(core, to, p).unwrap_or(false);
         }
@@ -770,33 +790,33 @@ impl SchedPolicy for LinuxFair {
 
     /// `sched_tick()` → `task_tick_rt()` / `task_tick_fair()`, with the class's runtime
     /// accounting first (RT throttling, the server's budget).
-    fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool {
+    fn task_tick(&mut self, core: &dyn CoreView, cpu: usize, curr: TaskId) -> bool {
         let resched = self.account_curr(core, cpu);
         if self.rt.is_rt(curr) {
             return self.rt.task_tick_rr(cpu, curr) || resched;
         }
-        self.rqs[cpu].task_tick(&mut self.ents, &self.params, core.now_ns) || resched
+        self.rqs[cpu].task_tick(&mut self.ents, &self.params, core.now_ns()) || resched
     }
 
-    fn yield_task(&mut self, core: &CoreView, cpu: usize, p: TaskId) {
+    fn yield_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             self.rt.yield_task(cpu, p);
             return;
         }
-        self.rqs[cpu].yield_task(&mut self.ents, &self.params, core.now_ns);
+        self.rqs[cpu].yield_task(&mut self.ents, &self.params, core.now_ns());
     }
 
     /// Nice does not change an RT task's priority (it only sets `static_prio`).
-    fn set_nice(&mut self, core: &CoreView, p: TaskId, nice: i8) {
+    fn set_nice(&mut self, core: &dyn CoreView, p: TaskId, nice: i8) {
         if self.rt.is_rt(p) {
             return;
         }
-        let cpu = core.task(p).cpu;
+        let cpu = core.task_cpu(p);
         self.rqs[cpu].set_user_nice(
             &mut self.ents,
             &self.params,
-            core.now_ns,
+            core.now_ns(),
             p.idx(),
             nice as i32,
         );
@@ -806,48 +826,50 @@ impl SchedPolicy for LinuxFair {
         self.rq_nr_running(cpu) as usize
     }
 
-    fn idle_enter(&mut self, core: &CoreView, cpu: usize) {
-        let topo = Topo::new(core.machine, &self.domains);
+    fn idle_enter(&mut self, core: &dyn CoreView, cpu: usize) {
+        let topo = Topo::new(core.machine(), &self.domains);
         let view = WakeView {
             core,
+            machine: core.machine(),
+            now_ns: core.now_ns(),
             params: &self.params,
             rqs: &self.rqs,
             ents: &self.ents,
             rt: &self.rt,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
-        self.lb.nohz_balance_enter_idle(cpu, core.now_ns);
+        self.lb.nohz_balance_enter_idle(cpu, core.now_ns());
     }
 
-    fn balance_newidle(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+    fn balance_newidle(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         let mut env = balance_view!(self, core);
         self.lb
-            .sched_balance_newidle(&mut env, cpu, core.now_ns, &mut self.lb_out);
+            .sched_balance_newidle(&mut env, cpu, core.now_ns(), &mut self.lb_out);
         self.drain_lb(act);
     }
 
-    fn balance_tick(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+    fn balance_tick(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         let mut env = balance_view!(self, core);
         self.lb
-            .sched_tick(&mut env, cpu, core.now_ns, &mut self.lb_out);
+            .sched_tick(&mut env, cpu, core.now_ns(), &mut self.lb_out);
         if let Some(nr) = self.lb.nr_idle_scan(cpu) {
-            let topo = Topo::new(core.machine, &self.domains);
+            let topo = Topo::new(core.machine(), &self.domains);
             self.wakeup.set_nr_idle_scan(&topo, cpu, nr);
         }
         self.drain_lb(act);
     }
 
-    fn nohz_idle_balance(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+    fn nohz_idle_balance(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         let mut env = balance_view!(self, core);
         self.lb
-            .nohz_csd_func(&mut env, cpu, core.now_ns, &mut self.lb_out);
+            .nohz_csd_func(&mut env, cpu, core.now_ns(), &mut self.lb_out);
         self.drain_lb(act);
     }
 
-    fn active_balance(&mut self, core: &CoreView, cpu: usize, act: &mut Actions) {
+    fn active_balance(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         let mut env = balance_view!(self, core);
         self.lb
-            .active_load_balance_cpu_stop(&mut env, cpu, core.now_ns, &mut self.lb_out);
+            .active_load_balance_cpu_stop(&mut env, cpu, core.now_ns(), &mut self.lb_out);
         self.drain_lb(act);
     }
 

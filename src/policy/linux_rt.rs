@@ -116,8 +116,8 @@ impl RtClass {
     }
 
     /// `cpu`'s current task is RT.
-    pub fn curr_is_rt(&self, core: &CoreView, cpu: usize) -> bool {
-        core.cpus[cpu].curr.is_some_and(|c| self.is_rt(c))
+    pub fn curr_is_rt(&self, core: &dyn CoreView, cpu: usize) -> bool {
+        core.cpu_curr(cpu).is_some_and(|c| self.is_rt(c))
     }
 
     /// `enqueue_task_rt()` at the tail; starts the RT period timer (`inc_rt_group`).
@@ -181,8 +181,8 @@ impl RtClass {
     /// `wakeup_preempt()` when `p` or `cpu`'s current task is RT (`None` when both are
     /// fair): a higher class always reschedules (even a fair task the dl_server runs: the
     /// re-pick then keeps it), RT against RT by priority, fair never preempts RT.
-    pub fn wakeup_preempt(&self, core: &CoreView, cpu: usize, p: TaskId) -> Option<bool> {
-        let curr = core.cpus[cpu].curr?;
+    pub fn wakeup_preempt(&self, core: &dyn CoreView, cpu: usize, p: TaskId) -> Option<bool> {
+        let curr = core.cpu_curr(cpu)?;
         match (self.is_rt(p), self.is_rt(curr)) {
             (true, false) => Some(true),
             (true, true) => Some(self.ents[p.idx()].prio < self.ents[curr.idx()].prio),
@@ -194,11 +194,11 @@ impl RtClass {
     /// Runtime of `cpu`'s current task since the last accounting (`update_curr()` of its
     /// class): returns `(delta_ns, curr is RT)` after charging RT time, `avg_rt` and the
     /// RT bandwidth. The caller feeds a fair delta to the dl_server.
-    pub fn account(&mut self, core: &CoreView, cpu: usize) -> (u64, bool, bool) {
-        let now = core.now_ns;
+    /// `curr` is `cpu`'s current task as the engine sees it.
+    pub fn account(&mut self, now: u64, cpu: usize, curr: Option<TaskId>) -> (u64, bool, bool) {
         let delta = now.saturating_sub(self.acct_ns[cpu]);
         self.acct_ns[cpu] = now;
-        let rt_running = self.curr_is_rt(core, cpu);
+        let rt_running = curr.is_some_and(|c| self.is_rt(c));
         self.rqs[cpu].update_rt_rq_load_avg(now, rt_running);
         let mut throttled = false;
         if rt_running {
@@ -262,8 +262,14 @@ impl RtClass {
 
     /// Policy timers on `cpu` expired: the fair server's `dl_server_timer()` (a server
     /// that starts running preempts RT here) and the RT period timer.
-    pub fn timer_expired(&mut self, core: &CoreView, cpu: usize, fair_nr: u32, act: &mut Actions) {
-        let now = core.now_ns;
+    pub fn timer_expired(
+        &mut self,
+        core: &dyn CoreView,
+        cpu: usize,
+        fair_nr: u32,
+        act: &mut Actions,
+    ) {
+        let now = core.now_ns();
         self.timer_dirty.push(cpu);
         if self.servers[cpu].timer_ns.is_some_and(|t| t <= now)
             && self.servers[cpu].timer(&self.server_params, now, fair_nr > 0)
@@ -280,10 +286,16 @@ impl RtClass {
 
     /// `sched_rt_period_timer()` → `do_sched_rt_period_timer()` over every online CPU;
     /// the timer stops when no CPU has RT time or RT tasks left.
-    fn sched_rt_period_timer(&mut self, core: &CoreView, at: u64, cpu: usize, act: &mut Actions) {
-        let (overrun, next) = self.bw.forward(at, core.now_ns);
+    fn sched_rt_period_timer(
+        &mut self,
+        core: &dyn CoreView,
+        at: u64,
+        cpu: usize,
+        act: &mut Actions,
+    ) {
+        let (overrun, next) = self.bw.forward(at, core.now_ns());
         let mut busy = false;
-        for c in core.machine.online.iter() {
+        for c in core.machine().online.iter() {
             let (unthrottled, b) = self.rqs[c].period_refill(overrun, &self.bw);
             busy |= b;
             if unthrottled {
@@ -298,16 +310,16 @@ impl RtClass {
     /// whose highest RT priority is below `p`'s.
     pub fn select_task_rq_rt(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         domains: &SchedDomains,
         p: TaskId,
         prev_cpu: usize,
         this_cpu: usize,
     ) -> usize {
         let prio = self.ents[p.idx()].prio;
-        let test = core.cpus[prev_cpu].curr.is_some_and(|c| {
+        let test = core.cpu_curr(prev_cpu).is_some_and(|c| {
             self.is_rt(c)
-                && (core.task(c).cpus_allowed.weight() < 2 || self.ents[c.idx()].prio <= prio)
+                && (core.task_cpus_allowed(c).weight() < 2 || self.ents[c.idx()].prio <= prio)
         });
         if !test {
             return prev_cpu;
@@ -319,8 +331,8 @@ impl RtClass {
     }
 
     /// `cpupri_find()`: the allowed CPUs at the lowest cpupri level below `p`'s.
-    fn cpupri_find(&self, core: &CoreView, p: TaskId) -> CpuMask {
-        let allowed = core.task(p).cpus_allowed.and(&core.machine.online);
+    fn cpupri_find(&self, core: &dyn CoreView, p: TaskId) -> CpuMask {
+        let allowed = core.task_cpus_allowed(p).and(&core.machine().online);
         let task_pri = convert_prio(self.ents[p.idx()].prio);
         let mut best: Option<(u32, CpuMask)> = None;
         for c in allowed.iter() {
@@ -342,13 +354,18 @@ impl RtClass {
     /// (`cpumask_any_and_distribute`, round-robin).
     pub fn find_lowest_rq(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         domains: &SchedDomains,
         p: TaskId,
         cpu: usize,
         this_cpu: usize,
     ) -> Option<usize> {
-        if core.task(p).cpus_allowed.and(&core.machine.online).weight() == 1 {
+        if core
+            .task_cpus_allowed(p)
+            .and(&core.machine().online)
+            .weight()
+            == 1
+        {
             return None;
         }
         let lowest = self.cpupri_find(core, p);

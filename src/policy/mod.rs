@@ -1,5 +1,5 @@
 //! The scheduling-policy boundary, shaped like the kernel's `struct sched_class` (and
-//! sched_ext's ops): the engine ([`crate::engine`]) owns time, CPUs and task programs and calls
+//! sched_ext's ops): the engine (one layer up) owns time, CPUs and task programs and calls
 //! a policy only at the kernel's scheduling points; the policy owns its runqueues and returns
 //! decisions. The Linux fair class is one implementation; [`fifo::GlobalFifo`] is a trivial
 //! second one that keeps this trait honest and gives users a baseline.
@@ -13,32 +13,54 @@ pub mod linux_fair;
 pub mod linux_rt;
 
 use crate::cost::CostModel;
-use crate::engine::{CpuCore, Task};
-use crate::task::TaskId;
+use crate::cpumask::CpuMask;
+use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
 
 pub use crate::sched::types::{
     IdleType, Migration, MigrationReason, Placement, PlacementPath, WakeCtx, WakeFlags,
 };
 
-/// What the engine lets a policy see: read-only machine, cost model, tasks and CPUs.
-pub struct CoreView<'a> {
-    pub now_ns: u64,
-    pub machine: &'a Machine,
-    pub cost: &'a CostModel,
-    pub tasks: &'a [Task],
-    pub cpus: &'a [CpuCore],
-}
+/// What the engine lets a policy see: the clock, the machine, the cost model, and read-only
+/// accessors for the engine's per-task and per-CPU state. The engine implements it over its
+/// own `Task`/`CpuCore` vectors, so policies never name engine types; a test can implement it
+/// over a handful of plain values.
+///
+/// Every accessor is a plain field read on the engine's side (no allocation); the engine
+/// builds a fresh view for every policy call.
+pub trait CoreView {
+    /// Current virtual time (`rq_clock()`), ns.
+    fn now_ns(&self) -> u64;
+    /// The machine being simulated (online CPUs, capacities, topology).
+    fn machine(&self) -> &Machine;
+    /// The machine cost model.
+    fn cost(&self) -> &CostModel;
 
-impl CoreView<'_> {
-    pub fn task(&self, p: TaskId) -> &Task {
-        &self.tasks[p.idx()]
-    }
+    /// `task_cpu(p)`: the CPU `p` is on (or last ran on).
+    fn task_cpu(&self, p: TaskId) -> usize;
+    /// `p->cpus_ptr`.
+    fn task_cpus_allowed(&self, p: TaskId) -> &CpuMask;
+    /// `task_nice(p)`.
+    fn task_nice(&self, p: TaskId) -> i8;
+    /// `p->policy`.
+    fn task_policy(&self, p: TaskId) -> TaskPolicy;
+
+    /// `rq->curr` of `cpu`, `None` when it runs its idle task.
+    fn cpu_curr(&self, cpu: usize) -> Option<TaskId>;
+    /// Whether `cpu` has queued remote wakeups not yet processed (`rq->ttwu_pending`).
+    fn cpu_ttwu_pending(&self, cpu: usize) -> bool;
+    /// `rq->avg_idle`, ns.
+    fn cpu_avg_idle_ns(&self, cpu: usize) -> u64;
+    /// `rq->idle_stamp`, ns.
+    fn cpu_idle_stamp_ns(&self, cpu: usize) -> u64;
+    /// The C-state `cpu` is in (index into the cost model's `idle_states`; 0 = polling).
+    fn cpu_idle_state(&self, cpu: usize) -> usize;
 
     /// `rq->curr == rq->idle && !rq->ttwu_pending`: the engine's half of `idle_cpu()`; a
     /// policy adds its own runqueue count.
-    pub fn cpu_is_idle_task(&self, cpu: usize) -> bool {
-        self.cpus[cpu].curr.is_none() && !self.cpus[cpu].ttwu_pending()
+    #[inline]
+    fn cpu_is_idle_task(&self, cpu: usize) -> bool {
+        self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending(cpu)
     }
 }
 
@@ -84,13 +106,13 @@ pub trait SchedPolicy: Send {
     fn name(&self) -> &'static str;
 
     /// `sched_fork()`: set up per-task state for a new task.
-    fn task_fork(&mut self, core: &CoreView, p: TaskId);
+    fn task_fork(&mut self, core: &dyn CoreView, p: TaskId);
 
     /// `select_task_rq()`: the CPU a waking or forked task should run on. Scan cost goes into
     /// `act.cost_ns` (charged to `ctx.this_cpu`).
     fn select_task_rq(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         p: TaskId,
         prev_cpu: usize,
         ctx: WakeCtx,
@@ -98,25 +120,31 @@ pub trait SchedPolicy: Send {
     ) -> Placement;
 
     /// `migrate_task_rq()`: `p` (not queued) moves from `from` to `to`.
-    fn migrate_task_rq(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize);
+    fn migrate_task_rq(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize);
 
     /// `enqueue_task()` on `cpu`.
-    fn enqueue_task(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags);
+    fn enqueue_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags);
 
     /// `dequeue_task()` for a task going to sleep. Returns false when the policy kept the
     /// task queued (DELAY_DEQUEUE): the engine then treats it as still on the runqueue.
-    fn dequeue_sleep(&mut self, core: &CoreView, cpu: usize, p: TaskId) -> bool;
+    fn dequeue_sleep(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) -> bool;
 
     /// Dequeue an exiting task (never delayed).
-    fn dequeue_exit(&mut self, core: &CoreView, cpu: usize, p: TaskId);
+    fn dequeue_exit(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId);
 
     /// Complete the delayed dequeue of a sleeping task still queued on `cpu`
     /// (`DEQUEUE_SLEEP | DEQUEUE_DELAYED`), before waking it through the normal path. Only
     /// called for tasks for which [`SchedPolicy::task_on_rq`] is true.
-    fn dequeue_delayed(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+    fn dequeue_delayed(&mut self, _core: &dyn CoreView, _cpu: usize, _p: TaskId) {}
 
     /// `wakeup_preempt()`: should the newly queued `p` preempt `cpu`'s current task?
-    fn wakeup_preempt(&mut self, core: &CoreView, cpu: usize, p: TaskId, flags: WakeFlags) -> bool;
+    fn wakeup_preempt(
+        &mut self,
+        core: &dyn CoreView,
+        cpu: usize,
+        p: TaskId,
+        flags: WakeFlags,
+    ) -> bool;
 
     /// Under `preempt=lazy`, whether a wakeup preemption by `p` only sets
     /// TIF_NEED_RESCHED_LAZY (`resched_curr_lazy`, the fair class) rather than preempting at
@@ -129,14 +157,14 @@ pub trait SchedPolicy: Send {
     /// preempted). `None`: go idle.
     fn pick_next_task(
         &mut self,
-        core: &CoreView,
+        core: &dyn CoreView,
         cpu: usize,
         prev: Option<TaskId>,
     ) -> Option<TaskId>;
 
     /// `put_prev_task()`: `cpu`'s current task `p` stops running but stays queued (the
     /// stopper preempting it). Default: nothing to do.
-    fn put_prev_task(&mut self, _core: &CoreView, _cpu: usize, _p: TaskId) {}
+    fn put_prev_task(&mut self, _core: &dyn CoreView, _cpu: usize, _p: TaskId) {}
 
     /// `move_queued_task()`: the queued, not running `p` moves from `from`'s runqueue to
     /// `to`'s (the migration stopper after an affinity change): dequeue, `set_task_cpu()`,
@@ -144,7 +172,7 @@ pub trait SchedPolicy: Send {
     /// (`wakeup_preempt()`). Default: a sleep dequeue, `migrate_task_rq()`, a migrated
     /// enqueue and `wakeup_preempt()` — right for simple policies; a policy that delays
     /// dequeues or keeps per-entity state across a move overrides it.
-    fn move_queued_task(&mut self, core: &CoreView, p: TaskId, from: usize, to: usize) -> bool {
+    fn move_queued_task(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) -> bool {
         self.dequeue_sleep(core, from, p);
         self.migrate_task_rq(core, p, from, to);
         let flags = EnqueueFlags {
@@ -163,10 +191,10 @@ pub trait SchedPolicy: Send {
     }
 
     /// `cpu` enters the idle loop (idle-core hints, NOHZ bookkeeping).
-    fn idle_enter(&mut self, _core: &CoreView, _cpu: usize) {}
+    fn idle_enter(&mut self, _core: &dyn CoreView, _cpu: usize) {}
 
     /// The stopper on `cpu` runs active balancing (`active_load_balance_cpu_stop`).
-    fn active_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+    fn active_balance(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `hrtick_start_fair()`: with HRTICK, how long `cpu`'s current task may run before its
     /// slice expires (the engine arms a high-resolution tick then). `None`: no hrtick.
@@ -192,28 +220,28 @@ pub trait SchedPolicy: Send {
 
     /// A policy timer pinned to `cpu` expired: run its handler. CPUs whose current task
     /// must be preempted go into `act.resched`.
-    fn timer_expired(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+    fn timer_expired(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `task_tick()` for `cpu`'s current task; true = reschedule.
-    fn task_tick(&mut self, core: &CoreView, cpu: usize, curr: TaskId) -> bool;
+    fn task_tick(&mut self, core: &dyn CoreView, cpu: usize, curr: TaskId) -> bool;
 
     /// `sched_yield()`.
-    fn yield_task(&mut self, core: &CoreView, cpu: usize, p: TaskId);
+    fn yield_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId);
 
     /// `set_user_nice()` on a task (queued or not).
-    fn set_nice(&mut self, core: &CoreView, p: TaskId, nice: i8);
+    fn set_nice(&mut self, core: &dyn CoreView, p: TaskId, nice: i8);
 
     /// Tasks queued on `cpu` including the current one (`rq->nr_running`).
     fn nr_running(&self, cpu: usize) -> usize;
 
     /// `sched_balance_newidle()`: `cpu` is about to go idle; pull work if worthwhile.
-    fn balance_newidle(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+    fn balance_newidle(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `sched_balance_trigger()` from the tick on `cpu` (periodic balancing, NOHZ kicks).
-    fn balance_tick(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+    fn balance_tick(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `nohz_idle_balance()` on a kicked idle `cpu`.
-    fn nohz_idle_balance(&mut self, _core: &CoreView, _cpu: usize, _act: &mut Actions) {}
+    fn nohz_idle_balance(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 
     /// `/proc/schedstat` (version 17) text, given the engine's per-CPU counters and the
     /// jiffies timestamp; `None` when the policy keeps no schedstats.
