@@ -844,45 +844,11 @@ fn idle_policy_counts_and_weight() {
 // ---------------------------------------------------------------------------------
 // Invariants under random operation sequences.
 
-fn check_invariants(rq: &CfsRq, ents: &[SchedEntity]) {
-    let key = |id: usize| ents[id].vruntime.wrapping_sub(rq.min_vruntime()) as i64 as i128;
-    let (avg, load) = rq.avg_vruntime_sums();
-    let mut s = 0i128;
-    let mut l = 0u64;
-    for (i, &id) in rq.queued().iter().enumerate() {
-        assert!(ents[id].on_rq, "tree entity {id} not on_rq");
-        assert_ne!(Some(id), rq.curr(), "curr in tree");
-        assert!(!rq.queued()[..i].contains(&id), "duplicate {id}");
-        s += key(id) * ents[id].load.weight as i128;
-        l += ents[id].load.weight;
-    }
-    assert_eq!(avg, s, "avg_vruntime sum");
-    assert_eq!(load, l, "avg_load sum");
-    let curr_q = rq.curr().filter(|&c| ents[c].on_rq);
-    let total = l + curr_q.map_or(0, |c| ents[c].load.weight);
-    assert_eq!(rq.load().weight, total, "load = sum of queued weights");
-    let n = rq.queued().len() as u32 + curr_q.is_some() as u32;
-    assert_eq!(rq.nr_queued(), n);
-    assert_eq!(rq.h_nr_queued(), n);
-    let queued = rq.queued().iter().copied().chain(curr_q);
-    let runnable = queued.clone().filter(|&id| !ents[id].sched_delayed).count() as u32;
-    assert_eq!(rq.h_nr_runnable(), runnable);
-    if total > 0 {
-        // Zero-lag: sum_i w_i (V - v_i) = 0 up to the flooring of V, i.e. in (-W, 0].
-        let v = rq.avg_vruntime(ents);
-        let sum: i128 = queued
-            .map(|id| {
-                ents[id].load.weight as i128 * (v.wrapping_sub(ents[id].vruntime) as i64 as i128)
-            })
-            .sum();
-        assert!(
-            sum <= 0 && sum > -(total as i128),
-            "sum w*lag = {sum}, W = {total}"
-        );
-        if rq.mode() == FairMode::Eevdf {
-            let p = p617();
-            assert!(rq.pick_eevdf(ents, &p, false).is_some());
-        }
+fn check_invariants(rq: &CfsRq, ents: &[SchedEntity], p: &FairParams) {
+    // The production checker (sched/fair/invariants.rs) holds the sums, counters,
+    // zero-lag and eligibility checks.
+    if let Err(e) = rq.check_invariants(ents, p) {
+        panic!("{e}");
     }
 }
 
@@ -988,7 +954,7 @@ fn run_ops(p: FairParams, ops: &[Op]) {
             assert!(!ents[b].on_rq && !ents[b].sched_delayed);
         }
         blocked.clear();
-        check_invariants(&rq, &ents);
+        check_invariants(&rq, &ents, &p);
     }
 }
 
