@@ -981,3 +981,43 @@ proptest! {
         run_ops(pcfs(), &ops);
     }
 }
+
+/// The production checker catches each kind of corruption it documents (so the debug
+/// assertions at the mutation points can fail).
+#[test]
+fn invariant_checker_catches_corruption() {
+    let p = p617();
+    let fresh = || {
+        let mut ents: Vec<SchedEntity> = (0..3)
+            .map(|_| SchedEntity::new(0, SchedPolicy::Normal, &p))
+            .collect();
+        let mut rq = CfsRq::new(&p, 1024);
+        for id in 0..3 {
+            rq.enqueue_task(&mut ents, &p, MS, id, ENQUEUE_WAKEUP);
+        }
+        rq.pick_next_task_fair(&mut ents, &p, MS, &mut Vec::new());
+        assert_eq!(rq.check_invariants(&ents, &p), Ok(()));
+        (rq, ents)
+    };
+    let (mut rq, ents) = fresh();
+    rq.avg_load += 1;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("avg_load"));
+    let (mut rq, ents) = fresh();
+    rq.avg_vruntime += 1024;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("avg_vruntime"));
+    let (mut rq, ents) = fresh();
+    rq.h_nr_runnable -= 1;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("h_nr_runnable"));
+    let (mut rq, ents) = fresh();
+    rq.load = LoadWeight::new(rq.load.weight + 1);
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("load.weight"));
+    let (rq, mut ents) = fresh();
+    let t = rq.tree[0];
+    ents[t].on_rq = false;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("not on_rq"));
+    // Moving one queued entity far right breaks the sums and the zero-lag window.
+    let (rq, mut ents) = fresh();
+    let t = rq.tree[0];
+    ents[t].vruntime = ents[t].vruntime.wrapping_add(1 << 30);
+    assert!(rq.check_invariants(&ents, &p).is_err());
+}
