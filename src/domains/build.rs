@@ -886,6 +886,7 @@ fn finish(b: Builder<'_>, chains: Vec<Vec<usize>>, has_asym: bool) -> SchedDomai
         .collect();
     out.sched_cluster_active =
         (0..n).any(|cpu| out.lowest_flag_domain(cpu, SdFlags::SD_CLUSTER).is_some());
+    super::invariants::debug_check(&out);
     out
 }
 

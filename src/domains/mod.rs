@@ -26,6 +26,7 @@
 
 mod build;
 mod debug;
+pub mod invariants;
 
 pub use build::{DomainParams, build_sched_domains, build_sched_domains_with};
 

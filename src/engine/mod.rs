@@ -17,6 +17,7 @@
 
 pub mod affinity;
 pub mod core;
+pub mod invariants;
 pub mod mempolicy;
 pub mod queue;
 /// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
@@ -439,7 +440,7 @@ pub struct Engine {
     pub(crate) end_ns: Option<u64>,
     pub(crate) migration_log: Vec<MigrationRecord>,
     pub(crate) migration_log_dropped: u64,
-    pub(crate) invariant_violations: Vec<String>,
+    pub(crate) invariant_violations: invariants::ViolationLog,
     /// Migration ping-pongs (every migration, not only the logged ones).
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
@@ -661,7 +662,7 @@ impl Engine {
             end_ns: None,
             migration_log: Vec::new(),
             migration_log_dropped: 0,
-            invariant_violations: Vec::new(),
+            invariant_violations: invariants::ViolationLog::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             recorder: None,
             timer_changes: Vec::new(),
@@ -694,12 +695,17 @@ impl Engine {
             self.sync_policy_timers();
             if self.cfg.check_invariants {
                 self.check_invariants();
+                self.check_engine_invariants();
             }
+            self.debug_check_engine();
             if self.live_tasks == 0 {
                 break;
             }
         }
         self.finish();
+        if self.cfg.check_invariants {
+            self.check_end_invariants();
+        }
         self
     }
 
@@ -860,8 +866,15 @@ impl Engine {
         self.recorder.take()
     }
 
+    /// The recorded invariant violations (the first
+    /// [`invariants::VIOLATIONS_KEPT`]; see [`Engine::invariant_violations_dropped`]).
     pub fn invariant_violations(&self) -> &[String] {
-        &self.invariant_violations
+        self.invariant_violations.kept()
+    }
+
+    /// Violations beyond the kept ones (only counted, so memory stays bounded).
+    pub fn invariant_violations_dropped(&self) -> u64 {
+        self.invariant_violations.dropped()
     }
 
     /// `/proc/schedstat` version 17 text of the run so far (None for policies without

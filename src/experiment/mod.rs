@@ -201,7 +201,7 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         duration_ns,
         warmup_ns: (scn.run.warmup_s * 1e9) as u64,
         seed,
-        check_invariants: scn.run.invariants,
+        check_invariants: scn.run.invariants || crate::engine::invariants::env_requests_checks(),
         pingpong_window_ns: (scn.run.pingpong_window_ms * 1e6) as u64,
     }
 }
@@ -284,7 +284,7 @@ pub fn run_once_with(
     for (name, h) in engine.metrics() {
         latency.insert(name.to_string(), report::latency_us(h));
     }
-    let json = json!({
+    let mut json = json!({
         "seed": seed,
         "sim_time_ns": engine.end_ns() - engine.stats_start_ns(),
         "wall_time_s": wall_time_s,
@@ -304,6 +304,10 @@ pub fn run_once_with(
         "host_kernel": host_kernel,
         "placement": workload.placement.as_ref().map(|p| p.to_json()),
     });
+    if engine.invariant_violations_dropped() > 0 {
+        // Only present when the bounded log overflowed (ARCHITECTURE.md §3 unchanged otherwise).
+        json["invariant_violations_dropped"] = engine.invariant_violations_dropped().into();
+    }
     Ok((
         RunOutput {
             seed,

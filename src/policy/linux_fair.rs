@@ -826,6 +826,22 @@ impl SchedPolicy for LinuxFair {
         self.rq_nr_running(cpu) as usize
     }
 
+    fn check_invariants(&self, structure: bool, out: &mut Vec<String>) {
+        for (cpu, rq) in self.rqs.iter().enumerate() {
+            if let Err(e) = rq.check_invariants(&self.ents, &self.params) {
+                out.push(format!("CPU {cpu} cfs_rq: {e}"));
+            }
+        }
+        if structure {
+            out.extend(
+                self.domains
+                    .check_invariants()
+                    .into_iter()
+                    .map(|e| format!("sched domains: {e}")),
+            );
+        }
+    }
+
     fn idle_enter(&mut self, core: &dyn CoreView, cpu: usize) {
         let topo = Topo::new(core.machine(), &self.domains);
         let view = WakeView {

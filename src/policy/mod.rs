@@ -234,6 +234,11 @@ pub trait SchedPolicy: Send {
     /// Tasks queued on `cpu` including the current one (`rq->nr_running`).
     fn nr_running(&self, cpu: usize) -> usize;
 
+    /// The policy's invariants (runqueue counters and sums; with `structure`, also its
+    /// static structures such as the domain hierarchy): one line per violation appended
+    /// to `out`. Called by the engine's run-time checker. Default: nothing to check.
+    fn check_invariants(&self, _structure: bool, _out: &mut Vec<String>) {}
+
     /// `sched_balance_newidle()`: `cpu` is about to go idle; pull work if worthwhile.
     fn balance_newidle(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 

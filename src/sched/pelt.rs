@@ -267,9 +267,36 @@ pub fn update_load_avg_se(
     if sa.update_load_sum(now, on_rq as u64, runnable as u64, running) {
         sa.update_load_avg(se_weight);
         cfs_se_util_change(sa, util_est_feature);
+        debug_check_se(sa, se_weight);
         return true;
     }
     false
+}
+
+/// PELT bounds of a task entity, checked after each recomputation: a geometric series of
+/// 0/1 inputs never exceeds its maximum, so `load_sum <= divider`, `runnable_sum` and
+/// `util_sum <= divider << SCHED_CAPACITY_SHIFT`, hence `util_avg`, `runnable_avg <=
+/// SCHED_CAPACITY_SCALE` and `load_avg <= weight` — the bounds `cpu_util()` and the
+/// load balancer rely on. Only the entity's own series is bounded: a cfs_rq's sums are
+/// raised by attaching migrated entities and may exceed them. Panics when debug
+/// assertions are on; nothing in release.
+#[inline]
+fn debug_check_se(sa: &SchedAvg, se_weight: u64) {
+    if cfg!(debug_assertions) {
+        let divider = sa.pelt_divider();
+        assert!(
+            sa.load_sum <= divider
+                && sa.runnable_sum <= divider << SCHED_CAPACITY_SHIFT
+                && sa.util_sum <= divider << SCHED_CAPACITY_SHIFT,
+            "PELT sums beyond their maximum (divider {divider}): {sa:?}"
+        );
+        assert!(
+            sa.util_avg <= SCHED_CAPACITY_SCALE
+                && sa.runnable_avg <= SCHED_CAPACITY_SCALE
+                && sa.load_avg <= se_weight,
+            "PELT averages beyond their maximum (weight {se_weight}): {sa:?}"
+        );
+    }
 }
 
 /// `__update_load_avg_blocked_se(now, se)`: decay a sleeping entity.
@@ -282,6 +309,7 @@ pub fn update_load_avg_blocked_se(
     if sa.update_load_sum(now, 0, 0, false) {
         sa.update_load_avg(se_weight);
         cfs_se_util_change(sa, util_est_feature);
+        debug_check_se(sa, se_weight);
         return true;
     }
     false

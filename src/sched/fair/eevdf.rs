@@ -80,6 +80,9 @@ impl CfsRq {
         let se = &mut ents[id];
         let vlag = v.wrapping_sub(se.vruntime) as i64;
         let limit = calc_delta_fair((2 * se.slice).max(params.tick_nsec), &se.load) as i64;
+        // The kernel's `WARN_ON_ONCE(!se->on_rq)`: lag is only taken of a queued entity.
+        debug_assert!(se.on_rq, "update_entity_lag of unqueued entity {id}");
+        debug_assert!(limit >= 0, "lag limit overflow for entity {id}");
         se.vlag = vlag.clamp(-limit, limit);
     }
 

@@ -50,6 +50,7 @@
 
 pub mod cfs;
 pub mod eevdf;
+mod invariants;
 pub mod weights;
 
 use crate::sched::pelt::{
@@ -713,7 +714,9 @@ impl CfsRq {
             vruntime = m;
         }
         let delta = vruntime.wrapping_sub(self.min_vruntime) as i64;
+        // min_vruntime only moves forward (wrapping order): `delta > 0` guards the update.
         if delta > 0 {
+            debug_assert!(vruntime_before(self.min_vruntime, vruntime));
             self.avg_vruntime -= self.avg_load as i128 * delta as i128;
             self.min_vruntime = vruntime;
         }
@@ -847,6 +850,7 @@ impl CfsRq {
         if flags & ENQUEUE_DELAYED != 0 {
             debug_assert!(delayed && ents[id].on_rq);
             self.requeue_delayed_entity(ents, params, id);
+            self.debug_check(ents, params);
             return;
         }
         debug_assert!(!ents[id].on_rq, "enqueue of queued entity {id}");
@@ -861,6 +865,7 @@ impl CfsRq {
         if ents[id].policy == SchedPolicy::Idle {
             self.h_nr_idle += 1;
         }
+        self.debug_check(ents, params);
     }
 
     /// `dequeue_task_fair()`: util_est bookkeeping, then `dequeue_entities()`. With
@@ -884,7 +889,9 @@ impl CfsRq {
                 self.clock.cpu_capacity,
             );
         }
-        self.dequeue_entities(ents, params, now_ns, id, flags)
+        let r = self.dequeue_entities(ents, params, now_ns, id, flags);
+        self.debug_check(ents, params);
+        r
     }
 
     /// `dequeue_entities()` for a task: `dequeue_entity` plus the task counters.
@@ -1026,6 +1033,7 @@ impl CfsRq {
             self.clock.update_idle(self.avg.util_sum);
         }
         self.need_resched = false;
+        self.debug_check(ents, params);
         next
     }
 
@@ -1088,6 +1096,7 @@ impl CfsRq {
         if self.mode == FairMode::Cfs && self.nr_queued > 1 {
             self.check_preempt_tick(ents, params, c);
         }
+        self.debug_check(ents, params);
         self.need_resched
     }
 
@@ -1142,6 +1151,7 @@ impl CfsRq {
                 self.skip = Some(c);
             }
         }
+        self.debug_check(ents, params);
     }
 
     /// The core.c `set_user_nice()` sequence for task `id` on this rq: dequeue with

@@ -844,45 +844,11 @@ fn idle_policy_counts_and_weight() {
 // ---------------------------------------------------------------------------------
 // Invariants under random operation sequences.
 
-fn check_invariants(rq: &CfsRq, ents: &[SchedEntity]) {
-    let key = |id: usize| ents[id].vruntime.wrapping_sub(rq.min_vruntime()) as i64 as i128;
-    let (avg, load) = rq.avg_vruntime_sums();
-    let mut s = 0i128;
-    let mut l = 0u64;
-    for (i, &id) in rq.queued().iter().enumerate() {
-        assert!(ents[id].on_rq, "tree entity {id} not on_rq");
-        assert_ne!(Some(id), rq.curr(), "curr in tree");
-        assert!(!rq.queued()[..i].contains(&id), "duplicate {id}");
-        s += key(id) * ents[id].load.weight as i128;
-        l += ents[id].load.weight;
-    }
-    assert_eq!(avg, s, "avg_vruntime sum");
-    assert_eq!(load, l, "avg_load sum");
-    let curr_q = rq.curr().filter(|&c| ents[c].on_rq);
-    let total = l + curr_q.map_or(0, |c| ents[c].load.weight);
-    assert_eq!(rq.load().weight, total, "load = sum of queued weights");
-    let n = rq.queued().len() as u32 + curr_q.is_some() as u32;
-    assert_eq!(rq.nr_queued(), n);
-    assert_eq!(rq.h_nr_queued(), n);
-    let queued = rq.queued().iter().copied().chain(curr_q);
-    let runnable = queued.clone().filter(|&id| !ents[id].sched_delayed).count() as u32;
-    assert_eq!(rq.h_nr_runnable(), runnable);
-    if total > 0 {
-        // Zero-lag: sum_i w_i (V - v_i) = 0 up to the flooring of V, i.e. in (-W, 0].
-        let v = rq.avg_vruntime(ents);
-        let sum: i128 = queued
-            .map(|id| {
-                ents[id].load.weight as i128 * (v.wrapping_sub(ents[id].vruntime) as i64 as i128)
-            })
-            .sum();
-        assert!(
-            sum <= 0 && sum > -(total as i128),
-            "sum w*lag = {sum}, W = {total}"
-        );
-        if rq.mode() == FairMode::Eevdf {
-            let p = p617();
-            assert!(rq.pick_eevdf(ents, &p, false).is_some());
-        }
+fn check_invariants(rq: &CfsRq, ents: &[SchedEntity], p: &FairParams) {
+    // The production checker (sched/fair/invariants.rs) holds the sums, counters,
+    // zero-lag and eligibility checks.
+    if let Err(e) = rq.check_invariants(ents, p) {
+        panic!("{e}");
     }
 }
 
@@ -988,7 +954,7 @@ fn run_ops(p: FairParams, ops: &[Op]) {
             assert!(!ents[b].on_rq && !ents[b].sched_delayed);
         }
         blocked.clear();
-        check_invariants(&rq, &ents);
+        check_invariants(&rq, &ents, &p);
     }
 }
 
@@ -1014,4 +980,44 @@ proptest! {
     fn invariants_cfs(ops in proptest::collection::vec(op_strategy(), 1..200)) {
         run_ops(pcfs(), &ops);
     }
+}
+
+/// The production checker catches each kind of corruption it documents (so the debug
+/// assertions at the mutation points can fail).
+#[test]
+fn invariant_checker_catches_corruption() {
+    let p = p617();
+    let fresh = || {
+        let mut ents: Vec<SchedEntity> = (0..3)
+            .map(|_| SchedEntity::new(0, SchedPolicy::Normal, &p))
+            .collect();
+        let mut rq = CfsRq::new(&p, 1024);
+        for id in 0..3 {
+            rq.enqueue_task(&mut ents, &p, MS, id, ENQUEUE_WAKEUP);
+        }
+        rq.pick_next_task_fair(&mut ents, &p, MS, &mut Vec::new());
+        assert_eq!(rq.check_invariants(&ents, &p), Ok(()));
+        (rq, ents)
+    };
+    let (mut rq, ents) = fresh();
+    rq.avg_load += 1;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("avg_load"));
+    let (mut rq, ents) = fresh();
+    rq.avg_vruntime += 1024;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("avg_vruntime"));
+    let (mut rq, ents) = fresh();
+    rq.h_nr_runnable -= 1;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("h_nr_runnable"));
+    let (mut rq, ents) = fresh();
+    rq.load = LoadWeight::new(rq.load.weight + 1);
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("load.weight"));
+    let (rq, mut ents) = fresh();
+    let t = rq.tree[0];
+    ents[t].on_rq = false;
+    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("not on_rq"));
+    // Moving one queued entity far right breaks the sums and the zero-lag window.
+    let (rq, mut ents) = fresh();
+    let t = rq.tree[0];
+    ents[t].vruntime = ents[t].vruntime.wrapping_add(1 << 30);
+    assert!(rq.check_invariants(&ents, &p).is_err());
 }
