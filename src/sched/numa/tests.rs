@@ -607,8 +607,8 @@ fn placement_decays_by_half_and_picks_the_busiest_node() {
     let mut groups = NumaGroups::default();
     let mut t = TaskNuma::new(1, Some(MmId(0)), 1000);
     // Old window: 400 on node 0. New buffer: 100 on node 0, 600 on node 1 (private).
-    t.account_fault(2, 0, 0, 100, 0, true, true);
-    t.account_fault(2, 1, 0, 600, 0, true, false);
+    t.account_fault(2, &HintFault::new(0, 0, 100, 0), true, true);
+    t.account_fault(2, &HintFault::new(1, 0, 600, 0), true, false);
     {
         let f = t.faults.as_mut().unwrap();
         f.add(NumaFaultsStats::Mem, 0, true, 400);
@@ -636,7 +636,7 @@ fn placement_decays_by_half_and_picks_the_busiest_node() {
     assert!(!task_numa_placement(&mut t, &mut groups, &topo, &ctx, &v6).ran);
     // v3.16 asks for an immediate numa_migrate_preferred after a change.
     let mut t2 = TaskNuma::new(2, Some(MmId(1)), 1000);
-    t2.account_fault(2, 1, 0, 10, 0, true, false);
+    t2.account_fault(2, &HintFault::new(1, 0, 10, 0), true, false);
     let r = task_numa_placement(
         &mut t2,
         &mut groups,
@@ -671,7 +671,7 @@ fn group_joins_bigger_group_of_same_mm_and_flags_false_sharing() {
     let mut a = TaskNuma::new(10, Some(MmId(1)), 1000);
     let mut b = TaskNuma::new(11, Some(MmId(1)), 1000);
     let mut c = TaskNuma::new(12, Some(MmId(2)), 1000);
-    a.account_fault(2, 0, 0, 512, 0, false, true);
+    a.account_fault(2, &HintFault::new(0, 0, 512, 0), false, true);
     // b has a group of 2 (b plus a phantom member) so it is bigger than a's new singleton.
     let gb = groups.create(&mut b, 2, 1);
     groups.get_mut(gb).nr_tasks = 2;
