@@ -893,3 +893,151 @@ fn rq_counters_and_fbq_classes() {
         FbqType::All
     );
 }
+
+mod fault_path {
+    use super::super::state::{FaultSite, NumaState, TickSite};
+    use super::*;
+    use crate::task::MemPolicy;
+
+    fn topo() -> NumaTopo {
+        NumaTopo::new(vec![vec![10, 21], vec![21, 10]], vec![0, 0, 1, 1])
+    }
+
+    /// One task (TaskId 0, pid 1000) whose mm has `groups` page groups on node 0.
+    fn setup(groups: usize) -> (NumaState, Mm) {
+        let mut mm = Mm::new(MmId(0), 2);
+        mm.map(groups as u64 * (2 << 20), false, true);
+        for g in 0..groups {
+            mm.touch(g, 0);
+            mm.groups[g].prot_none = true;
+        }
+        let st = NumaState {
+            tasks: vec![TaskNuma::new(1000, Some(MmId(0)), 1000)],
+            mms: vec![MmNuma::default()],
+            ..NumaState::default()
+        };
+        (st, mm)
+    }
+
+    fn site(cpu: usize, now_ns: u64) -> FaultSite {
+        FaultSite {
+            p: TaskId(0),
+            cpu,
+            policy: MemPolicy::Local,
+            writable: true,
+            shared: false,
+            exec_start_ns: now_ns,
+            sum_exec_runtime_ns: now_ns / 2,
+            scan_min_ms: 1000,
+            scan_max_ms: 60_000,
+            now_ns,
+            hz: 1000,
+        }
+    }
+
+    #[test]
+    fn two_stage_filter_needs_two_faults_from_the_new_node_before_v419() {
+        let topo = topo();
+        let v42 = NumaVariant::for_version(4, 2);
+        let (mut st, mut mm) = setup(1);
+        // p last touched the page from CPU 0 (node 0) and now runs on CPU 2 (node 1).
+        mm.groups[0].last_cpupid = cpu_pid_to_cpupid(0, 1000);
+        let out = st.numa_hint_fault(&mut mm, 0, &site(2, 5_000_000_000), &topo, &v42, |_| None);
+        assert_eq!(
+            out.migrated_to, None,
+            "first fault from node 1 only records the node"
+        );
+        assert_eq!(mm.groups[0].last_cpupid, cpu_pid_to_cpupid(2, 1000));
+        assert!(!mm.groups[0].prot_none, "the fault restores the mapping");
+        mm.groups[0].prot_none = true;
+        let out = st.numa_hint_fault(&mut mm, 0, &site(3, 6_000_000_000), &topo, &v42, |_| None);
+        assert_eq!(out.migrated_to, Some(1));
+        assert!(out.private);
+        assert_eq!(mm.groups_per_node, vec![0, 1]);
+        assert_eq!(st.vmstat.numa_hint_faults, 1024);
+        assert_eq!(st.vmstat.numa_hint_faults_local, 0);
+        assert_eq!(st.vmstat.numa_pages_migrated, 512);
+        // v6.15: a task in its first scan passes takes its own page at the first fault.
+        let v6 = NumaVariant::for_version(6, 15);
+        let (mut st, mut mm) = setup(1);
+        mm.groups[0].last_cpupid = cpu_pid_to_cpupid(0, 1000);
+        let out = st.numa_hint_fault(&mut mm, 0, &site(2, 5_000_000_000), &topo, &v6, |_| None);
+        assert_eq!(out.migrated_to, Some(1));
+    }
+
+    #[test]
+    fn rate_limit_caps_migration_per_destination_node_until_v419() {
+        let topo = topo();
+        for (ver, migrated) in [((4, 2), 65u64), ((6, 15), 100)] {
+            let v = NumaVariant::for_version(ver.0, ver.1);
+            let (mut st, mut mm) = setup(100);
+            for g in 0..100 {
+                st.numa_hint_fault(&mut mm, g, &site(2, 1_000_000_000), &topo, &v, |_| None);
+            }
+            // 128 MiB = 64 groups fill the window, the 65th is admitted (check before add).
+            assert_eq!(st.vmstat.numa_pages_migrated, migrated * 512, "{ver:?}");
+            assert_eq!(st.vmstat.pgmigrate_fail, (100 - migrated) * 512, "{ver:?}");
+            assert_eq!(
+                st.tasks[0].faults_locality[2],
+                ((100 - migrated) * 512) as i64
+            );
+        }
+    }
+
+    #[test]
+    fn scan_fault_and_placement_converge_on_the_running_node() {
+        let topo = topo();
+        let v6 = NumaVariant::for_version(6, 15);
+        let params = ScanParams::default();
+        let (mut st, mut mm) = setup(8);
+        for g in &mut mm.groups {
+            g.prot_none = false;
+        }
+        let tick = |st: &mut NumaState, mm: &mut Mm, runtime: u64, now: u64| {
+            let ts = TickSite {
+                p: TaskId(0),
+                sum_exec_runtime_ns: runtime,
+                now_ns: now,
+                mof: true,
+                tick_ns: 1_000_000,
+            };
+            st.tick(mm, &ts, &params, &v6)
+        };
+        // First period: the work only arms the 1 s scan delay.
+        let w = tick(&mut st, &mut mm, 1_000_000_001, 1_000_000_001).unwrap();
+        assert!(!w.ran);
+        // Next period: the whole 16 MiB is marked in one window, completing pass 1.
+        let w = tick(&mut st, &mut mm, 2_000_000_002, 2_100_000_000).unwrap();
+        assert!(w.ran && w.groups_marked == 8 && st.mms[0].numa_scan_seq == 1);
+        // The task runs on node 1; every page faults and (early life) follows it.
+        for g in 0..8 {
+            let out = st.numa_hint_fault(&mut mm, g, &site(2, 2_200_000_000), &topo, &v6, |_| None);
+            assert_eq!(out.migrated_to, Some(1));
+        }
+        assert_eq!(mm.groups_per_node, vec![0, 8]);
+        // The first fault's placement found no statistics yet: no preferred node, and the
+        // scan period doubled ("no useful faults").
+        assert_eq!(st.tasks[0].preferred_nid, None);
+        assert_eq!(st.tasks[0].numa_scan_period_ms, 2000);
+        // Pass 2 once the runtime passes node_stamp (2 s + the 2-tick stagger) + 2 s; the next
+        // fault folds pass 1's faults in.
+        assert!(tick(&mut st, &mut mm, 4_002_000_000, 4_300_000_000).is_none());
+        let w = tick(&mut st, &mut mm, 4_002_000_001, 4_300_000_000).unwrap();
+        assert!(w.ran && st.mms[0].numa_scan_seq == 2);
+        let out = st.numa_hint_fault(&mut mm, 0, &site(2, 4_400_000_000), &topo, &v6, |_| None);
+        assert!(out.placement.ran && out.placement.preferred_changed);
+        assert_eq!(st.tasks[0].preferred_nid, Some(1));
+        assert!(!out.attempt_migrate, "already on its preferred node");
+        assert_eq!(st.tasks[0].task_faults(1), 8 * 512);
+        let vm = st.vmstat;
+        assert_eq!(
+            (
+                vm.numa_pte_updates,
+                vm.numa_hint_faults,
+                vm.numa_hint_faults_local,
+                vm.numa_pages_migrated
+            ),
+            (16 * 512, 9 * 512, 512, 8 * 512)
+        );
+    }
+}
