@@ -147,16 +147,13 @@ impl TaskNuma {
 
     /// The accounting tail of `task_numa_fault()`: allocate the array on first use, count
     /// migrated pages and failures, add to MEMBUF/CPUBUF and the locality counters.
-    pub fn account_fault(
-        &mut self,
-        nr_nodes: usize,
-        mem_node: usize,
-        cpu_node: usize,
-        pages: u64,
-        flags: u32,
-        private: bool,
-        local: bool,
-    ) {
+    pub fn account_fault(&mut self, nr_nodes: usize, hf: &HintFault, private: bool, local: bool) {
+        let HintFault {
+            mem_node,
+            cpu_node,
+            pages,
+            flags,
+        } = *hf;
         let f = self.faults.get_or_insert_with(|| NumaFaults::new(nr_nodes));
         let pages = pages as i64;
         if flags & TNF_MIGRATED != 0 {
@@ -168,6 +165,30 @@ impl TaskNuma {
         f.add(NumaFaultsStats::MemBuf, mem_node, private, pages);
         f.add(NumaFaultsStats::CpuBuf, cpu_node, private, pages);
         self.faults_locality[usize::from(local)] += pages;
+    }
+}
+
+/// One NUMA hinting fault as `task_numa_fault(last_cpupid, mem_node, pages, flags)` gets it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HintFault {
+    /// Node the page is on after any migration.
+    pub mem_node: usize,
+    /// Node of the faulting CPU.
+    pub cpu_node: usize,
+    /// Base pages (512 for a page group).
+    pub pages: u64,
+    /// `TNF_*`.
+    pub flags: u32,
+}
+
+impl HintFault {
+    pub fn new(mem_node: usize, cpu_node: usize, pages: u64, flags: u32) -> HintFault {
+        HintFault {
+            mem_node,
+            cpu_node,
+            pages,
+            flags,
+        }
     }
 }
 
@@ -303,8 +324,8 @@ mod tests {
         assert_eq!(classify_fault(other, 700, 0), FaultClass::SharedTryGroup);
         assert_eq!(classify_fault(other, 700, TNF_NO_GROUP), FaultClass::Shared);
         let mut t = TaskNuma::new(700, Some(MmId(0)), 1000);
-        t.account_fault(2, 1, 0, 512, TNF_MIGRATED, true, false);
-        t.account_fault(2, 0, 0, 512, TNF_MIGRATE_FAIL, false, true);
+        t.account_fault(2, &HintFault::new(1, 0, 512, TNF_MIGRATED), true, false);
+        t.account_fault(2, &HintFault::new(0, 0, 512, TNF_MIGRATE_FAIL), false, true);
         let f = t.faults.as_ref().unwrap();
         assert_eq!(f.get(NumaFaultsStats::MemBuf, 1, true), 512);
         assert_eq!(f.get(NumaFaultsStats::MemBuf, 0, false), 512);

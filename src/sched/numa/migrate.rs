@@ -268,7 +268,7 @@ fn task_numa_assign<E: NumaEnv + ?Sized>(
 ) {
     if v.form >= NumaForm::V4_19 {
         if s.best_cpu != Some(s.dst_cpu) && migrate_on(env, s, s.dst_cpu) {
-            let mask = env.topo().node_cpus[s.dst_nid].clone();
+            let mask = env.topo().node_cpus[s.dst_nid];
             let allowed = env.cpus_allowed(s.p);
             let mut found = false;
             for cpu in mask.iter_wrap(s.dst_cpu + 1) {
@@ -502,8 +502,8 @@ pub fn task_numa_find_cpu<E: NumaEnv + ?Sized>(
     groupimp: i64,
     v: &NumaVariant,
 ) {
-    let cpus = env.topo().node_cpus[s.dst_nid].clone();
-    let allowed = env.cpus_allowed(s.p).clone();
+    let cpus = env.topo().node_cpus[s.dst_nid];
+    let allowed = *env.cpus_allowed(s.p);
     if v.form < NumaForm::V4_19 {
         for cpu in cpus.iter() {
             if !allowed.test(cpu) {

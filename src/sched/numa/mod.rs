@@ -22,6 +22,8 @@
 //!   `migrate_degrades_locality()` (v3.x pair with NUMA_FAVOUR_HIGHER / NUMA_RESIST_LOWER,
 //!   and the v4.3+ tri-state), `fbq_classify_*` on per-rq NUMA counters,
 //!   `account_numa_enqueue/dequeue`;
+//! - [`state`]: the whole run's NUMA state, the hinting-fault path (`do_numa_page()` +
+//!   `task_numa_fault()`) and the /proc/vmstat counters;
 //! - [`features`]: the variant switches, each with the commit it mirrors and its history
 //!   over releases ([`NumaVariant::for_version`]).
 //!
@@ -40,6 +42,7 @@ pub mod locality;
 pub mod migrate;
 pub mod placement;
 pub mod scan;
+pub mod state;
 pub mod weight;
 
 #[cfg(test)]

@@ -1,0 +1,296 @@
+//! The NUMA-balancing state of a whole run and the hinting-fault path that ties the
+//! mechanisms together: `do_numa_page()` (mm/memory.c: locality, `last_cpupid` exchange,
+//! `mpol_misplaced()`, rate limit, `migrate_misplaced_folio()`) followed by
+//! `task_numa_fault()` (fair.c: private/shared, group join, group-local override, placement
+//! at retry expiry, accounting), plus the /proc/vmstat counters they bump.
+//!
+//! The caller (the engine, phase 2) owns the `Mm`s and the machine; this state is what
+//! fair.c and the vmstat counters hold. After [`NumaState::numa_hint_fault`] returns
+//! `attempt_migrate`, the caller runs [`super::migrate::task_numa_migrate`] with a
+//! [`super::NumaEnv`] view of the machine and this state, and applies the decision.
+
+use super::faults::{
+    FaultClass, HintFault, TNF_FAULT_LOCAL, TNF_MIGRATE_FAIL, TNF_MIGRATED, TNF_NO_GROUP,
+    TNF_SHARED, TaskNuma, classify_fault, group_local, placement_due, should_numa_migrate_memory,
+};
+use super::group::RqCurr;
+use super::migrate::{MigratePreferred, numa_migrate_preferred};
+use super::placement::{Placement, PlacementCtx, task_numa_placement};
+use super::scan::MmNuma;
+use super::{NumaGroups, NumaTopo, NumaVariant};
+use crate::memory::migrate::NodeRateLimit;
+use crate::memory::policy::mpol_misplaced;
+use crate::memory::{Mm, PAGES_PER_GROUP, cpu_pid_to_cpupid, cpupid_to_cpu};
+use crate::task::{MemPolicy, TaskId};
+
+/// The NUMA balancing `/proc/vmstat` counters (base pages / events).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Vmstat {
+    pub numa_pte_updates: u64,
+    pub numa_hint_faults: u64,
+    pub numa_hint_faults_local: u64,
+    pub numa_pages_migrated: u64,
+    pub pgmigrate_success: u64,
+    pub pgmigrate_fail: u64,
+}
+
+/// Scheduler-side NUMA state: per task, per group, per mm, per node.
+#[derive(Clone, Debug, Default)]
+pub struct NumaState {
+    /// By `TaskId`.
+    pub tasks: Vec<TaskNuma>,
+    pub groups: NumaGroups,
+    /// By `MmId`.
+    pub mms: Vec<MmNuma>,
+    /// Per destination node (used when the variant has a rate limit).
+    pub rate: Vec<NodeRateLimit>,
+    pub vmstat: Vmstat,
+}
+
+/// Everything about the faulting task and CPU that the fault path needs from the caller.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultSite {
+    pub p: TaskId,
+    pub cpu: usize,
+    pub policy: MemPolicy,
+    /// The page group is in a writable mapping (else `TNF_NO_GROUP`).
+    pub writable: bool,
+    /// The page group is in a `VM_SHARED` mapping of several mms (`TNF_SHARED`).
+    pub shared: bool,
+    /// The task's `se.exec_start` and `sum_exec_runtime`, for placement.
+    pub exec_start_ns: u64,
+    pub sum_exec_runtime_ns: u64,
+    /// `task_scan_min/max(p)` for the placement's scan-period update.
+    pub scan_min_ms: u64,
+    pub scan_max_ms: u64,
+    pub now_ns: u64,
+    pub hz: u32,
+}
+
+/// What one hinting fault did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultOutcome {
+    /// The page group moved to the faulting CPU's node.
+    pub migrated_to: Option<usize>,
+    /// A wanted migration was refused (rate limit).
+    pub migrate_failed: bool,
+    /// The fault was private after group processing.
+    pub private: bool,
+    pub placement: Placement,
+    /// Call `task_numa_migrate(p)` now.
+    pub attempt_migrate: bool,
+}
+
+impl NumaState {
+    /// A NUMA hinting fault by task `site.p` on page group `g` of `mm`. `curr_of` gives the
+    /// task running on a CPU (for `task_numa_group()`), with its pid, mm and group.
+    pub fn numa_hint_fault(
+        &mut self,
+        mm: &mut Mm,
+        g: usize,
+        site: &FaultSite,
+        topo: &NumaTopo,
+        v: &NumaVariant,
+        curr_of: impl Fn(usize) -> Option<RqCurr>,
+    ) -> FaultOutcome {
+        let mut out = FaultOutcome::default();
+        let nr_nodes = topo.nr_nodes();
+        let this_nid = topo.cpu_node[site.cpu];
+        let pg = mm.groups[g];
+        let Some(page_nid) = pg.nid.map(usize::from) else {
+            return out;
+        };
+        mm.groups[g].prot_none = false;
+        let pid = self.tasks[site.p.idx()].pid;
+        let mut flags = 0;
+        if !site.writable {
+            flags |= TNF_NO_GROUP;
+        }
+        if site.shared {
+            flags |= TNF_SHARED;
+        }
+        let last_cpupid = pg.last_cpupid;
+        self.vmstat.numa_hint_faults += PAGES_PER_GROUP;
+        if page_nid == this_nid {
+            self.vmstat.numa_hint_faults_local += PAGES_PER_GROUP;
+            flags |= TNF_FAULT_LOCAL;
+        }
+        // mpol_misplaced(): should_numa_migrate_memory() exchanges last_cpupid.
+        let target = {
+            let t = &self.tasks[site.p.idx()];
+            let ng = t.group.map(|id| self.groups.get(id));
+            let page = &mut mm.groups[g];
+            mpol_misplaced(
+                site.policy,
+                page_nid,
+                this_nid,
+                g as u64,
+                &topo.distance,
+                || {
+                    let last =
+                        std::mem::replace(&mut page.last_cpupid, cpu_pid_to_cpupid(site.cpu, pid));
+                    should_numa_migrate_memory(
+                        t,
+                        ng,
+                        last,
+                        page_nid,
+                        this_nid,
+                        |c| topo.cpu_node[c],
+                        v,
+                    )
+                },
+            )
+        };
+        let mut mem_nid = page_nid;
+        if let Some(dst) = target {
+            let limited = match v.rate_limit {
+                Some(limit) => {
+                    if self.rate.len() < nr_nodes {
+                        self.rate.resize(nr_nodes, NodeRateLimit::default());
+                    }
+                    self.rate[dst].update(&limit, site.now_ns, PAGES_PER_GROUP)
+                }
+                None => false,
+            };
+            if limited {
+                flags |= TNF_MIGRATE_FAIL;
+                out.migrate_failed = true;
+                self.vmstat.pgmigrate_fail += PAGES_PER_GROUP;
+            } else {
+                mm.move_group(g, dst);
+                flags |= TNF_MIGRATED;
+                mem_nid = dst;
+                out.migrated_to = Some(dst);
+                self.vmstat.numa_pages_migrated += PAGES_PER_GROUP;
+                self.vmstat.pgmigrate_success += PAGES_PER_GROUP;
+            }
+        }
+        // task_numa_fault(last_cpupid, mem_nid, pages, flags).
+        let t = &mut self.tasks[site.p.idx()];
+        if t.faults.is_none() {
+            t.faults = Some(super::faults::NumaFaults::new(nr_nodes));
+            t.faults_locality = [0; 3];
+        }
+        let private = match classify_fault(last_cpupid, pid, flags) {
+            FaultClass::Private => true,
+            FaultClass::Shared => false,
+            FaultClass::SharedTryGroup => {
+                let tsk = curr_of(cpupid_to_cpu(last_cpupid));
+                self.groups
+                    .task_numa_group(t, nr_nodes, this_nid, last_cpupid, flags, tsk)
+            }
+        };
+        let ng = t.group.map(|id| self.groups.get(id));
+        let local = group_local(
+            private,
+            flags & TNF_FAULT_LOCAL != 0,
+            ng,
+            this_nid,
+            mem_nid,
+            v,
+        );
+        let (run_placement, run_migrate) = placement_due(t, site.now_ns, v);
+        if run_placement {
+            let seq =
+                t.mm.and_then(|m| self.mms.get(m.0 as usize))
+                    .map_or(0, |m| m.numa_scan_seq);
+            let ctx = PlacementCtx {
+                mm_scan_seq: seq,
+                exec_start_ns: site.exec_start_ns,
+                sum_exec_runtime_ns: site.sum_exec_runtime_ns,
+                first_runtime: (1, 1),
+                scan_min_ms: site.scan_min_ms,
+                scan_max_ms: site.scan_max_ms,
+                task_node: this_nid,
+                now_ns: site.now_ns,
+            };
+            out.placement = task_numa_placement(t, &mut self.groups, topo, &ctx, v);
+            if let (Some(next), Some(m)) = (out.placement.numa_next_scan_ns, t.mm)
+                && let Some(ms) = self.mms.get_mut(m.0 as usize)
+            {
+                ms.numa_next_scan_ns = next;
+            }
+        }
+        // v4.19+: both at retry expiry; v3.x–v4.18: at retry expiry, and from inside
+        // placement when it asks for it.
+        let migrate_now = run_migrate || out.placement.migrate_now;
+        if migrate_now {
+            out.attempt_migrate = numa_migrate_preferred(t, this_nid, site.now_ns, site.hz)
+                == MigratePreferred::Attempt;
+        }
+        out.private = private;
+        t.account_fault(
+            nr_nodes,
+            &HintFault::new(mem_nid, this_nid, PAGES_PER_GROUP, flags),
+            private,
+            local,
+        );
+        out
+    }
+}
+
+/// The scan parameters and clock of one tick.
+#[derive(Clone, Copy, Debug)]
+pub struct TickSite {
+    pub p: TaskId,
+    pub sum_exec_runtime_ns: u64,
+    pub now_ns: u64,
+    /// `vma_policy_mof()` of the task's memory policy.
+    pub mof: bool,
+    /// One jiffy in ns.
+    pub tick_ns: u64,
+}
+
+impl NumaState {
+    /// `task_tick_numa()` and, when it queues the work, `task_numa_work()` right away (the
+    /// caller charges the scan cost; `numa_pte_updates` is counted here). Returns the work
+    /// done, if it ran.
+    pub fn tick(
+        &mut self,
+        mm: &mut Mm,
+        site: &TickSite,
+        params: &super::scan::ScanParams,
+        v: &NumaVariant,
+    ) -> Option<super::scan::NumaWork> {
+        use super::scan::{
+            task_numa_work, task_scan_max, task_scan_min, task_scan_start, task_tick_numa,
+        };
+        let t = &mut self.tasks[site.p.idx()];
+        let mm_id = t.mm?;
+        let idx = mm_id.0 as usize;
+        if self.mms.len() <= idx {
+            self.mms.resize(idx + 1, MmNuma::default());
+        }
+        let rss = mm.rss_pages();
+        let ng = t.group.map(|g| self.groups.get(g));
+        let start = if v.form >= super::NumaForm::V4_19 {
+            task_scan_start(params, rss, ng, v)
+        } else {
+            task_scan_min(params, rss)
+        };
+        let max = task_scan_max(params, rss, ng, v);
+        if !task_tick_numa(
+            t,
+            site.sum_exec_runtime_ns,
+            site.now_ns,
+            &self.mms[idx],
+            start,
+            v,
+        ) {
+            return None;
+        }
+        let w = task_numa_work(
+            t,
+            mm,
+            &mut self.mms[idx],
+            site.now_ns,
+            params,
+            site.mof,
+            site.tick_ns,
+            start,
+            max,
+        );
+        self.vmstat.numa_pte_updates += w.pte_updates;
+        Some(w)
+    }
+}
