@@ -11,6 +11,7 @@ pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod output;
 pub mod policy;
 pub mod sched;
 pub mod stats;

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod compare;
 pub mod list;
 pub mod run;
+pub mod signals;
 pub mod topo;
 
 #[derive(Parser, Debug)]
@@ -82,7 +83,7 @@ pub fn main() -> i32 {
         }
     };
     match dispatch(cli) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => match e.downcast_ref::<InputError>() {
             Some(input) => {
                 eprintln!("schedlab: error: {input}");
@@ -96,12 +97,13 @@ pub fn main() -> i32 {
     }
 }
 
-fn dispatch(cli: Cli) -> anyhow::Result<()> {
+/// Run the sub-command; returns the exit status (non-zero only for a signal-stopped run).
+fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Topo(args) => topo::run(&args),
-        Command::List(args) => list::run(args.what),
+        Command::Topo(args) => topo::run(&args).map(|()| 0),
+        Command::List(args) => list::run(args.what).map(|()| 0),
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::run(&args),
-        Command::Bench(args) => bench::run(&args),
+        Command::Bench(args) => bench::run(&args).map(|()| 0),
     }
 }
