@@ -288,3 +288,77 @@ fn sigterm_then_a_second_signal_and_kill_9_leave_no_partial_file() {
     assert!(!d.join("t.txt").exists());
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn the_report_starts_with_machine_kernel_policy_and_seed() {
+    let o = bin()
+        .args([
+            "run",
+            "-m",
+            "skl-2s",
+            "--offline",
+            "4-7",
+            "-k",
+            "v5.15",
+            "--feature",
+            "RUN_TO_PARITY=on",
+            "--sysctl",
+            "sched_migration_cost_ns=100000",
+            "--seed",
+            "7",
+            "--runs",
+            "2",
+            "--",
+            "hackbench",
+            "-g",
+            "1",
+            "-l",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "schedlab: machine skl-2s (preset; 80 CPUs, 76 online, 2 nodes); kernel v5.15 (cfs; \
+         features RUN_TO_PARITY; sysctl sched_migration_cost_ns=100000); policy linux-fair; \
+         seed 7, 2 runs (run seeds derived from it)"
+    );
+    // The profile's note goes to stderr as well as to the JSON.
+    assert!(
+        stderr_of(&o).contains("schedlab: note: RUN_TO_PARITY has no effect in cfs mode"),
+        "{}",
+        stderr_of(&o)
+    );
+    // An imported machine names its source; the report moves to stderr with --json -.
+    let xml = "../shared/fixtures/topology/hwloc-xml/16em64t-4s2c2t.xml";
+    let o = bin()
+        .args([
+            "run",
+            "-m",
+            xml,
+            "--json",
+            "-",
+            "--",
+            "hackbench",
+            "-g",
+            "1",
+            "-l",
+            "10",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let first = stderr_of(&o).lines().next().unwrap().to_string();
+    assert!(
+        first.starts_with(&format!(
+            "schedlab: machine {xml} (hwloc; 16 CPUs, 1 node); kernel v6."
+        )),
+        "{first}"
+    );
+    assert!(
+        first.ends_with("(eevdf); policy linux-fair; seed 1"),
+        "{first}"
+    );
+}

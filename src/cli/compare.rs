@@ -309,6 +309,13 @@ pub fn results_json_stopped(out: &CompareOutput, stopped: Option<&str>) -> Value
 /// Run `schedlab compare`; returns the exit status (0, or 128 + the signal that stopped it).
 pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     let variants = scenarios_from_args(args)?;
+    let base = &variants[0].scenario;
+    let setup = experiment::setup_line(base, &experiment::resolve_machine(base)?);
+    for v in &variants {
+        for note in &v.scenario.kernel.notes {
+            eprintln!("schedlab: note: {}: {note}", v.name);
+        }
+    }
     if let (Some(dest), Some(scenario)) =
         (args.json.as_deref().filter(|j| *j != "-"), &args.scenario)
     {
@@ -328,7 +335,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     let signals = super::signals::Signals::install(&ctx);
     let out = compare_in(&ctx, &variants)?;
     let stopped = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT"));
-    let text = render(&out);
+    let text = format!("{setup}\n{}", render(&out));
     let json_to_stdout = args.json.as_deref() == Some("-");
     if json_to_stdout {
         eprint!("{text}");

@@ -151,6 +151,12 @@ pub fn check_outputs(args: &RunArgs, scn: &Scenario) -> Result<(), InputError> {
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let scn = scenario_from_args(args)?;
     check_outputs(args, &scn)?;
+    let machine = experiment::resolve_machine(&scn)?;
+    let setup = experiment::setup_line(&scn, &machine);
+    drop(machine);
+    for note in &scn.kernel.notes {
+        eprintln!("schedlab: note: {note}");
+    }
     // Result files are opened (as temporary files) now: an unwritable path fails before the run.
     let json_file = match args.json.as_deref().filter(|j| *j != "-") {
         Some(dest) => Some(output::AtomicFile::create(
@@ -176,7 +182,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         None
     };
     let json_to_stdout = args.json.as_deref() == Some("-");
-    let mut text = String::new();
+    let mut text = setup;
+    text.push('\n');
     for r in &runs {
         text.push_str(&r.native_text);
     }

@@ -129,6 +129,78 @@ pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
     Ok(machine)
 }
 
+/// Where the scenario's machine comes from: `preset`, `host`, `sysfs`, `hwloc` or `file`
+/// (a topology file or an explicit `[machine.topology]` table).
+pub fn machine_source(scn: &Scenario) -> &'static str {
+    let m = &scn.machine;
+    if m.topology.is_some() {
+        return "file";
+    }
+    if m.sysfs_root.is_some() {
+        return "sysfs";
+    }
+    if m.hwloc.is_some() {
+        return "hwloc";
+    }
+    match m.preset.as_deref() {
+        None | Some("host") => "host",
+        Some(p) if p.to_ascii_lowercase().ends_with(".xml") => "hwloc",
+        Some(p) if p.to_ascii_lowercase().ends_with(".toml") => "file",
+        Some(p) if std::path::Path::new(p).is_dir() => "sysfs",
+        Some(_) => "preset",
+    }
+}
+
+/// The first line of the text report: which machine (and where it came from), which kernel
+/// profile with the features and tunables the scenario changed, which policy, which seeds.
+pub fn setup_line(scn: &Scenario, machine: &Machine) -> String {
+    let k = &scn.kernel;
+    let mut kernel = format!(
+        "kernel {} ({}",
+        k.profile,
+        format!("{:?}", k.mode).to_lowercase()
+    );
+    let features: Vec<String> = k
+        .feature_overrides
+        .iter()
+        .map(|(f, &on)| if on { f.clone() } else { format!("NO_{f}") })
+        .collect();
+    if !features.is_empty() {
+        kernel.push_str(&format!("; features {}", features.join(",")));
+    }
+    let sysctls: Vec<String> = k
+        .sysctl_overrides
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if !sysctls.is_empty() {
+        kernel.push_str(&format!("; sysctl {}", sysctls.join(",")));
+    }
+    kernel.push(')');
+    let online = machine.online.weight();
+    let offline = if online < machine.nr_cpus() {
+        format!(", {online} online")
+    } else {
+        String::new()
+    };
+    let runs = scn.run.runs.max(1);
+    format!(
+        "schedlab: machine {} ({}; {} CPUs{offline}, {} node{}); {kernel}; policy {}; seed {}{}",
+        crate::output::echo(&machine.name),
+        machine_source(scn),
+        machine.nr_cpus(),
+        machine.nr_nodes(),
+        if machine.nr_nodes() == 1 { "" } else { "s" },
+        k.policy.name(),
+        scn.run.seed,
+        if runs > 1 {
+            format!(", {runs} runs (run seeds derived from it)")
+        } else {
+            String::new()
+        }
+    )
+}
+
 /// The cost model: the machine's defaults, then `[machine.cost]` overrides.
 pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel> {
     let base = CostModel::default_for(machine);
