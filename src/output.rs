@@ -37,6 +37,28 @@ pub fn echo(s: &str) -> String {
     format!("{}... ({} bytes)", &s[..end], s.len())
 }
 
+/// `text` with every word (run of non-blank characters) longer than [`ECHO_MAX_BYTES`]
+/// shortened by [`echo`]: a message never echoes a huge name, value or path whole.
+pub fn shorten_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut word_start: Option<usize> = None;
+    let flush = |out: &mut String, w: &str| out.push_str(&echo(w));
+    for (i, ch) in text.char_indices() {
+        if ch.is_whitespace() {
+            if let Some(st) = word_start.take() {
+                flush(&mut out, &text[st..i]);
+            }
+            out.push(ch);
+        } else if word_start.is_none() {
+            word_start = Some(i);
+        }
+    }
+    if let Some(st) = word_start {
+        flush(&mut out, &text[st..]);
+    }
+    out
+}
+
 /// A path for messages (shortened, see [`echo`]).
 fn shown(path: &Path) -> String {
     echo(&path.display().to_string())
@@ -298,5 +320,14 @@ mod tests {
         assert!(s.len() < ECHO_MAX_BYTES + 40, "{}", s.len());
         assert!(s.ends_with("... (120000 bytes)"), "{s}");
         assert_eq!(echo("short"), "short");
+        let msg = format!("unknown preset '{}'; accepted: a, b", "x".repeat(100_000));
+        let short = shorten_words(&msg);
+        assert!(short.starts_with("unknown preset 'xxx"), "{short}");
+        assert!(
+            short.ends_with("... (100001 bytes); accepted: a, b"),
+            "{short}"
+        );
+        assert!(short.len() < 300);
+        assert_eq!(shorten_words("a  b\tc\n"), "a  b\tc\n");
     }
 }

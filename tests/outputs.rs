@@ -362,3 +362,55 @@ fn the_report_starts_with_machine_kernel_policy_and_seed() {
         "{first}"
     );
 }
+
+#[test]
+fn message_nits() {
+    // bench's flags are checked where they are parsed, not as "malformed TOML".
+    for v in ["nan", "-1", "0", "inf", "1e300"] {
+        let o = bin().args(["bench", "--sim-s", v]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "--sim-s {v}");
+        let err = stderr_of(&o);
+        assert!(
+            err.contains(&format!("invalid value '{v}' for '--sim-s <SIM_S>': out of range; accepted: seconds, more than 0 and at most 3600")),
+            "{err}"
+        );
+        assert!(!err.contains("TOML"), "{err}");
+        assert!(o.stdout.is_empty(), "no table header before the error");
+    }
+    let o = bin().args(["bench", "--policy", "cfs"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr_of(&o).contains("[possible values: linux-fair, fifo]"));
+    // A 100 KB name is not echoed whole (one short line, its length given).
+    let long = "a".repeat(100_000);
+    for args in [
+        vec!["run", "-m", long.as_str(), "--", "hackbench"],
+        vec!["run", "-m", "skl-2s", "--", long.as_str()],
+        vec!["run", "scenarios/spin.toml", "--explain", long.as_str()],
+        vec!["run", "scenarios/spin.toml", "--runs", long.as_str()],
+    ] {
+        let o = bin().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = stderr_of(&o);
+        assert!(err.len() < 1500, "{} bytes: {}", err.len(), &err[..300]);
+        assert!(
+            err.contains("(100000 bytes)")
+                || err.contains("(100002 bytes)")
+                || err.contains("(100003 bytes)"),
+            "{err}"
+        );
+    }
+    // --explain's help is a whole sentence.
+    let o = bin().args(["run", "--help"]).output().unwrap();
+    let help = String::from_utf8(o.stdout).unwrap();
+    let line = help
+        .lines()
+        .skip_while(|l| !l.contains("--explain <TASK>"))
+        .take(4)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        line.contains("with --runs > 1, the task of the first run (first seed)"),
+        "{line}"
+    );
+    assert!(!line.contains("the first run's"), "{line}");
+}

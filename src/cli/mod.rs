@@ -75,7 +75,18 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            let plain = e.render().to_string();
+            if plain.len() > 4 * crate::output::ECHO_MAX_BYTES {
+                // A huge value echoed by clap: print it shortened (without colours).
+                let text = crate::output::shorten_words(&plain);
+                match e.kind() {
+                    clap::error::ErrorKind::DisplayHelp
+                    | clap::error::ErrorKind::DisplayVersion => print!("{text}"),
+                    _ => eprint!("{text}"),
+                }
+            } else {
+                let _ = e.print();
+            }
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
                 _ => EXIT_BAD_INPUT,
@@ -86,11 +97,17 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) => match e.downcast_ref::<InputError>() {
             Some(input) => {
-                eprintln!("schedlab: error: {input}");
+                eprintln!(
+                    "schedlab: error: {}",
+                    crate::output::shorten_words(&input.to_string())
+                );
                 EXIT_BAD_INPUT
             }
             None => {
-                eprintln!("schedlab: internal error: {e:#}");
+                eprintln!(
+                    "schedlab: internal error: {}",
+                    crate::output::shorten_words(&format!("{e:#}"))
+                );
                 1
             }
         },

@@ -54,7 +54,7 @@ pub struct RunArgs {
     pub trace: Option<PathBuf>,
     /// After the run, print one task's decision history: placements, migrations with their
     /// reasons, switches, wakeups, runtime and wait time. TASK is a pid (the results'
-    /// tasks[].pid) or a task name. With --runs > 1, the first run's.
+    /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed)
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
