@@ -14,6 +14,7 @@ pub mod experiment;
 pub mod kconfig;
 pub mod memory;
 pub mod input;
+pub mod output;
 pub mod policy;
 pub mod rng;
 pub mod sched;

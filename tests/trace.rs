@@ -401,6 +401,7 @@ fn tracing_and_explaining_change_no_decision_and_are_deterministic() {
                         format: TraceFormat::Perfetto,
                         out: Box::new(buf.clone()),
                         label: "buffer".into(),
+                        pending: None,
                     }),
                     explain: explain.map(str::to_string),
                 },
@@ -511,6 +512,7 @@ fn traced_engine(
         format: TraceFormat::Ftrace,
         out: Box::new(buf.clone()),
         label: "buffer".into(),
+        pending: None,
     };
     let log = explain.map(|t| ExplainLog::new(schedlab::task::TaskId(t), 10_000_000));
     e.set_recorder(Box::new(TraceRecorder::new(n, Some(sink), log)));

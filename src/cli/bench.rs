@@ -7,15 +7,32 @@ use std::time::Instant;
 use crate::config::scenario::Scenario;
 use crate::experiment;
 
+/// The longest `--sim-s` accepted (an hour of simulated time per scenario).
+pub const MAX_SIM_S: f64 = 3600.0;
+
 /// Arguments of `schedlab bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Simulated seconds per scenario.
-    #[arg(long, default_value_t = 0.5)]
+    /// Simulated seconds per scenario (more than 0, at most 3600).
+    #[arg(long, default_value_t = 0.5, value_parser = parse_sim_s, allow_negative_numbers = true)]
     pub sim_s: f64,
-    /// Scheduling policy to measure (`linux-fair` or `fifo`).
-    #[arg(long, default_value = "fifo")]
+    /// Scheduling policy to measure.
+    #[arg(long, default_value = "fifo", value_parser = clap::builder::PossibleValuesParser::new(crate::config::scenario::Policy::NAMES))]
     pub policy: String,
+}
+
+/// `--sim-s`: a finite number of seconds in (0, [`MAX_SIM_S`]], checked here rather than
+/// by the TOML the scenarios are built from (where `nan` was a "malformed TOML" error).
+fn parse_sim_s(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "not a number; accepted: seconds, more than 0 and at most 3600".to_string())?;
+    if v.is_finite() && v > 0.0 && v <= MAX_SIM_S {
+        Ok(v)
+    } else {
+        Err("out of range; accepted: seconds, more than 0 and at most 3600".to_string())
+    }
 }
 
 /// The fixed scenarios: (name, scenario TOML without [run]).
@@ -42,10 +59,10 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    println!(
-        "{:<34} {:>12} {:>9} {:>14} {:>14}",
+    crate::output::write_stdout(&format!(
+        "{:<34} {:>12} {:>9} {:>14} {:>14}\n",
         "scenario", "events", "wall_s", "events/s", "sim_s/wall_s"
-    );
+    ))?;
     for (name, toml) in SCENARIOS {
         let text = format!(
             "{toml}[kernel]\npolicy = \"{}\"\n[run]\nduration_s = {}\n",
@@ -56,14 +73,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let out = experiment::run_once(&scn, 1)?;
         let wall = started.elapsed().as_secs_f64();
         let events = out.json["events"].as_u64().unwrap_or(0);
-        println!(
-            "{name:<34} {events:>12} {wall:>9.3} {:>14.0} {:>14.3}",
+        crate::output::write_stdout(&format!(
+            "{name:<34} {events:>12} {wall:>9.3} {:>14.0} {:>14.3}\n",
             events as f64 / wall,
             args.sim_s / wall
-        );
+        ))?;
     }
     if let Some(kib) = peak_rss_kib() {
-        println!("peak RSS: {:.1} MiB", kib as f64 / 1024.0);
+        crate::output::write_stdout(&format!("peak RSS: {:.1} MiB\n", kib as f64 / 1024.0))?;
     }
     Ok(())
 }

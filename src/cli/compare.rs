@@ -7,14 +7,14 @@
 //! of every variant sees the same random draws and the per-seed differences isolate the
 //! variant's effect. The tables are built by [`crate::stats::compare`].
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
 use crate::config::{QuickOptions, build_document, parse_variant_spec, scenario::Scenario};
 use crate::error::{InputError, InputResult};
-use crate::experiment::{self, RunOutput};
+use crate::experiment::{self, RunContext, RunOutput};
+use crate::output;
 use crate::stats::compare::Comparison;
 
 /// The baseline's name in tables and JSON.
@@ -176,14 +176,25 @@ pub fn seeds_of(scn: &Scenario) -> Vec<u64> {
 
 /// Run every variant on the baseline's seeds and compare.
 pub fn compare(variants: &[NamedScenario]) -> InputResult<CompareOutput> {
+    compare_in(&RunContext::for_terminal(), variants)
+}
+
+/// [`compare`] within a [`RunContext`]: after a stop request, only the variants whose runs
+/// all finished are compared.
+pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<CompareOutput> {
     let Some(base) = variants.first().map(|v| &v.scenario) else {
         return Err(InputError::new("compare", "no scenario to run"));
     };
     let seeds = seeds_of(base);
     let mut runs = Vec::with_capacity(variants.len());
     for v in variants {
-        runs.push(experiment::run_seeds(&v.scenario, &seeds, &v.name)?);
+        let r = experiment::run_seeds_in(ctx, &v.scenario, &seeds, &v.name)?;
+        if r.len() < seeds.len() {
+            break;
+        }
+        runs.push(r);
     }
+    let variants = &variants[..runs.len()];
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     let jsons: Vec<Vec<&Value>> = runs
         .iter()
@@ -263,8 +274,16 @@ pub fn render(out: &CompareOutput) -> String {
 /// The JSON document: every variant's results (as `schedlab run` writes them) and the
 /// comparison tables as data.
 pub fn results_json(out: &CompareOutput) -> Value {
-    json!({
+    results_json_stopped(out, None)
+}
+
+/// [`results_json`] with the completion keys: `"complete": true`, or `false` with
+/// `"stopped_reason"` when a signal stopped the comparison (then only the variants that
+/// finished are in it).
+pub fn results_json_stopped(out: &CompareOutput, stopped: Option<&str>) -> Value {
+    let mut doc = json!({
         "schedlab_version": experiment::SCHEDLAB_VERSION,
+        "complete": stopped.is_none(),
         "baseline": BASELINE,
         "seeds": out.seeds,
         "variants": out
@@ -280,37 +299,63 @@ pub fn results_json(out: &CompareOutput) -> Value {
             }))
             .collect::<Vec<_>>(),
         "comparison": out.comparison,
-    })
+    });
+    if let Some(reason) = stopped {
+        doc["stopped_reason"] = json!(reason);
+    }
+    doc
 }
 
-pub fn run(args: &CompareArgs) -> anyhow::Result<()> {
+/// Run `schedlab compare`; returns the exit status (0, or 128 + the signal that stopped it).
+pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     let variants = scenarios_from_args(args)?;
-    let out = compare(&variants)?;
-    let text = render(&out);
+    let base = &variants[0].scenario;
+    let setup = experiment::setup_line(base, &experiment::resolve_machine(base)?);
+    for v in &variants {
+        for note in &v.scenario.kernel.notes {
+            eprintln!("schedlab: note: {}: {note}", v.name);
+        }
+    }
+    if let (Some(dest), Some(scenario)) =
+        (args.json.as_deref().filter(|j| *j != "-"), &args.scenario)
+    {
+        output::check_distinct(
+            &[("--json", std::path::Path::new(dest))],
+            &[("scenario", scenario.as_path())],
+        )?;
+    }
+    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
+        Some(dest) => Some(output::AtomicFile::create(
+            "--json",
+            std::path::Path::new(dest),
+        )?),
+        None => None,
+    };
+    let ctx = RunContext::for_terminal();
+    let signals = super::signals::Signals::install(&ctx);
+    let out = compare_in(&ctx, &variants)?;
+    let stopped = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT"));
+    let text = format!("{setup}\n{}", render(&out));
     let json_to_stdout = args.json.as_deref() == Some("-");
     if json_to_stdout {
         eprint!("{text}");
     } else {
-        write_stdout(&text)?;
+        output::write_stdout(&text)?;
     }
-    if let Some(dest) = &args.json {
-        let mut doc = serde_json::to_string_pretty(&results_json(&out))?;
+    if let Some(reason) = stopped {
+        eprintln!(
+            "schedlab: stopped by {reason}: {} of {} variants finished",
+            out.names.len(),
+            variants.len()
+        );
+    }
+    if args.json.is_some() {
+        let mut doc = serde_json::to_string_pretty(&results_json_stopped(&out, stopped))?;
         doc.push('\n');
-        if json_to_stdout {
-            write_stdout(&doc)?;
-        } else {
-            std::fs::write(dest, doc).map_err(|e| {
-                InputError::with_key("--json", dest.clone(), format!("cannot write: {e}"))
-            })?;
+        match json_file {
+            Some(file) => file.write_commit(doc.as_bytes())?,
+            None => output::write_stdout(&doc)?,
         }
     }
-    Ok(())
-}
-
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    Ok(stopped.map_or(0, super::signals::exit_code))
 }

@@ -9,6 +9,7 @@ pub mod bench;
 pub mod compare;
 pub mod list;
 pub mod run;
+pub mod signals;
 pub mod topo;
 
 #[derive(Parser, Debug)]
@@ -74,7 +75,18 @@ pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            let plain = e.render().to_string();
+            if plain.len() > 4 * crate::output::ECHO_MAX_BYTES {
+                // A huge value echoed by clap: print it shortened (without colours).
+                let text = crate::output::shorten_words(&plain);
+                match e.kind() {
+                    clap::error::ErrorKind::DisplayHelp
+                    | clap::error::ErrorKind::DisplayVersion => print!("{text}"),
+                    _ => eprint!("{text}"),
+                }
+            } else {
+                let _ = e.print();
+            }
             return match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
                 _ => EXIT_BAD_INPUT,
@@ -82,26 +94,33 @@ pub fn main() -> i32 {
         }
     };
     match dispatch(cli) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => match e.downcast_ref::<InputError>() {
             Some(input) => {
-                eprintln!("schedlab: error: {input}");
+                eprintln!(
+                    "schedlab: error: {}",
+                    crate::output::shorten_words(&input.to_string())
+                );
                 EXIT_BAD_INPUT
             }
             None => {
-                eprintln!("schedlab: internal error: {e:#}");
+                eprintln!(
+                    "schedlab: internal error: {}",
+                    crate::output::shorten_words(&format!("{e:#}"))
+                );
                 1
             }
         },
     }
 }
 
-fn dispatch(cli: Cli) -> anyhow::Result<()> {
+/// Run the sub-command; returns the exit status (non-zero only for a signal-stopped run).
+fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
-        Command::Topo(args) => topo::run(&args),
-        Command::List(args) => list::run(args.what),
+        Command::Topo(args) => topo::run(&args).map(|()| 0),
+        Command::List(args) => list::run(args.what).map(|()| 0),
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::run(&args),
-        Command::Bench(args) => bench::run(&args),
+        Command::Bench(args) => bench::run(&args).map(|()| 0),
     }
 }

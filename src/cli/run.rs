@@ -1,12 +1,13 @@
 //! `schedlab run`: a scenario file or the quick form, one or more runs, the workload's native
 //! report, a perf-stat block and a migration summary; `--json` writes the full results.
 
-use std::io::Write;
 use std::path::PathBuf;
 
+use super::signals::{self, Signals};
 use crate::config::{QuickOptions, build_document, scenario::Scenario};
 use crate::error::InputError;
-use crate::experiment;
+use crate::experiment::{self, RunContext};
+use crate::output;
 use crate::stats::perf;
 use crate::stats::trace::{Instruments, TraceSink};
 
@@ -53,7 +54,7 @@ pub struct RunArgs {
     pub trace: Option<PathBuf>,
     /// After the run, print one task's decision history: placements, migrations with their
     /// reasons, switches, wakeups, runtime and wait time. TASK is a pid (the results'
-    /// tasks[].pid) or a task name. With --runs > 1, the first run's.
+    /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed)
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
@@ -87,15 +88,102 @@ pub fn scenario_from_args(args: &RunArgs) -> Result<Scenario, InputError> {
     Scenario::from_doc(build_document(&opts)?)
 }
 
-pub fn run(args: &RunArgs) -> anyhow::Result<()> {
+/// The files `run` reads, for [`crate::output::check_distinct`]: the scenario, a machine
+/// file, the `[machine]` hwloc file, the rt-app `file`, and every word of the benchmark
+/// command line that names an existing file.
+fn input_paths(args: &RunArgs, scn: &Scenario) -> Vec<(&'static str, PathBuf)> {
+    let mut inputs: Vec<(&'static str, PathBuf)> = Vec::new();
+    if let Some(p) = &args.scenario {
+        inputs.push(("scenario", p.clone()));
+    }
+    if let Some(m) = &args.machine {
+        inputs.push(("-m", PathBuf::from(m)));
+    }
+    let base = args
+        .scenario
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    if let Some(h) = &scn.machine.hwloc {
+        inputs.push(("machine.hwloc", base.join(h)));
+    }
+    if let Some(toml::Value::String(f)) = scn.workload.params.get("file") {
+        inputs.push(("workload.file", base.join(f)));
+    }
+    for w in &args.command {
+        inputs.push(("benchmark command", PathBuf::from(w)));
+    }
+    if let Some(cmd) = &scn.workload.command {
+        for w in cmd.split_whitespace() {
+            let w = w.trim_matches(|c| c == '"' || c == '\'');
+            inputs.push(("workload.command", base.join(w)));
+        }
+    }
+    inputs
+}
+
+/// The output files of `run` (`--json -` is stdout, not a file).
+fn output_paths(args: &RunArgs) -> Vec<(&'static str, PathBuf)> {
+    let mut outs = Vec::new();
+    if let Some(j) = args.json.as_deref().filter(|j| *j != "-") {
+        outs.push(("--json", PathBuf::from(j)));
+    }
+    if let Some(t) = &args.trace {
+        outs.push(("--trace", t.clone()));
+    }
+    if let Some(s) = &args.schedstat {
+        outs.push(("--schedstat", s.clone()));
+    }
+    outs
+}
+
+/// Reject outputs that name an input or each other, before anything runs.
+pub fn check_outputs(args: &RunArgs, scn: &Scenario) -> Result<(), InputError> {
+    let outs = output_paths(args);
+    let ins = input_paths(args, scn);
+    let outs: Vec<(&str, &std::path::Path)> = outs.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    let ins: Vec<(&str, &std::path::Path)> = ins.iter().map(|(o, p)| (*o, p.as_path())).collect();
+    output::check_distinct(&outs, &ins)
+}
+
+/// Run `schedlab run`; returns the exit status (0, or 128 + the signal that stopped it).
+pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let scn = scenario_from_args(args)?;
+    check_outputs(args, &scn)?;
+    let machine = experiment::resolve_machine(&scn)?;
+    let setup = experiment::setup_line(&scn, &machine);
+    drop(machine);
+    for note in &scn.kernel.notes {
+        eprintln!("schedlab: note: {note}");
+    }
+    // Result files are opened (as temporary files) now: an unwritable path fails before the run.
+    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
+        Some(dest) => Some(output::AtomicFile::create(
+            "--json",
+            std::path::Path::new(dest),
+        )?),
+        None => None,
+    };
+    let schedstat_file = match &args.schedstat {
+        Some(dest) => Some(output::AtomicFile::create("--schedstat", dest)?),
+        None => None,
+    };
+    let ctx = RunContext::for_terminal();
+    let signals = Signals::install(&ctx);
     let instruments = Instruments {
         trace: args.trace.as_deref().map(TraceSink::create).transpose()?,
         explain: args.explain.clone(),
     };
-    let (runs, explanation) = experiment::run_all_with(&scn, instruments)?;
+    let (runs, explanation) = experiment::run_all_in(&ctx, &scn, instruments)?;
+    let stopped = if ctx.stopped() {
+        Some(signals.reason().unwrap_or("SIGINT"))
+    } else {
+        None
+    };
     let json_to_stdout = args.json.as_deref() == Some("-");
-    let mut text = String::new();
+    let mut text = setup;
+    text.push('\n');
     for r in &runs {
         text.push_str(&r.native_text);
     }
@@ -106,7 +194,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
         .or_else(|| scn.workload.kind.clone())
         .unwrap_or_default();
     let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
-    text.push_str(&perf::render(&command, &perfs));
+    if !runs.is_empty() {
+        text.push_str(&perf::render(&command, &perfs));
+    }
     for r in &runs {
         text.push_str(&format!("seed {}: {}\n", r.seed, r.summary_line));
         for v in r.invariant_violations.iter().take(10) {
@@ -120,45 +210,43 @@ pub fn run(args: &RunArgs) -> anyhow::Result<()> {
     if json_to_stdout {
         eprint!("{text}");
     } else {
-        write_stdout(&text)?;
+        output::write_stdout(&text)?;
     }
-    if let Some(dest) = &args.schedstat {
-        let text = runs[0].schedstat_text.clone().ok_or_else(|| {
+    if let Some(reason) = stopped {
+        eprintln!(
+            "schedlab: stopped by {reason}: {} of {} runs finished{}",
+            runs.len(),
+            scn.run.runs.max(1),
+            if args.trace.is_some() {
+                "; the trace was not kept (its run did not finish)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let (Some(dest), Some(file)) = (&args.schedstat, schedstat_file)
+        && let Some(first) = runs.first()
+    {
+        let text = first.schedstat_text.clone().ok_or_else(|| {
             InputError::with_key(
                 "--schedstat",
-                dest.display().to_string(),
+                output::echo(&dest.display().to_string()),
                 format!(
                     "policy '{}' keeps no schedstats; accepted with kernel.policy = \"linux-fair\"",
                     scn.kernel.policy.name()
                 ),
             )
         })?;
-        std::fs::write(dest, text).map_err(|e| {
-            InputError::with_key(
-                "--schedstat",
-                dest.display().to_string(),
-                format!("cannot write: {e}"),
-            )
-        })?;
+        file.write_commit(text.as_bytes())?;
     }
-    if let Some(dest) = &args.json {
-        let mut doc = serde_json::to_string_pretty(&experiment::results_json(&scn, &runs))?;
+    if args.json.is_some() {
+        let mut doc =
+            serde_json::to_string_pretty(&experiment::results_json_stopped(&scn, &runs, stopped))?;
         doc.push('\n');
-        if json_to_stdout {
-            write_stdout(&doc)?;
-        } else {
-            std::fs::write(dest, doc).map_err(|e| {
-                InputError::with_key("--json", dest.clone(), format!("cannot write: {e}"))
-            })?;
+        match json_file {
+            Some(file) => file.write_commit(doc.as_bytes())?,
+            None => output::write_stdout(&doc)?,
         }
     }
-    Ok(())
-}
-
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    Ok(stopped.map_or(0, signals::exit_code))
 }

@@ -16,6 +16,7 @@
 //! generation number and are dropped when popped.
 
 pub mod affinity;
+pub mod control;
 pub mod core;
 pub mod invariants;
 pub mod mempolicy;
@@ -434,6 +435,8 @@ pub struct Engine {
     pub(crate) snapshots: Vec<Snapshot>,
     /// Set by `Op::Stop`.
     pub(crate) stop_requested: bool,
+    /// Stop requests and progress from outside ([`control`]), polled every few events.
+    pub(crate) control: Option<control::RunControl>,
     pub(crate) events: u64,
     pub(crate) live_tasks: usize,
     pub(crate) stats_start_ns: u64,
@@ -657,6 +660,7 @@ impl Engine {
             cpumasks: plan.cpumasks,
             snapshots: Vec::new(),
             stop_requested: false,
+            control: None,
             events: 0,
             stats_start_ns: 0,
             end_ns: None,
@@ -701,6 +705,15 @@ impl Engine {
             if self.live_tasks == 0 {
                 break;
             }
+            if self.events.is_multiple_of(control::POLL_EVERY_EVENTS)
+                && let Some(c) = self.control.as_mut()
+                && c.poll(self.now_ns)
+            {
+                break;
+            }
+        }
+        if let Some(c) = self.control.as_mut() {
+            c.finish(self.now_ns);
         }
         self.finish();
         if self.cfg.check_invariants {
@@ -838,6 +851,19 @@ impl Engine {
     /// Units currently held by semaphore `sem` (a per-task counter when only posted).
     pub fn sem_count(&self, sem: SemId) -> u64 {
         self.sems[sem as usize].count
+    }
+
+    /// Attach a stop/progress control before [`Engine::run`] (it only observes unless a stop
+    /// is requested).
+    pub fn set_control(&mut self, c: control::RunControl) {
+        self.control = Some(c);
+    }
+
+    /// Whether a stop request (SIGINT/SIGTERM) cut the run short.
+    pub fn interrupted(&self) -> bool {
+        self.control
+            .as_ref()
+            .is_some_and(control::RunControl::stopped)
     }
 
     /// Whether an `Op::Stop` ended the run.

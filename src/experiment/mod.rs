@@ -5,12 +5,15 @@
 
 pub mod workloads;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::{Value, json};
 
 use crate::config::scenario::{Policy, Scenario};
 use crate::cost::CostModel;
+use crate::engine::control::{RunControl, Shared};
 use crate::engine::{Engine, EngineConfig};
 use crate::error::{InputError, InputResult};
 use crate::policy::SchedPolicy;
@@ -38,6 +41,51 @@ pub struct RunOutput {
     pub invariant_violations: Vec<String>,
     /// `/proc/schedstat` v17 text at the end of the run (policies with schedstats).
     pub schedstat_text: Option<String>,
+    /// False when a stop request (SIGINT/SIGTERM) cut the run short.
+    pub complete: bool,
+}
+
+/// What the runs of one command share: the stop flag the signal handlers set, the progress
+/// counter the engines advance, the progress bar drawn from it, and warnings printed once.
+#[derive(Debug, Default)]
+pub struct RunContext {
+    pub shared: Arc<Shared>,
+    /// Draw a progress bar on stderr (set when stderr is a terminal).
+    pub progress: bool,
+    /// Simulated nanoseconds the started runs will cover (the bar's length).
+    planned_ns: std::sync::atomic::AtomicU64,
+    bar: Mutex<Option<indicatif::ProgressBar>>,
+    warned: Mutex<Vec<String>>,
+    endless_warned: AtomicBool,
+}
+
+impl RunContext {
+    /// A context with a progress bar when stderr is a terminal.
+    pub fn for_terminal() -> Self {
+        use std::io::IsTerminal;
+        RunContext {
+            progress: std::io::stderr().is_terminal(),
+            ..RunContext::default()
+        }
+    }
+
+    /// Whether a stop was requested.
+    pub fn stopped(&self) -> bool {
+        self.shared.stop.load(Ordering::Relaxed)
+    }
+
+    /// Print `msg` on stderr once per command (above the progress bar, if one is drawn).
+    pub fn warn_once(&self, msg: String) {
+        let mut seen = self.warned.lock().expect("warnings lock");
+        if seen.contains(&msg) {
+            return;
+        }
+        match self.bar.lock().expect("bar lock").as_ref() {
+            Some(bar) => bar.println(format!("schedlab: warning: {msg}")),
+            None => eprintln!("schedlab: warning: {msg}"),
+        }
+        seen.push(msg);
+    }
 }
 
 /// Resolve `[machine]`: preset / host / file / snapshot / explicit table, then `offline`.
@@ -79,6 +127,78 @@ pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
         })?;
     }
     Ok(machine)
+}
+
+/// Where the scenario's machine comes from: `preset`, `host`, `sysfs`, `hwloc` or `file`
+/// (a topology file or an explicit `[machine.topology]` table).
+pub fn machine_source(scn: &Scenario) -> &'static str {
+    let m = &scn.machine;
+    if m.topology.is_some() {
+        return "file";
+    }
+    if m.sysfs_root.is_some() {
+        return "sysfs";
+    }
+    if m.hwloc.is_some() {
+        return "hwloc";
+    }
+    match m.preset.as_deref() {
+        None | Some("host") => "host",
+        Some(p) if p.to_ascii_lowercase().ends_with(".xml") => "hwloc",
+        Some(p) if p.to_ascii_lowercase().ends_with(".toml") => "file",
+        Some(p) if std::path::Path::new(p).is_dir() => "sysfs",
+        Some(_) => "preset",
+    }
+}
+
+/// The first line of the text report: which machine (and where it came from), which kernel
+/// profile with the features and tunables the scenario changed, which policy, which seeds.
+pub fn setup_line(scn: &Scenario, machine: &Machine) -> String {
+    let k = &scn.kernel;
+    let mut kernel = format!(
+        "kernel {} ({}",
+        k.profile,
+        format!("{:?}", k.mode).to_lowercase()
+    );
+    let features: Vec<String> = k
+        .feature_overrides
+        .iter()
+        .map(|(f, &on)| if on { f.clone() } else { format!("NO_{f}") })
+        .collect();
+    if !features.is_empty() {
+        kernel.push_str(&format!("; features {}", features.join(",")));
+    }
+    let sysctls: Vec<String> = k
+        .sysctl_overrides
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if !sysctls.is_empty() {
+        kernel.push_str(&format!("; sysctl {}", sysctls.join(",")));
+    }
+    kernel.push(')');
+    let online = machine.online.weight();
+    let offline = if online < machine.nr_cpus() {
+        format!(", {online} online")
+    } else {
+        String::new()
+    };
+    let runs = scn.run.runs.max(1);
+    format!(
+        "schedlab: machine {} ({}; {} CPUs{offline}, {} node{}); {kernel}; policy {}; seed {}{}",
+        crate::output::echo(&machine.name),
+        machine_source(scn),
+        machine.nr_cpus(),
+        machine.nr_nodes(),
+        if machine.nr_nodes() == 1 { "" } else { "s" },
+        k.policy.name(),
+        scn.run.seed,
+        if runs > 1 {
+            format!(", {runs} runs (run seeds derived from it)")
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// The cost model: the machine's defaults, then `[machine.cost]` overrides.
@@ -218,6 +338,44 @@ pub fn run_once_with(
     seed: u64,
     instruments: Instruments,
 ) -> InputResult<(RunOutput, Option<String>)> {
+    run_once_in(&RunContext::default(), scn, seed, instruments)
+}
+
+/// The one-line warning for a run whose simulated length is a benchmark's one-day default
+/// (stress-ng without `--timeout`/`-t` or `--cpu-ops`, and no `[run] duration_s`).
+fn endless_default_warning(
+    scn: &Scenario,
+    workload: &workloads::ResolvedWorkload,
+) -> Option<String> {
+    if scn.run.duration_s.is_some() {
+        return None;
+    }
+    let workloads::WorkloadKind::Bench(spec) = &workload.kind else {
+        return None;
+    };
+    match spec.as_ref() {
+        crate::workload::WorkloadSpec::StressNg(c)
+            if c.timeout_s.is_none() && c.cpu_ops.is_none() =>
+        {
+            Some(format!(
+                "stress-ng has no --timeout/-t: it runs for its default of one day ({} s of \
+                 simulated time); set -t or [run] duration_s for a shorter run",
+                crate::workload::stressng::DEFAULT_TIMEOUT_S
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// [`run_once_with`] within a command's [`RunContext`]: the run stops early when a stop is
+/// requested (then `complete` is false and a `--trace` is not kept), and advances the
+/// context's progress counter as simulated time passes.
+pub fn run_once_in(
+    ctx: &RunContext,
+    scn: &Scenario,
+    seed: u64,
+    mut instruments: Instruments,
+) -> InputResult<(RunOutput, Option<String>)> {
     let host_adjusted;
     let (scn, host_kernel) = match with_host_kernel(scn) {
         Some((adjusted, host)) => {
@@ -231,14 +389,29 @@ pub fn run_once_with(
     let workload = workloads::resolve(scn, &machine, seed)?;
     let mut cfg = engine_config(scn, seed, workload.default_duration_ns);
     cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
+    if let Some(w) = endless_default_warning(scn, &workload)
+        && !ctx.endless_warned.swap(true, Ordering::Relaxed)
+    {
+        ctx.warn_once(w);
+    }
+    ctx.planned_ns.fetch_add(cfg.duration_ns, Ordering::Relaxed);
     let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
+    engine.set_control(RunControl::new(ctx.shared.clone()));
     let trace_label = instruments.trace.as_ref().map(|t| t.label.clone());
+    let trace_pending = instruments.trace.as_mut().and_then(|t| t.pending.take());
     instruments.attach(&mut engine)?;
     engine.run();
+    let complete = !engine.interrupted();
     let explanation = crate::stats::trace::detach(&mut engine, trace_label.as_deref())?;
+    if let Some(pending) = trace_pending
+        && complete
+    {
+        // The trace is renamed to its final name only when its run completed.
+        pending.commit()?;
+    }
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
     let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
@@ -317,6 +490,7 @@ pub fn run_once_with(
             summary_line,
             invariant_violations: engine.invariant_violations().to_vec(),
             schedstat_text: engine.schedstat_text(),
+            complete,
         },
         explanation,
     ))
@@ -328,20 +502,33 @@ pub fn run_all_with(
     scn: &Scenario,
     instruments: Instruments,
 ) -> InputResult<(Vec<RunOutput>, Option<String>)> {
-    if instruments.is_empty() {
-        return run_all(scn).map(|runs| (runs, None));
-    }
+    run_all_in(&RunContext::for_terminal(), scn, instruments)
+}
+
+/// [`run_all_with`] within a [`RunContext`]. After a stop request, only the runs that
+/// completed are returned (in seed order); see [`RunContext::stopped`].
+pub fn run_all_in(
+    ctx: &RunContext,
+    scn: &Scenario,
+    instruments: Instruments,
+) -> InputResult<(Vec<RunOutput>, Option<String>)> {
     let seeds: Vec<u64> = (0..scn.run.runs.max(1) as u64)
         .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
         .collect();
-    let (first, rest) = rayon::join(
-        || run_once_with(scn, seeds[0], instruments),
-        || run_seeds(scn, &seeds[1..], "runs"),
-    );
-    let (first, explanation) = first?;
-    let mut runs = vec![first];
-    runs.extend(rest?);
-    Ok((runs, explanation))
+    if instruments.is_empty() {
+        return run_seeds_in(ctx, scn, &seeds, "runs").map(|runs| (runs, None));
+    }
+    with_progress(ctx, "runs", || {
+        let (first, rest) = rayon::join(
+            || run_once_in(ctx, scn, seeds[0], instruments),
+            || run_seeds_quiet(ctx, scn, &seeds[1..]),
+        );
+        let (first, explanation) = first?;
+        let mut runs = vec![first];
+        runs.extend(rest?);
+        runs.retain(|r| r.complete);
+        Ok((runs, explanation))
+    })
 }
 
 /// Run the scenario `scn.run.runs` times with seeds derived from `scn.run.seed`. Runs are
@@ -357,34 +544,85 @@ pub fn run_all(scn: &Scenario) -> InputResult<Vec<RunOutput>> {
 
 /// Run `scn` once per seed, in parallel, in seed order.
 pub fn run_seeds(scn: &Scenario, seeds: &[u64], label: &str) -> InputResult<Vec<RunOutput>> {
+    run_seeds_in(&RunContext::for_terminal(), scn, seeds, label)
+}
+
+/// [`run_seeds`] within a [`RunContext`]: runs not yet started when a stop is requested are
+/// skipped, and only completed runs are returned.
+pub fn run_seeds_in(
+    ctx: &RunContext,
+    scn: &Scenario,
+    seeds: &[u64],
+    label: &str,
+) -> InputResult<Vec<RunOutput>> {
+    with_progress(ctx, label, || {
+        let mut runs = run_seeds_quiet(ctx, scn, seeds)?;
+        runs.retain(|r| r.complete);
+        Ok(runs)
+    })
+}
+
+fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResult<Vec<RunOutput>> {
     use rayon::prelude::*;
-    use std::io::IsTerminal;
-    let bar = if std::io::stderr().is_terminal() && seeds.len() > 1 {
-        let bar = indicatif::ProgressBar::new(seeds.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}")
-                .expect("static template")
-                .progress_chars("=> "),
-        );
-        bar.set_message(label.to_string());
-        Some(bar)
-    } else {
-        None
-    };
     let out = seeds
         .par_iter()
         .map(|&seed| {
-            let r = run_once(scn, seed);
-            if let Some(bar) = &bar {
-                bar.inc(1);
+            if ctx.stopped() {
+                return Ok(None);
             }
-            r
+            run_once_in(ctx, scn, seed, Instruments::default()).map(|(r, _)| Some(r))
         })
         .collect::<Vec<_>>();
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
+    Ok(out
+        .into_iter()
+        .collect::<InputResult<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// Run `work` with a progress bar on stderr (when `ctx.progress`) that ticks with the
+/// simulated time the runs have covered, out of the time they will cover.
+fn with_progress<T>(ctx: &RunContext, label: &str, work: impl FnOnce() -> T) -> T {
+    if !ctx.progress {
+        return work();
     }
-    out.into_iter().collect()
+    use std::sync::atomic::AtomicU64;
+    let bar = indicatif::ProgressBar::new(1);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:30}] {percent:>3}% of simulated time, {elapsed}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(label.to_string());
+    let start_progress = ctx.shared.progress_ns.load(Ordering::Relaxed);
+    let start_planned = ctx.planned_ns.load(Ordering::Relaxed);
+    *ctx.bar.lock().expect("bar lock") = Some(bar.clone());
+    let done = AtomicBool::new(false);
+    let tick = |progress: &AtomicU64, planned: &AtomicU64| {
+        let p = progress.load(Ordering::Relaxed) - start_progress;
+        let len = (planned.load(Ordering::Relaxed) - start_planned)
+            .max(p)
+            .max(1);
+        bar.set_length(len / 1_000_000);
+        bar.set_position(p / 1_000_000);
+    };
+    let out = std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                tick(&ctx.shared.progress_ns, &ctx.planned_ns);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    });
+    *ctx.bar.lock().expect("bar lock") = None;
+    bar.finish_and_clear();
+    out
 }
 
 /// Flatten numeric leaves of a JSON value into dotted paths (for summaries).
@@ -441,16 +679,28 @@ pub fn summarize(runs: &[RunOutput]) -> Value {
 /// The full results document. The scenario block gains `workload.placement`, the resolved
 /// placement (prefixes and keys checked against the machine), when there is one.
 pub fn results_json(scn: &Scenario, runs: &[RunOutput]) -> Value {
+    results_json_stopped(scn, runs, None)
+}
+
+/// [`results_json`] with the top-level completion keys: `"complete": true` normally;
+/// `"complete": false` and `"stopped_reason": "SIGINT"` (or `SIGTERM`) when a signal stopped
+/// the runs and `runs` holds only those that finished.
+pub fn results_json_stopped(scn: &Scenario, runs: &[RunOutput], stopped: Option<&str>) -> Value {
     let mut scenario = serde_json::to_value(scn).expect("the scenario serializes");
     if let Some(p) = runs.first().map(|r| &r.json["placement"])
         && !p.is_null()
     {
         scenario["workload"]["placement"] = p.clone();
     }
-    json!({
+    let mut doc = json!({
         "schedlab_version": SCHEDLAB_VERSION,
+        "complete": stopped.is_none(),
         "scenario": scenario,
         "runs": runs.iter().map(|r| r.json.clone()).collect::<Vec<_>>(),
         "summary": summarize(runs),
-    })
+    });
+    if let Some(reason) = stopped {
+        doc["stopped_reason"] = json!(reason);
+    }
+    doc
 }

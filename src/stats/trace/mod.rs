@@ -277,10 +277,14 @@ pub struct TraceSink {
     pub out: Box<dyn Write + Send>,
     /// The file name, for error messages.
     pub label: String,
+    /// The trace is written to a temporary file that becomes `label` only when the run
+    /// completes ([`crate::output::Pending::commit`]); dropped uncommitted, it is removed.
+    pub pending: Option<crate::output::Pending>,
 }
 
 impl TraceSink {
-    /// Create the trace file `path`, its format chosen by the extension. Errors name the
+    /// Create the trace file `path` (as a temporary file next to it), its format chosen by
+    /// the extension. Errors name the
     /// `--trace` option, the path and the accepted extensions.
     pub fn create(path: &Path) -> InputResult<TraceSink> {
         let label = path.display().to_string();
@@ -291,13 +295,12 @@ impl TraceSink {
                 format!("unknown trace format; accepted: {}", TraceFormat::ACCEPTED),
             )
         })?;
-        let file = std::fs::File::create(path).map_err(|e| {
-            InputError::with_key("--trace", label.clone(), format!("cannot create: {e}"))
-        })?;
+        let (file, pending) = crate::output::Pending::create("--trace", path)?;
         Ok(TraceSink {
             format,
             out: Box::new(file),
             label,
+            pending: Some(pending),
         })
     }
 }

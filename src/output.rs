@@ -1,0 +1,333 @@
+//! Result files that are either complete or absent.
+//!
+//! Every file `schedlab` writes (`--json`, `--trace`, `--schedstat`) goes to a temporary file
+//! in the destination's directory (`.NAME.tmp.PID`), is flushed and fsync'ed, and is renamed
+//! over the destination only when it is complete; the directory is fsync'ed after the rename.
+//! A write error (full disk, read-only directory), a stopped run or a `kill -9` therefore
+//! never leaves a truncated file at the final path: on error the temporary file is removed
+//! (on `kill -9` it stays behind under its temporary name, never under the final one).
+//!
+//! Write errors are reported as [`InputError`]s naming the option, the path and the OS error,
+//! so they exit with code 2 like every other problem the user can fix (a full disk, a
+//! read-only directory, a wrong path). Writing the text report to a full or closed stdout
+//! is reported the same way ([`write_stdout`]); a closed pipe (`| head`) is not an error.
+//!
+//! [`check_distinct`] rejects, before anything runs, an output path that names an input file
+//! or another output.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{InputError, InputResult};
+
+/// The longest part of a user-given string echoed in a message (bytes, cut on a char
+/// boundary); longer names are shortened with `...` and their length.
+pub const ECHO_MAX_BYTES: usize = 200;
+
+/// `s`, shortened for an error message when it is longer than [`ECHO_MAX_BYTES`].
+pub fn echo(s: &str) -> String {
+    if s.len() <= ECHO_MAX_BYTES {
+        return s.to_string();
+    }
+    let mut end = ECHO_MAX_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... ({} bytes)", &s[..end], s.len())
+}
+
+/// `text` with every word (run of non-blank characters) longer than [`ECHO_MAX_BYTES`]
+/// shortened by [`echo`]: a message never echoes a huge name, value or path whole.
+pub fn shorten_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4096));
+    let mut word_start: Option<usize> = None;
+    let flush = |out: &mut String, w: &str| out.push_str(&echo(w));
+    for (i, ch) in text.char_indices() {
+        if ch.is_whitespace() {
+            if let Some(st) = word_start.take() {
+                flush(&mut out, &text[st..i]);
+            }
+            out.push(ch);
+        } else if word_start.is_none() {
+            word_start = Some(i);
+        }
+    }
+    if let Some(st) = word_start {
+        flush(&mut out, &text[st..]);
+    }
+    out
+}
+
+/// A path for messages (shortened, see [`echo`]).
+fn shown(path: &Path) -> String {
+    echo(&path.display().to_string())
+}
+
+/// The temporary name next to `dest`: `DIR/.NAME.tmp.PID`.
+fn temp_path(dest: &Path) -> PathBuf {
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".to_string());
+    let tmp = format!(".{name}.tmp.{}", std::process::id());
+    match dest.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join(tmp),
+        _ => PathBuf::from(tmp),
+    }
+}
+
+/// A temporary file that becomes `dest` on [`Pending::commit`], and is removed if dropped
+/// uncommitted.
+#[derive(Debug)]
+pub struct Pending {
+    /// The option that names the file (`--json`), for messages.
+    option: String,
+    dest: PathBuf,
+    tmp: PathBuf,
+    committed: bool,
+}
+
+impl Pending {
+    /// Create the temporary file for `dest` (truncating a leftover one). Returns the open
+    /// file and the handle that commits or removes it.
+    pub fn create(option: &str, dest: &Path) -> InputResult<(File, Pending)> {
+        if dest.file_name().is_none() || dest.is_dir() {
+            return Err(InputError::with_key(
+                option,
+                shown(dest),
+                "is a directory; accepted: a file path",
+            ));
+        }
+        let tmp = temp_path(dest);
+        let file = File::create(&tmp).map_err(|e| {
+            InputError::with_key(
+                option,
+                shown(dest),
+                format!("cannot create a file in its directory: {e}"),
+            )
+        })?;
+        Ok((
+            file,
+            Pending {
+                option: option.to_string(),
+                dest: dest.to_path_buf(),
+                tmp,
+                committed: false,
+            },
+        ))
+    }
+
+    /// The final path.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    fn error(&self, what: &str, e: io::Error) -> InputError {
+        InputError::with_key(
+            self.option.clone(),
+            shown(&self.dest),
+            format!("{what}: {e}; nothing was written at this path"),
+        )
+    }
+
+    /// fsync the (already written and closed) temporary file, rename it to the destination
+    /// and fsync the directory.
+    pub fn commit(mut self) -> InputResult<()> {
+        File::open(&self.tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| self.error("cannot write", e))?;
+        std::fs::rename(&self.tmp, &self.dest).map_err(|e| self.error("cannot rename", e))?;
+        self.committed = true;
+        if let Some(dir) = self.dest.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            // Durability of the rename; some filesystems refuse fsync on a directory.
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A result file opened (as its temporary file) before the work that fills it, so that an
+/// unwritable destination is reported before a long run rather than after it.
+#[derive(Debug)]
+pub struct AtomicFile {
+    file: File,
+    pending: Pending,
+}
+
+impl AtomicFile {
+    pub fn create(option: &str, dest: &Path) -> InputResult<AtomicFile> {
+        let (file, pending) = Pending::create(option, dest)?;
+        Ok(AtomicFile { file, pending })
+    }
+
+    /// Write `bytes`, fsync, and rename into place. On error nothing is left at the final
+    /// path (a previous file there is kept) and the message names the option and the path.
+    pub fn write_commit(mut self, bytes: &[u8]) -> InputResult<()> {
+        let pending = self.pending;
+        self.file
+            .write_all(bytes)
+            .and_then(|()| self.file.sync_all())
+            .map_err(|e| pending.error("cannot write", e))?;
+        drop(self.file);
+        pending.commit()
+    }
+}
+
+/// Write `bytes` to `dest` atomically (temporary file, fsync, rename); see
+/// [`AtomicFile::write_commit`].
+pub fn write_atomic(option: &str, dest: &Path, bytes: &[u8]) -> InputResult<()> {
+    AtomicFile::create(option, dest)?.write_commit(bytes)
+}
+
+/// Write the text report to stdout. A closed pipe (`| head`) ends quietly; any other error
+/// (a full disk behind `> file`, `/dev/full`) is a one-line error naming stdout.
+pub fn write_stdout(text: &str) -> InputResult<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(InputError::new(
+            "stdout",
+            format!("cannot write the report: {e}"),
+        )),
+    }
+}
+
+/// The absolute, symlink-free form of `p`, also when `p` does not exist yet (its directory
+/// is resolved, its name kept).
+fn normalize(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = p.canonicalize() {
+        return Some(c);
+    }
+    let name = p.file_name()?;
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    dir.canonicalize().ok().map(|d| d.join(name))
+}
+
+/// Reject an output that names an input file or another output, before anything runs.
+/// `outputs` and `inputs` are (option, path) pairs; inputs that do not exist are ignored.
+pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> InputResult<()> {
+    let outs: Vec<(&str, &Path, Option<PathBuf>)> =
+        outputs.iter().map(|&(o, p)| (o, p, normalize(p))).collect();
+    for (i, (opt, path, norm)) in outs.iter().enumerate() {
+        let Some(norm) = norm else { continue };
+        for &(in_opt, in_path) in inputs {
+            if in_path.is_file() && in_path.canonicalize().ok().as_ref() == Some(norm) {
+                return Err(InputError::with_key(
+                    *opt,
+                    shown(path),
+                    format!(
+                        "is the input {in_opt} ({}); it would be overwritten; accepted: another path",
+                        shown(in_path)
+                    ),
+                ));
+            }
+        }
+        for (other_opt, other_path, other_norm) in &outs[..i] {
+            if other_norm.as_ref() == Some(norm) {
+                return Err(InputError::with_key(
+                    *opt,
+                    shown(path),
+                    format!(
+                        "is also the {other_opt} output ({}); accepted: a different path for each output",
+                        shown(other_path)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("schedlab-output-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn commit_renames_and_drop_removes() {
+        let d = scratch("commit");
+        let dest = d.join("r.json");
+        write_atomic("--json", &dest, b"{}\n").unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"{}\n");
+        // An uncommitted file leaves neither the destination nor the temporary file.
+        let dest2 = d.join("t.txt");
+        let (mut f, p) = Pending::create("--trace", &dest2).unwrap();
+        f.write_all(b"partial").unwrap();
+        drop(f);
+        drop(p);
+        assert!(!dest2.exists());
+        let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
+        assert_eq!(left.len(), 1, "only r.json remains: {left:?}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_missing_directory_is_an_error_naming_the_option() {
+        let e = write_atomic("--json", Path::new("/nonexistent-dir/x.json"), b"{}").unwrap_err();
+        assert_eq!(e.origin, "--json");
+        assert!(e.message.contains("cannot create"), "{e}");
+    }
+
+    #[test]
+    fn same_output_and_input_are_rejected() {
+        let d = scratch("distinct");
+        let input = d.join("s.toml");
+        std::fs::write(&input, "x").unwrap();
+        let e = check_distinct(&[("--json", &input)], &[("scenario", &input)]).unwrap_err();
+        assert!(e.message.contains("is the input scenario"), "{e}");
+        // Two outputs naming the same new file, one through `./`.
+        let a = d.join("out.json");
+        let b = d.join(".").join("out.json");
+        let e = check_distinct(&[("--json", &a), ("--trace", &b)], &[]).unwrap_err();
+        assert_eq!(e.origin, "--trace");
+        assert!(e.message.contains("also the --json output"), "{e}");
+        check_distinct(
+            &[("--json", &a), ("--trace", &d.join("t.txt"))],
+            &[("scenario", &input)],
+        )
+        .unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn long_names_are_shortened() {
+        let long = "é".repeat(60_000);
+        let s = echo(&long);
+        assert!(s.len() < ECHO_MAX_BYTES + 40, "{}", s.len());
+        assert!(s.ends_with("... (120000 bytes)"), "{s}");
+        assert_eq!(echo("short"), "short");
+        let msg = format!("unknown preset '{}'; accepted: a, b", "x".repeat(100_000));
+        let short = shorten_words(&msg);
+        assert!(short.starts_with("unknown preset 'xxx"), "{short}");
+        assert!(
+            short.ends_with("... (100001 bytes); accepted: a, b"),
+            "{short}"
+        );
+        assert!(short.len() < 300);
+        assert_eq!(shorten_words("a  b\tc\n"), "a  b\tc\n");
+    }
+}
