@@ -134,53 +134,68 @@ fn should_we_balance_rule_on_a_group_spanning_hybrid_10() {
 
 #[test]
 fn should_we_balance_power10_mixed_smt_sizes() {
-    // power10-96 with 18-23,26-31,50-55,90-95 offline: cores 4, 6, 12, 22 keep two threads,
-    // cores 5, 7, 13, 23 are gone. PKG groups are the LLC pairs of SMT4 cores (0-7, 8-15,
-    // ...) and the lone SMT2 cores (16-17, 24-25, 48-49, 88-89).
+    // power10-96 (interleaved SMT4 small cores, two coregroups) with the seed's offline
+    // list 18-23,26-31,50-55,90-95: CPUs 16, 17, 24, 25, 48, 49, 88, 89 are alone in their
+    // small cores. PKG groups are the coregroups, MC groups the small cores.
     let dom = domains("power10-96", Some("18-23,26-31,50-55,90-95"));
+    let cg0: Vec<usize> = CpuMask::parse("0-7,24-25,32-39,48-49,72-87")
+        .unwrap()
+        .iter()
+        .collect();
+    let cg1: Vec<usize> = CpuMask::parse("8-17,40-47,56-71,88-89")
+        .unwrap()
+        .iter()
+        .collect();
     assert_eq!(
         dom.group(dom.domain(level(&dom, 0, "PKG")).groups[0]).span,
-        CpuMask::parse("0-7").unwrap()
+        cg0.iter().copied().collect::<CpuMask>()
     );
     assert_eq!(
-        dom.group(dom.domain(level(&dom, 16, "PKG")).groups[0]).span,
-        CpuMask::parse("16-17").unwrap()
+        dom.group(dom.domain(level(&dom, 16, "MC")).groups[0]).span,
+        CpuMask::parse("16").unwrap()
     );
     let off = balancer(&dom, &[(Feature::SHOULD_WE_BALANCE_IDLE_CORE, false)]);
     let on = balancer(&dom, &[(Feature::SHOULD_WE_BALANCE_IDLE_CORE, true)]);
     let nr = dom.nr_cpus();
+    let pkg = |lb: &LoadBalancer, env: &FakeLbEnv, cg: &[usize]| {
+        balancers(lb, env, cg.iter().copied(), "PKG")
+    };
 
-    // CPU 0 busy, rest of 0-7 idle: first idle CPU 1 vs first CPU of the idle core 4-7.
+    // CPU 0 busy: CPU 1 is idle and its small core {1,3,5,7} is idle: both pick it.
     let mut env = FakeLbEnv::new(nr);
     busy(&mut env, &[0]);
-    assert_eq!(balancers(&off, &env, 0..8, "PKG"), [1]);
-    assert_eq!(balancers(&on, &env, 0..8, "PKG"), [4]);
-    // MC level (the SMT4 cores are the groups): both pick CPU 1 for core 0-3.
-    assert_eq!(balancers(&off, &env, 0..4, "MC"), [1]);
-    assert_eq!(balancers(&on, &env, 0..4, "MC"), [1]);
-
-    // CPU 1 busy: CPU 0 is idle but its core is not -> v6.6+ still prefers CPU 4.
-    let mut env = FakeLbEnv::new(nr);
+    assert_eq!(pkg(&off, &env, &cg0), [1]);
+    assert_eq!(pkg(&on, &env, &cg0), [1]);
+    // CPUs 0 and 1 busy: first idle CPU 2 (its small core runs CPU 0) vs the first CPU of
+    // an idle core, the single-thread small core {24}.
     busy(&mut env, &[1]);
-    assert_eq!(balancers(&off, &env, 0..8, "PKG"), [0]);
-    assert_eq!(balancers(&on, &env, 0..8, "PKG"), [4]);
+    assert_eq!(pkg(&off, &env, &cg0), [2]);
+    assert_eq!(pkg(&on, &env, &cg0), [24]);
+    busy(&mut env, &[24, 25]);
+    assert_eq!(pkg(&off, &env, &cg0), [2]);
+    assert_eq!(pkg(&on, &env, &cg0), [32]);
+    // Coregroup 1: 8 and 9 busy -> 10 vs the lone CPU 16.
+    busy(&mut env, &[8, 9]);
+    assert_eq!(pkg(&off, &env, &cg1), [10]);
+    assert_eq!(pkg(&on, &env, &cg1), [16]);
 
-    // Both cores partly busy (CPUs 0 and 4): the first idle CPU with busy siblings, 1.
+    // MC: the local group is one small core, so both rules pick its first idle CPU.
     let mut env = FakeLbEnv::new(nr);
-    busy(&mut env, &[0, 4]);
-    assert_eq!(balancers(&on, &env, 0..8, "PKG"), [1]);
+    busy(&mut env, &[0]);
+    assert_eq!(balancers(&off, &env, [0, 2, 4, 6], "MC"), [2]);
+    assert_eq!(balancers(&on, &env, [0, 2, 4, 6], "MC"), [2]);
+    assert_eq!(balancers(&on, &env, [16], "MC"), [16]);
 
-    // The SMT2 core 16-17 is a PKG group on its own: CPU 16 busy -> 17 in both variants.
+    // Every core partly busy: the first idle CPU with busy siblings is the fallback.
     let mut env = FakeLbEnv::new(nr);
-    busy(&mut env, &[16]);
-    assert_eq!(balancers(&off, &env, [16, 17], "PKG"), [17]);
-    assert_eq!(balancers(&on, &env, [16, 17], "PKG"), [17]);
-
+    let all_but_2: Vec<usize> = cg0.iter().copied().filter(|&c| c != 2).collect();
+    busy(&mut env, &all_but_2);
+    assert_eq!(pkg(&off, &env, &cg0), [2]);
+    assert_eq!(pkg(&on, &env, &cg0), [2]);
     // All busy: group_balance_cpu() (the first CPU) balances.
-    let mut env = FakeLbEnv::new(nr);
-    busy(&mut env, &[0, 1, 2, 3, 4, 5, 6, 7, 16, 17]);
-    assert_eq!(balancers(&on, &env, 0..8, "PKG"), [0]);
-    assert_eq!(balancers(&on, &env, [16, 17], "PKG"), [16]);
+    busy(&mut env, &[2]);
+    assert_eq!(pkg(&on, &env, &cg0), [0]);
+    assert_eq!(pkg(&off, &env, &cg0), [0]);
 }
 
 #[test]

@@ -329,38 +329,223 @@ fn adl_i9_marks_asymmetric_capacity() {
     assert_eq!(sds.llc_size(18), 24);
 }
 
+/// Every domain of `cpu`: (name, span, flags).
+fn chain(sds: &SchedDomains, cpu: usize) -> Vec<(&'static str, String, SdFlags)> {
+    sds.cpu_domains(cpu)
+        .iter()
+        .map(|&d| {
+            let d = sds.domain(d);
+            (d.name, d.span.to_string(), d.flags)
+        })
+        .collect()
+}
+
+#[test]
+fn power10_lpar_is_small_core_smt_then_coregroup_mc_then_pkg() {
+    // arch/powerpc/kernel/smp.c on a POWER10 dedicated LPAR: SMT = the interleaved SMT4
+    // small core (also the L2/LLC, so no CACHE level), MC = the coregroup without
+    // SD_SHARE_LLC, PKG = the node. Spans as in the real 768-CPU LPAR's node 0.
+    let (m, sds) = build("power10-96");
+    let smt = with_balance(&["SD_SHARE_CPUCAPACITY", "SD_SHARE_LLC", "SD_PREFER_SIBLING"]);
+    let upper = with_balance(&["SD_PREFER_SIBLING"]);
+    let cg0 = "0-7,24-39,48-55,72-87";
+    let cg1 = "8-23,40-47,56-71,88-95";
+    assert_eq!(
+        chain(&sds, 0),
+        [
+            ("SMT", "0,2,4,6".to_string(), smt),
+            ("MC", cg0.to_string(), upper),
+            ("PKG", "0-95".to_string(), upper),
+        ]
+    );
+    assert_eq!(
+        chain(&sds, 17),
+        [
+            ("SMT", "17,19,21,23".to_string(), smt),
+            ("MC", cg1.to_string(), upper),
+            ("PKG", "0-95".to_string(), upper),
+        ]
+    );
+    for cpu in 0..96 {
+        assert_eq!(names(&sds, cpu), ["SMT", "MC", "PKG"], "CPU {cpu}");
+        assert_eq!(weights(&sds, cpu), [4, 48, 96], "CPU {cpu}");
+        // The LLC is the small core.
+        assert_eq!(sds.llc_size(cpu), 4);
+        assert_eq!(sds.sd_llc(cpu), Some(sds.cpu_domains(cpu)[0]));
+    }
+    assert_eq!(group_spans(&sds, 0, 0), ["0", "2", "4", "6"]);
+    assert_eq!(
+        group_spans(&sds, 0, 1),
+        [
+            "0,2,4,6",
+            "1,3,5,7",
+            "24,26,28,30",
+            "25,27,29,31",
+            "32,34,36,38",
+            "33,35,37,39",
+            "48,50,52,54",
+            "49,51,53,55",
+            "72,74,76,78",
+            "73,75,77,79",
+            "80,82,84,86",
+            "81,83,85,87"
+        ]
+    );
+    assert_eq!(group_spans(&sds, 0, 2), [cg0, cg1]);
+    let mc = sds.domain(sds.cpu_domains(0)[1]);
+    assert_eq!((mc.imbalance_pct, mc.cache_nice_tries), (117, 1));
+    assert_eq!((mc.min_interval_ms, mc.imb_numa_nr), (48, 12));
+    assert!(
+        sds.groups_of(sds.cpu_domains(0)[1])
+            .all(|g| g.capacity == 4096)
+    );
+    assert!(
+        sds.groups_of(sds.cpu_domains(0)[2])
+            .all(|g| g.capacity == 49152)
+    );
+    assert!(!sds.sched_cluster_active);
+    assert_eq!(m.arch, schedlab::topology::Arch::Powerpc);
+}
+
 #[test]
 fn power10_partially_offlined_cores_give_mixed_smt_groups() {
+    // The seed's list offlines 6 threads of 4 big cores; each keeps threads 0 and 1, one
+    // per small core, so 8 small cores run a single thread ("a few cores SMT=1").
     let mut m = preset("power10-96");
     m.set_offline("18-23,26-31,50-55,90-95").unwrap();
     assert_eq!(m.online.weight(), 72);
     let sds = build_sched_domains(&m);
-    assert_eq!(names(&sds, 0), ["SMT", "MC", "PKG"]);
-    assert_eq!(group_spans(&sds, 0, 0), ["0", "1", "2", "3"]);
-    // Core 4 (CPUs 16-19) keeps two threads; its LLC partner core 5 is fully offline.
-    assert_eq!(names(&sds, 16), ["SMT", "PKG"]);
-    assert_eq!(group_spans(&sds, 17, 0), ["17", "16"]);
-    assert_eq!(sds.domain(sds.cpu_domains(16)[0]).span.to_string(), "16-17");
-    let pkg = sds.domain(sds.cpu_domains(0)[2]);
-    assert_eq!(pkg.span_weight, 72);
-    assert_eq!(pkg.min_interval_ms, 72);
+    let smt = with_balance(&["SD_SHARE_CPUCAPACITY", "SD_SHARE_LLC", "SD_PREFER_SIBLING"]);
+    let upper = with_balance(&["SD_PREFER_SIBLING"]);
+    let cg0 = "0-7,24-25,32-39,48-49,72-87";
+    let cg1 = "8-17,40-47,56-71,88-89";
+    let all = "0-17,24-25,32-49,56-89";
     assert_eq!(
-        group_spans(&sds, 0, 2),
+        chain(&sds, 0),
         [
-            "0-7", "8-15", "16-17", "24-25", "32-39", "40-47", "48-49", "56-63", "64-71", "72-79",
-            "80-87", "88-89"
+            ("SMT", "0,2,4,6".to_string(), smt),
+            ("MC", cg0.to_string(), upper),
+            ("PKG", all.to_string(), upper),
         ]
     );
+    for cpu in [16, 17, 24, 25, 48, 49, 88, 89] {
+        // The one-CPU SMT domain is degenerate: the base domain is the coregroup, and
+        // there is no LLC domain at all (sd_llc NULL, llc_size 1).
+        let cg = if [24, 25, 48, 49].contains(&cpu) {
+            cg0
+        } else {
+            cg1
+        };
+        assert_eq!(
+            chain(&sds, cpu),
+            [
+                ("MC", cg.to_string(), upper),
+                ("PKG", all.to_string(), upper)
+            ],
+            "CPU {cpu}"
+        );
+        assert_eq!(sds.sd_llc(cpu), None);
+        assert_eq!((sds.llc_size(cpu), sds.llc_id(cpu)), (1, cpu));
+        assert_eq!(group_spans(&sds, cpu, 0)[0], cpu.to_string());
+    }
+    assert_eq!(
+        group_spans(&sds, 16, 0),
+        [
+            "16",
+            "17",
+            "40,42,44,46",
+            "41,43,45,47",
+            "56,58,60,62",
+            "57,59,61,63",
+            "64,66,68,70",
+            "65,67,69,71",
+            "88",
+            "89",
+            "8,10,12,14",
+            "9,11,13,15"
+        ]
+    );
+    let mc = sds.domain(sds.cpu_domains(0)[1]);
+    assert_eq!((mc.span_weight, mc.min_interval_ms), (36, 36));
+    let pkg = sds.domain(sds.cpu_domains(0)[2]);
+    assert_eq!((pkg.span_weight, pkg.min_interval_ms), (72, 72));
+    assert_eq!(group_spans(&sds, 0, 2), [cg0, cg1]);
     let caps: Vec<u64> = sds
-        .groups_of(sds.cpu_domains(0)[2])
+        .groups_of(sds.cpu_domains(0)[1])
         .map(|g| g.capacity)
         .collect();
-    assert_eq!(caps[2], 2048);
-    assert_eq!(caps[0], 8192);
+    assert_eq!(&caps[..4], [4096, 4096, 1024, 1024]);
+    assert!(
+        sds.groups_of(sds.cpu_domains(0)[2])
+            .all(|g| g.capacity == 36 * 1024)
+    );
     for cpu in [18, 23, 50, 95] {
         assert!(sds.cpu_domains(cpu).is_empty());
     }
     assert!(sds.domains.iter().all(|d| d.span.is_subset_of(&m.online)));
+}
+
+#[test]
+fn powerpc_cache_level_only_when_l2_is_wider_than_the_smt_core() {
+    // A POWER9-style machine: SMT4 cores whose L2 is shared by a core pair. powerpc's
+    // `shared_caches` is set, so a CACHE level (SD_SHARE_LLC) sits between SMT and PKG;
+    // without coregroups there is no MC level.
+    let cpus = (0..16)
+        .map(|cpu| CpuTopology {
+            cpu,
+            core: cpu / 4,
+            cluster: cpu / 4,
+            llc: cpu / 8,
+            package: 0,
+            node: 0,
+            capacity: 1024,
+        })
+        .collect();
+    let mut m = Machine::new("p9", "test", cpus, vec![vec![10]]).unwrap();
+    m.arch = schedlab::topology::Arch::Powerpc;
+    let sds = build_sched_domains(&m);
+    assert_eq!(names(&sds, 0), ["SMT", "CACHE", "PKG"]);
+    assert_eq!(weights(&sds, 0), [4, 8, 16]);
+    let cache = sds.domain(sds.cpu_domains(0)[1]);
+    assert_eq!(
+        cache.flags,
+        with_balance(&["SD_SHARE_LLC", "SD_PREFER_SIBLING"])
+    );
+    assert_eq!(sds.llc_size(0), 8);
+    // The same data on arm64's table: MC is the LLC pair, and a core-sized CLS folds away.
+    m.arch = schedlab::topology::Arch::Arm64;
+    let sds = build_sched_domains(&m);
+    assert_eq!(names(&sds, 0), ["SMT", "MC", "PKG"]);
+}
+
+#[test]
+fn x86_leaves_out_pkg_when_a_package_holds_several_nodes() {
+    // Sub-NUMA clustering: one package, two nodes of 4 cores (own LLC each). x86 drops PKG
+    // (x86_has_numa_in_package) and NODE spans the node; the generic table builds PKG =
+    // cpu_cpu_mask() = the node, which then replaces NODE as the surviving level.
+    let cpus = (0..8)
+        .map(|cpu| CpuTopology {
+            cpu,
+            core: cpu,
+            cluster: cpu,
+            llc: cpu / 4,
+            package: 0,
+            node: cpu / 4,
+            capacity: 1024,
+        })
+        .collect();
+    let mut m = Machine::new("snc", "test", cpus, vec![vec![10, 12], vec![12, 10]]).unwrap();
+    m.arch = schedlab::topology::Arch::X86;
+    let sds = build_sched_domains(&m);
+    assert_eq!(names(&sds, 0), ["MC", "NUMA"]);
+    // sd->level counts the built levels: SMT, CLS, MC, NODE, NUMA.
+    let numa = sds.domain(sds.cpu_domains(0)[1]);
+    assert_eq!(numa.level, 4);
+    m.arch = schedlab::topology::Arch::Arm64;
+    let sds = build_sched_domains(&m);
+    assert_eq!(names(&sds, 0), ["MC", "NUMA"]);
+    // ... and with PKG (degenerate under the equal NODE span) one more.
+    assert_eq!(sds.domain(sds.cpu_domains(0)[1]).level, 5);
 }
 
 #[test]
@@ -655,7 +840,41 @@ fn binary_offline_and_bad_input() {
     assert_eq!(v["online"], "0-17,24-25,32-49,56-89");
     assert_eq!(v["cpus"][18]["online"], false);
     assert_eq!(v["cpus"][18]["domains"].as_array().unwrap().len(), 0);
-    assert_eq!(v["cpus"][16]["domains"][0]["span"], "16-17");
+    assert_eq!(v["arch"], "powerpc");
+    let d16 = v["cpus"][16]["domains"].as_array().unwrap();
+    assert_eq!(d16.len(), 2);
+    assert_eq!(d16[0]["level"], "MC");
+    assert_eq!(d16[0]["span"], "8-17,40-47,56-71,88-89");
+    assert!(
+        !d16[0]["flags"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("SD_SHARE_LLC"))
+    );
+    assert_eq!(d16[0]["groups"][0]["span"], "16");
+    assert_eq!(d16[1]["level"], "PKG");
+    assert_eq!(v["cpus"][0]["domains"][0]["span"], "0,2,4,6");
+
+    let out = schedlab(&["topo", "power10-96", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d0 = v["cpus"][0]["domains"].as_array().unwrap();
+    let levels: Vec<&str> = d0.iter().map(|d| d["level"].as_str().unwrap()).collect();
+    assert_eq!(levels, ["SMT", "MC", "PKG"]);
+    let spans: Vec<&str> = d0.iter().map(|d| d["span"].as_str().unwrap()).collect();
+    assert_eq!(spans, ["0,2,4,6", "0-7,24-39,48-55,72-87", "0-95"]);
+    let has_llc: Vec<bool> = d0
+        .iter()
+        .map(|d| {
+            d["flags"]
+                .as_array()
+                .unwrap()
+                .contains(&serde_json::json!("SD_SHARE_LLC"))
+        })
+        .collect();
+    assert_eq!(has_llc, [true, false, false]);
+    assert_eq!(d0[1]["groups"][1]["span"], "1,3,5,7");
+    assert_eq!(d0[1]["groups"][1]["capacity"], 4096);
 
     let out = schedlab(&["topo", "power10-96", "--offline", "18-23"]);
     assert!(out.status.success());
@@ -711,4 +930,33 @@ fn insane_topology_fails_like_the_kernel_build() {
         sds.sched_domain_debug(3),
         "CPU3 attaching NULL sched-domain.\n"
     );
+}
+
+#[test]
+fn a_cluster_equal_to_the_llc_is_cls_on_x86_and_mc_on_arm64() {
+    // 8 single-thread cores, L2 clusters of 4 that are also the LLC. x86 builds CLS and MC
+    // with the same span; MC's flags are a subset of CLS's, so MC is spliced out and CLS
+    // (with SD_CLUSTER) survives. arch_topology.c shrinks CLS to the SMT mask instead, so
+    // arm64 keeps MC and no cluster domain.
+    let cpus = (0..8)
+        .map(|cpu| CpuTopology {
+            cpu,
+            core: cpu,
+            cluster: cpu / 4,
+            llc: cpu / 4,
+            package: 0,
+            node: 0,
+            capacity: 1024,
+        })
+        .collect();
+    let mut m = Machine::new("cls", "test", cpus, vec![vec![10]]).unwrap();
+    m.arch = schedlab::topology::Arch::X86;
+    let sds = build_sched_domains(&m);
+    assert_eq!(names(&sds, 0), ["CLS", "PKG"]);
+    assert!(sds.sched_cluster_active);
+    assert_eq!(sds.share_id(5), 4);
+    m.arch = schedlab::topology::Arch::Arm64;
+    let sds = build_sched_domains(&m);
+    assert_eq!(names(&sds, 0), ["MC", "PKG"]);
+    assert!(!sds.sched_cluster_active);
 }

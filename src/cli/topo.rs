@@ -95,7 +95,7 @@ pub fn topo_text(machine: &Machine, sds: &SchedDomains) -> String {
 }
 
 /// The JSON report (contract keys of ARCHITECTURE.md §3 plus a few extras:
-/// `description`, `offline`, `numa_distances`, per-CPU `cluster`/`online`/`llc_size`/
+/// `description`, `arch`, `offline`, `numa_distances`, per-CPU `cluster`/`online`/`llc_size`/
 /// `llc_id`, per-domain `span_weight`/`imb_numa_nr`, per-group `balance_mask`/`weight`/
 /// `cores`/`flags`).
 pub fn topo_json(machine: &Machine, sds: &SchedDomains) -> Value {
@@ -158,6 +158,7 @@ pub fn topo_json(machine: &Machine, sds: &SchedDomains) -> Value {
     json!({
         "machine": machine.name,
         "description": machine.description,
+        "arch": machine.arch.name(),
         "nr_cpus": machine.nr_cpus(),
         "online": machine.online.to_string(),
         "offline": all.andnot(&machine.online).to_string(),

@@ -1,11 +1,16 @@
 //! Construction of the hierarchy: `kernel/sched/topology.c: build_sched_domains()` and
 //! its helpers, step by step.
 //!
-//! 1. Topology-level table (`default_topology[]` / x86's `x86_topology[]`, then
-//!    `sched_init_numa()`): `SMT`, `CLS`, `MC`, `PKG`, `NODE`, `NUMA`... with their
-//!    masks restricted to online CPUs, because the arch hotplug code removes offline
+//! 1. Topology-level table of the machine's architecture ([`Arch`]), each level = (name,
+//!    mask function, flags function) as in the kernel's `sched_domain_topology_level`
+//!    arrays: x86 `x86_topology[]` (SMT, CLS, MC, PKG unless a package holds several
+//!    nodes), the generic `default_topology[]` used by arm64/RISC-V (SMT, CLS, MC, PKG),
+//!    powerpc `powerpc_topology[]` (SMT, CACHE only with `shared_caches`, MC = coregroup
+//!    *without* `SD_SHARE_LLC`, PKG); then `sched_init_numa()`'s `NODE`, `NUMA`... The
+//!    masks are restricted to online CPUs, because the arch hotplug code removes offline
 //!    CPUs from the sibling masks (x86 `remove_siblinginfo()`, arm64
-//!    `remove_cpu_topology()`) and `sched_domains_numa_masks_clear()` from the NUMA masks.
+//!    `remove_cpu_topology()`, powerpc `remove_cpu_from_masks()`) and
+//!    `sched_domains_numa_masks_clear()` from the NUMA masks.
 //! 2. `topology_span_sane()` for non-NUMA levels.
 //! 3. Per CPU, bottom-up `build_sched_domain()` = `sd_init()` + parent/child link + span
 //!    fix-up; stop when a span covers all online CPUs.
@@ -18,16 +23,18 @@
 //!    base dropped, then `update_top_cache_domain()`.
 //!
 //! Approximations (each also stated where it happens):
-//! - The arch mask functions are those of `drivers/base/arch_topology.c` (arm64,
-//!   RISC-V): `cpu_coregroup_mask()` = the smallest of node, package and LLC, widened to
-//!   the cluster when the LLC is inside it; `cpu_clustergroup_mask()` = the cluster
-//!   unless it would cover the coregroup (then the SMT mask). On x86 data (L2 inside the
-//!   LLC inside the package) these equal x86's `cpu_l2c_shared_mask()` and
-//!   `cpu_llc_shared_mask()`, so one table serves both; they differ only when a cluster
-//!   equals the LLC (x86 would keep `CLS`, arm64 keeps `MC`). powerpc's `CACHE` level is
-//!   named `MC` here.
-//! - `PKG` is always built (x86 drops it when a package holds several nodes; then it
-//!   would be degenerate under `NODE` anyway, with the same final hierarchy).
+//! - arm64/generic masks are those of `drivers/base/arch_topology.c`:
+//!   `cpu_coregroup_mask()` = the smallest of node, package and LLC, widened to the cluster
+//!   when the LLC is inside it; `cpu_clustergroup_mask()` = the cluster unless it would
+//!   cover the coregroup (then the SMT mask). x86 uses the L2 (`cluster`) and LLC masks
+//!   directly; the two differ only when a cluster equals the LLC (x86 keeps `CLS`, arm64
+//!   keeps `MC`). ITMT (`x86_sched_itmt_flags()`) is not modelled.
+//! - powerpc: the machine's `core` is what `cpu_smt_mask()` returns (the small core on
+//!   big-core parts), its `llc` is the L2 mask (`cpu_l2_cache_mask()`), and coregroups are
+//!   given per machine ([`Machine::coregroup_mask`]). `shared_caches` is evaluated over all
+//!   possible CPUs, as at boot. Only dedicated partitions: no shared-processor
+//!   `splpar_asym_pack` (SD_ASYM_PACKING on CACHE/MC/PKG, MC dropped), no
+//!   `CPU_FTR_ASYM_SMT` (POWER7).
 //! - Group capacity is the sum of `arch_scale_cpu_capacity()` of the members:
 //!   `update_group_capacity()` at build time with no RT/DL/IRQ pressure and no thermal
 //!   capping, which is what `scale_rt_capacity()` returns on an idle machine.
@@ -37,7 +44,7 @@ use std::collections::BTreeSet;
 
 use super::{CpuShortcuts, DomainId, GroupId, SchedDomain, SchedDomains, SchedGroup, SdFlags};
 use crate::cpumask::CpuMask;
-use crate::topology::{LOCAL_DISTANCE, Machine, presets};
+use crate::topology::{Arch, LOCAL_DISTANCE, Machine, presets};
 
 /// Kernel parameters that shape the domains but are not topology.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +99,123 @@ struct Level {
     masks: Vec<CpuMask>,
 }
 
+/// One arch level before its masks are computed: name, `sd_flags()` result.
+fn level(name: &'static str, topology_flags: SdFlags, masks: Vec<CpuMask>) -> Level {
+    Level {
+        name,
+        topology_flags,
+        overlap: false,
+        numa_level: None,
+        masks,
+    }
+}
+
+/// `cpu_smt_flags()` (also x86's `x86_smt_flags()` and powerpc's `powerpc_smt_flags()`
+/// without `CPU_FTR_ASYM_SMT`, a POWER7 feature).
+const SMT_FLAGS: SdFlags = SdFlags(SdFlags::SD_SHARE_CPUCAPACITY.0 | SdFlags::SD_SHARE_LLC.0);
+/// `cpu_cluster_flags()`.
+const CLS_FLAGS: SdFlags = SdFlags(SdFlags::SD_CLUSTER.0 | SdFlags::SD_SHARE_LLC.0);
+/// `cpu_core_flags()`, powerpc's `powerpc_shared_cache_flags()` (dedicated partitions).
+const CORE_FLAGS: SdFlags = SdFlags::SD_SHARE_LLC;
+
+/// The architecture's `sched_domain_topology_level` table, each level's mask function
+/// evaluated for every possible CPU (online CPUs only in each mask).
+fn arch_levels(m: &Machine, online: &CpuMask, node_cpus: &[CpuMask]) -> Vec<Level> {
+    let n = m.nr_cpus();
+    let on = |mask: &CpuMask| mask.and(online);
+    let node_of = |cpu: usize| m.cpus[cpu].node;
+    let smt: Vec<CpuMask> = (0..n).map(|c| on(m.smt_mask(c))).collect();
+    // cpu_cpu_mask() = cpumask_of_node(cpu_to_node(cpu)), on every architecture.
+    let pkg: Vec<CpuMask> = (0..n).map(|c| node_cpus[node_of(c)]).collect();
+    match m.arch {
+        Arch::X86 => {
+            // x86_topology[]: cpu_clustergroup_mask() = the L2 siblings,
+            // cpu_coregroup_mask() = the LLC siblings; ITMT (SD_ASYM_PACKING on CLS, MC
+            // and PKG) is not modelled.
+            let cls = (0..n).map(|c| on(m.cluster_mask(c))).collect();
+            let mc = (0..n).map(|c| on(m.llc_mask(c))).collect();
+            let mut levels = vec![
+                level("SMT", SMT_FLAGS, smt),
+                level("CLS", CLS_FLAGS, cls),
+                level("MC", CORE_FLAGS, mc),
+            ];
+            // x86_has_numa_in_package (set at boot, over all CPUs): the PKG level is left
+            // out and the NUMA levels build the spanning domains.
+            let numa_in_package = m.cpus.iter().any(|a| {
+                m.package_mask(a.cpu)
+                    .iter()
+                    .any(|b| m.cpus[b].node != a.node)
+            });
+            if !numa_in_package {
+                levels.push(level("PKG", SdFlags::EMPTY, pkg));
+            }
+            levels
+        }
+        Arch::Arm64 => {
+            // default_topology[] with drivers/base/arch_topology.c's masks.
+            // cpu_coregroup_mask(): the smallest of node, package and LLC, widened to the
+            // cluster when it lies inside it.
+            let coregroup: Vec<CpuMask> = (0..n)
+                .map(|c| {
+                    let package = on(m.package_mask(c));
+                    let llc = on(m.llc_mask(c));
+                    let cluster = on(m.cluster_mask(c));
+                    let mut core = node_cpus[node_of(c)];
+                    if package.is_subset_of(&core) {
+                        core = package;
+                    }
+                    if llc.is_subset_of(&core) {
+                        core = llc;
+                    }
+                    if core.is_subset_of(&cluster) {
+                        core = cluster;
+                    }
+                    core
+                })
+                .collect();
+            // cpu_clustergroup_mask(): never as wide as the coregroup.
+            let cls: Vec<CpuMask> = (0..n)
+                .map(|c| {
+                    let cluster = on(m.cluster_mask(c));
+                    if coregroup[c].is_subset_of(&cluster) {
+                        smt[c]
+                    } else {
+                        cluster
+                    }
+                })
+                .collect();
+            vec![
+                level("SMT", SMT_FLAGS, smt),
+                level("CLS", CLS_FLAGS, cls),
+                level("MC", CORE_FLAGS, coregroup),
+                level("PKG", SdFlags::EMPTY, pkg),
+            ]
+        }
+        Arch::Powerpc => {
+            // powerpc_topology[] as build_sched_topology() assembles it for a dedicated
+            // partition (no SPLPAR asym packing): SMT = cpu_smt_mask() (the small core on
+            // big-core parts, which the machine's `core` already is); CACHE = the L2
+            // siblings (the machine's `llc`), only if `shared_caches`, i.e. some CPU's L2
+            // mask is wider than its SMT mask at boot; MC = the coregroup with flags 0
+            // (powerpc_shared_proc_flags()), only with coregroup support; PKG.
+            let mut levels = vec![level("SMT", SMT_FLAGS, smt)];
+            let shared_caches = (0..n).any(|c| m.llc_mask(c).weight() > m.smt_mask(c).weight());
+            if shared_caches {
+                let l2 = (0..n).map(|c| on(m.llc_mask(c))).collect();
+                levels.push(level("CACHE", CORE_FLAGS, l2));
+            }
+            if m.coregroup_mask(0).is_some() {
+                let mc = (0..n)
+                    .map(|c| on(m.coregroup_mask(c).expect("checked")))
+                    .collect();
+                levels.push(level("MC", SdFlags::EMPTY, mc));
+            }
+            levels.push(level("PKG", SdFlags::EMPTY, pkg));
+            levels
+        }
+    }
+}
+
 /// The table: arch levels then `sched_init_numa()`'s levels, plus the distinct distances.
 fn topology_levels(
     m: &Machine,
@@ -102,71 +226,7 @@ fn topology_levels(
     let on = |mask: &CpuMask| mask.and(online);
     let node_of = |cpu: usize| m.cpus[cpu].node;
     let node_cpus: Vec<CpuMask> = (0..m.nr_nodes()).map(|nd| on(m.node_mask(nd))).collect();
-
-    let smt: Vec<CpuMask> = (0..n).map(|c| on(m.smt_mask(c))).collect();
-    // cpu_coregroup_mask() of drivers/base/arch_topology.c.
-    let coregroup: Vec<CpuMask> = (0..n)
-        .map(|c| {
-            let package = on(m.package_mask(c));
-            let llc = on(m.llc_mask(c));
-            let cluster = on(m.cluster_mask(c));
-            let mut core = node_cpus[node_of(c)];
-            if package.is_subset_of(&core) {
-                core = package;
-            }
-            if llc.is_subset_of(&core) {
-                core = llc;
-            }
-            if core.is_subset_of(&cluster) {
-                core = cluster;
-            }
-            core
-        })
-        .collect();
-    // cpu_clustergroup_mask(): never as wide as the coregroup.
-    let cls: Vec<CpuMask> = (0..n)
-        .map(|c| {
-            let cluster = on(m.cluster_mask(c));
-            if coregroup[c].is_subset_of(&cluster) {
-                smt[c]
-            } else {
-                cluster
-            }
-        })
-        .collect();
-    // cpu_cpu_mask() = cpumask_of_node(cpu_to_node(cpu)).
-    let pkg: Vec<CpuMask> = (0..n).map(|c| node_cpus[node_of(c)]).collect();
-
-    let mut levels = vec![
-        Level {
-            name: "SMT",
-            topology_flags: SdFlags::SD_SHARE_CPUCAPACITY | SdFlags::SD_SHARE_LLC,
-            overlap: false,
-            numa_level: None,
-            masks: smt,
-        },
-        Level {
-            name: "CLS",
-            topology_flags: SdFlags::SD_CLUSTER | SdFlags::SD_SHARE_LLC,
-            overlap: false,
-            numa_level: None,
-            masks: cls,
-        },
-        Level {
-            name: "MC",
-            topology_flags: SdFlags::SD_SHARE_LLC,
-            overlap: false,
-            numa_level: None,
-            masks: coregroup,
-        },
-        Level {
-            name: "PKG",
-            topology_flags: SdFlags::EMPTY,
-            overlap: false,
-            numa_level: None,
-            masks: pkg,
-        },
-    ];
+    let mut levels = arch_levels(m, online, &node_cpus);
 
     // sched_init_numa(): nodes without online CPUs are left out (the kernel passes the
     // node whose last CPU went offline as `offline_node`, and N_CPU excludes the rest).

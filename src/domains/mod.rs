@@ -2,8 +2,9 @@
 //!
 //! [`build_sched_domains`] mirrors the kernel's `build_sched_domains()` for one partition
 //! (the machine's online CPUs = `cpu_active_mask`, no isolated CPUs, one root domain):
-//! the topology-level table (`SMT`, `CLS`, `MC`, `PKG` then `NODE` and one `NUMA` level
-//! per further distinct SLIT distance, `sched_init_numa()`), `sd_init()` per level,
+//! the architecture's topology-level table (x86 and generic: `SMT`, `CLS`, `MC`, `PKG`;
+//! powerpc: `SMT`, `CACHE`, `MC` = coregroup without `SD_SHARE_LLC`, `PKG`) then `NODE`
+//! and one `NUMA` level per further distinct SLIT distance (`sched_init_numa()`), `sd_init()` per level,
 //! `build_sched_groups()`/`get_group()` for ordinary levels and
 //! `build_overlap_sched_groups()` with balance masks for NUMA levels, the `imb_numa_nr`
 //! pass, `init_sched_groups_capacity()`, and `cpu_attach_domain()` with the degenerate
@@ -212,7 +213,8 @@ pub struct GroupId(pub usize);
 pub struct SchedDomain {
     /// The CPU this domain belongs to (domains are per CPU).
     pub cpu: usize,
-    /// `sd->name`: the topology level's name (`SMT`, `CLS`, `MC`, `PKG`, `NODE`, `NUMA`).
+    /// `sd->name`: the topology level's name (`SMT`, `CLS`, `CACHE`, `MC`, `PKG`, `NODE`,
+    /// `NUMA`).
     pub name: &'static str,
     /// `sd->level`: position in the chain *before* degenerate removal (the kernel does
     /// not renumber); see [`SchedDomains::cpu_domains`] for the surviving order.

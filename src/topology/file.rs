@@ -23,6 +23,9 @@
 //! distances = [[10, 21], [21, 10]] # default: 10 local, 20 (REMOTE_DISTANCE) remote
 //! capacities = { "0-15" = 1024, "16-31" = 512 }   # cpulist → capacity; default 1024
 //! offline = "30-31"               # optional cpulist of offline CPUs
+//! arch = "x86"                    # optional: whose sched-domain table the kernel uses,
+//!                                 # "x86", "arm64" (default: the kernel's generic
+//!                                 # default_topology) or "powerpc"
 //! ```
 //!
 //! Global core `g = package * cores_per_package + core`; LLCs and clusters are consecutive
@@ -41,8 +44,8 @@
 //!
 //! Per-CPU keys: `core` (required), `cluster` (default: the core), `llc` (default: the
 //! package), `package` (default 0), `node` (default 0), `capacity` (default 1024), and
-//! `cpu` (optional; must equal the entry's index). `name`, `description`, `distances` and
-//! `offline` apply as above; the regular-form keys may not be mixed in.
+//! `cpu` (optional; must equal the entry's index). `name`, `description`, `distances`,
+//! `offline` and `arch` apply as above; the regular-form keys may not be mixed in.
 //!
 //! Every error names the file, the dotted key and what is accepted.
 
@@ -68,8 +71,16 @@ const REGULAR_KEYS: &[&str] = &[
     "distances",
     "capacities",
     "offline",
+    "arch",
 ];
-const EXPLICIT_KEYS: &[&str] = &["name", "description", "cpus", "distances", "offline"];
+const EXPLICIT_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "cpus",
+    "distances",
+    "offline",
+    "arch",
+];
 const CPU_KEYS: &[&str] = &[
     "cpu", "core", "cluster", "llc", "package", "node", "capacity",
 ];
@@ -175,6 +186,18 @@ pub fn from_table(
         };
         ctx.err(key, format!("impossible topology: {e}"))
     })?;
+    if let Some(arch) = ctx.string(table, "arch")? {
+        machine.arch = super::Arch::from_name(&arch).ok_or_else(|| {
+            let names: Vec<&str> = super::Arch::ALL.iter().map(|(_, n)| *n).collect();
+            ctx.err(
+                "arch",
+                format!(
+                    "unknown architecture '{arch}' (accepted: {})",
+                    names.join(", ")
+                ),
+            )
+        })?;
+    }
     if let Some(list) = ctx.string(table, "offline")? {
         machine
             .set_offline(&list)
@@ -544,6 +567,15 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("machine.topology.cpus[0].cpu"));
         let e = parse("cores_per_package = 2\ncapacities = { \"0-5\" = 100 }").unwrap_err();
         assert!(e.message.contains("CPU 2 does not exist"));
+        let e = parse("cores_per_package = 2\narch = \"sparc\"").unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("machine.topology.arch"));
+        assert!(e.message.contains("x86, arm64, powerpc"), "{}", e.message);
+        let m = parse("cores_per_package = 2\narch = \"powerpc\"").unwrap();
+        assert_eq!(m.arch, crate::topology::Arch::Powerpc);
+        assert_eq!(
+            parse("cores_per_package = 2").unwrap().arch,
+            crate::topology::Arch::Arm64
+        );
     }
 
     proptest::proptest! {

@@ -49,6 +49,56 @@ pub struct CpuTopology {
     pub capacity: u32,
 }
 
+/// The CPU architecture whose kernel code turns the machine into sched-domain levels:
+/// each has its own `sched_domain_topology_level` table and mask functions (see
+/// `crate::domains`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord, Hash)]
+pub enum Arch {
+    /// `arch/x86/kernel/smpboot.c`: `x86_topology[]` = SMT, CLS (L2), MC (LLC), PKG (left
+    /// out when a package holds several nodes).
+    X86,
+    /// The kernel's `default_topology[]` with the `drivers/base/arch_topology.c` masks
+    /// (arm64, RISC-V): SMT, CLS, MC, PKG. The default for machines that do not say.
+    #[default]
+    Arm64,
+    /// `arch/powerpc/kernel/smp.c`: `powerpc_topology[]` = SMT (small core on big-core
+    /// parts), CACHE (L2, only when it is wider than the SMT mask), MC (coregroup, without
+    /// `SD_SHARE_LLC`, only with coregroup support), PKG.
+    Powerpc,
+}
+
+impl Arch {
+    /// Every architecture with its name, as accepted in topology files.
+    pub const ALL: [(Arch, &'static str); 3] = [
+        (Arch::X86, "x86"),
+        (Arch::Arm64, "arm64"),
+        (Arch::Powerpc, "powerpc"),
+    ];
+
+    /// The name (`x86`, `arm64`, `powerpc`).
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(a, _)| *a == self)
+            .map(|(_, n)| *n)
+            .unwrap_or("arm64")
+    }
+
+    /// The architecture called `name`.
+    pub fn from_name(name: &str) -> Option<Arch> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(a, _)| *a)
+    }
+
+    /// The architecture this binary runs on (for `host`); the generic table elsewhere.
+    pub fn host() -> Arch {
+        match std::env::consts::ARCH {
+            "x86" | "x86_64" => Arch::X86,
+            "powerpc" | "powerpc64" => Arch::Powerpc,
+            _ => Arch::Arm64,
+        }
+    }
+}
+
 /// A machine topology, validated and with its sibling masks derived.
 #[derive(Debug, Clone)]
 pub struct Machine {
@@ -56,6 +106,8 @@ pub struct Machine {
     pub name: String,
     /// One line saying what the machine is.
     pub description: String,
+    /// Whose sched-domain topology table the kernel uses on this machine.
+    pub arch: Arch,
     /// Every possible CPU, `cpus[i].cpu == i`.
     pub cpus: Vec<CpuTopology>,
     /// CPUs online for this run (`cpu_active_mask`).
@@ -67,6 +119,9 @@ pub struct Machine {
     llc_mask: Vec<CpuMask>,
     package_mask: Vec<CpuMask>,
     node_mask: Vec<CpuMask>,
+    /// powerpc `cpu_coregroup_mask()` per CPU (CPUs whose firmware associativity puts them
+    /// in the same coregroup); `None` without coregroup support.
+    coregroup_mask: Option<Vec<CpuMask>>,
 }
 
 /// Why a topology is impossible.
@@ -141,6 +196,7 @@ impl Machine {
         Ok(Machine {
             name: name.into(),
             description: description.into(),
+            arch: Arch::default(),
             online: CpuMask::first_n(nr),
             cpus,
             node_distance,
@@ -149,7 +205,31 @@ impl Machine {
             llc_mask,
             package_mask,
             node_mask,
+            coregroup_mask: None,
         })
+    }
+
+    /// Give the machine powerpc coregroups: `ids[cpu]` is the CPU's coregroup id
+    /// (`cpu_to_coregroup_id()`). Panics if `ids` does not have one entry per CPU or splits
+    /// an SMT core (a preset programming error).
+    pub fn set_coregroups(&mut self, ids: &[usize]) {
+        assert_eq!(ids.len(), self.nr_cpus(), "one coregroup id per CPU");
+        for c in 0..self.nr_cpus() {
+            assert!(
+                self.smt_mask[c].iter().all(|s| ids[s] == ids[c]),
+                "coregroup splits the SMT core of CPU {c}"
+            );
+        }
+        self.coregroup_mask = Some(
+            (0..self.nr_cpus())
+                .map(|c| (0..self.nr_cpus()).filter(|&o| ids[o] == ids[c]).collect())
+                .collect(),
+        );
+    }
+
+    /// powerpc `cpu_coregroup_mask()` (possible CPUs), if the machine has coregroups.
+    pub fn coregroup_mask(&self, cpu: usize) -> Option<&CpuMask> {
+        self.coregroup_mask.as_ref().map(|m| &m[cpu])
     }
 
     /// Take the CPUs of a cpulist offline (`echo 0 > cpuN/online`).

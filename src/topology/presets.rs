@@ -12,7 +12,7 @@
 //! those), Turbo Boost Max 3.0 "favoured core" rankings (ITMT priorities), and SNC/NPS
 //! sub-NUMA modes other than the ones named (all x86 presets are one node per socket).
 
-use super::{CpuTopology, LOCAL_DISTANCE, Machine, SCHED_CAPACITY_SCALE};
+use super::{Arch, CpuTopology, LOCAL_DISTANCE, Machine, SCHED_CAPACITY_SCALE};
 
 /// One physical core of a preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +134,8 @@ pub fn slit_uniform(nodes: usize, remote: u32) -> Vec<Vec<u32>> {
 struct Preset {
     name: &'static str,
     description: &'static str,
+    /// Whose sched-domain topology table the machine's kernel uses.
+    arch: Arch,
     make: fn() -> Machine,
 }
 
@@ -141,61 +143,73 @@ const PRESETS: &[Preset] = &[
     Preset {
         name: "hybrid-10",
         description: "3 SMT2 cores (CPUs 0-5) + 4 single-thread cores (6-9), one LLC, one node",
+        arch: Arch::X86,
         make: hybrid_10,
     },
     Preset {
         name: "adl-i9",
         description: "Intel Core i9-12900K: 8 P-cores SMT2 (0-15) + 8 E-cores (16-23), asymmetric capacity",
+        arch: Arch::X86,
         make: adl_i9,
     },
     Preset {
         name: "power10-96",
-        description: "IBM POWER10: 24 SMT4 cores = 96 CPUs, LLC shared by core pairs, one node",
+        description: "IBM POWER10 dedicated LPAR: 12 SMT8 big cores = 24 interleaved SMT4 small cores (LLC), 2 coregroups (MC), one node",
+        arch: Arch::Powerpc,
         make: power10_96,
     },
     Preset {
         name: "nehalem-2s",
         description: "2 x Xeon X5570 (Nehalem-EP): 2 x 4 cores x SMT2 = 16 CPUs, node 0 = even CPUs",
+        arch: Arch::X86,
         make: nehalem_2s,
     },
     Preset {
         name: "haswell-2s",
         description: "2 x Xeon E5-2699 v3 (Haswell-EP): 2 x 18 cores x SMT2 = 72 CPUs, 2 nodes",
+        arch: Arch::X86,
         make: haswell_2s,
     },
     Preset {
         name: "haswell-4s",
         description: "4 x Xeon E7-8890 v3 (Haswell-EX): 4 x 18 cores x SMT2 = 144 CPUs, 4 nodes",
+        arch: Arch::X86,
         make: haswell_4s,
     },
     Preset {
         name: "skl-2s",
         description: "2 x Xeon Gold 6148 (Skylake-SP): 2 x 20 cores x SMT2 = 80 CPUs, 2 nodes",
+        arch: Arch::X86,
         make: skl_2s,
     },
     Preset {
         name: "spr-2s",
         description: "2 x Xeon Platinum 8480+ (Sapphire Rapids): 2 x 56 cores x SMT2 = 224 CPUs, 2 nodes",
+        arch: Arch::X86,
         make: spr_2s,
     },
     Preset {
         name: "milan-2s",
         description: "2 x EPYC 7763 (Zen 3): 2 x 64 cores x SMT2 = 256 CPUs, 8-core CCX LLCs, NPS1",
+        arch: Arch::X86,
         make: milan_2s,
     },
     Preset {
         name: "turin-2s",
         description: "2 x EPYC 9755 (Zen 5): 2 x 128 cores x SMT2 = 512 CPUs, 8-core CCX LLCs, NPS1",
+        arch: Arch::X86,
         make: turin_2s,
     },
     Preset {
         name: "turin-dense-2s",
         description: "2 x EPYC 9965 (Zen 5c): 2 x 192 cores x SMT2 = 768 CPUs, 16-core CCX LLCs, NPS1",
+        arch: Arch::X86,
         make: turin_dense_2s,
     },
     Preset {
         name: "altra-2s",
         description: "2 x Ampere Altra Q80-30: 2 x 80 Neoverse N1 cores, no SMT, 2-core clusters, 2 nodes",
+        arch: Arch::Arm64,
         make: altra_2s,
     },
 ];
@@ -224,7 +238,11 @@ pub fn description(name: &str) -> Option<&'static str> {
 
 /// The preset called `name`, if there is one.
 pub fn by_name(name: &str) -> Option<Machine> {
-    PRESETS.iter().find(|p| p.name == name).map(|p| (p.make)())
+    PRESETS.iter().find(|p| p.name == name).map(|p| {
+        let mut machine = (p.make)();
+        machine.arch = p.arch;
+        machine
+    })
 }
 
 /// `node_reclaim_distance` of the preset's kernel: `RECLAIM_DISTANCE` (30), except on
@@ -320,33 +338,68 @@ fn adl_i9() -> Machine {
     )
 }
 
-/// `power10-96`: IBM POWER10, 96 CPUs as 24 SMT4 cores on one node. Threads of a core are
-/// consecutive (core 0 = CPUs 0-3), as Linux numbers POWER threads. A POWER10 SMT8 core is
-/// two SMT4 halves sharing the 2 MB L2 and the local 8 MB L3 region, so the LLC here is a
-/// pair of SMT4 cores (8 CPUs; Linux's powerpc table calls that level `CACHE`, the
-/// generic table used here calls it `MC` — naming only). Source: IBM POWER10 processor
-/// documentation (Hot Chips 32, 2020: 15/16 SMT8 cores, 2 MB L2 per core, 8 MB L3 per
-/// core).
+/// Big cores of `power10-96` in its first coregroup (the others form the second): the
+/// membership node 0 of a real POWER10 dedicated LPAR shows (see [`power10_96`]).
+pub const POWER10_COREGROUP0_BIG_CORES: [usize; 6] = [0, 3, 4, 6, 9, 10];
+
+/// `power10-96`: an IBM POWER10 dedicated LPAR with 12 SMT8 big cores = 96 CPUs on one
+/// node, as Linux sees it (`arch/powerpc/kernel/smp.c`, v6.12):
 ///
-/// Use `--offline` to make cores with fewer online threads (SMT4 next to SMT2/SMT1).
+/// - Threads of a big core are consecutive (big core `b` = CPUs `8b..8b+7`), but the
+///   firmware's `ibm,thread-groups` property 1 splits it into two interleaved SMT4 small
+///   cores, threads {0,2,4,6} and {1,3,5,7}. With `has_big_cores` the kernel schedules the
+///   small cores: `cpu_smt_mask()` = the small core (`core` here: 24 small cores).
+/// - Property 2 says the L2 is shared by the same thread groups (`thread_group_shares_l2`),
+///   so the L2/LLC mask is the small core too; `shared_caches` stays false and no CACHE
+///   level is built: the SMT domain is the LLC domain (`sd_llc`, 4 CPUs).
+/// - With coregroup support (dedicated LPAR, associativity form 2) an MC level spans the
+///   CPU's coregroup, built from whole big cores, with no `SD_SHARE_LLC`
+///   (`powerpc_shared_proc_flags()` = 0): two coregroups of 6 big cores,
+///   [`POWER10_COREGROUP0_BIG_CORES`] (CPUs 0-7,24-39,48-55,72-87) and the rest (8-23,
+///   40-47,56-71,88-95).
+/// - PKG = the node (all 96 CPUs).
+///
+/// Sources: the seed report's machine (Shrikanth Hegde, LKML 2023-07-14, Tested-by on
+/// "sched/fair: Consider the idle state of the whole core for load balance": POWER10,
+/// 96 CPUs, offline 18-23,26-31,50-55,90-95, "a few cores SMT=1") — offlining 18-23 leaves
+/// CPUs 16 and 17 alone in their small cores, which is what "SMT=1" means only with
+/// interleaved small cores; the sched-domain dump of a POWER10 dedicated LPAR (Shrikanth
+/// Hegde, LKML 2023-09-10, 96 SMT8 cores, 768 CPUs, 96 CPUs per node): `SMT 0,2,4,6`,
+/// `MC 0-7,24-39,48-55,72-87` with small-core groups of capacity 4096, `DIE 0-95` with two
+/// coregroup groups; Gautham Shenoy's 2020 `ibm,thread-groups` L2 patch (CACHE degenerates
+/// into SMT, "the last-level-cache domain gets correctly set to the SMT sched-domain").
+/// Assumption: the seed LPAR's node and coregroup layout is not published; this preset
+/// takes node 0 of the 768-CPU LPAR (12 big cores, the same coregroup membership).
+///
+/// Not modelled: shared-processor LPARs (`splpar_asym_pack`: no MC level, SD_ASYM_PACKING
+/// on CACHE/PKG), the big core's shared front end between its two small cores.
 fn power10_96() -> Machine {
-    let cores: Vec<CoreSpec> = (0..24)
-        .map(|i| CoreSpec {
-            package: 0,
-            node: 0,
-            cluster: i,
-            llc: i / 2,
-            threads: 4,
-            capacity: SCHED_CAPACITY_SCALE,
+    let cpus: Vec<CpuTopology> = (0..96)
+        .map(|cpu| {
+            let small = 2 * (cpu / 8) + cpu % 2;
+            CpuTopology {
+                cpu,
+                core: small,
+                cluster: small,
+                llc: small,
+                package: 0,
+                node: 0,
+                capacity: SCHED_CAPACITY_SCALE,
+            }
         })
         .collect();
-    build(
+    let mut m = Machine::new(
         "power10-96",
         description("power10-96").unwrap_or_default(),
-        &cores,
-        Numbering::CoreMajor,
+        cpus,
         slit_uniform(1, LOCAL_DISTANCE),
     )
+    .unwrap_or_else(|e| panic!("preset power10-96 is inconsistent: {e}"));
+    let coregroup: Vec<usize> = (0..96)
+        .map(|cpu| usize::from(!POWER10_COREGROUP0_BIG_CORES.contains(&(cpu / 8))))
+        .collect();
+    m.set_coregroups(&coregroup);
+    m
 }
 
 /// `nehalem-2s`: 2 x Xeon X5570 (Nehalem-EP): 4 cores x SMT2 per socket, 256 KB private L2
@@ -559,9 +612,20 @@ mod tests {
         assert_eq!(adl.cpus[16].capacity, 605);
         assert!(adl.has_asym_capacity());
         let p = by_name("power10-96").unwrap();
-        assert_eq!(p.smt_mask(0).to_string(), "0-3");
-        assert_eq!(p.smt_mask(95).to_string(), "92-95");
-        assert_eq!(p.llc_mask(5).to_string(), "0-7");
+        assert_eq!(p.arch, Arch::Powerpc);
+        assert_eq!(p.smt_mask(0).to_string(), "0,2,4,6");
+        assert_eq!(p.smt_mask(95).to_string(), "89,91,93,95");
+        assert_eq!(p.llc_mask(5).to_string(), "1,3,5,7");
+        assert_eq!(
+            p.coregroup_mask(0).unwrap().to_string(),
+            "0-7,24-39,48-55,72-87"
+        );
+        assert_eq!(
+            p.coregroup_mask(17).unwrap().to_string(),
+            "8-23,40-47,56-71,88-95"
+        );
+        assert_eq!(by_name("altra-2s").unwrap().arch, Arch::Arm64);
+        assert_eq!(by_name("skl-2s").unwrap().arch, Arch::X86);
         let a = by_name("altra-2s").unwrap();
         assert_eq!(a.cluster_mask(1).to_string(), "0-1");
         assert_eq!(a.smt_mask(1).to_string(), "1");

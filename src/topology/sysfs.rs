@@ -49,7 +49,9 @@ const NODE_DIR: &str = "sys/devices/system/node";
 
 /// Import this machine from `/sys`, named `host`.
 pub fn host() -> InputResult<Machine> {
-    import_named(Path::new("/"), "host")
+    let mut machine = import_named(Path::new("/"), "host")?;
+    machine.arch = super::Arch::host();
+    Ok(machine)
 }
 
 /// Import a sysfs snapshot rooted at `root` (the directory holding `sys/`); the machine is
