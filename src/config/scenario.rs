@@ -19,8 +19,8 @@ use super::sysctl::{self, PreemptModel, SysctlInfo};
 use super::{ScenarioDoc, did_you_mean, parse_feature_switch, parse_value};
 use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
-pub use crate::kconfig::{Policy, ResolvedKernel};
 use crate::input::{keys, limits};
+pub use crate::kconfig::{Policy, ResolvedKernel};
 
 /// `[machine]`: where the machine comes from, and its raw extras.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
