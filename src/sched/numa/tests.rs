@@ -1041,3 +1041,40 @@ mod fault_path {
         );
     }
 }
+
+#[test]
+fn migrate_swap_moves_queued_tasks_and_redirects_sleepers() {
+    let side = |t: u32, cpu: usize| SwapSide {
+        task: TaskId(t),
+        cpu,
+        task_cpu: cpu,
+        queued: true,
+        allowed_other: true,
+        cpu_active: true,
+    };
+    let (a, mut b) = (side(1, 0), side(2, 4));
+    b.queued = false;
+    assert_eq!(
+        migrate_swap(&a, &b),
+        Ok([
+            SwapLeg::Move {
+                task: TaskId(1),
+                to: 4
+            },
+            SwapLeg::SetWakeCpu {
+                task: TaskId(2),
+                cpu: 0
+            }
+        ])
+    );
+    // The partner was moved by someone else before the stoppers ran.
+    b.task_cpu = 5;
+    assert_eq!(migrate_swap(&a, &b), Err(MigrateFail::Again));
+    b.task_cpu = 4;
+    b.allowed_other = false;
+    assert_eq!(migrate_swap(&a, &b), Err(MigrateFail::Invalid));
+    let all = crate::cpumask::CpuMask::first_n(8);
+    assert_eq!(migrate_task_to(3, 3, &all), Ok(false));
+    assert_eq!(migrate_task_to(3, 5, &all), Ok(true));
+    assert_eq!(migrate_task_to(3, 9, &all), Err(MigrateFail::Invalid));
+}
