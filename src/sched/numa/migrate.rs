@@ -743,3 +743,82 @@ pub fn numa_migrate_preferred(
         MigratePreferred::Attempt
     }
 }
+
+/// Why a NUMA move or swap failed (the kernel's return codes; `sched_stick_numa`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrateFail {
+    /// `-EINVAL`: same CPU, inactive CPU or not allowed, found before stopping any CPU.
+    Invalid,
+    /// `-EAGAIN`: the tasks moved or their affinity changed before the stopper ran.
+    Again,
+}
+
+/// `migrate_task_to(p, target_cpu)`: `Ok(false)` when already there (nothing to do),
+/// `Ok(true)` when the source CPU's stopper must move it (`stop_one_cpu(curr_cpu,
+/// migration_cpu_stop)`), `Err(Invalid)` when the target is not allowed.
+pub fn migrate_task_to(
+    curr_cpu: usize,
+    target_cpu: usize,
+    allowed: &crate::cpumask::CpuMask,
+) -> Result<bool, MigrateFail> {
+    if curr_cpu == target_cpu {
+        return Ok(false);
+    }
+    if !allowed.test(target_cpu) {
+        return Err(MigrateFail::Invalid);
+    }
+    Ok(true)
+}
+
+/// One side of a swap as `migrate_swap_stop()` finds it under both rq locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwapSide {
+    pub task: TaskId,
+    /// The CPU the decision saw it on.
+    pub cpu: usize,
+    /// `task_cpu()` now.
+    pub task_cpu: usize,
+    /// `task_on_rq_queued()`: queued (running or runnable) rather than sleeping.
+    pub queued: bool,
+    /// Allowed on the other side's CPU.
+    pub allowed_other: bool,
+    /// `cpu_active(cpu)`.
+    pub cpu_active: bool,
+}
+
+/// What `__migrate_swap_task(p, cpu)` does to one task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapLeg {
+    /// Queued: deactivate, `set_task_cpu`, activate on `to`, `wakeup_preempt`.
+    Move { task: TaskId, to: usize },
+    /// Sleeping: only `p->wake_cpu = cpu`, so its next wakeup is placed there.
+    SetWakeCpu { task: TaskId, cpu: usize },
+}
+
+/// `migrate_swap(cur, p, target_cpu, curr_cpu)` + `migrate_swap_stop()`: the pre-checks
+/// (`-EINVAL`), the re-checks under both rq locks when the stoppers run (`-EAGAIN`), and
+/// the two legs. `src` is the task that asked (on `curr_cpu`), `dst` the partner.
+pub fn migrate_swap(src: &SwapSide, dst: &SwapSide) -> Result<[SwapLeg; 2], MigrateFail> {
+    if src.cpu == dst.cpu
+        || !src.cpu_active
+        || !dst.cpu_active
+        || !src.allowed_other
+        || !dst.allowed_other
+    {
+        return Err(MigrateFail::Invalid);
+    }
+    if dst.task_cpu != dst.cpu || src.task_cpu != src.cpu {
+        return Err(MigrateFail::Again);
+    }
+    let leg = |s: &SwapSide, to: usize| {
+        if s.queued {
+            SwapLeg::Move { task: s.task, to }
+        } else {
+            SwapLeg::SetWakeCpu {
+                task: s.task,
+                cpu: to,
+            }
+        }
+    };
+    Ok([leg(src, dst.cpu), leg(dst, src.cpu)])
+}

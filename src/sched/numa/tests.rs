@@ -1041,3 +1041,107 @@ mod fault_path {
         );
     }
 }
+
+#[test]
+fn migrate_swap_moves_queued_tasks_and_redirects_sleepers() {
+    let side = |t: u32, cpu: usize| SwapSide {
+        task: TaskId(t),
+        cpu,
+        task_cpu: cpu,
+        queued: true,
+        allowed_other: true,
+        cpu_active: true,
+    };
+    let (a, mut b) = (side(1, 0), side(2, 4));
+    b.queued = false;
+    assert_eq!(
+        migrate_swap(&a, &b),
+        Ok([
+            SwapLeg::Move {
+                task: TaskId(1),
+                to: 4
+            },
+            SwapLeg::SetWakeCpu {
+                task: TaskId(2),
+                cpu: 0
+            }
+        ])
+    );
+    // The partner was moved by someone else before the stoppers ran.
+    b.task_cpu = 5;
+    assert_eq!(migrate_swap(&a, &b), Err(MigrateFail::Again));
+    b.task_cpu = 4;
+    b.allowed_other = false;
+    assert_eq!(migrate_swap(&a, &b), Err(MigrateFail::Invalid));
+    let all = crate::cpumask::CpuMask::first_n(8);
+    assert_eq!(migrate_task_to(3, 3, &all), Ok(false));
+    assert_eq!(migrate_task_to(3, 5, &all), Ok(true));
+    assert_eq!(migrate_task_to(3, 9, &all), Err(MigrateFail::Invalid));
+}
+
+#[test]
+fn node_task_capacity_on_smt_v316_is_115_percent_of_cores_v318_is_cores() {
+    // One node of 4 cores × 2 threads, per-thread capacity 589 (smt_gain 1178 / 2, 3.x/4.x).
+    let mut env = FakeNumaEnv::new(vec![vec![10, 21], vec![21, 10]], 8);
+    for c in &mut env.cpus {
+        c.capacity = 589;
+    }
+    let p = env.add_task(8, 1024, true);
+    for cpu in 0..5 {
+        env.add_task(cpu, 1024, true);
+    }
+    let s316 = update_numa_stats(
+        &env,
+        p,
+        0,
+        false,
+        112,
+        None,
+        &NumaVariant::for_version(3, 16),
+    );
+    // round(8 · 589 / 1024) = round(4.6) = 5: five runnable tasks fill it.
+    assert_eq!(
+        (s316.task_capacity, s316.nr_running, s316.has_free_capacity),
+        (5, 5, false)
+    );
+    // Capacity-normalised load: 5 · 1024 · 1024 / 4712.
+    assert_eq!(s316.load, 5 * 1024 * 1024 / 4712);
+    let s42 = update_numa_stats(
+        &env,
+        p,
+        0,
+        false,
+        112,
+        None,
+        &NumaVariant::for_version(4, 2),
+    );
+    // smt = ceil(1024 · 8 / 4712) = 2, cores = 4: min(4, 5) = 4.
+    assert_eq!(
+        (s42.task_capacity, s42.has_free_capacity, s42.load),
+        (4, false, 5 * 1024)
+    );
+}
+
+#[test]
+fn numa_classify_thresholds() {
+    let ns = |nr: i64, util: i64, runnable: i64| NumaStats {
+        load: 0,
+        runnable,
+        util,
+        compute_capacity: 4096,
+        nr_running: nr,
+        weight: 4,
+        task_capacity: 4,
+        has_free_capacity: false,
+        node_type: NodeType::HasSpare,
+        idle_cpu: None,
+    };
+    // Fewer tasks than CPUs: spare, whatever the utilisation.
+    assert_eq!(numa_classify(117, &ns(3, 4096, 9000)), NodeType::HasSpare);
+    // As many tasks as CPUs with util · 1.17 ≥ capacity: fully busy.
+    assert_eq!(numa_classify(117, &ns(4, 3600, 3600)), NodeType::FullyBusy);
+    // util 3400 · 117 = 397800 < 409600 and runnable too: still spare capacity.
+    assert_eq!(numa_classify(117, &ns(4, 3400, 3400)), NodeType::HasSpare);
+    // More tasks than CPUs and runnable · 100 > capacity · 117: overloaded.
+    assert_eq!(numa_classify(117, &ns(5, 3000, 4900)), NodeType::Overloaded);
+}
