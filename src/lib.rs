@@ -11,6 +11,7 @@ pub mod domains;
 pub mod engine;
 pub mod error;
 pub mod experiment;
+pub mod hist;
 pub mod kconfig;
 pub mod policy;
 pub mod rng;
