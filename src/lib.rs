@@ -12,6 +12,7 @@ pub mod engine;
 pub mod error;
 pub mod experiment;
 pub mod input;
+pub mod hist;
 pub mod kconfig;
 pub mod memory;
 pub mod output;

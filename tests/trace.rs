@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use schedlab::config::scenario::Scenario;
 use schedlab::config::{QuickOptions, build_document};
 use schedlab::cost::CostModel;
+use schedlab::engine::observer::Observer;
 use schedlab::engine::{Engine, EngineConfig, WorkloadPlan};
 use schedlab::experiment::{run_once, run_once_with};
 use schedlab::policy::fifo::GlobalFifo;
@@ -515,10 +516,14 @@ fn traced_engine(
         pending: None,
     };
     let log = explain.map(|t| ExplainLog::new(schedlab::task::TaskId(t), 10_000_000));
-    e.set_recorder(Box::new(TraceRecorder::new(n, Some(sink), log)));
+    let mut rec = TraceRecorder::new(n, Some(sink), log);
+    rec.start(e.tasks(), n);
+    e.set_observer(Box::new(rec));
     e.run();
     assert!(e.invariant_violations().is_empty());
-    let (err, log) = e.take_recorder().unwrap().into_parts();
+    let (err, log) = schedlab::stats::trace::take_recorder(&mut e)
+        .unwrap()
+        .into_parts();
     assert!(err.is_none());
     (e, buf.text(), log)
 }

@@ -86,7 +86,7 @@ impl Engine {
             t.runnable_since_ns = self.now_ns;
             t.progress_mark_ns = self.now_ns;
         }
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let t = &self.tasks[p.idx()];
             rec.placement(
                 self.now_ns,
@@ -108,7 +108,7 @@ impl Engine {
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, flags));
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[parent_cpu].curr.map(|c| &self.tasks[c.idx()]);
             rec.wakeup(self.now_ns, parent_cpu, curr, &self.tasks[p.idx()], true);
         }
@@ -138,14 +138,14 @@ impl Engine {
         }
         self.counters.wakeups += 1;
         self.cpus[this_cpu].stats.ttwu_count += 1;
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
             rec.waking(self.now_ns, this_cpu, curr, &self.tasks[p.idx()]);
         }
 
         if self.tasks[p.idx()].on_rq {
             if self.policy.task_on_rq(p) {
-                if let Some(rec) = self.recorder.as_deref_mut() {
+                if let Some(rec) = self.observer.as_deref_mut() {
                     let w = waker.map(|w| &self.tasks[w.idx()]);
                     rec.wakeup_queued(self.now_ns, &self.tasks[p.idx()], this_cpu, w);
                 }
@@ -207,7 +207,7 @@ impl Engine {
     fn select_wakeup_cpu(&mut self, p: TaskId, run_cpu: usize, ctx: WakeCtx) -> (usize, bool) {
         let prev_cpu = self.tasks[p.idx()].cpu;
         let (placement, cpu) = self.select_task_rq(p, prev_cpu, run_cpu, ctx);
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let w = ctx.waker.map(|w| &self.tasks[w.idx()]);
             let t = &self.tasks[p.idx()];
             rec.placement(
@@ -346,7 +346,7 @@ impl Engine {
 
     /// `sched_wakeup` (`ttwu_do_wakeup()`), on the CPU doing the activation.
     fn trace_wakeup(&mut self, this_cpu: usize, p: TaskId) {
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
             rec.wakeup(self.now_ns, this_cpu, curr, &self.tasks[p.idx()], false);
         }
@@ -841,7 +841,7 @@ impl Engine {
         self.counters.migrations_by_reason[i] += 1;
         self.ping_pong
             .record(&mut t.last_move, self.now_ns, from, to, reason);
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
             let t = &self.tasks[p.idx()];
             rec.migrate(self.now_ns, this_cpu, curr, t, from, to, reason);
@@ -909,7 +909,7 @@ impl Engine {
             Some(n) => self.switch_to(cpu, prev, n),
             None => self.go_idle(cpu, prev),
         }
-        if self.recorder.is_some() && prev != next {
+        if self.observer.is_some() && prev != next {
             self.trace_switch(cpu, prev, next, preempt);
         }
     }
@@ -922,8 +922,8 @@ impl Engine {
         next: Option<TaskId>,
         preempt: bool,
     ) {
-        use crate::stats::trace::PrevState;
-        let Some(rec) = self.recorder.as_deref_mut() else {
+        use super::observer::PrevState;
+        let Some(rec) = self.observer.as_deref_mut() else {
             return;
         };
         let prev = prev.map(|p| &self.tasks[p.idx()]);
@@ -1681,7 +1681,7 @@ impl Engine {
     }
 
     fn exit_task(&mut self, cpu: usize, p: TaskId) {
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             rec.exit(self.now_ns, cpu, &self.tasks[p.idx()]);
         }
         policy!(self.dequeue_exit(cpu, p));
@@ -1709,7 +1709,7 @@ impl Engine {
                 c.busy_since_ns = now;
             }
         }
-        if let Some(rec) = self.recorder.as_deref_mut() {
+        if let Some(rec) = self.observer.as_deref_mut() {
             let running: Vec<(usize, &super::Task)> = self
                 .cpus
                 .iter()

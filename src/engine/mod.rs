@@ -20,6 +20,8 @@ pub mod control;
 pub mod core;
 pub mod invariants;
 pub mod mempolicy;
+pub mod observer;
+pub mod pingpong;
 pub mod queue;
 /// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
 pub use crate::rng;
@@ -27,12 +29,12 @@ mod view;
 
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;
+use crate::hist::Histogram;
 use crate::policy::{Actions, MigrationReason, SchedPolicy};
-use crate::stats::histogram::Histogram;
-use crate::stats::pingpong::PingPong;
-use crate::stats::trace::TraceRecorder;
 use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
+use observer::Observer;
+use pingpong::PingPong;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
 
@@ -90,7 +92,7 @@ impl Default for EngineConfig {
             warmup_ns: 0,
             seed: 1,
             check_invariants: false,
-            pingpong_window_ns: crate::stats::pingpong::DEFAULT_WINDOW_NS,
+            pingpong_window_ns: pingpong::DEFAULT_WINDOW_NS,
         }
     }
 }
@@ -217,7 +219,7 @@ pub struct Task {
     /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
     pub(crate) duty: DutyState,
     /// The last migration, for the ping-pong detector.
-    pub(crate) last_move: Option<crate::stats::pingpong::LastMove>,
+    pub(crate) last_move: Option<pingpong::LastMove>,
     /// `p->on_cpu` after blocking: the task stays on its CPU until the switch away from it
     /// (and the scheduler work before it, such as newidle balancing) is over.
     pub(crate) on_cpu_until_ns: u64,
@@ -447,7 +449,7 @@ pub struct Engine {
     /// Migration ping-pongs (every migration, not only the logged ones).
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
-    pub(crate) recorder: Option<Box<TraceRecorder>>,
+    pub(crate) observer: Option<Box<dyn Observer>>,
     /// Reused buffer: CPUs whose policy timer changed during the last event.
     pub(crate) timer_changes: Vec<usize>,
 }
@@ -668,7 +670,7 @@ impl Engine {
             migration_log_dropped: 0,
             invariant_violations: invariants::ViolationLog::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
-            recorder: None,
+            observer: None,
             timer_changes: Vec::new(),
             machine,
             cost,
@@ -880,16 +882,16 @@ impl Engine {
         &self.ping_pong
     }
 
-    /// Attach a trace / `--explain` recorder before [`Engine::run`]; it writes its header now.
-    /// It only observes: the run's decisions are the same with or without it.
-    pub fn set_recorder(&mut self, mut recorder: Box<TraceRecorder>) {
-        recorder.start(&self.tasks, self.cpus.len());
-        self.recorder = Some(recorder);
+    /// Attach an observer (a trace / `--explain` recorder) before [`Engine::run`]; the
+    /// caller has called its [`Observer::start`]. It only observes: the run's decisions are
+    /// the same with or without it.
+    pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
+        self.observer = Some(observer);
     }
 
-    /// Detach the recorder after the run (its trace is complete and flushed).
-    pub fn take_recorder(&mut self) -> Option<Box<TraceRecorder>> {
-        self.recorder.take()
+    /// Detach the observer after the run (for a recorder: its trace is complete and flushed).
+    pub fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
+        self.observer.take()
     }
 
     /// The recorded invariant violations (the first

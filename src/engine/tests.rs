@@ -181,3 +181,111 @@ fn identical_seeds_give_identical_runs() {
     };
     assert_eq!(mk(), mk());
 }
+
+/// Counts what an [`Observer`] is shown.
+#[derive(Default)]
+struct Counting {
+    started_tasks: usize,
+    switches: u64,
+    migrations: u64,
+    exits: u64,
+    finished: bool,
+}
+
+impl observer::Observer for Counting {
+    fn start(&mut self, tasks: &[Task], _nr_cpus: usize) {
+        self.started_tasks = tasks.len();
+    }
+    fn switch(
+        &mut self,
+        _ts_ns: u64,
+        _cpu: usize,
+        prev: Option<&Task>,
+        _prev_state: observer::PrevState,
+        next: Option<&Task>,
+    ) {
+        assert_ne!(
+            prev.map(|t| t.id),
+            next.map(|t| t.id),
+            "a switch changes the task"
+        );
+        self.switches += 1;
+    }
+    fn migrate(
+        &mut self,
+        _ts_ns: u64,
+        _cpu: usize,
+        _curr: Option<&Task>,
+        _p: &Task,
+        from: usize,
+        to: usize,
+        _reason: MigrationReason,
+    ) {
+        assert_ne!(from, to);
+        self.migrations += 1;
+    }
+    fn exit(&mut self, _ts_ns: u64, _cpu: usize, _p: &Task) {
+        self.exits += 1;
+    }
+    fn finish(&mut self, _ts_ns: u64, _running: &[(usize, &Task)]) {
+        self.finished = true;
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+#[test]
+fn observer_sees_every_migration_and_exit_and_changes_nothing() {
+    let mk = |observe: bool| {
+        let plan = WorkloadPlan {
+            programs: vec![Program {
+                name: "rand".into(),
+                ops: vec![
+                    Op::RunExp {
+                        mean_work_ns: 100_000,
+                    },
+                    Op::Sleep { ns: 50_000 },
+                    Op::Loop {
+                        to: 0,
+                        times: 200,
+                        slot: 0,
+                    },
+                    Op::Exit,
+                ],
+            }],
+            tasks: (0..6).map(|i| spec(0, &format!("r{i}"))).collect(),
+            ..Default::default()
+        };
+        let mut e = engine(flat_machine(3), plan);
+        if observe {
+            let mut obs = Counting::default();
+            observer::Observer::start(&mut obs, e.tasks(), e.cpus().len());
+            e.set_observer(Box::new(obs));
+        }
+        e.run();
+        let seen = e
+            .take_observer()
+            .map(|o| *o.into_any().downcast::<Counting>().unwrap());
+        let result = (e.end_ns(), e.events(), e.counters().context_switches);
+        let migrations: u64 = e.counters().migrations_by_reason.iter().sum();
+        (result, migrations, seen)
+    };
+    let (plain, _, none) = mk(false);
+    assert!(none.is_none());
+    let (observed, migrations, seen) = mk(true);
+    assert_eq!(
+        plain, observed,
+        "an observer never feeds back into decisions"
+    );
+    let seen = seen.unwrap();
+    assert_eq!(seen.started_tasks, 6);
+    assert!(migrations > 0, "3 CPUs, 6 sleepers: some wakeups migrate");
+    assert_eq!(seen.migrations, migrations);
+    assert_eq!(seen.exits, 6);
+    assert!(
+        seen.switches >= plain.2,
+        "every context switch is a sched_switch"
+    );
+    assert!(seen.finished);
+}

@@ -4,7 +4,8 @@
 //! text ([`ftrace`]), plus the per-task decision history of `--explain`
 //! ([`crate::stats::explain`]).
 //!
-//! The engine owns an `Option<Box<TraceRecorder>>` and calls it at its scheduling points
+//! [`TraceRecorder`] is an engine [`Observer`]: the engine owns it as an
+//! `Option<Box<dyn Observer>>` and calls it at its scheduling points
 //! (`__schedule()`, `try_to_wake_up()`, `ttwu_do_activate()`, `wake_up_new_task()`,
 //! `set_task_cpu()`, `do_exit()`); the recorder only reads, so it cannot influence a decision,
 //! and when it is `None` each point costs one branch.
@@ -45,6 +46,7 @@ pub mod perfetto;
 use std::io::{self, Write};
 use std::path::Path;
 
+use crate::engine::observer::Observer;
 use crate::engine::{Engine, Task};
 use crate::error::{InputError, InputResult};
 use crate::policy::{MigrationReason, Placement};
@@ -97,40 +99,7 @@ impl TraceFormat {
     }
 }
 
-/// The state a task leaves the CPU in (`prev_state` of `sched_switch`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrevState {
-    /// Still runnable, gave the CPU up itself (`sched_yield()`): `R`.
-    Runnable,
-    /// Preempted: `R+`.
-    Preempted,
-    /// Blocked (TASK_INTERRUPTIBLE: futex, pipe, sleep): `S`.
-    Sleeping,
-    /// Exiting: `X`.
-    Dead,
-}
-
-impl PrevState {
-    /// The value `__trace_sched_switch_state()` gives on kernels >= 4.14.
-    pub fn bits(self) -> i64 {
-        match self {
-            PrevState::Runnable => 0,
-            PrevState::Preempted => 0x100,
-            PrevState::Sleeping => 0x1,
-            PrevState::Dead => 0x10,
-        }
-    }
-
-    /// How the `sched_switch` format prints it.
-    pub fn letters(self) -> &'static str {
-        match self {
-            PrevState::Runnable => "R",
-            PrevState::Preempted => "R+",
-            PrevState::Sleeping => "S",
-            PrevState::Dead => "X",
-        }
-    }
-}
+pub use crate::engine::observer::PrevState;
 
 /// A task as a tracepoint sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -336,11 +305,12 @@ impl Instruments {
             None => None,
         };
         let label = self.trace.as_ref().map(|t| t.label.clone());
-        let rec = TraceRecorder::new(engine.cpus().len(), self.trace, explain);
-        engine.set_recorder(Box::new(rec));
+        let mut rec = TraceRecorder::new(engine.cpus().len(), self.trace, explain);
+        rec.start(engine.tasks(), engine.cpus().len());
         if let Some(label) = label {
-            check_io(engine.recorder.as_deref_mut(), &label)?;
+            check_io(Some(&mut rec), &label)?;
         }
+        engine.set_observer(Box::new(rec));
         Ok(())
     }
 }
@@ -359,7 +329,7 @@ fn check_io(rec: Option<&mut TraceRecorder>, label: &str) -> InputResult<()> {
 /// Detach the recorder of a finished run: report a trace write error, and return the
 /// `--explain` text (if a task was explained).
 pub fn detach(engine: &mut Engine, trace_label: Option<&str>) -> InputResult<Option<String>> {
-    let Some(rec) = engine.take_recorder() else {
+    let Some(rec) = take_recorder(engine) else {
         return Ok(None);
     };
     let (error, explain) = rec.into_parts();
@@ -371,6 +341,12 @@ pub fn detach(engine: &mut Engine, trace_label: Option<&str>) -> InputResult<Opt
         ));
     }
     Ok(explain.map(|log| crate::stats::explain::render(&log, engine)))
+}
+
+/// Detach the engine's observer after a run, as the [`TraceRecorder`] it is (`None` when no
+/// recorder was attached).
+pub fn take_recorder(engine: &mut Engine) -> Option<Box<TraceRecorder>> {
+    engine.take_observer()?.into_any().downcast().ok()
 }
 
 /// The engine's observer: an optional trace writer and an optional `--explain` history.
@@ -402,21 +378,6 @@ impl TraceRecorder {
         self.explain.as_ref().is_some_and(|e| e.task == p.id)
     }
 
-    /// Write the header (system info, process tree) before the first event.
-    pub fn start(&mut self, tasks: &[Task], nr_cpus: usize) {
-        let Some(sink) = self.sink.take() else {
-            return;
-        };
-        let threads: Vec<(i32, &str)> = tasks
-            .iter()
-            .map(|t| (trace_pid(t.id.idx()), t.comm.as_str()))
-            .collect();
-        match Writer::new(sink.format, sink.out, nr_cpus, &threads) {
-            Ok(w) => self.writer = Some(w),
-            Err(e) => self.error = Some(e),
-        }
-    }
-
     fn emit(&mut self, ev: &Event<'_>) {
         if let Some(w) = self.writer.as_mut()
             && let Err(e) = w.event(ev)
@@ -430,8 +391,30 @@ impl TraceRecorder {
         curr.map_or_else(|| Who::idle(&idle_comms[cpu]), Who::task)
     }
 
+    /// After the run: the first trace I/O error, if any, and the `--explain` history.
+    pub fn into_parts(self) -> (Option<io::Error>, Option<ExplainLog>) {
+        (self.error, self.explain)
+    }
+}
+
+impl Observer for TraceRecorder {
+    /// Write the header (system info, process tree) before the first event.
+    fn start(&mut self, tasks: &[Task], nr_cpus: usize) {
+        let Some(sink) = self.sink.take() else {
+            return;
+        };
+        let threads: Vec<(i32, &str)> = tasks
+            .iter()
+            .map(|t| (trace_pid(t.id.idx()), t.comm.as_str()))
+            .collect();
+        match Writer::new(sink.format, sink.out, nr_cpus, &threads) {
+            Ok(w) => self.writer = Some(w),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
     /// `sched_switch` on `cpu` (`None` = the idle task).
-    pub fn switch(
+    fn switch(
         &mut self,
         ts_ns: u64,
         cpu: usize,
@@ -465,7 +448,7 @@ impl TraceRecorder {
     }
 
     /// `sched_waking`, on the waker's `cpu`, before placement.
-    pub fn waking(&mut self, ts_ns: u64, cpu: usize, curr: Option<&Task>, p: &Task) {
+    fn waking(&mut self, ts_ns: u64, cpu: usize, curr: Option<&Task>, p: &Task) {
         if self.writer.is_none() {
             return;
         }
@@ -484,7 +467,7 @@ impl TraceRecorder {
     }
 
     /// `sched_wakeup` (or `sched_wakeup_new` when `new`), on the activating `cpu`.
-    pub fn wakeup(&mut self, ts_ns: u64, cpu: usize, curr: Option<&Task>, p: &Task, new: bool) {
+    fn wakeup(&mut self, ts_ns: u64, cpu: usize, curr: Option<&Task>, p: &Task, new: bool) {
         if self.writer.is_none() {
             return;
         }
@@ -507,7 +490,7 @@ impl TraceRecorder {
     /// `set_task_cpu()` on `cpu`: `sched_migrate_task` plus the reason annotation, and the
     /// explained task's history.
     #[allow(clippy::too_many_arguments)]
-    pub fn migrate(
+    fn migrate(
         &mut self,
         ts_ns: u64,
         cpu: usize,
@@ -556,7 +539,7 @@ impl TraceRecorder {
     }
 
     /// `sched_process_exit`, on the exiting task's CPU.
-    pub fn exit(&mut self, ts_ns: u64, cpu: usize, p: &Task) {
+    fn exit(&mut self, ts_ns: u64, cpu: usize, p: &Task) {
         if self.explains(p)
             && let Some(e) = self.explain.as_mut()
         {
@@ -575,7 +558,7 @@ impl TraceRecorder {
     /// `wake_up_new_task()`, else a wakeup done on `this_cpu` by `waker` (`None` = an
     /// interrupt, e.g. a timer).
     #[allow(clippy::too_many_arguments)]
-    pub fn placement(
+    fn placement(
         &mut self,
         ts_ns: u64,
         p: &Task,
@@ -605,7 +588,7 @@ impl TraceRecorder {
     }
 
     /// A wakeup of a task that was still queued (`ttwu_runnable()`), for `--explain` only.
-    pub fn wakeup_queued(&mut self, ts_ns: u64, p: &Task, this_cpu: usize, waker: Option<&Task>) {
+    fn wakeup_queued(&mut self, ts_ns: u64, p: &Task, this_cpu: usize, waker: Option<&Task>) {
         if !self.explains(p) {
             return;
         }
@@ -616,7 +599,7 @@ impl TraceRecorder {
 
     /// End of the run: close every busy CPU's last slice with a switch to the idle task and
     /// flush the writer.
-    pub fn finish(&mut self, ts_ns: u64, running: &[(usize, &Task)]) {
+    fn finish(&mut self, ts_ns: u64, running: &[(usize, &Task)]) {
         for &(cpu, t) in running {
             self.switch(ts_ns, cpu, Some(t), PrevState::Runnable, None);
         }
@@ -628,8 +611,7 @@ impl TraceRecorder {
         self.writer = None;
     }
 
-    /// After the run: the first trace I/O error, if any, and the `--explain` history.
-    pub fn into_parts(self) -> (Option<io::Error>, Option<ExplainLog>) {
-        (self.error, self.explain)
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
     }
 }

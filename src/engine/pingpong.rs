@@ -17,7 +17,7 @@
 
 use serde_json::{Value, json};
 
-use crate::policy::MigrationReason;
+use crate::sched::types::MigrationReason;
 
 /// Default window: 10 ms.
 pub const DEFAULT_WINDOW_NS: u64 = 10_000_000;

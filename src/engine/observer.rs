@@ -1,0 +1,120 @@
+//! The engine's observation points: an [`Observer`] sees every scheduling event the engine
+//! produces (`sched_switch`, `sched_waking`, `sched_wakeup(_new)`, `sched_migrate_task` with
+//! its [`MigrationReason`], `sched_process_exit`, wakeup placements and queued wakeups) in
+//! virtual-time order, like a tracepoint probe. The trace writer and the `--explain`
+//! history in `crate::stats::trace` implement it; the engine never names them.
+//!
+//! Rules: an observer only reads (it gets shared references, and nothing it returns reaches
+//! a decision), so a run's results are the same with or without one; the engine calls it
+//! through one `Option<Box<dyn Observer>>` (one branch per point when absent) and passes
+//! borrowed data only, so observing allocates nothing per event on the engine's side.
+//! Counters the results need (migrations by reason, ping-pongs, latency histograms) stay in
+//! the engine's own accounting; they are not observers.
+//!
+//! Left out: balance-pass events (`sched_balance_rq` outcomes) — the policy keeps them in its
+//! schedstats, and no observer needs them yet.
+
+use std::any::Any;
+
+use super::Task;
+use crate::sched::types::{MigrationReason, Placement};
+
+/// The state a task leaves the CPU in (`prev_state` of `sched_switch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrevState {
+    /// Still runnable, gave the CPU up itself (`sched_yield()`): `R`.
+    Runnable,
+    /// Preempted: `R+`.
+    Preempted,
+    /// Blocked (TASK_INTERRUPTIBLE: futex, pipe, sleep): `S`.
+    Sleeping,
+    /// Exiting: `X`.
+    Dead,
+}
+
+impl PrevState {
+    /// The value `__trace_sched_switch_state()` gives on kernels >= 4.14.
+    pub fn bits(self) -> i64 {
+        match self {
+            PrevState::Runnable => 0,
+            PrevState::Preempted => 0x100,
+            PrevState::Sleeping => 0x1,
+            PrevState::Dead => 0x10,
+        }
+    }
+
+    /// How the `sched_switch` format prints it.
+    pub fn letters(self) -> &'static str {
+        match self {
+            PrevState::Runnable => "R",
+            PrevState::Preempted => "R+",
+            PrevState::Sleeping => "S",
+            PrevState::Dead => "X",
+        }
+    }
+}
+
+/// A probe on the engine's scheduling points. Every method has an empty default.
+pub trait Observer: Send + Any {
+    /// Before the first event: the tasks that exist at start and the number of CPUs.
+    fn start(&mut self, _tasks: &[Task], _nr_cpus: usize) {}
+
+    /// `sched_switch` on `cpu` (`None` = the idle task).
+    fn switch(
+        &mut self,
+        _ts_ns: u64,
+        _cpu: usize,
+        _prev: Option<&Task>,
+        _prev_state: PrevState,
+        _next: Option<&Task>,
+    ) {
+    }
+
+    /// `sched_waking`, on the waker's CPU (`curr` runs there).
+    fn waking(&mut self, _ts_ns: u64, _cpu: usize, _curr: Option<&Task>, _p: &Task) {}
+
+    /// `sched_wakeup` / `sched_wakeup_new` (`new`), once `p` is queued on `p.cpu`.
+    fn wakeup(&mut self, _ts_ns: u64, _cpu: usize, _curr: Option<&Task>, _p: &Task, _new: bool) {}
+
+    /// `sched_migrate_task` with the reason of the move, on `cpu` (the CPU doing it).
+    #[allow(clippy::too_many_arguments)]
+    fn migrate(
+        &mut self,
+        _ts_ns: u64,
+        _cpu: usize,
+        _curr: Option<&Task>,
+        _p: &Task,
+        _from: usize,
+        _to: usize,
+        _reason: MigrationReason,
+    ) {
+    }
+
+    /// `sched_process_exit`, on the exiting task's CPU.
+    fn exit(&mut self, _ts_ns: u64, _cpu: usize, _p: &Task) {}
+
+    /// A placement by `select_task_rq()` (wakeup or fork) and the CPU it resulted in.
+    #[allow(clippy::too_many_arguments)]
+    fn placement(
+        &mut self,
+        _ts_ns: u64,
+        _p: &Task,
+        _fork: bool,
+        _this_cpu: usize,
+        _prev_cpu: usize,
+        _waker: Option<&Task>,
+        _sync: bool,
+        _placement: Placement,
+        _cpu: usize,
+    ) {
+    }
+
+    /// A wakeup queued on a remote CPU's wake list (TTWU_QUEUE) instead of placed now.
+    fn wakeup_queued(&mut self, _ts_ns: u64, _p: &Task, _this_cpu: usize, _waker: Option<&Task>) {}
+
+    /// End of the run: the tasks still running, per CPU.
+    fn finish(&mut self, _ts_ns: u64, _running: &[(usize, &Task)]) {}
+
+    /// The observer back as its own type, after the run (`Box<dyn Any>::downcast`).
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
