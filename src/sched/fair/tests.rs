@@ -1001,20 +1001,40 @@ fn invariant_checker_catches_corruption() {
     };
     let (mut rq, ents) = fresh();
     rq.avg_load += 1;
-    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("avg_load"));
+    assert!(
+        rq.check_invariants(&ents, &p)
+            .unwrap_err()
+            .contains("avg_load")
+    );
     let (mut rq, ents) = fresh();
     rq.avg_vruntime += 1024;
-    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("avg_vruntime"));
+    assert!(
+        rq.check_invariants(&ents, &p)
+            .unwrap_err()
+            .contains("avg_vruntime")
+    );
     let (mut rq, ents) = fresh();
     rq.h_nr_runnable -= 1;
-    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("h_nr_runnable"));
+    assert!(
+        rq.check_invariants(&ents, &p)
+            .unwrap_err()
+            .contains("h_nr_runnable")
+    );
     let (mut rq, ents) = fresh();
     rq.load = LoadWeight::new(rq.load.weight + 1);
-    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("load.weight"));
+    assert!(
+        rq.check_invariants(&ents, &p)
+            .unwrap_err()
+            .contains("load.weight")
+    );
     let (rq, mut ents) = fresh();
     let t = rq.tree[0];
     ents[t].on_rq = false;
-    assert!(rq.check_invariants(&ents, &p).unwrap_err().contains("not on_rq"));
+    assert!(
+        rq.check_invariants(&ents, &p)
+            .unwrap_err()
+            .contains("not on_rq")
+    );
     // Moving one queued entity far right breaks the sums and the zero-lag window.
     let (rq, mut ents) = fresh();
     let t = rq.tree[0];
