@@ -403,15 +403,28 @@ fn region_end(bytes: &[u8], from: usize) -> usize {
         .unwrap_or(bytes.len())
 }
 
+/// The item as echoed in an error: cut at [`ITEM_ECHO_MAX`] bytes, control characters
+/// escaped (a newline inside an item must not split the one-line message).
 fn echo_item(item: &str) -> String {
-    if item.len() <= ITEM_ECHO_MAX {
-        return item.to_string();
-    }
-    let mut cut = ITEM_ECHO_MAX;
+    let mut cut = item.len().min(ITEM_ECHO_MAX);
     while !item.is_char_boundary(cut) {
         cut -= 1;
     }
-    format!("{}...", &item[..cut])
+    let mut out: String = item[..cut]
+        .chars()
+        .flat_map(|c| {
+            let esc: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            esc
+        })
+        .collect();
+    if cut < item.len() {
+        out.push_str("...");
+    }
+    out
 }
 
 /// `bitmap_getnum()`: `N` (the last bit) or a decimal number of at most 32 bits.

@@ -45,11 +45,30 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Origin and key echo user input: control characters (a newline in a `--set`
+        // key or a variant spec) are escaped so the error stays on one line.
+        let origin = escape_controls(&self.origin);
         match &self.key {
-            Some(key) => write!(f, "{}: {}: {}", self.origin, key, self.message),
-            None => write!(f, "{}: {}", self.origin, self.message),
+            Some(key) => write!(f, "{origin}: {}: {}", escape_controls(key), self.message),
+            None => write!(f, "{origin}: {}", self.message),
         }
     }
+}
+
+/// `text` with control characters written as Rust escapes (`\n`, `\u{1}`).
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 impl std::error::Error for InputError {}

@@ -644,7 +644,7 @@ fn as_u64(value: &toml::Value) -> Option<u64> {
 /// A short description of a TOML value for error messages: `string "abc"`, `integer -1`.
 pub(crate) fn describe(value: &toml::Value) -> String {
     match value {
-        toml::Value::String(s) => format!("string \"{s}\""),
+        toml::Value::String(s) => format!("string \"{}\"", crate::error::escape_controls(s)),
         toml::Value::Integer(n) => format!("integer {n}"),
         toml::Value::Float(x) => format!("float {x}"),
         toml::Value::Boolean(b) => format!("boolean {b}"),

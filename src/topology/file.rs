@@ -90,9 +90,17 @@ pub fn import(path: &Path) -> InputResult<Machine> {
     let origin = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| InputError::new(origin.clone(), format!("cannot read topology file: {e}")))?;
-    let table: Table = text
-        .parse()
-        .map_err(|e| InputError::new(origin.clone(), format!("malformed TOML: {e}")))?;
+    let table: Table = text.parse().map_err(|e: toml::de::Error| {
+        // One line: position and the parser's message (its Display draws a snippet).
+        let at = e.span().map_or(String::new(), |span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.len() - before.rfind('\n').map_or(0, |nl| nl + 1) + 1;
+            format!(" at line {line}, column {col}")
+        });
+        let msg = e.message().trim().replace('\n', " ");
+        InputError::new(origin.clone(), format!("malformed TOML{at}: {msg}"))
+    })?;
     let default_name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
