@@ -45,9 +45,12 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A user-given name can be any size; messages echo at most a clipped copy.
+        use crate::input::limits::clip_words;
+        let (origin, message) = (clip_words(&self.origin), clip_words(&self.message));
         match &self.key {
-            Some(key) => write!(f, "{}: {}: {}", self.origin, key, self.message),
-            None => write!(f, "{}: {}", self.origin, self.message),
+            Some(key) => write!(f, "{origin}: {}: {message}", clip_words(key)),
+            None => write!(f, "{origin}: {message}"),
         }
     }
 }

@@ -961,10 +961,7 @@ type KeyWords = Vec<(&'static str, Vec<String>)>;
 
 impl SchbenchKeys {
     /// Each given key as `(key, the option words it stands for)`, in the order above.
-    fn option_words(
-        &self,
-        version: SchbenchVersion,
-    ) -> Result<KeyWords, (&'static str, String)> {
+    fn option_words(&self, version: SchbenchVersion) -> Result<KeyWords, (&'static str, String)> {
         let current = version == SchbenchVersion::Current;
         let mut out: Vec<(&'static str, Vec<String>)> = Vec::new();
         let num: [(&'static str, Option<u64>, &str, bool); 15] = [
