@@ -46,11 +46,18 @@ impl InputError {
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // Origin and key echo user input: control characters (a newline in a `--set`
-        // key or a variant spec) are escaped so the error stays on one line.
+        // key or a variant spec) are escaped so the error stays on one line, and a
+        // user-given name can be any size, so messages echo at most a clipped copy.
+        use crate::input::limits::clip_words;
         let origin = escape_controls(&self.origin);
+        let origin = clip_words(&origin);
+        let message = clip_words(&self.message);
         match &self.key {
-            Some(key) => write!(f, "{origin}: {}: {}", escape_controls(key), self.message),
-            None => write!(f, "{origin}: {}", self.message),
+            Some(key) => {
+                let key = escape_controls(key);
+                write!(f, "{origin}: {}: {message}", clip_words(&key))
+            }
+            None => write!(f, "{origin}: {message}"),
         }
     }
 }

@@ -165,14 +165,14 @@ fn wrong_types() {
     assert_eq!(e.key.as_deref(), Some("run.runs"));
     assert!(
         e.message
-            .contains("expected an integer from 0 to 9223372036854775807, got string \"five\""),
+            .contains("got string \"five\"; accepted: an integer from 0 to 9223372036854775807"),
         "{}",
         e.message
     );
     let e = parse_err(&format!("{MINIMAL}[run]\nruns = 0\n"));
     assert_eq!(
         e.message,
-        "expected an integer from 1 to 100000, got integer 0"
+        "got integer 0; accepted: an integer from 1 to 100000"
     );
     let e = parse_err(&format!(
         "{MINIMAL}[kernel]\nfeatures = {{ TTWU_QUEUE = \"off\" }}\n"
@@ -181,7 +181,7 @@ fn wrong_types() {
     assert!(e.message.contains("true or false"), "{}", e.message);
     let e = parse_err("machine = 3\n[workload]\nkind = \"x\"\n");
     assert_eq!(e.key.as_deref(), Some("machine"));
-    assert!(e.message.contains("expected a table"), "{}", e.message);
+    assert!(e.message.contains("accepted: a table"), "{}", e.message);
     let e = parse_err("[machine]\npreset = \"a\"\noffline = \"3-1\"\n[workload]\nkind = \"x\"\n");
     assert_eq!(e.key.as_deref(), Some("machine.offline"));
     assert!(e.message.contains("backwards"), "{}", e.message);

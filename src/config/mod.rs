@@ -93,8 +93,7 @@ impl ScenarioDoc {
     /// Read and parse a scenario file.
     pub fn from_file(path: &Path) -> InputResult<ScenarioDoc> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InputError::new(origin.clone(), format!("cannot read file: {e}")))?;
+        let text = crate::input::limits::read_input(path, &origin)?;
         let mut doc = ScenarioDoc::parse(&text, origin)?;
         doc.base_dir = path.parent().map(Path::to_path_buf);
         Ok(doc)
@@ -344,8 +343,8 @@ fn machine_source(m: &str, origin: &str) -> InputResult<(&'static str, toml::Val
         return Ok(("hwloc", toml::Value::String(m.to_string())));
     }
     if m.ends_with(".toml") {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InputError::with_key(origin, m, format!("cannot read file: {e}")))?;
+        let text = crate::input::limits::read_text(path)
+            .map_err(|e| InputError::with_key(origin, m, e))?;
         let mut doc = ScenarioDoc::parse(&text, m)?;
         // A file holding just `[topology]` or `[machine.topology]` gives that table.
         let table = match doc.table.remove("machine") {

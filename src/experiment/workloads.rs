@@ -8,9 +8,10 @@ use serde_json::{Value, json};
 use crate::config::scenario::Scenario;
 use crate::engine::{Engine, WorkloadPlan};
 use crate::error::{InputError, InputResult};
+use crate::input::{keys, limits};
 use crate::topology::Machine;
 use crate::workload::placement::{self, ResolvedPlacement};
-use crate::workload::{WorkloadSpec, builtin};
+use crate::workload::{SectionInput, WorkloadSpec, builtin};
 
 /// Built-in kinds with their accepted keys.
 pub const BUILTIN_KINDS: &[(&str, &str)] = &[
@@ -49,40 +50,124 @@ pub struct ResolvedWorkload {
 const ENDLESS_DEFAULT_NS: u64 = 1_000_000_000;
 const FINITE_CAP_NS: u64 = 3_600_000_000_000;
 
-struct Keys<'a> {
-    table: &'a toml::Table,
-    origin: &'a str,
+/// `kind = "spin"` keys.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpinKeys {
+    tasks: Option<u64>,
+    nice: Option<toml::Value>,
+    footprint_kib: Option<u64>,
 }
 
-impl Keys<'_> {
-    fn int(&self, key: &str, default: i64, min: i64, max: i64) -> InputResult<i64> {
-        match self.table.get(key) {
-            None => Ok(default),
-            Some(toml::Value::Integer(v)) if (min..=max).contains(v) => Ok(*v),
-            Some(v) => Err(InputError::with_key(
-                self.origin,
-                format!("workload.{key}"),
-                format!("{v} is not accepted; accepted: an integer in {min}..={max}"),
-            )),
-        }
-    }
+/// `kind = "pingpong"` keys.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PingPongKeys {
+    pairs: Option<u64>,
+    message_work_us: Option<u64>,
+    worker_work_us: Option<u64>,
+    loops: Option<u32>,
+    footprint_kib: Option<u64>,
+}
 
-    fn check_only(&self, kind: &str, accepted: &[&str]) -> InputResult<()> {
-        for k in self.table.keys() {
-            if !accepted.contains(&k.as_str()) {
-                return Err(InputError::with_key(
-                    self.origin,
-                    format!("workload.{k}"),
-                    format!(
-                        "unknown key for kind '{kind}'; accepted: {}; placement: {}",
-                        accepted.join(", "),
-                        placement::PLACEMENT_KEYS.join(", ")
-                    ),
-                ));
-            }
+/// Typed keys of a built-in kind, with the errors of [`crate::input::keys`].
+fn builtin_keys<T: serde::de::DeserializeOwned>(
+    scn: &Scenario,
+    params: &toml::Table,
+) -> InputResult<T> {
+    let origin_of = |k: &str| scn.origin_of(k).to_string();
+    let mut also = vec!["kind"];
+    also.extend(placement::PLACEMENT_KEYS);
+    keys::from_table_also(params, "workload", &origin_of, &also)
+}
+
+/// `value` (default `default`) checked against `min..=max`, the error naming `workload.key`.
+fn in_range(
+    scn: &Scenario,
+    key: &str,
+    value: Option<u64>,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> InputResult<u64> {
+    match value {
+        None => Ok(default),
+        Some(v) if (min..=max).contains(&v) => Ok(v),
+        Some(v) => {
+            let dotted = format!("workload.{key}");
+            Err(InputError::with_key(
+                scn.origin_of(&dotted),
+                dotted,
+                keys::expected(
+                    &format!("an integer from {min} to {max}"),
+                    format!("integer {v}"),
+                ),
+            ))
         }
-        Ok(())
     }
+}
+
+/// `nice`: one value or a list, each -20..=19.
+fn nice_values(scn: &Scenario, value: Option<&toml::Value>) -> InputResult<Vec<i8>> {
+    let err = |v: &toml::Value| {
+        InputError::with_key(
+            scn.origin_of("workload.nice"),
+            "workload.nice",
+            keys::expected(
+                "an integer or a list of integers, -20 to 19",
+                crate::input::describe(v),
+            ),
+        )
+    };
+    let one = |v: &toml::Value| match v {
+        toml::Value::Integer(n) if (-20..=19).contains(n) => Ok(*n as i8),
+        other => Err(err(other)),
+    };
+    match value {
+        None => Ok(vec![0]),
+        Some(toml::Value::Array(a)) if !a.is_empty() => a.iter().map(one).collect(),
+        Some(v @ toml::Value::Integer(_)) => Ok(vec![one(v)?]),
+        Some(v) => Err(err(v)),
+    }
+}
+
+/// `run.max_tasks`: refuse a workload of more tasks before any is allocated.
+fn check_tasks(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
+    let max = scn.run.max_tasks;
+    if nr_tasks <= max {
+        return Ok(());
+    }
+    Err(InputError::with_key(
+        scn.origin_of("workload"),
+        "workload",
+        format!(
+            "{what} would create {nr_tasks} tasks, above run.max_tasks = {max} (about {} MiB of \
+             simulator memory at {} KiB per task; raise it with --set run.max_tasks=N, at most {})",
+            (max * limits::BYTES_PER_TASK) >> 20,
+            limits::BYTES_PER_TASK >> 10,
+            limits::MAX_TASKS_CEILING
+        ),
+    ))
+}
+
+/// `run.max_duration_s`: refuse a workload whose own length is longer (when `run.duration_s`
+/// does not cap it; that key is checked against the limit by the scenario parser).
+fn check_duration(scn: &Scenario, own_ns: u64, what: &str) -> InputResult<()> {
+    let max_s = scn.run.max_duration_s;
+    if scn.run.duration_s.is_some() || own_ns as f64 <= max_s * 1e9 {
+        return Ok(());
+    }
+    Err(InputError::with_key(
+        scn.origin_of("workload"),
+        "workload",
+        format!(
+            "{what} runs for {} s of simulated time, above run.max_duration_s = {max_s} s (cap \
+             it with --set run.duration_s=SECONDS or raise the limit with --set \
+             run.max_duration_s=SECONDS, at most {})",
+            own_ns / 1_000_000_000,
+            limits::MAX_DURATION_CEILING_S
+        ),
+    ))
 }
 
 /// Resolve the scenario's workload, with its placement applied.
@@ -107,39 +192,15 @@ fn resolve_unplaced(
     args: &mut placement::PlacementArgs,
 ) -> InputResult<ResolvedWorkload> {
     let w = &scn.workload;
-    let origin = scn.origin_of("workload");
     let nr_online = machine.online.weight();
-    let keys = Keys {
-        table: params,
-        origin,
-    };
     match (w.kind.as_deref(), w.command.as_deref()) {
         (Some("spin"), None) => {
-            keys.check_only("spin", &["tasks", "nice", "footprint_kib"])?;
-            let tasks = keys.int("tasks", nr_online as i64, 1, 100_000)? as usize;
-            let nices = match params.get("nice") {
-                None => vec![0],
-                Some(toml::Value::Integer(n)) if (-20..=19).contains(n) => vec![*n as i8],
-                Some(toml::Value::Array(a)) => a
-                    .iter()
-                    .map(|v| match v {
-                        toml::Value::Integer(n) if (-20..=19).contains(n) => Ok(*n as i8),
-                        _ => Err(InputError::with_key(
-                            origin,
-                            "workload.nice",
-                            format!("{v} is not a nice value; accepted: integers -20..=19"),
-                        )),
-                    })
-                    .collect::<InputResult<Vec<_>>>()?,
-                Some(v) => {
-                    return Err(InputError::with_key(
-                        origin,
-                        "workload.nice",
-                        format!("{v} is not accepted; accepted: an integer or a list, -20..=19"),
-                    ));
-                }
-            };
-            let footprint = keys.int("footprint_kib", 256, 0, 1 << 22)? as u32;
+            let k: SpinKeys = builtin_keys(scn, params)?;
+            let tasks = in_range(scn, "tasks", k.tasks, nr_online as u64, 1, 100_000)? as usize;
+            check_tasks(scn, tasks as u64, "spin")?;
+            let nices = nice_values(scn, k.nice.as_ref())?;
+            let footprint =
+                in_range(scn, "footprint_kib", k.footprint_kib, 256, 0, 1 << 22)? as u32;
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::Spin { tasks },
                 placement: None,
@@ -149,21 +210,14 @@ fn resolve_unplaced(
             })
         }
         (Some("pingpong"), None) => {
-            keys.check_only(
-                "pingpong",
-                &[
-                    "pairs",
-                    "message_work_us",
-                    "worker_work_us",
-                    "loops",
-                    "footprint_kib",
-                ],
-            )?;
-            let pairs = keys.int("pairs", 1, 1, 100_000)? as usize;
-            let message_us = keys.int("message_work_us", 10, 0, 10_000_000)? as u64;
-            let worker_us = keys.int("worker_work_us", 10, 0, 10_000_000)? as u64;
-            let loops = keys.int("loops", 0, 0, u32::MAX as i64)? as u32;
-            let footprint = keys.int("footprint_kib", 64, 0, 1 << 22)? as u32;
+            let k: PingPongKeys = builtin_keys(scn, params)?;
+            let pairs = in_range(scn, "pairs", k.pairs, 1, 1, 100_000)? as usize;
+            check_tasks(scn, 2 * pairs as u64, "pingpong")?;
+            let message_us =
+                in_range(scn, "message_work_us", k.message_work_us, 10, 0, 10_000_000)?;
+            let worker_us = in_range(scn, "worker_work_us", k.worker_work_us, 10, 0, 10_000_000)?;
+            let loops = k.loops.unwrap_or(0);
+            let footprint = in_range(scn, "footprint_kib", k.footprint_kib, 64, 0, 1 << 22)? as u32;
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::PingPong { pairs },
                 placement: None,
@@ -183,29 +237,22 @@ fn resolve_unplaced(
             })
         }
         _ => {
-            let spec = match (w.kind.as_deref(), w.command.as_deref()) {
-                (_, Some(cmd)) => {
-                    let (spec, prefix) = WorkloadSpec::from_command_placed(cmd, nr_online)
-                        .map_err(|mut e| {
-                            e.origin = format!("{origin}: workload.command: {}", e.origin);
-                            e
-                        })?;
-                    args.merge_prefix(prefix);
-                    spec
-                }
-                (Some(kind), None) => WorkloadSpec::from_toml(kind, params, origin, nr_online)?,
-                (None, None) => {
-                    return Err(InputError::with_key(
-                        origin,
-                        "workload",
-                        "no workload; accepted: [workload] kind = ... or command = \"...\", \
-                         or a command line after `--` (see `schedlab list workloads`)",
-                    ));
-                }
-            };
-            let plan = crate::workload::generate::plan(&spec, machine, seed)?;
+            let doc_dir = scn.doc.base_dir.as_deref();
+            let origin_of = |k: &str| scn.origin_of(k).to_string();
+            let (spec, prefix) = WorkloadSpec::from_section(&SectionInput {
+                kind: w.kind.as_deref(),
+                command: w.command.as_deref(),
+                keys: params,
+                origin_of: &origin_of,
+                base_dir: doc_dir,
+                nr_cpus: nr_online,
+            })?;
+            args.merge_prefix(prefix);
+            check_tasks(scn, spec.nr_tasks(), spec.kind())?;
             let default_duration_ns =
                 crate::workload::generate::workload_duration_ns(&spec).unwrap_or(FINITE_CAP_NS);
+            check_duration(scn, default_duration_ns, spec.kind())?;
+            let plan = crate::workload::generate::plan(&spec, machine, seed)?;
             let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::Bench(Box::new(spec)),

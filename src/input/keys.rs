@@ -6,7 +6,7 @@
 //! problem into an [`InputError`] naming the origin of the key (file, `--set`, ...), the
 //! dotted key, and what is accepted:
 //!
-//! * a wrong type or value: `expected an integer from 0 to 4294967295, got string "x"`;
+//! * a wrong type or value: `got string "x"; accepted: an integer from 0 to 4294967295`;
 //! * an unknown key: `unknown key (did you mean groups?); accepted: variant, groups, ...`;
 //! * an unknown name for an enumerated key: `unknown value 'fork'; accepted: process, thread`.
 //!
@@ -33,9 +33,9 @@ pub fn describe(value: &toml::Value) -> String {
     }
 }
 
-/// The one wording of a value error: `expected ACCEPTED, got GOT`.
+/// The one wording of a value error: `got GOT; accepted: ACCEPTED`.
 pub fn expected(accepted: &str, got: impl fmt::Display) -> String {
-    format!("expected {accepted}, got {got}")
+    format!("got {got}; accepted: {accepted}")
 }
 
 /// An error while deserializing: the dotted key (set by the innermost value) and the text.
@@ -43,6 +43,8 @@ pub fn expected(accepted: &str, got: impl fmt::Display) -> String {
 pub struct KeyError {
     key: Option<String>,
     message: String,
+    /// For an unknown key: its name and the struct's keys (for a did-you-mean over more).
+    unknown: Option<(String, &'static [&'static str])>,
 }
 
 impl KeyError {
@@ -105,6 +107,7 @@ impl de::Error for KeyError {
         KeyError {
             key: None,
             message: msg.to_string(),
+            unknown: None,
         }
     }
 
@@ -126,11 +129,9 @@ impl de::Error for KeyError {
     }
 
     fn unknown_field(field: &str, accepted: &'static [&'static str]) -> Self {
-        Self::custom(format!(
-            "unknown key{}; accepted: {}",
-            did_you_mean(field, accepted),
-            accepted.join(", ")
-        ))
+        let mut e = Self::custom(unknown_key(field, accepted, &[]));
+        e.unknown = Some((field.to_string(), accepted));
+        e
     }
 
     fn missing_field(field: &'static str) -> Self {
@@ -188,6 +189,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'_> {
                 .visit_enum(s.as_str().into_deserializer())
                 .map_err(|e: KeyError| e.at(&self.path)),
             other => Err(KeyError {
+                unknown: None,
                 key: Some(self.path.clone()),
                 message: expected(&format!("one of {}", variants.join(", ")), describe(other)),
             }),
@@ -273,6 +275,22 @@ impl<'de> de::MapAccess<'de> for MapDe<'_> {
     }
 }
 
+/// `unknown key (did you mean X?); accepted: A, B; also: C` — suggestions drawn from both
+/// lists.
+fn unknown_key(field: &str, accepted: &[&str], also: &[&str]) -> String {
+    let all: Vec<&str> = accepted.iter().chain(also).copied().collect();
+    let also = if also.is_empty() {
+        String::new()
+    } else {
+        format!("; also: {}", also.join(", "))
+    };
+    format!(
+        "unknown key{}; accepted: {}{also}",
+        did_you_mean(field, &all),
+        accepted.join(", ")
+    )
+}
+
 /// Fill `T` from `table`, whose keys live under `prefix` (e.g. `workload`). Errors name the
 /// origin of the key at fault (`origin_of(dotted key)`), the key, and what is accepted.
 pub fn from_table<T: DeserializeOwned>(
@@ -280,13 +298,28 @@ pub fn from_table<T: DeserializeOwned>(
     prefix: &str,
     origin_of: &dyn Fn(&str) -> String,
 ) -> InputResult<T> {
+    from_table_also(table, prefix, origin_of, &[])
+}
+
+/// [`from_table`] where the table may also hold keys read elsewhere (`also`, already taken
+/// out): an unknown key's message lists them too and may suggest one of them.
+pub fn from_table_also<T: DeserializeOwned>(
+    table: &toml::Table,
+    prefix: &str,
+    origin_of: &dyn Fn(&str) -> String,
+    also: &[&str],
+) -> InputResult<T> {
     T::deserialize(ValueDe {
         value: &toml::Value::Table(table.clone()),
         path: prefix.to_string(),
     })
     .map_err(|e| {
         let key = e.key.unwrap_or_else(|| prefix.to_string());
-        InputError::with_key(origin_of(&key), key, e.message)
+        let message = match e.unknown {
+            Some((field, accepted)) => unknown_key(&field, accepted, also),
+            None => e.message,
+        };
+        InputError::with_key(origin_of(&key), key, message)
     })
 }
 
@@ -338,12 +371,12 @@ mod tests {
         let e = parse("groups = 'x'").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "s.toml: workload.groups: expected an integer from 0 to 4294967295, got string \"x\""
+            "s.toml: workload.groups: got string \"x\"; accepted: an integer from 0 to 4294967295"
         );
         let e = parse("groups = -1").unwrap_err();
         assert_eq!(
             e.message,
-            "expected an integer from 0 to 4294967295, got integer -1"
+            "got integer -1; accepted: an integer from 0 to 4294967295"
         );
         let e = parse("grups = 1").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("workload.grups"));
@@ -358,10 +391,10 @@ mod tests {
             "unknown value 'thraed' (did you mean thread?); accepted: process, thread"
         );
         let e = parse("mode = 3").unwrap_err();
-        assert_eq!(e.message, "expected one of process, thread, got integer 3");
+        assert_eq!(e.message, "got integer 3; accepted: one of process, thread");
         let e = parse("list = [1, 200]").unwrap_err();
         assert_eq!(e.key.as_deref(), Some("workload.list[1]"));
         let e = parse("ratio = true").unwrap_err();
-        assert_eq!(e.message, "expected a number, got boolean true");
+        assert_eq!(e.message, "got boolean true; accepted: a number");
     }
 }

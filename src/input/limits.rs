@@ -58,6 +58,19 @@ pub fn clip(name: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(format!("{head}... ({} bytes)", name.len()))
 }
 
+/// `text` with every word longer than [`MAX_ECHOED_NAME_CHARS`] clipped by [`clip`]: a
+/// message never echoes a huge user-given name whole.
+pub fn clip_words(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text
+        .split(' ')
+        .any(|w| w.chars().count() > MAX_ECHOED_NAME_CHARS)
+    {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let words: Vec<_> = text.split(' ').map(clip).collect();
+    std::borrow::Cow::Owned(words.join(" "))
+}
+
 /// Read a text file of at most [`MAX_INPUT_FILE_BYTES`] with a bounded reader (so
 /// `/dev/zero` or a FIFO fails cleanly instead of filling memory). The error is the text
 /// after `origin: ` — callers add the origin and key.

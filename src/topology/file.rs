@@ -88,8 +88,8 @@ const CPU_KEYS: &[&str] = &[
 /// Read a standalone topology file.
 pub fn import(path: &Path) -> InputResult<Machine> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(origin.clone(), format!("cannot read topology file: {e}")))?;
+    let text = crate::input::limits::read_text(path)
+        .map_err(|e| InputError::new(origin.clone(), format!("topology file: {e}")))?;
     let table: Table = text.parse().map_err(|e: toml::de::Error| {
         // One line: position and the parser's message (its Display draws a snippet).
         let at = e.span().map_or(String::new(), |span| {

@@ -61,8 +61,8 @@ struct Obj {
 /// Import an hwloc XML file.
 pub fn import(path: &Path) -> InputResult<Machine> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(origin.clone(), format!("cannot read hwloc XML: {e}")))?;
+    let text = crate::input::limits::read_text(path)
+        .map_err(|e| InputError::new(origin.clone(), format!("hwloc XML: {e}")))?;
     import_str(&text, &origin)
 }
 

@@ -232,7 +232,7 @@ fn numbered_entries(dir: &Path, prefix: &str) -> Vec<usize> {
 /// A file's text without surrounding whitespace or NUL bytes (some snapshots carry a
 /// trailing NUL), or `None` when it is absent or unreadable.
 fn read_opt(path: &Path) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| {
+    crate::input::limits::read_text(path).ok().map(|s| {
         s.trim_matches(|c: char| c.is_whitespace() || c == '\0')
             .to_string()
     })

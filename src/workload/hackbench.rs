@@ -21,27 +21,29 @@ use super::cmdline::{self, LongOpt, OptStyle, lo};
 use crate::error::{InputError, InputResult};
 
 /// Which hackbench program the command line names (its output format differs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HackbenchVariant {
     /// `hackbench [-pipe] <groups> [process|thread] [loops]`.
     Classic,
     /// rt-tests `hackbench` with getopt options.
     RtTests,
-    /// `perf bench sched messaging`.
+    /// `perf bench sched messaging` (key value `perf-bench` or `perf`).
+    #[serde(alias = "perf")]
     PerfBench,
 }
 
 /// Process (fork) or thread (pthread_create) workers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HackbenchMode {
     Process,
+    #[serde(alias = "threads")]
     Thread,
 }
 
 /// The kind of fd pair each receiver reads from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HackbenchIpc {
     /// `socketpair(AF_UNIX, SOCK_STREAM)` — the default everywhere.
@@ -431,91 +433,83 @@ pub fn parse_perf(args: &[String]) -> InputResult<HackbenchConfig> {
     Ok(cfg)
 }
 
-/// Structured `[workload] kind = "hackbench"` keys.
-pub const TOML_KEYS: &[&str] = &[
-    "variant",
-    "groups",
-    "fds",
-    "loops",
-    "data_size",
-    "mode",
-    "ipc",
-    "fifo",
-];
+/// `[workload] kind = "hackbench"` keys: the same [`HackbenchConfig`] fields as the command
+/// line's options.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HackbenchKeys {
+    pub variant: Option<HackbenchVariant>,
+    pub groups: Option<u32>,
+    pub fds: Option<u32>,
+    pub loops: Option<u32>,
+    pub data_size: Option<u32>,
+    pub mode: Option<HackbenchMode>,
+    pub ipc: Option<HackbenchIpc>,
+    pub fifo: Option<bool>,
+}
 
-/// Build from `[workload]` keys (already stripped of `kind`).
-pub fn from_toml(table: &toml::Table, origin: &str) -> InputResult<HackbenchConfig> {
-    use super::toml_util::{get_bool, get_str, get_u32, reject_unknown};
-    reject_unknown(table, origin, TOML_KEYS)?;
-    let variant = match get_str(table, origin, "variant")?.as_deref() {
-        None | Some("rt-tests") => HackbenchVariant::RtTests,
-        Some("classic") => HackbenchVariant::Classic,
-        Some("perf") => HackbenchVariant::PerfBench,
-        Some(v) => {
-            return Err(InputError::with_key(
-                origin,
-                "workload.variant",
-                format!("unknown hackbench variant '{v}'; accepted: rt-tests, classic, perf"),
-            ));
+/// Apply `[workload]` keys to `base` (a parsed command line) or, without one, to the defaults
+/// of the `variant` key (rt-tests by default). `err(key, message)` builds the error for a key.
+pub fn from_keys(
+    base: Option<HackbenchConfig>,
+    keys: &HackbenchKeys,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<HackbenchConfig> {
+    let variant = keys.variant;
+    let mut cfg = match base {
+        Some(mut c) => {
+            if let Some(v) = variant {
+                c.variant = v;
+            }
+            c
+        }
+        None => HackbenchConfig::defaults(variant.unwrap_or(HackbenchVariant::RtTests)),
+    };
+    let at_least = |key: &str, v: Option<u32>, min: u32| -> InputResult<Option<u32>> {
+        match v {
+            Some(n) if n < min => Err(err(
+                key,
+                crate::input::keys::expected(
+                    &format!("an integer from {min} to {}", u32::MAX),
+                    format!("integer {n}"),
+                ),
+            )),
+            other => Ok(other),
         }
     };
-    let mut cfg = HackbenchConfig::defaults(variant);
-    if let Some(v) = get_u32(table, origin, "groups", 1)? {
+    if let Some(v) = at_least("groups", keys.groups, 1)? {
         cfg.groups = v;
     }
-    if let Some(v) = get_u32(table, origin, "fds", 1)? {
+    if let Some(v) = at_least("fds", keys.fds, 1)? {
         cfg.fds = v;
     }
-    if let Some(v) = get_u32(table, origin, "loops", 0)? {
+    if let Some(v) = keys.loops {
         cfg.loops = v;
     }
-    if let Some(v) = get_u32(table, origin, "data_size", 1)? {
+    if let Some(v) = at_least("data_size", keys.data_size, 1)? {
         cfg.data_size_bytes = v;
     }
-    if let Some(m) = get_str(table, origin, "mode")? {
-        cfg.mode = match m.as_str() {
-            "process" => HackbenchMode::Process,
-            "thread" | "threads" => HackbenchMode::Thread,
-            _ => {
-                return Err(InputError::with_key(
-                    origin,
-                    "workload.mode",
-                    format!("unknown mode '{m}'; accepted: process, thread"),
-                ));
-            }
-        };
+    if let Some(m) = keys.mode {
+        cfg.mode = m;
     }
-    if let Some(m) = get_str(table, origin, "ipc")? {
-        cfg.ipc = match m.as_str() {
-            "socket" => HackbenchIpc::Socket,
-            "pipe" => HackbenchIpc::Pipe,
-            "inet" => HackbenchIpc::Inet,
-            _ => {
-                return Err(InputError::with_key(
-                    origin,
-                    "workload.ipc",
-                    format!("unknown ipc '{m}'; accepted: socket, pipe, inet"),
-                ));
-            }
-        };
+    if let Some(ipc) = keys.ipc {
+        cfg.ipc = ipc;
     }
-    if let Some(b) = get_bool(table, origin, "fifo")? {
+    if let Some(b) = keys.fifo {
         cfg.fifo = b;
     }
-    if variant != HackbenchVariant::RtTests
+    if cfg.variant != HackbenchVariant::RtTests
         && (cfg.fds != DEFAULT_FDS || cfg.data_size_bytes != DEFAULT_DATA_SIZE_BYTES || cfg.fifo)
     {
-        return Err(InputError::with_key(
-            origin,
-            "workload.variant",
-            "fds, data_size and fifo can only be changed in the rt-tests variant (classic and perf fix F = 20, 100 bytes)",
+        return Err(err(
+            "variant",
+            "fds, data_size and fifo can only be changed in the rt-tests variant (classic and perf fix F = 20, 100 bytes)".into(),
         ));
     }
-    if cfg.ipc == HackbenchIpc::Inet && variant != HackbenchVariant::RtTests {
-        return Err(InputError::with_key(
-            origin,
-            "workload.ipc",
-            "inet exists only in the rt-tests variant",
+    if cfg.ipc == HackbenchIpc::Inet && cfg.variant != HackbenchVariant::RtTests {
+        return Err(err(
+            "ipc",
+            "inet exists only in the rt-tests variant".into(),
         ));
     }
     Ok(cfg)

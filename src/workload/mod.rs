@@ -28,6 +28,7 @@ pub mod stressng;
 use std::path::{Path, PathBuf};
 
 use crate::error::{InputError, InputResult};
+use crate::input;
 
 pub use hackbench::HackbenchConfig;
 pub use netperf::NetperfRrConfig;
@@ -93,6 +94,18 @@ impl WorkloadSpec {
         }
     }
 
+    /// Simulated tasks the benchmark creates (its threads/processes, parent included), known
+    /// before any is allocated, for the `run.max_tasks` limit.
+    pub fn nr_tasks(&self) -> u64 {
+        match self {
+            WorkloadSpec::Hackbench(c) => c.nr_tasks() + 1,
+            WorkloadSpec::Schbench(c) => c.nr_threads(),
+            WorkloadSpec::StressNg(c) => u64::from(c.instances) + 1,
+            WorkloadSpec::RtApp(s) => s.nr_threads(),
+            WorkloadSpec::NetperfRr(c) => c.nr_tasks(),
+        }
+    }
+
     /// Parse a benchmark command line exactly as its users type it, e.g.
     /// `hackbench 100 process 20000`, `perf bench sched messaging -g 20`,
     /// `schbench -L -m 4 -M auto -t 128 -n 0 -r 60`, `stress-ng --cpu 0 -l 50`,
@@ -126,82 +139,50 @@ impl WorkloadSpec {
     }
 
     fn from_words(words: &[String], nr_cpus: usize, base_dir: Option<&Path>) -> InputResult<Self> {
-        let Some(prog) = words.first() else {
-            return Err(InputError::new("command line", "empty command"));
-        };
-        let args = &words[1..];
-        let name = cmdline::basename(prog);
-        Ok(match name {
-            "hackbench" => WorkloadSpec::Hackbench(hackbench::parse_hackbench(args)?),
-            "perf" => WorkloadSpec::Hackbench(hackbench::parse_perf(args)?),
-            "schbench" => WorkloadSpec::Schbench(schbench::parse_current(args, nr_cpus)?),
-            "schbench-classic" => WorkloadSpec::Schbench(schbench::parse_classic(
-                args,
-                schbench::SchbenchVersion::Classic,
-            )?),
-            "schbench-2016" => WorkloadSpec::Schbench(schbench::parse_classic(
-                args,
-                schbench::SchbenchVersion::Classic2016,
-            )?),
-            "stress-ng" => WorkloadSpec::StressNg(stressng::parse(args, nr_cpus)?),
-            "rt-app" => {
-                let file = match args {
-                    [f] => f,
-                    _ => return Err(InputError::new("rt-app", "usage: rt-app <taskset.json>")),
-                };
-                WorkloadSpec::RtApp(rtapp::load(&resolve(file, base_dir), nr_cpus)?)
-            }
-            "netperf" => WorkloadSpec::NetperfRr(netperf::parse_netperf(args, nr_cpus)?),
-            "tbench" => WorkloadSpec::NetperfRr(netperf::parse_tbench(args)?),
-            other => {
-                return Err(InputError::new(
-                    "command line",
-                    format!(
-                        "unknown benchmark program '{other}'; accepted: hackbench, perf (bench sched messaging), \
-                         schbench, schbench-classic, schbench-2016, stress-ng, rt-app, netperf, tbench, \
-                         each optionally after taskset / numactl prefixes"
-                    ),
-                ));
-            }
-        })
+        let parsed = CommandLine::parse(words, nr_cpus, base_dir)?;
+        let none = |_: &str, m: String| InputError::new("command line", m);
+        parsed.finish(&toml::Table::new(), nr_cpus, &|_| String::new(), &none)
     }
 
-    /// Build from a `[workload]` table. `kind` is the table's `kind` value; the table may also
-    /// contain `kind` itself and, instead of structured keys, `command = "..."` (the quick form).
-    /// `origin` is the scenario file's path: relative rt-app `file` paths are resolved against
-    /// its directory.
+    /// Build from a `[workload]` table with `kind` (and its keys) or `command` (the quick
+    /// form). Compatibility form of [`Self::from_section`] for one origin: every key comes from
+    /// `origin`, so `command` with other keys is an error. Relative rt-app `file` paths are
+    /// resolved against `origin`'s directory.
     pub fn from_toml(
         kind: &str,
         table: &toml::Table,
         origin: &str,
         nr_cpus: usize,
     ) -> InputResult<Self> {
-        let mut t = table.clone();
-        t.remove("kind");
+        let mut keys = table.clone();
+        keys.remove("kind");
+        let command = match keys.remove("command") {
+            None => None,
+            Some(v) => Some(input::keys::from_value::<String>(
+                &v,
+                "workload.command",
+                origin,
+            )?),
+        };
         let base_dir = Path::new(origin)
             .parent()
             .filter(|p| !p.as_os_str().is_empty());
-        if let Some(cmd) = t.remove("command") {
-            let toml::Value::String(cmd) = cmd else {
-                return Err(InputError::with_key(
-                    origin,
-                    "workload.command",
-                    "must be a string",
-                ));
-            };
-            if let Some(k) = t.keys().next() {
-                return Err(InputError::with_key(
-                    origin,
-                    format!("workload.{k}"),
-                    "cannot be combined with workload.command (give either a command line or structured keys)",
-                ));
-            }
-            let words = cmdline::split_words(&cmd)
-                .map_err(|m| InputError::with_key(origin, "workload.command", m))?;
-            let spec = Self::from_words(&words, nr_cpus, base_dir)?;
+        let (spec, placement) = Self::from_section(&SectionInput {
+            kind: if command.is_some() || kind.is_empty() {
+                None
+            } else {
+                Some(kind)
+            },
+            command: command.as_deref(),
+            keys: &keys,
+            origin_of: &|_| origin.to_string(),
+            base_dir,
+            nr_cpus,
+        })?;
+        if command.is_some() && !kind.is_empty() {
             let matches = spec.kind() == kind
                 || (kind == "hackbench" && matches!(spec, WorkloadSpec::Hackbench(_)));
-            if !kind.is_empty() && !matches {
+            if !matches {
                 return Err(InputError::with_key(
                     origin,
                     "workload.kind",
@@ -211,125 +192,292 @@ impl WorkloadSpec {
                     ),
                 ));
             }
-            return Ok(spec);
         }
+        if !placement.is_empty() {
+            return Err(InputError::new(
+                origin,
+                "taskset/numactl prefixes need a placement-aware caller (from_section)",
+            ));
+        }
+        Ok(spec)
+    }
+
+    /// Build from the `[workload]` section: `kind` with its keys, or `command` (the
+    /// benchmark's own command line) — both map to the same typed configuration.
+    ///
+    /// How they compose: the command line is parsed first; keys given in the same place as
+    /// `command` (the same file, the same `--set`, the same variant) are an error (give one
+    /// form); keys from another place (`--set`, a `[[variant]]`, `compare --variant`) are
+    /// applied on top of the command, as if their options followed it. Returns the benchmark
+    /// and the placement asked for by `taskset`/`numactl` prefixes.
+    pub fn from_section(inp: &SectionInput) -> InputResult<(Self, placement::PlacementArgs)> {
+        let origin_of = |k: &str| (inp.origin_of)(k);
+        let err = |k: &str, m: String| {
+            let key = format!("workload.{k}");
+            InputError::with_key(origin_of(&key), key, m)
+        };
+        let Some(cmd) = inp.command else {
+            let kind = inp.kind.unwrap_or_default();
+            let parsed = CommandLine::defaults(kind, origin_of("workload.kind"))?;
+            let base_dir = inp
+                .base_dir
+                .filter(|_| origin_of("workload.file") == origin_of("workload"));
+            let spec =
+                parsed
+                    .with_base_dir(base_dir)
+                    .finish(inp.keys, inp.nr_cpus, &origin_of, &err)?;
+            return Ok((spec, placement::PlacementArgs::default()));
+        };
+        let cmd_origin = origin_of("workload.command");
+        if let Some(k) = inp
+            .keys
+            .keys()
+            .find(|k| origin_of(&format!("workload.{k}")) == cmd_origin)
+        {
+            return Err(err(
+                k,
+                "cannot be combined with workload.command given in the same place (give either \
+                 the command line or structured keys; keys from --set or a variant are applied \
+                 on top of the command)"
+                    .into(),
+            ));
+        }
+        let cmd_err = |mut e: InputError| {
+            e.origin = format!("{cmd_origin}: workload.command: {}", e.origin);
+            e
+        };
+        let words = cmdline::split_words(cmd)
+            .map_err(|m| InputError::with_key(&cmd_origin, "workload.command", m))?;
+        let (prefix, rest) = placement::parse_prefixes(&words).map_err(cmd_err)?;
+        let base_dir = inp.base_dir.filter(|_| cmd_origin == origin_of("workload"));
+        let parsed = CommandLine::parse(rest, inp.nr_cpus, base_dir).map_err(cmd_err)?;
+        let spec = parsed
+            .finish(inp.keys, inp.nr_cpus, &origin_of, &err)
+            .map_err(|e| if e.key.is_none() { cmd_err(e) } else { e })?;
+        Ok((spec, prefix))
+    }
+}
+
+/// The `[workload]` section as [`WorkloadSpec::from_section`] reads it.
+pub struct SectionInput<'a> {
+    /// `kind`, when the section names one (never together with `command`).
+    pub kind: Option<&'a str>,
+    /// `command`: the benchmark's command line, optionally after taskset/numactl prefixes.
+    pub command: Option<&'a str>,
+    /// The benchmark's keys (placement keys, `kind` and `command` already taken out).
+    pub keys: &'a toml::Table,
+    /// Where a dotted key came from (file path, `--set`, `FILE [variant NAME]`, ...).
+    pub origin_of: &'a dyn Fn(&str) -> String,
+    /// The scenario file's directory: relative rt-app paths given in the file resolve here.
+    pub base_dir: Option<&'a Path>,
+    /// Online CPUs of the simulated machine (defaults such as schbench's `-t`).
+    pub nr_cpus: usize,
+}
+
+/// A benchmark command line split by program, before keys are applied.
+enum CommandLine<'a> {
+    Hackbench(Option<HackbenchConfig>),
+    Schbench(Option<(schbench::SchbenchVersion, Vec<String>)>),
+    StressNg(Option<Vec<String>>),
+    RtApp(Option<PathBuf>, Option<&'a Path>),
+    Netperf(&'static str, Option<NetperfRrConfig>),
+}
+
+impl<'a> CommandLine<'a> {
+    /// A kind with nothing on a command line.
+    fn defaults(kind: &str, origin: String) -> InputResult<Self> {
         Ok(match kind {
-            "hackbench" => WorkloadSpec::Hackbench(hackbench::from_toml(&t, origin)?),
-            "schbench" => WorkloadSpec::Schbench(schbench::from_toml(&t, origin, nr_cpus)?),
-            "stress-ng" => WorkloadSpec::StressNg(stressng::from_toml(&t, origin, nr_cpus)?),
-            "rtapp" => {
-                toml_util::reject_unknown(&t, origin, &["file"])?;
-                let file = toml_util::get_str(&t, origin, "file")?.ok_or_else(|| {
-                    InputError::with_key(
-                        origin,
-                        "workload.file",
-                        "missing: the rt-app JSON file to run",
-                    )
-                })?;
-                WorkloadSpec::RtApp(rtapp::load(&resolve(&file, base_dir), nr_cpus)?)
-            }
-            "netperf" | "tbench" => {
-                WorkloadSpec::NetperfRr(netperf::from_toml(kind, &t, origin, nr_cpus)?)
-            }
+            "hackbench" => CommandLine::Hackbench(None),
+            "schbench" => CommandLine::Schbench(None),
+            "stress-ng" => CommandLine::StressNg(None),
+            "rtapp" => CommandLine::RtApp(None, None),
+            "netperf" => CommandLine::Netperf("netperf", None),
+            "tbench" => CommandLine::Netperf("tbench", None),
             other => {
-                let names: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
+                let mut names: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
+                names.extend(["spin", "pingpong"]);
                 return Err(InputError::with_key(
                     origin,
                     "workload.kind",
                     format!(
-                        "unknown workload kind '{other}'; accepted: {}",
+                        "unknown workload kind '{}'{}; accepted: {}",
+                        input::limits::clip(other),
+                        input::did_you_mean(other, &names),
                         names.join(", ")
                     ),
                 ));
             }
         })
     }
-}
 
-fn resolve(file: &str, base_dir: Option<&Path>) -> PathBuf {
-    let p = Path::new(file);
-    match base_dir {
-        Some(b) if p.is_relative() => b.join(p),
-        _ => p.to_path_buf(),
-    }
-}
-
-/// Typed access to `[workload]` keys with errors naming `workload.<key>`.
-pub(crate) mod toml_util {
-    use crate::error::{InputError, InputResult};
-
-    fn bad(origin: &str, key: &str, want: &str, v: &toml::Value) -> InputError {
-        InputError::with_key(
-            origin,
-            format!("workload.{key}"),
-            format!("expected {want}, found {}", v.type_str()),
-        )
+    fn with_base_dir(self, dir: Option<&'a Path>) -> Self {
+        match self {
+            CommandLine::RtApp(f, _) => CommandLine::RtApp(f, dir),
+            other => other,
+        }
     }
 
-    /// Error on any key not in `accepted`, listing the accepted ones.
-    pub fn reject_unknown(t: &toml::Table, origin: &str, accepted: &[&str]) -> InputResult<()> {
-        for k in t.keys() {
-            if !accepted.contains(&k.as_str()) {
-                return Err(InputError::with_key(
-                    origin,
-                    format!("workload.{k}"),
+    /// Split `words` (program first) by program and parse what does not depend on keys.
+    fn parse(words: &[String], nr_cpus: usize, base_dir: Option<&'a Path>) -> InputResult<Self> {
+        let Some(prog) = words.first() else {
+            return Err(InputError::new("command line", "empty command"));
+        };
+        let args = &words[1..];
+        let name = cmdline::basename(prog);
+        Ok(match name {
+            "hackbench" => CommandLine::Hackbench(Some(hackbench::parse_hackbench(args)?)),
+            "perf" => CommandLine::Hackbench(Some(hackbench::parse_perf(args)?)),
+            "schbench" => {
+                CommandLine::Schbench(Some((schbench::SchbenchVersion::Current, args.to_vec())))
+            }
+            "schbench-classic" => {
+                CommandLine::Schbench(Some((schbench::SchbenchVersion::Classic, args.to_vec())))
+            }
+            "schbench-2016" => CommandLine::Schbench(Some((
+                schbench::SchbenchVersion::Classic2016,
+                args.to_vec(),
+            ))),
+            "stress-ng" => CommandLine::StressNg(Some(args.to_vec())),
+            "rt-app" => match args {
+                [f] => CommandLine::RtApp(Some(PathBuf::from(f)), base_dir),
+                _ => return Err(InputError::new("rt-app", "usage: rt-app <taskset.json>")),
+            },
+            "netperf" => {
+                CommandLine::Netperf("netperf", Some(netperf::parse_netperf(args, nr_cpus)?))
+            }
+            "tbench" => CommandLine::Netperf("tbench", Some(netperf::parse_tbench(args)?)),
+            other => {
+                let progs = [
+                    "hackbench",
+                    "perf",
+                    "schbench",
+                    "schbench-classic",
+                    "schbench-2016",
+                    "stress-ng",
+                    "rt-app",
+                    "netperf",
+                    "tbench",
+                ];
+                return Err(InputError::new(
+                    "command line",
                     format!(
-                        "unknown key; accepted: kind, command, {}; placement: {}",
-                        accepted.join(", "),
-                        super::placement::PLACEMENT_KEYS.join(", ")
+                        "unknown benchmark program '{}'{}; accepted: hackbench, perf (bench sched messaging), \
+                         schbench, schbench-classic, schbench-2016, stress-ng, rt-app, netperf, tbench, \
+                         each optionally after taskset / numactl prefixes",
+                        input::limits::clip(other),
+                        input::did_you_mean(other, &progs)
                     ),
                 ));
             }
-        }
-        Ok(())
+        })
     }
 
-    pub fn get_str(t: &toml::Table, origin: &str, key: &str) -> InputResult<Option<String>> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(bad(origin, key, "a string", v)),
+    /// Apply `keys` (typed per kind; unknown keys are errors with a did-you-mean) and finish.
+    fn finish(
+        self,
+        keys: &toml::Table,
+        nr_cpus: usize,
+        origin_of: &dyn Fn(&str) -> String,
+        err: &dyn Fn(&str, String) -> InputError,
+    ) -> InputResult<WorkloadSpec> {
+        Ok(match self {
+            CommandLine::Hackbench(base) => WorkloadSpec::Hackbench(hackbench::from_keys(
+                base,
+                &read_keys(keys, origin_of)?,
+                err,
+            )?),
+            CommandLine::Schbench(base) => WorkloadSpec::Schbench(schbench::from_keys(
+                base,
+                &read_keys(keys, origin_of)?,
+                nr_cpus,
+                err,
+            )?),
+            CommandLine::StressNg(base) => WorkloadSpec::StressNg(stressng::from_keys(
+                base,
+                &read_keys(keys, origin_of)?,
+                nr_cpus,
+                err,
+            )?),
+            CommandLine::RtApp(file, base_dir) => {
+                let k: RtAppKeys = read_keys(keys, origin_of)?;
+                let file = match (k.file, file) {
+                    (Some(f), _) => PathBuf::from(f),
+                    (None, Some(f)) => f,
+                    (None, None) => {
+                        return Err(err("file", "missing: the rt-app JSON file to run".into()));
+                    }
+                };
+                WorkloadSpec::RtApp(rtapp::load(&resolve(&file, base_dir), nr_cpus)?)
+            }
+            CommandLine::Netperf(kind, base) => WorkloadSpec::NetperfRr(netperf::from_keys(
+                kind,
+                base,
+                &read_keys(keys, origin_of)?,
+                nr_cpus,
+                err,
+            )?),
+        })
+    }
+}
+
+/// `[workload] kind = "rtapp"` keys.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RtAppKeys {
+    file: Option<String>,
+}
+
+/// A kind's typed keys from the `[workload]` table; an unknown key's message also lists (and
+/// may suggest) the keys every kind accepts: kind, command and the placement keys.
+fn read_keys<T: serde::de::DeserializeOwned>(
+    keys: &toml::Table,
+    origin_of: &dyn Fn(&str) -> String,
+) -> InputResult<T> {
+    let mut also = vec!["kind", "command"];
+    also.extend(placement::PLACEMENT_KEYS);
+    input::keys::from_table_also(keys, "workload", origin_of, &also)
+}
+
+/// Parse `base` followed by the option words of each key; when that fails but `base` alone
+/// does not, the error names the first key whose options make it fail.
+pub(crate) fn parse_with_key_words<T>(
+    base: &[String],
+    words: &[(&str, Vec<String>)],
+    parse: impl Fn(&[String]) -> InputResult<T>,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<T> {
+    let mut args = base.to_vec();
+    args.extend(words.iter().flat_map(|(_, w)| w.iter().cloned()));
+    let e = match parse(&args) {
+        Ok(c) => return Ok(c),
+        Err(e) => e,
+    };
+    if words.is_empty() {
+        return Err(e);
+    }
+    let mut args = base.to_vec();
+    if !base.is_empty()
+        && let Err(e) = parse(&args)
+    {
+        return Err(e);
+    }
+    for (k, w) in words {
+        args.extend(w.iter().cloned());
+        if let Err(e) = parse(&args) {
+            let flag = w[0].split('=').next().unwrap_or_default();
+            return Err(err(
+                k,
+                format!("{} (workload.{k} is the program's {flag})", e.message),
+            ));
         }
     }
+    Err(err(words[words.len() - 1].0, e.message))
+}
 
-    pub fn get_bool(t: &toml::Table, origin: &str, key: &str) -> InputResult<Option<bool>> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-            Some(v) => Err(bad(origin, key, "true or false", v)),
-        }
-    }
-
-    pub fn get_i64(t: &toml::Table, origin: &str, key: &str) -> InputResult<Option<i64>> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Integer(i)) => Ok(Some(*i)),
-            Some(v) => Err(bad(origin, key, "an integer", v)),
-        }
-    }
-
-    pub fn get_u64(t: &toml::Table, origin: &str, key: &str) -> InputResult<Option<u64>> {
-        match get_i64(t, origin, key)? {
-            None => Ok(None),
-            Some(i) if i >= 0 => Ok(Some(i as u64)),
-            Some(i) => Err(InputError::with_key(
-                origin,
-                format!("workload.{key}"),
-                format!("must not be negative, got {i}"),
-            )),
-        }
-    }
-
-    pub fn get_u32(t: &toml::Table, origin: &str, key: &str, min: u32) -> InputResult<Option<u32>> {
-        match get_u64(t, origin, key)? {
-            None => Ok(None),
-            Some(v) if v >= u64::from(min) && v <= u64::from(u32::MAX) => Ok(Some(v as u32)),
-            Some(v) => Err(InputError::with_key(
-                origin,
-                format!("workload.{key}"),
-                format!("must be between {min} and {}, got {v}", u32::MAX),
-            )),
-        }
+fn resolve(file: &Path, base_dir: Option<&Path>) -> PathBuf {
+    match base_dir {
+        Some(b) if file.is_relative() => b.join(file),
+        _ => file.to_path_buf(),
     }
 }
 
@@ -451,7 +599,7 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("workload.group"));
         assert!(
             e.message
-                .contains("accepted: kind, command, variant, groups"),
+                .contains("unknown key (did you mean groups?); accepted: variant, groups"),
             "{e}"
         );
         let e =
@@ -465,7 +613,10 @@ mod tests {
         );
         let e =
             WorkloadSpec::from_toml("hackbench", &table("groups = 'x'"), "s.toml", 8).unwrap_err();
-        assert_eq!(e.message, "expected an integer, found string");
+        assert_eq!(
+            e.message,
+            "got string \"x\"; accepted: an integer from 0 to 4294967295"
+        );
         let e = WorkloadSpec::from_toml("rtapp", &table(""), "s.toml", 8).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("workload.file"));
     }

@@ -242,8 +242,14 @@ pub fn parse_tbench(args: &[String]) -> InputResult<NetperfRrConfig> {
         Some(n) => n
             .parse::<u32>()
             .ok()
-            .filter(|&v| v > 0)
-            .ok_or_else(|| err(format!("bad client count '{n}'")))?,
+            .filter(|&v| v > 0 && u64::from(v) <= crate::input::limits::MAX_CLIENTS)
+            .ok_or_else(|| {
+                err(format!(
+                    "bad client count '{}' (accepted: 1 to {})",
+                    crate::input::limits::clip(n),
+                    crate::input::limits::MAX_CLIENTS
+                ))
+            })?,
         None => return Err(err("usage: tbench [options] <nprocs> [server]".into())),
     };
     if let Some(server) = p.positional.get(1)
@@ -397,98 +403,114 @@ fn format_netperf(cfg: &NetperfRrConfig, res: &NetperfRrResult) -> String {
     out
 }
 
-/// Structured keys for `kind = "netperf"` / `"tbench"`.
-pub const TOML_KEYS: &[&str] = &[
-    "protocol",
-    "duration_s",
-    "transactions",
-    "request_bytes",
-    "response_bytes",
-    "clients",
-    "local_cpu",
-    "remote_cpu",
-    "nodelay",
-];
+/// `[workload] kind = "netperf"` / `"tbench"` keys: the same [`NetperfRrConfig`] fields as
+/// the command lines' options.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetperfKeys {
+    pub protocol: Option<ProtocolKey>,
+    pub duration_s: Option<u32>,
+    pub transactions: Option<u64>,
+    pub request_bytes: Option<u32>,
+    pub response_bytes: Option<u32>,
+    pub clients: Option<u64>,
+    pub local_cpu: Option<u64>,
+    pub remote_cpu: Option<u64>,
+    pub nodelay: Option<bool>,
+}
 
-/// Build from `[workload]` keys.
-pub fn from_toml(
+/// `protocol` key values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProtocolKey {
+    #[serde(alias = "TCP")]
+    Tcp,
+    #[serde(alias = "UDP")]
+    Udp,
+}
+
+/// Apply `[workload]` keys to `base` (a parsed command line) or, without one, to the
+/// defaults of `kind` (`netperf -t TCP_RR`, `tbench 1`).
+pub fn from_keys(
     kind: &str,
-    table: &toml::Table,
-    origin: &str,
+    base: Option<NetperfRrConfig>,
+    keys: &NetperfKeys,
     nr_cpus: usize,
+    err: &dyn Fn(&str, String) -> InputError,
 ) -> InputResult<NetperfRrConfig> {
-    use super::toml_util::{get_bool, get_str, get_u64, reject_unknown};
-    reject_unknown(table, origin, TOML_KEYS)?;
-    let mut c = if kind == "tbench" {
-        parse_tbench(&["1".to_string()])?
-    } else {
-        parse_netperf(&["-t".into(), "TCP_RR".into()], nr_cpus)?
+    let mut c = match base {
+        Some(c) => c,
+        None if kind == "tbench" => parse_tbench(&["1".to_string()])?,
+        None => parse_netperf(&["-t".into(), "TCP_RR".into()], nr_cpus)?,
     };
-    let key = |k: &str| format!("workload.{k}");
-    if let Some(p) = get_str(table, origin, "protocol")? {
-        c.protocol = match p.to_ascii_lowercase().as_str() {
-            "tcp" => RrProtocol::Tcp,
-            "udp" => RrProtocol::Udp,
-            _ => {
-                return Err(InputError::with_key(
-                    origin,
-                    key("protocol"),
-                    format!("unknown protocol '{p}'; accepted: tcp, udp"),
-                ));
-            }
+    let tbench = c.flavor == RrFlavor::Tbench;
+    if let Some(p) = keys.protocol {
+        c.protocol = match p {
+            ProtocolKey::Tcp => RrProtocol::Tcp,
+            ProtocolKey::Udp => RrProtocol::Udp,
         };
     }
-    if let Some(d) = get_u64(table, origin, "duration_s")? {
+    if let Some(d) = keys.duration_s {
         if d == 0 {
-            return Err(InputError::with_key(
-                origin,
-                key("duration_s"),
-                "must be at least 1",
+            return Err(err(
+                "duration_s",
+                crate::input::keys::expected("seconds from 1 to 4294967295", "integer 0"),
             ));
         }
-        c.length = RrLength::Seconds(d.min(u64::from(u32::MAX)) as u32);
-        if kind == "tbench" {
-            c.warmup_s = (d / 5) as u32;
+        c.length = RrLength::Seconds(d);
+        if tbench {
+            c.warmup_s = d / 5;
         }
     }
-    if let Some(t) = get_u64(table, origin, "transactions")? {
+    if let Some(t) = keys.transactions {
         c.length = RrLength::Transactions(t);
     }
-    for (k, slot) in [
-        ("request_bytes", &mut c.request_bytes),
-        ("response_bytes", &mut c.response_bytes),
-    ] {
-        if let Some(v) = get_u64(table, origin, k)? {
-            *slot =
-                u32::try_from(v).map_err(|_| InputError::with_key(origin, key(k), "too large"))?;
-        }
+    if let Some(v) = keys.request_bytes {
+        c.request_bytes = v;
     }
-    if let Some(v) = get_u64(table, origin, "clients")? {
-        if v == 0 || (kind != "tbench" && v != 1) {
-            return Err(InputError::with_key(
-                origin,
-                key("clients"),
-                "netperf runs 1 pair; tbench needs at least 1",
+    if let Some(v) = keys.response_bytes {
+        c.response_bytes = v;
+    }
+    if let Some(v) = keys.clients {
+        let max = if tbench {
+            crate::input::limits::MAX_CLIENTS
+        } else {
+            1
+        };
+        if v == 0 || v > max {
+            return Err(err(
+                "clients",
+                crate::input::keys::expected(
+                    &format!(
+                        "{} (netperf runs 1 pair; tbench 1 to {} pairs)",
+                        if tbench {
+                            format!("an integer from 1 to {max}")
+                        } else {
+                            "1".into()
+                        },
+                        crate::input::limits::MAX_CLIENTS
+                    ),
+                    format!("integer {v}"),
+                ),
             ));
         }
         c.clients = v as u32;
     }
-    for (k, slot) in [
-        ("local_cpu", &mut c.local_cpu),
-        ("remote_cpu", &mut c.remote_cpu),
+    for (k, v, slot) in [
+        ("local_cpu", keys.local_cpu, &mut c.local_cpu),
+        ("remote_cpu", keys.remote_cpu, &mut c.remote_cpu),
     ] {
-        if let Some(v) = get_u64(table, origin, k)? {
+        if let Some(v) = v {
             if v as usize >= nr_cpus {
-                return Err(InputError::with_key(
-                    origin,
-                    key(k),
+                return Err(err(
+                    k,
                     format!("CPU {v} does not exist (machine has {nr_cpus} CPUs)"),
                 ));
             }
             *slot = Some(v as usize);
         }
     }
-    if let Some(b) = get_bool(table, origin, "nodelay")? {
+    if let Some(b) = keys.nodelay {
         c.nodelay = b;
     }
     Ok(c)

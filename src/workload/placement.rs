@@ -532,7 +532,13 @@ fn node_key(t: &toml::Table, origin: &str, key: &str) -> InputResult<Option<Stri
         Some(v) => Err(InputError::with_key(
             origin,
             format!("workload.{key}"),
-            format!("{v} is not accepted; {NODE_LIST_HELP} (a string, or one node as an integer)"),
+            crate::input::keys::expected(
+                &format!(
+                    "{} (a string, or one node as an integer)",
+                    NODE_LIST_HELP.trim_start_matches("accepted: ")
+                ),
+                crate::input::describe(v),
+            ),
         )),
     }
 }
@@ -543,8 +549,9 @@ fn list_key(t: &toml::Table, origin: &str, key: &str) -> InputResult<Vec<String>
         InputError::with_key(
             origin,
             format!("workload.{key}"),
-            format!(
-                "{v} is not accepted; accepted: a non-empty array of lists, e.g. [\"0-7\", \"8-15\"]"
+            crate::input::keys::expected(
+                "a non-empty array of lists, e.g. [\"0-7\", \"8-15\"]",
+                crate::input::describe(v),
             ),
         )
     };
@@ -574,9 +581,9 @@ fn intensity_key(t: &toml::Table, origin: &str) -> InputResult<u16> {
         return Err(InputError::with_key(
             origin,
             "workload.mem_intensity_pct",
-            format!(
-                "{} is not accepted; accepted: the memory-stall share of run time in percent, 0 to 100",
-                t["mem_intensity_pct"]
+            crate::input::keys::expected(
+                "the memory-stall share of run time in percent, 0 to 100",
+                crate::input::describe(&t["mem_intensity_pct"]),
             ),
         ));
     }
@@ -594,7 +601,11 @@ pub fn from_toml(table: &toml::Table, origin: &str) -> InputResult<(toml::Table,
         origin: origin.to_string(),
         key,
     };
-    if let Some(c) = super::toml_util::get_str(table, origin, "cpus")? {
+    if let Some(c) = table
+        .get("cpus")
+        .map(|v| crate::input::keys::from_value::<String>(v, "workload.cpus", origin))
+        .transpose()?
+    {
         args.cpu_limits.push((src("cpus"), CpuLimit::List(c)));
     }
     if let Some(n) = node_key(table, origin, "cpunodebind")? {

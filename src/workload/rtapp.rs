@@ -1005,8 +1005,15 @@ impl Ctx<'_> {
         let policy = sched.policy.unwrap_or(global.default_policy);
         let instances = match self.int(obj, "instance", &path)? {
             None => 1,
+            Some(i) if i >= 0 && i as u64 <= crate::input::limits::MAX_RTAPP_INSTANCES => i as u32,
             Some(i) if i >= 0 => {
-                u32::try_from(i).map_err(|_| self.err(&format!("{path}.instance"), "too large"))?
+                return Err(self.err(
+                    &format!("{path}.instance"),
+                    format!(
+                        "{i} instances is above the limit of {} (accepted: 0 to {0})",
+                        crate::input::limits::MAX_RTAPP_INSTANCES
+                    ),
+                ));
             }
             Some(i) => {
                 return Err(self.err(
@@ -1288,8 +1295,7 @@ pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppS
 /// Read and parse an rt-app file.
 pub fn load(path: &Path, nr_cpus: usize) -> InputResult<RtAppSpec> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(&origin, format!("cannot read: {e}")))?;
+    let text = crate::input::limits::read_input(path, &origin)?;
     parse_str(&text, &origin, nr_cpus)
 }
 

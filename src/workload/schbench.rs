@@ -23,7 +23,7 @@ use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
 
 /// Which schbench generation the command line is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SchbenchVersion {
     /// masoncl/schbench HEAD (2023 rewrite with 2025 options).
@@ -37,7 +37,7 @@ pub enum SchbenchVersion {
 }
 
 /// Which meaning of `-M auto`/`-W auto` to simulate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AutoPinModel {
     /// What the code does: message thread i on CPU i, workers on all CPUs.
@@ -927,138 +927,154 @@ pub fn format_classic_report(cfg: &SchbenchConfig, res: &SchbenchClassicResult) 
     out
 }
 
-/// Structured `[workload] kind = "schbench"` keys.
-pub const TOML_KEYS: &[&str] = &[
-    "version",
-    "message_threads",
-    "workers_per_message_thread",
-    "runtime_s",
-    "warmup_s",
-    "interval_s",
-    "zero_s",
-    "operations",
-    "cache_footprint_kb",
-    "split_private_pct",
-    "sleep_usec",
-    "no_locking",
-    "calibrate",
-    "rps",
-    "auto_rps_pct",
-    "pipe_bytes",
-    "message_cpus",
-    "worker_cpus",
-    "auto_pin_model",
-    "classic_sleeptime_us",
-    "classic_cputime_us",
-];
+/// `[workload] kind = "schbench"` keys. Each is one of the program's options, so the key
+/// form is translated to the equivalent command line and both forms share every rule
+/// (defaults, warm-up forcing, pinning).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchbenchKeys {
+    pub version: Option<SchbenchVersion>,
+    pub message_threads: Option<u64>,
+    pub workers_per_message_thread: Option<u64>,
+    pub runtime_s: Option<u64>,
+    pub warmup_s: Option<u64>,
+    pub interval_s: Option<u64>,
+    pub zero_s: Option<u64>,
+    pub operations: Option<u64>,
+    pub cache_footprint_kb: Option<u64>,
+    pub split_private_pct: Option<u64>,
+    pub sleep_usec: Option<u64>,
+    pub no_locking: Option<bool>,
+    pub calibrate: Option<bool>,
+    pub rps: Option<u64>,
+    pub auto_rps_pct: Option<u64>,
+    pub pipe_bytes: Option<u64>,
+    pub message_cpus: Option<String>,
+    pub worker_cpus: Option<String>,
+    pub auto_pin_model: Option<AutoPinModel>,
+    pub classic_sleeptime_us: Option<u64>,
+    pub classic_cputime_us: Option<u64>,
+}
 
-/// Build from `[workload]` keys by translating them to the equivalent command line, so both
-/// paths share every rule (defaults, warmup forcing, pinning).
-pub fn from_toml(table: &toml::Table, origin: &str, nr_cpus: usize) -> InputResult<SchbenchConfig> {
-    use super::toml_util::{get_bool, get_str, get_u64, reject_unknown};
-    reject_unknown(table, origin, TOML_KEYS)?;
-    let version = match get_str(table, origin, "version")?.as_deref() {
-        None | Some("current") => SchbenchVersion::Current,
-        Some("classic") => SchbenchVersion::Classic,
-        Some("classic-2016") => SchbenchVersion::Classic2016,
-        Some(v) => {
-            return Err(InputError::with_key(
-                origin,
-                "workload.version",
-                format!("unknown schbench version '{v}'; accepted: current, classic, classic-2016"),
-            ));
-        }
-    };
-    let mut args: Vec<String> = Vec::new();
-    let current_only = |k: &str| -> InputResult<()> {
-        if version != SchbenchVersion::Current {
-            Err(InputError::with_key(
-                origin,
-                format!("workload.{k}"),
-                "only exists in the current schbench",
-            ))
-        } else {
-            Ok(())
-        }
-    };
-    let num_opts: &[(&str, &str)] = &[
-        ("message_threads", "-m"),
-        ("workers_per_message_thread", "-t"),
-        ("runtime_s", "-r"),
-        ("rps", "-R"),
-    ];
-    for (k, flag) in num_opts {
-        if let Some(v) = get_u64(table, origin, k)? {
-            args.push(flag.to_string());
-            args.push(v.to_string());
-        }
-    }
-    let current_num: &[(&str, &str)] = &[
-        ("warmup_s", "-w"),
-        ("interval_s", "-i"),
-        ("zero_s", "-z"),
-        ("operations", "-n"),
-        ("cache_footprint_kb", "-F"),
-        ("split_private_pct", "--split"),
-        ("sleep_usec", "-s"),
-        ("auto_rps_pct", "-A"),
-        ("pipe_bytes", "-p"),
-    ];
-    for (k, flag) in current_num {
-        if let Some(v) = get_u64(table, origin, k)? {
-            if *k == "pipe_bytes" && version != SchbenchVersion::Current {
-                args.push("-p".into());
-                args.push(v.to_string());
-                continue;
+/// Each given key with the option words it stands for.
+type KeyWords = Vec<(&'static str, Vec<String>)>;
+
+impl SchbenchKeys {
+    /// Each given key as `(key, the option words it stands for)`, in the order above.
+    fn option_words(&self, version: SchbenchVersion) -> Result<KeyWords, (&'static str, String)> {
+        let current = version == SchbenchVersion::Current;
+        let mut out: Vec<(&'static str, Vec<String>)> = Vec::new();
+        let num: [(&'static str, Option<u64>, &str, bool); 15] = [
+            ("message_threads", self.message_threads, "-m", true),
+            (
+                "workers_per_message_thread",
+                self.workers_per_message_thread,
+                "-t",
+                true,
+            ),
+            ("runtime_s", self.runtime_s, "-r", true),
+            ("rps", self.rps, "-R", true),
+            ("warmup_s", self.warmup_s, "-w", current),
+            ("interval_s", self.interval_s, "-i", current),
+            ("zero_s", self.zero_s, "-z", current),
+            ("operations", self.operations, "-n", current),
+            ("cache_footprint_kb", self.cache_footprint_kb, "-F", current),
+            (
+                "split_private_pct",
+                self.split_private_pct,
+                "--split",
+                current,
+            ),
+            ("sleep_usec", self.sleep_usec, "-s", current),
+            ("auto_rps_pct", self.auto_rps_pct, "-A", current),
+            ("pipe_bytes", self.pipe_bytes, "-p", true),
+            (
+                "classic_sleeptime_us",
+                self.classic_sleeptime_us,
+                "-s",
+                !current,
+            ),
+            (
+                "classic_cputime_us",
+                self.classic_cputime_us,
+                "-c",
+                !current,
+            ),
+        ];
+        for (k, v, flag, exists) in num {
+            let Some(v) = v else { continue };
+            if !exists {
+                return Err((k, only_in(current)));
             }
-            current_only(k)?;
-            args.push(flag.to_string());
-            args.push(v.to_string());
+            out.push((k, vec![flag.to_string(), v.to_string()]));
         }
+        for (k, v, flag) in [
+            ("no_locking", self.no_locking, "-L"),
+            ("calibrate", self.calibrate, "-C"),
+        ] {
+            if v == Some(true) {
+                if !current {
+                    return Err((k, only_in(current)));
+                }
+                out.push((k, vec![flag.to_string()]));
+            }
+        }
+        for (k, v, flag) in [
+            ("message_cpus", &self.message_cpus, "-M"),
+            ("worker_cpus", &self.worker_cpus, "-W"),
+        ] {
+            if let Some(v) = v {
+                if !current {
+                    return Err((k, only_in(current)));
+                }
+                out.push((k, vec![flag.to_string(), v.clone()]));
+            }
+        }
+        Ok(out)
     }
-    for (k, flag) in [("classic_sleeptime_us", "-s"), ("classic_cputime_us", "-c")] {
-        if let Some(v) = get_u64(table, origin, k)? {
-            if version == SchbenchVersion::Current {
-                return Err(InputError::with_key(
-                    origin,
-                    format!("workload.{k}"),
-                    "only exists in the classic schbench",
+}
+
+fn only_in(current: bool) -> String {
+    if current {
+        "only exists in the classic schbench".into()
+    } else {
+        "only exists in the current schbench".into()
+    }
+}
+
+/// Build from `[workload]` keys on top of `base` (the version and option words of a
+/// command line) or of the `version` key's defaults: the keys' options follow the command's,
+/// and, as with getopt, the last occurrence of an option wins.
+pub fn from_keys(
+    base: Option<(SchbenchVersion, Vec<String>)>,
+    keys: &SchbenchKeys,
+    nr_cpus: usize,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<SchbenchConfig> {
+    let (version, base_words) = match base {
+        Some((v, words)) => {
+            if let Some(k) = keys.version
+                && k != v
+            {
+                return Err(err(
+                    "version",
+                    format!(
+                        "the command runs the {v:?} schbench; a command's version cannot be changed by a key"
+                    ),
                 ));
             }
-            args.push(flag.to_string());
-            args.push(v.to_string());
+            (v, words)
         }
-    }
-    for (k, flag) in [("no_locking", "-L"), ("calibrate", "-C")] {
-        if get_bool(table, origin, k)? == Some(true) {
-            current_only(k)?;
-            args.push(flag.to_string());
-        }
-    }
-    for (k, flag) in [("message_cpus", "-M"), ("worker_cpus", "-W")] {
-        if let Some(v) = get_str(table, origin, k)? {
-            current_only(k)?;
-            args.push(flag.to_string());
-            args.push(v);
-        }
-    }
-    let mut cfg = match version {
-        SchbenchVersion::Current => parse_current(&args, nr_cpus),
-        v => parse_classic(&args, v),
-    }
-    .map_err(|e| InputError::with_key(origin, "workload", e.message))?;
-    if let Some(m) = get_str(table, origin, "auto_pin_model")? {
-        cfg.auto_pin_model = match m.as_str() {
-            "code" => AutoPinModel::Code,
-            "readme" => AutoPinModel::Readme,
-            _ => {
-                return Err(InputError::with_key(
-                    origin,
-                    "workload.auto_pin_model",
-                    format!("unknown model '{m}'; accepted: code, readme"),
-                ));
-            }
-        };
+        None => (keys.version.unwrap_or(SchbenchVersion::Current), Vec::new()),
+    };
+    let words = keys.option_words(version).map_err(|(k, m)| err(k, m))?;
+    let parse = |args: &[String]| match version {
+        SchbenchVersion::Current => parse_current(args, nr_cpus),
+        v => parse_classic(args, v),
+    };
+    let mut cfg = super::parse_with_key_words(&base_words, &words, parse, err)?;
+    if let Some(m) = keys.auto_pin_model {
+        cfg.auto_pin_model = m;
     }
     Ok(cfg)
 }

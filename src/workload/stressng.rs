@@ -715,60 +715,70 @@ pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
     out
 }
 
-/// Structured `[workload] kind = "stress-ng"` keys.
-pub const TOML_KEYS: &[&str] = &[
-    "cpu",
-    "cpu_load_pct",
-    "cpu_load_slice",
-    "cpu_ops",
-    "cpu_method",
-    "cpu_old_metrics",
-    "timeout_s",
-    "metrics",
-    "taskset",
-];
+/// `[workload] kind = "stress-ng"` keys, each one of the program's options.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StressNgKeys {
+    pub cpu: Option<i64>,
+    pub cpu_load_pct: Option<i64>,
+    pub cpu_load_slice: Option<i64>,
+    pub cpu_ops: Option<i64>,
+    pub cpu_method: Option<String>,
+    pub cpu_old_metrics: Option<bool>,
+    pub timeout_s: Option<i64>,
+    pub metrics: Option<MetricsKey>,
+    pub taskset: Option<String>,
+}
 
-/// Build from `[workload]` keys via the equivalent command line (one set of rules).
-pub fn from_toml(table: &toml::Table, origin: &str, nr_cpus: usize) -> InputResult<StressNgConfig> {
-    use super::toml_util::{get_bool, get_i64, get_str, reject_unknown};
-    reject_unknown(table, origin, TOML_KEYS)?;
-    let mut args: Vec<String> = Vec::new();
-    args.push(format!(
-        "--cpu={}",
-        get_i64(table, origin, "cpu")?.unwrap_or(0)
-    ));
-    for (k, flag) in [
-        ("cpu_load_pct", "--cpu-load"),
-        ("cpu_load_slice", "--cpu-load-slice"),
-        ("cpu_ops", "--cpu-ops"),
-        ("timeout_s", "--timeout"),
+/// `metrics` key values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MetricsKey {
+    Off,
+    Brief,
+    Full,
+}
+
+/// Build from `[workload]` keys on top of `base` (a command line's option words) or, without
+/// one, of `--cpu 0`: the keys become the equivalent options after the command's (one set of
+/// rules; the last occurrence of an option wins, as in stress-ng).
+pub fn from_keys(
+    base: Option<Vec<String>>,
+    keys: &StressNgKeys,
+    nr_cpus: usize,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<StressNgConfig> {
+    let mut words: Vec<(&str, Vec<String>)> = Vec::new();
+    let cpu = keys.cpu.or(if base.is_none() { Some(0) } else { None });
+    if let Some(n) = cpu {
+        words.push(("cpu", vec![format!("--cpu={n}")]));
+    }
+    for (k, v, flag) in [
+        ("cpu_load_pct", keys.cpu_load_pct, "--cpu-load"),
+        ("cpu_load_slice", keys.cpu_load_slice, "--cpu-load-slice"),
+        ("cpu_ops", keys.cpu_ops, "--cpu-ops"),
+        ("timeout_s", keys.timeout_s, "--timeout"),
     ] {
-        if let Some(v) = get_i64(table, origin, k)? {
-            args.push(format!("{flag}={v}"));
+        if let Some(v) = v {
+            words.push((k, vec![format!("{flag}={v}")]));
         }
     }
-    if let Some(m) = get_str(table, origin, "cpu_method")? {
-        args.push(format!("--cpu-method={m}"));
+    if let Some(m) = &keys.cpu_method {
+        words.push(("cpu_method", vec![format!("--cpu-method={m}")]));
     }
-    if get_bool(table, origin, "cpu_old_metrics")? == Some(true) {
-        args.push("--cpu-old-metrics".into());
+    if keys.cpu_old_metrics == Some(true) {
+        words.push(("cpu_old_metrics", vec!["--cpu-old-metrics".into()]));
     }
-    if let Some(t) = get_str(table, origin, "taskset")? {
-        args.push(format!("--taskset={t}"));
+    if let Some(t) = &keys.taskset {
+        words.push(("taskset", vec![format!("--taskset={t}")]));
     }
-    match get_str(table, origin, "metrics")?.as_deref() {
-        None | Some("off") => {}
-        Some("brief") => args.push("--metrics-brief".into()),
-        Some("full") => args.push("--metrics".into()),
-        Some(v) => {
-            return Err(InputError::with_key(
-                origin,
-                "workload.metrics",
-                format!("unknown metrics mode '{v}'; accepted: off, brief, full"),
-            ));
-        }
+    match keys.metrics {
+        None | Some(MetricsKey::Off) => {}
+        Some(MetricsKey::Brief) => words.push(("metrics", vec!["--metrics-brief".into()])),
+        Some(MetricsKey::Full) => words.push(("metrics", vec!["--metrics".into()])),
     }
-    parse(&args, nr_cpus).map_err(|e| InputError::with_key(origin, "workload", e.message))
+    let base = base.unwrap_or_default();
+    super::parse_with_key_words(&base, &words, |a: &[String]| parse(a, nr_cpus), err)
 }
 
 #[cfg(test)]

@@ -72,7 +72,8 @@ pub fn workload_duration_ns(spec: &WorkloadSpec) -> Option<u64> {
         WorkloadSpec::Hackbench(_) => None,
         WorkloadSpec::Schbench(c) => match c.runtime_s {
             0 => None,
-            r => Some(u64::from(r) * S * 11 / 10 + 5 * S),
+            // 1.1 × r + 5 s, without overflow for any u32 `-r`.
+            r => Some(u64::from(r) * (S / 10) * 11 + 5 * S),
         },
         WorkloadSpec::StressNg(c) => match c.effective_timeout_s() {
             0 => None,

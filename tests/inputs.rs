@@ -1,0 +1,350 @@
+//! Inputs you can trust (issue 11): one typed configuration for a benchmark's command-line
+//! and key forms, one error wording, and named limits that refuse oversized work before it
+//! is allocated. Every case asserts the exact behaviour: exit code 2 and a message naming the
+//! origin and the key, or a run that really changed.
+
+use std::process::Command;
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("schedlab runs")
+}
+
+/// stdout of a successful run.
+fn ok(args: &[&str]) -> String {
+    let out = schedlab(args);
+    assert!(
+        out.status.success(),
+        "schedlab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The one error line of a run that must fail with exit code 2.
+fn bad(args: &[&str]) -> String {
+    let out = schedlab(args);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "schedlab {args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn tmp(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn set_changes_a_command_form_benchmark() {
+    // hackbench.toml runs `hackbench -g 10 -l 500`; the key form's groups is the same field.
+    let out = ok(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "workload.groups=2",
+        "--set",
+        "workload.loops=20",
+    ]);
+    assert!(
+        out.starts_with(
+            "Running in process mode with 2 groups using 40 file descriptors each (== 80 tasks)\n\
+             Each sender will pass 20 messages of 100 bytes\n"
+        ),
+        "{out}"
+    );
+    // schbench: -m 2 -t 16 from the command, -t 4 from --set (the last option wins).
+    let out = ok(&[
+        "run",
+        "scenarios/schbench.toml",
+        "--set",
+        "workload.workers_per_message_thread=4",
+        "--set",
+        "workload.runtime_s=1",
+        "--json",
+        "-",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["scenario"]["workload"]["workers_per_message_thread"], 4);
+    // 1 main + 2 message threads + 2 x 4 workers forked.
+    assert!(
+        v["runs"][0]["migrations"]["by_reason"]["fork"]
+            .as_u64()
+            .unwrap()
+            <= 11,
+        "{}",
+        v["runs"][0]["migrations"]
+    );
+}
+
+#[test]
+fn compare_variant_on_a_command_key_really_differs() {
+    let out = ok(&[
+        "compare",
+        "scenarios/hackbench.toml",
+        "--variant",
+        "g2:workload.groups=2,workload.loops=50",
+        "--runs",
+        "1",
+    ]);
+    // Messages = groups x 20 senders x 20 receivers x loops: 10 x 400 x 500 for the base,
+    // 2 x 400 x 50 for the variant.
+    let block = out
+        .split("Metric        : workload.messages")
+        .nth(1)
+        .expect("a messages table");
+    let row = |name: &str| {
+        block
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} row in {block}"))
+            .to_string()
+    };
+    assert!(row("baseline").contains(" 2000000 "), "{}", row("baseline"));
+    assert!(row("g2 ").contains(" 40000 "), "{}", row("g2 "));
+}
+
+#[test]
+fn unknown_workload_key_is_an_error_with_a_suggestion() {
+    let e = bad(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "workload.mem_intensity_pc=0",
+    ]);
+    assert!(
+        e.starts_with(
+            "schedlab: error: --set: workload.mem_intensity_pc: unknown key (did you mean \
+             mem_intensity_pct?); accepted: variant, groups,"
+        ),
+        "{e}"
+    );
+    let e = bad(&[
+        "run",
+        "scenarios/schbench.toml",
+        "--set",
+        "workload.thread=4",
+    ]);
+    assert!(e.contains("--set: workload.thread: unknown key"), "{e}");
+}
+
+#[test]
+fn key_errors_name_the_key_not_the_flag() {
+    let e = bad(&[
+        "run",
+        "scenarios/schbench.toml",
+        "--set",
+        "workload.message_threads=0",
+    ]);
+    assert!(
+        e.starts_with("schedlab: error: --set: workload.message_threads: "),
+        "{e}"
+    );
+    let f = tmp(
+        "m0.toml",
+        "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"schbench\"\nmessage_threads = 0\n",
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(e.contains("m0.toml: workload.message_threads: "), "{e}");
+}
+
+#[test]
+fn one_wording_for_type_errors() {
+    for (set, key, got) in [
+        (
+            "workload.groups=\"x\"",
+            "workload.groups",
+            "got string \"x\"",
+        ),
+        ("run.runs=true", "run.runs", "got boolean true"),
+        ("workload.ipc=3", "workload.ipc", "got integer 3"),
+    ] {
+        let e = bad(&["run", "scenarios/hackbench.toml", "--set", set]);
+        assert!(
+            e.contains(&format!("--set: {key}: {got}; accepted: ")),
+            "{set}: {e}"
+        );
+    }
+    let e = bad(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "workload.mode=fork",
+    ]);
+    assert!(
+        e.contains("workload.mode: unknown value 'fork'; accepted: process, thread"),
+        "{e}"
+    );
+}
+
+#[test]
+fn command_and_keys_in_the_same_place_conflict() {
+    let f = tmp(
+        "both.toml",
+        "[machine]\npreset = \"skl-2s\"\n[workload]\ncommand = \"hackbench -g 2\"\ngroups = 4\n",
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(
+        e.contains("both.toml: workload.groups: cannot be combined with workload.command"),
+        "{e}"
+    );
+    let f = tmp(
+        "kind.toml",
+        "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"schbench\"\ncommand = \"hackbench -g 2\"\n",
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(
+        e.contains("kind.toml: workload.kind: cannot be combined with workload.command"),
+        "{e}"
+    );
+}
+
+#[test]
+fn warmup_must_leave_time_to_measure() {
+    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.warmup_s=3"]);
+    assert!(
+        e.contains("--set: run.warmup_s: warm-up of 3 s leaves nothing to measure"),
+        "{e}"
+    );
+}
+
+#[test]
+fn task_limit_is_checked_before_allocating() {
+    let e = bad(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--",
+        "hackbench",
+        "-g",
+        "100000",
+        "-l",
+        "1",
+    ]);
+    assert!(
+        e.contains("hackbench would create 4000001 tasks, above run.max_tasks = 174762"),
+        "{e}"
+    );
+    let e = bad(&[
+        "run", "-m", "skl-2s", "--", "schbench", "-m", "10", "-t", "100000",
+    ]);
+    assert!(e.contains("schbench would create 1000011 tasks"), "{e}");
+    // The budget can be raised, and lowered.
+    let e = bad(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "run.max_tasks=100",
+    ]);
+    assert!(
+        e.contains("hackbench would create 401 tasks, above run.max_tasks = 100"),
+        "{e}"
+    );
+    let e = bad(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "run.max_tasks=0",
+    ]);
+    assert!(
+        e.contains("run.max_tasks: got integer 0; accepted: an integer from 1 to"),
+        "{e}"
+    );
+}
+
+#[test]
+fn duration_limits() {
+    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.duration_s=1e12"]);
+    assert!(
+        e.contains(
+            "--set: run.duration_s: 1000000000000 s is above the limit run.max_duration_s = 86400 s"
+        ),
+        "{e}"
+    );
+    let e = bad(&["run", "-m", "skl-2s", "--", "schbench", "-r", "100000000"]);
+    assert!(
+        e.contains(
+            "schbench runs for 110000005 s of simulated time, above run.max_duration_s = 86400 s"
+        ),
+        "{e}"
+    );
+    // The largest -r does not overflow the length computation.
+    let e = bad(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--",
+        "schbench",
+        "-r",
+        "99999999999999",
+    ]);
+    assert!(e.contains("schbench runs for 4724464029 s"), "{e}");
+}
+
+#[test]
+fn oversized_inputs_are_refused() {
+    let e = bad(&["run", "/dev/zero"]);
+    assert_eq!(
+        e,
+        "schedlab: error: /dev/zero: file is larger than the input limit of 16 MiB (accepted: a regular text file)\n"
+    );
+    let f = tmp(
+        "zero.toml",
+        "[machine]\nhwloc = \"/dev/zero\"\n[workload]\nkind = \"spin\"\n",
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(e.contains("larger than the input limit of 16 MiB"), "{e}");
+    let f = tmp(
+        "rt.toml",
+        "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"/dev/zero\"\n",
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(e.contains("larger than the input limit of 16 MiB"), "{e}");
+}
+
+#[test]
+fn sized_counts_have_limits() {
+    let e = bad(&["run", "-m", "skl-2s", "--", "tbench", "1000000"]);
+    assert!(
+        e.contains("bad client count '1000000' (accepted: 1 to 100000)"),
+        "{e}"
+    );
+    let json = tmp(
+        "many.json",
+        r#"{"tasks": {"t": {"instance": 1000000, "loop": 1, "run": 10}}}"#,
+    );
+    let f = tmp(
+        "many.toml",
+        &format!(
+            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
+            json.display()
+        ),
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(e.contains("tasks.t.instance"), "{e}");
+    assert!(e.contains("above the limit of 100000"), "{e}");
+    let e = bad(&["run", "scenarios/spin.toml", "--runs", "100001"]);
+    assert!(
+        e.contains("run.runs: got integer 100001; accepted: an integer from 1 to 100000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn long_names_are_clipped_in_messages() {
+    let long = "x".repeat(100_000);
+    let e = bad(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        &format!("kernel.profile={long}"),
+    ]);
+    assert!(e.len() < 2_000, "{} bytes", e.len());
+}
