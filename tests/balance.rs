@@ -1105,3 +1105,49 @@ fn v6_6_smt_balance_switches_follow_the_profiles() {
         assert!(Features::defaults().on(f));
     }
 }
+
+#[test]
+fn numa_idle_cpu_difference_wraps_as_unsigned_int() {
+    // haswell-4s NUMA level from CPU 0: local node has 30 idle CPUs, the busiest (not
+    // overloaded, no prefer-sibling) node 32. calculate_imbalance() evens idle CPUs with
+    // `local->idle_cpus - busiest->idle_cpus` on unsigned ints: 30 - 32 wraps to
+    // 4294967294, max_t(long, 0, ...) keeps it, adjust_numa_imbalance() leaves a value above
+    // NUMA_IMBALANCE_MIN alone, and the final >>= 1 gives 2147483647 tasks to move.
+    use schedlab::sched::balance::stats::SdLbStats;
+    let dom = domains("haswell-4s", None);
+    let lb = balancer(&dom, &[]);
+    let sd = level(&dom, 0, "NUMA");
+    assert!(
+        dom.domain(sd)
+            .flags
+            .contains(schedlab::domains::SdFlags::SD_NUMA)
+    );
+    let groups = dom.domain(sd).groups.clone();
+    let mut bal = BalanceEnv::new(&lb, sd, 0, IdleType::Idle, MigrationReason::LoadBalance);
+    let mut sds = SdLbStats::new();
+    sds.local = Some(groups[0]);
+    sds.busiest = Some(groups[1]);
+    sds.prefer_sibling = false;
+    sds.local_stat.group_type = GroupType::HasSpare;
+    sds.local_stat.group_weight = 36;
+    sds.local_stat.idle_cpus = 30;
+    sds.local_stat.sum_nr_running = 6;
+    sds.busiest_stat.group_type = GroupType::HasSpare;
+    sds.busiest_stat.group_weight = 36;
+    sds.busiest_stat.idle_cpus = 32;
+    sds.busiest_stat.sum_nr_running = 4;
+    sds.busiest_stat.sum_h_nr_running = 4;
+    lb.calculate_imbalance(&mut bal, &mut sds);
+    assert_eq!(bal.migration_type, MigrationType::Task);
+    assert_eq!(bal.imbalance, i64::from(u32::MAX - 1) >> 1);
+    // The ordinary case: 32 - 30 = 2 idle CPUs -> 1 task; with one task on the local node
+    // (within imb_numa_nr) the NUMA allowance keeps an imbalance of 2 -> 0.
+    sds.local_stat.idle_cpus = 32;
+    sds.busiest_stat.idle_cpus = 30;
+    lb.calculate_imbalance(&mut bal, &mut sds);
+    assert_eq!(bal.imbalance, 1);
+    assert!(dom.domain(sd).imb_numa_nr >= 2);
+    sds.local_stat.sum_nr_running = 1;
+    lb.calculate_imbalance(&mut bal, &mut sds);
+    assert_eq!(bal.imbalance, 0);
+}

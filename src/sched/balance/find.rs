@@ -153,8 +153,11 @@ impl LoadBalancer {
                 // Spread running tasks evenly across the groups.
                 bal.imbalance = self.prefer_sibling_imbalance(bal, sds);
             } else {
-                // No overload: even out the number of idle CPUs.
-                bal.imbalance = (i64::from(local.idle_cpus) - i64::from(busiest.idle_cpus)).max(0);
+                // No overload: even out the number of idle CPUs. Both counts are
+                // `unsigned int` in every released kernel, so when the local group has
+                // fewer idle CPUs the difference wraps to a huge value (which
+                // `max_t(long, 0, ...)` keeps positive) instead of clamping at 0.
+                bal.imbalance = i64::from(local.idle_cpus.wrapping_sub(busiest.idle_cpus));
             }
             if d.flags.contains(SdFlags::SD_NUMA) {
                 // Allow a small imbalance between NUMA groups.
