@@ -956,3 +956,198 @@ fn schedstat_v17_layout_line_by_line() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// v6.6 SMT balance changes, each switchable (GROUP_SMT_BALANCE, SMT_VS_NONSMT_SPARE,
+// SIBLING_IMBALANCE) and off in profiles before v6.6.
+
+/// `sched_balance_find_src_group()` for `dst` at its `name` level: (busiest span, type,
+/// migration type, imbalance), or `None` when balanced.
+fn find_src(
+    lb: &mut LoadBalancer,
+    env: &FakeLbEnv,
+    dst: usize,
+    name: &str,
+    idle: IdleType,
+) -> Option<(CpuMask, GroupType, MigrationType, i64)> {
+    let sd = level(&lb.domains.clone(), dst, name);
+    let mut bal = BalanceEnv::new(lb, sd, dst, idle, MigrationReason::LoadBalance);
+    let mut out = LbOutput::default();
+    let found = lb.sched_balance_find_src_group(env, &mut bal, &mut out);
+    found.busiest.map(|b| {
+        (
+            lb.domains.group(b).span,
+            found.sds.busiest_stat.group_type,
+            bal.migration_type,
+            bal.imbalance,
+        )
+    })
+}
+
+#[test]
+fn group_smt_balance_lets_an_idle_e_core_pull_from_a_busy_smt_core_from_v6_6() {
+    // adl-i9 MC (SD_ASYM_CPUCAPACITY, so no SD_PREFER_SIBLING below it): P-core {0,1} runs
+    // two tasks, E-core CPU 16 (cluster {16-19}) is idle and pulls.
+    let dom = domains("adl-i9", None);
+    let mut env = FakeLbEnv::new(dom.nr_cpus());
+    for c in 16..24 {
+        env.cpus[c].capacity = 605;
+        env.cpus[c].arch_capacity = 605;
+    }
+    busy(&mut env, &[0, 1]);
+    // v6.6+: the SMT group is group_smt_balance, and a non-SMT local group forces the
+    // balance: one task moves.
+    let mut on = balancer(&dom, &[(Feature::GROUP_SMT_BALANCE, true)]);
+    assert_eq!(
+        find_src(&mut on, &env, 16, "MC", IdleType::Idle),
+        Some((
+            CpuMask::parse("0-1").unwrap(),
+            GroupType::SmtBalance,
+            MigrationType::Task,
+            1
+        ))
+    );
+    // Before: the P-core is merely fully_busy, and a fully busy group of bigger CPUs is
+    // never picked by a smaller CPU: balanced.
+    let mut off = balancer(&dom, &[(Feature::GROUP_SMT_BALANCE, false)]);
+    assert_eq!(find_src(&mut off, &env, 16, "MC", IdleType::Idle), None);
+}
+
+#[test]
+fn smt_vs_nonsmt_has_spare_rule_prefers_the_pure_cpu_group_from_v6_6() {
+    // hybrid-10 MC from idle CPU 9; group_smt_balance off in both runs to isolate the rule.
+    // SMT core {0,1} runs two light tasks (has_spare, 0 idle), single CPU 7 runs one.
+    let dom = domains("hybrid-10", None);
+    let mut env = FakeLbEnv::new(10);
+    env.add_running_tasks(0, 1, 256);
+    env.add_running_tasks(1, 1, 256);
+    env.add_running_tasks(7, 1, 256);
+    // v6.6+: once the SMT group is busiest, a pure-CPU has_spare group replaces it; {7}
+    // runs one task only, so there is nothing to pull: balanced.
+    let mut on = balancer(
+        &dom,
+        &[
+            (Feature::GROUP_SMT_BALANCE, false),
+            (Feature::SMT_VS_NONSMT_SPARE, true),
+        ],
+    );
+    assert_eq!(find_src(&mut on, &env, 9, "MC", IdleType::Idle), None);
+    // Before: equal idle CPUs, {0,1} runs more tasks and stays busiest; prefer-sibling
+    // spreading then moves one of its two tasks to CPU 9.
+    let mut off = balancer(
+        &dom,
+        &[
+            (Feature::GROUP_SMT_BALANCE, false),
+            (Feature::SMT_VS_NONSMT_SPARE, false),
+        ],
+    );
+    assert_eq!(
+        find_src(&mut off, &env, 9, "MC", IdleType::Idle),
+        Some((
+            CpuMask::parse("0-1").unwrap(),
+            GroupType::HasSpare,
+            MigrationType::Task,
+            1
+        ))
+    );
+}
+
+#[test]
+fn sibling_imbalance_needs_an_idle_destination_from_v6_6() {
+    // hybrid-10 MC from busy CPU 0 (one light task): core {2,3} has three light tasks on
+    // CPU 2 (not overloaded: little utilization). Before v6.6 prefer-sibling spreading
+    // used busiest - local nr_running (3 - 1 = 2 > 1) whatever the destination's state, so
+    // the busy CPU 0 pulls one task; sibling_imbalance() is 0 for a busy destination, so
+    // from v6.6 the busy CPU leaves it to an idle one.
+    let dom = domains("hybrid-10", None);
+    let mut env = FakeLbEnv::new(10);
+    env.add_running_tasks(0, 1, 100);
+    env.add_running_tasks(2, 3, 100);
+    let mut off = balancer(&dom, &[(Feature::SIBLING_IMBALANCE, false)]);
+    assert_eq!(
+        find_src(&mut off, &env, 0, "MC", IdleType::NotIdle),
+        Some((
+            CpuMask::parse("2-3").unwrap(),
+            GroupType::HasSpare,
+            MigrationType::Task,
+            1
+        ))
+    );
+    let mut on = balancer(&dom, &[(Feature::SIBLING_IMBALANCE, true)]);
+    assert_eq!(find_src(&mut on, &env, 0, "MC", IdleType::NotIdle), None);
+    // An idle destination: both variants spread (2 - 0 = 2 tasks -> move 1).
+    let mut env = FakeLbEnv::new(10);
+    env.add_running_tasks(2, 2, 100);
+    for lb in [&mut off, &mut on] {
+        assert_eq!(
+            find_src(lb, &env, 0, "MC", IdleType::Idle).map(|f| f.3),
+            Some(1)
+        );
+    }
+}
+
+#[test]
+fn v6_6_smt_balance_switches_follow_the_profiles() {
+    use schedlab::config::profiles;
+    for f in [
+        Feature::GROUP_SMT_BALANCE,
+        Feature::SMT_VS_NONSMT_SPARE,
+        Feature::SIBLING_IMBALANCE,
+    ] {
+        assert!(
+            !profiles::Profile::by_name("v6.5").unwrap().features().on(f),
+            "{f}"
+        );
+        assert!(
+            profiles::Profile::by_name("v6.6").unwrap().features().on(f),
+            "{f}"
+        );
+        assert!(Features::defaults().on(f));
+    }
+}
+
+#[test]
+fn numa_idle_cpu_difference_wraps_as_unsigned_int() {
+    // haswell-4s NUMA level from CPU 0: local node has 30 idle CPUs, the busiest (not
+    // overloaded, no prefer-sibling) node 32. calculate_imbalance() evens idle CPUs with
+    // `local->idle_cpus - busiest->idle_cpus` on unsigned ints: 30 - 32 wraps to
+    // 4294967294, max_t(long, 0, ...) keeps it, adjust_numa_imbalance() leaves a value above
+    // NUMA_IMBALANCE_MIN alone, and the final >>= 1 gives 2147483647 tasks to move.
+    use schedlab::sched::balance::stats::SdLbStats;
+    let dom = domains("haswell-4s", None);
+    let lb = balancer(&dom, &[]);
+    let sd = level(&dom, 0, "NUMA");
+    assert!(
+        dom.domain(sd)
+            .flags
+            .contains(schedlab::domains::SdFlags::SD_NUMA)
+    );
+    let groups = dom.domain(sd).groups.clone();
+    let mut bal = BalanceEnv::new(&lb, sd, 0, IdleType::Idle, MigrationReason::LoadBalance);
+    let mut sds = SdLbStats::new();
+    sds.local = Some(groups[0]);
+    sds.busiest = Some(groups[1]);
+    sds.prefer_sibling = false;
+    sds.local_stat.group_type = GroupType::HasSpare;
+    sds.local_stat.group_weight = 36;
+    sds.local_stat.idle_cpus = 30;
+    sds.local_stat.sum_nr_running = 6;
+    sds.busiest_stat.group_type = GroupType::HasSpare;
+    sds.busiest_stat.group_weight = 36;
+    sds.busiest_stat.idle_cpus = 32;
+    sds.busiest_stat.sum_nr_running = 4;
+    sds.busiest_stat.sum_h_nr_running = 4;
+    lb.calculate_imbalance(&mut bal, &mut sds);
+    assert_eq!(bal.migration_type, MigrationType::Task);
+    assert_eq!(bal.imbalance, i64::from(u32::MAX - 1) >> 1);
+    // The ordinary case: 32 - 30 = 2 idle CPUs -> 1 task; with one task on the local node
+    // (within imb_numa_nr) the NUMA allowance keeps an imbalance of 2 -> 0.
+    sds.local_stat.idle_cpus = 32;
+    sds.busiest_stat.idle_cpus = 30;
+    lb.calculate_imbalance(&mut bal, &mut sds);
+    assert_eq!(bal.imbalance, 1);
+    assert!(dom.domain(sd).imb_numa_nr >= 2);
+    sds.local_stat.sum_nr_running = 1;
+    lb.calculate_imbalance(&mut bal, &mut sds);
+    assert_eq!(bal.imbalance, 0);
+}

@@ -118,6 +118,9 @@ features!(
     NI_RATE,
     // Model switches.
     SHOULD_WE_BALANCE_IDLE_CORE,
+    GROUP_SMT_BALANCE,
+    SMT_VS_NONSMT_SPARE,
+    SIBLING_IMBALANCE,
     NEWIDLE_MIGRATION_COST_GATE,
     NEWIDLE_FAIL_BUMP,
     TTWU_QUEUE_ON_CPU,
@@ -553,6 +556,38 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
          (v6.6)",
     ),
     fi(
+        GROUP_SMT_BALANCE,
+        true,
+        M,
+        BOTH,
+        "group_smt_balance: an idle CPU pulls one task off a non-local SMT group running more \
+         than one task (smt_balance(), and the force_balance of such a group into a non-SMT \
+         local group)",
+        &[(v(6, 6), true)],
+        "fee1759e4f04 'sched/fair: Determine active load balance for SMT sched groups' (v6.6)",
+    ),
+    fi(
+        SMT_VS_NONSMT_SPARE,
+        true,
+        M,
+        BOTH,
+        "update_sd_pick_busiest(): between an SMT and a non-SMT has_spare group, never pick \
+         the SMT group running at most one task",
+        &[(v(6, 6), true)],
+        "fee1759e4f04 'sched/fair: Determine active load balance for SMT sched groups' (v6.6)",
+    ),
+    fi(
+        SIBLING_IMBALANCE,
+        true,
+        M,
+        BOTH,
+        "prefer-sibling spreading evens tasks per core (sibling_imbalance()) instead of the \
+         plain difference of nr_running",
+        &[(v(6, 6), true)],
+        "7ff1693236f5 'sched/fair: Implement prefer sibling imbalance calculation between \
+         asymmetric groups' (v6.6)",
+    ),
+    fi(
         NEWIDLE_MIGRATION_COST_GATE,
         false,
         M,
@@ -731,6 +766,9 @@ static NAMES: [&str; NR_FEATURES] = [
     "DOUBLE_TICK",
     "NI_RATE",
     "SHOULD_WE_BALANCE_IDLE_CORE",
+    "GROUP_SMT_BALANCE",
+    "SMT_VS_NONSMT_SPARE",
+    "SIBLING_IMBALANCE",
     "NEWIDLE_MIGRATION_COST_GATE",
     "NEWIDLE_FAIL_BUMP",
     "TTWU_QUEUE_ON_CPU",

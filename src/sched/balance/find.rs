@@ -17,6 +17,7 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType,
     NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, capacity_greater,
 };
+use crate::config::features::Feature;
 use crate::domains::{GroupId, SdFlags};
 
 /// Result of [`LoadBalancer::sched_balance_find_src_group`]: the busiest group (if the
@@ -84,6 +85,20 @@ impl LoadBalancer {
         imbalance
     }
 
+    /// The prefer-sibling spread: `sibling_imbalance()` from v6.6; before it
+    /// (`SIBLING_IMBALANCE` off) the plain `busiest->sum_nr_running - local->sum_nr_running`
+    /// (`lsub_positive()`), whatever the destination's idle state and the groups' cores.
+    fn prefer_sibling_imbalance(&self, bal: &BalanceEnv, sds: &SdLbStats) -> i64 {
+        if self.feat(Feature::SIBLING_IMBALANCE) {
+            return self.sibling_imbalance(bal, sds);
+        }
+        i64::from(
+            sds.busiest_stat
+                .sum_nr_running
+                .saturating_sub(sds.local_stat.sum_nr_running),
+        )
+    }
+
     /// `calculate_imbalance()`: set `bal.migration_type` and `bal.imbalance`.
     pub fn calculate_imbalance(&self, bal: &mut BalanceEnv, sds: &mut SdLbStats) {
         let d = self.domains.domain(bal.sd);
@@ -136,10 +151,13 @@ impl LoadBalancer {
             bal.migration_type = MigrationType::Task;
             if busiest.group_weight == 1 || sds.prefer_sibling {
                 // Spread running tasks evenly across the groups.
-                bal.imbalance = self.sibling_imbalance(bal, sds);
+                bal.imbalance = self.prefer_sibling_imbalance(bal, sds);
             } else {
-                // No overload: even out the number of idle CPUs.
-                bal.imbalance = (i64::from(local.idle_cpus) - i64::from(busiest.idle_cpus)).max(0);
+                // No overload: even out the number of idle CPUs. Both counts are
+                // `unsigned int` in every released kernel, so when the local group has
+                // fewer idle CPUs the difference wraps to a huge value (which
+                // `max_t(long, 0, ...)` keeps positive) instead of clamping at 0.
+                bal.imbalance = i64::from(local.idle_cpus.wrapping_sub(busiest.idle_cpus));
             }
             if d.flags.contains(SdFlags::SD_NUMA) {
                 // Allow a small imbalance between NUMA groups.
@@ -222,9 +240,11 @@ impl LoadBalancer {
                 }
             }
             // Try to move all excess tasks to a sibling domain of the busiest group's child.
+            // Before v6.6: busiest->sum_nr_running > local->sum_nr_running + 1, the same
+            // as the plain difference being above 1.
             let prefer = sds.prefer_sibling
                 && local.group_type == GroupType::HasSpare
-                && self.sibling_imbalance(bal, &sds) > 1;
+                && self.prefer_sibling_imbalance(bal, &sds) > 1;
             if !prefer && busiest.group_type != GroupType::Overloaded {
                 if !bal.dst_idle() {
                     // A busy destination lets an idle CPU pull instead.

@@ -287,7 +287,10 @@ impl LoadBalancer {
         {
             sgs.group_asym_packing = true;
         }
-        if !local_group && Self::smt_balance(bal, &sgs, g.flags) {
+        if !local_group
+            && self.feat(Feature::GROUP_SMT_BALANCE)
+            && Self::smt_balance(bal, &sgs, g.flags)
+        {
             sgs.group_smt_balance = true;
         }
         sgs.group_type = group_classify(d.imbalance_pct, self.sgc[g.sgc].imbalance, &sgs);
@@ -323,6 +326,15 @@ impl LoadBalancer {
         {
             return false;
         }
+        // A group with no more than one task per CPU and bigger CPUs: moving its tasks to
+        // smaller CPUs would only hurt throughput. (Checked before the group types are
+        // compared, as the kernel does, so it also vetoes a first, higher-type candidate.)
+        if asym_cap
+            && sgs.group_type <= GroupType::FullyBusy
+            && capacity_greater(self.sgc[g.sgc].min_capacity, env.capacity_of(bal.dst_cpu))
+        {
+            return false;
+        }
         if sgs.group_type > busiest.group_type {
             return true;
         }
@@ -333,7 +345,9 @@ impl LoadBalancer {
             .busiest
             .map(|b| self.domains.group(b).flags)
             .unwrap_or(SdFlags::EMPTY);
-        let smt_vs_nonsmt = sds.busiest.is_some()
+        // The SMT-vs-non-SMT rule arrived with group_smt_balance (v6.6).
+        let smt_vs_nonsmt = self.feat(Feature::SMT_VS_NONSMT_SPARE)
+            && sds.busiest.is_some()
             && (busiest_flags.0 ^ g.flags.0) & SdFlags::SD_SHARE_CPUCAPACITY.0 != 0;
         let has_spare_cmp = || -> bool {
             // Do not pick an SMT group over a group of pure CPUs: pulling the single task
@@ -347,11 +361,11 @@ impl LoadBalancer {
             }
             !(sgs.idle_cpus == busiest.idle_cpus && sgs.sum_nr_running <= busiest.sum_nr_running)
         };
-        let wins = match sgs.group_type {
+        match sgs.group_type {
             // Select the overloaded group with the highest avg_load.
-            GroupType::Overloaded => return sgs.avg_load > busiest.avg_load,
+            GroupType::Overloaded => sgs.avg_load > busiest.avg_load,
             // The first imbalanced group is kept: no way to prefer another.
-            GroupType::Imbalanced => return false,
+            GroupType::Imbalanced => false,
             // Pull from the lowest-priority group.
             GroupType::AsymPacking => {
                 let cur = sds
@@ -359,11 +373,9 @@ impl LoadBalancer {
                     .and_then(|b| self.domains.group(b).asym_prefer_cpu)
                     .unwrap_or(0);
                 let cand = g.asym_prefer_cpu.unwrap_or(0);
-                return env.arch_asym_cpu_priority(cur) > env.arch_asym_cpu_priority(cand);
+                env.arch_asym_cpu_priority(cur) > env.arch_asym_cpu_priority(cand)
             }
-            GroupType::MisfitTask => {
-                return sgs.group_misfit_task_load > busiest.group_misfit_task_load;
-            }
+            GroupType::MisfitTask => sgs.group_misfit_task_load > busiest.group_misfit_task_load,
             GroupType::SmtBalance if sgs.idle_cpus != 0 || busiest.idle_cpus != 0 => {
                 has_spare_cmp()
             }
@@ -377,19 +389,7 @@ impl LoadBalancer {
                 }
             }
             GroupType::HasSpare => has_spare_cmp(),
-        };
-        if !wins {
-            return false;
         }
-        // A group with no more than one task per CPU and bigger CPUs: moving its tasks to
-        // smaller CPUs would only hurt throughput.
-        if asym_cap
-            && sgs.group_type <= GroupType::FullyBusy
-            && capacity_greater(self.sgc[g.sgc].min_capacity, env.capacity_of(bal.dst_cpu))
-        {
-            return false;
-        }
-        true
     }
 
     /// `update_sd_lb_stats()`: gather the statistics of every group of `bal.sd` (local
