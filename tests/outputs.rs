@@ -414,3 +414,47 @@ fn message_nits() {
     );
     assert!(!line.contains("the first run's"), "{line}");
 }
+
+/// The typed results cover every key of the contract's `runs[]` entries: a run read back
+/// into [`RunResult`] serializes to the same JSON (fair and fifo policies, a benchmark with
+/// its own latency metrics, placement, RT tasks).
+#[test]
+fn typed_run_results_round_trip_every_key() {
+    use schedlab::stats::report::RunResult;
+    for scn in [
+        "scenarios/hackbench-numactl.toml",
+        "scenarios/spin-fifo.toml",
+        "scenarios/schbench.toml",
+        "scenarios/rt-starve.toml",
+    ] {
+        let o = bin()
+            .args(["run", scn, "--set", "run.duration_s=0.05", "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{scn}: {}", stderr_of(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for run in doc["runs"].as_array().unwrap() {
+            let typed: RunResult = serde_json::from_value(run.clone()).unwrap();
+            assert_eq!(&typed.to_json(), run, "{scn}");
+            assert!(
+                typed.sim_time_ns > 0 && typed.perf_stat.task_clock_ms > 0.0,
+                "{scn}"
+            );
+            assert_eq!(
+                typed.workload.kind(),
+                run["workload"]["kind"].as_str(),
+                "{scn}"
+            );
+        }
+        // Keys are written in sorted order at every level (serde_json maps are BTreeMaps).
+        let firsts: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  \""))
+            .map(|l| l.trim().split('"').nth(1).unwrap())
+            .collect();
+        let mut sorted = firsts.clone();
+        sorted.sort();
+        assert_eq!(firsts, sorted);
+    }
+}
