@@ -458,3 +458,52 @@ fn typed_run_results_round_trip_every_key() {
         assert_eq!(firsts, sorted);
     }
 }
+
+/// stress-ng without a timeout runs its one-day default: a one-line warning before the run
+/// (then SIGINT stops it promptly, with nothing finished).
+#[test]
+fn one_day_default_is_warned_about() {
+    use std::io::{BufRead, BufReader};
+    let d = scratch("oneday");
+    let mut child = bin()
+        .args(["run", "-m", "skl-2s", "--json"])
+        .arg(d.join("r.json"))
+        .args(["--", "stress-ng", "--cpu", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert_eq!(
+        first,
+        "schedlab: warning: stress-ng has no --timeout/-t: it runs for its default of one day \
+         (86400 s of simulated time); set -t or [run] duration_s for a shorter run"
+    );
+    signal(child.id(), "-INT");
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(rest, ["schedlab: stopped by SIGINT: 0 of 1 runs finished"]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 0);
+    // With a timeout (or [run] duration_s) there is no warning.
+    let o = bin()
+        .args([
+            "run",
+            "-m",
+            "skl-2s",
+            "--",
+            "stress-ng",
+            "--cpu",
+            "2",
+            "-t",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!stderr_of(&o).contains("warning"), "{}", stderr_of(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
