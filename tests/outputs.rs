@@ -507,3 +507,48 @@ fn one_day_default_is_warned_about() {
     assert!(!stderr_of(&o).contains("warning"), "{}", stderr_of(&o));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// On a terminal, the progress bar ticks with simulated time within a single run (run under
+/// `script`, which gives the process a pseudo-terminal).
+#[test]
+fn progress_bar_ticks_within_a_run_on_a_terminal() {
+    if !Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: no /usr/bin/script to provide a terminal");
+        return;
+    }
+    let cmd = format!(
+        "{} run -m skl-2s --runs 1 --set run.duration_s=0.3 -- hackbench -g 4 -l 1000000 >/dev/null",
+        env!("CARGO_BIN_EXE_schedlab")
+    );
+    let o = Command::new("/usr/bin/script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let screen = String::from_utf8_lossy(&o.stdout).replace('\r', "\n");
+    let covered: Vec<f64> = screen
+        .lines()
+        .filter_map(|l| l.split("runs: ").nth(1))
+        .filter_map(|l| l.split(" of 0.300 s simulated").next())
+        .filter_map(|x| x.trim().parse().ok())
+        .collect();
+    assert!(
+        covered.iter().any(|&x| x > 0.0 && x < 0.3),
+        "no intermediate position in: {covered:?}\n{screen}"
+    );
+    // Without a terminal there is no bar.
+    let o = bin()
+        .args([
+            "run",
+            "-m",
+            "skl-2s",
+            "--set",
+            "run.duration_s=0.05",
+            "--",
+            "hackbench",
+        ])
+        .output()
+        .unwrap();
+    assert!(!stderr_of(&o).contains("s simulated"), "{}", stderr_of(&o));
+}

@@ -59,8 +59,11 @@ pub struct RunContext {
     pub shared: Arc<Shared>,
     /// Draw a progress bar on stderr (set when stderr is a terminal).
     pub progress: bool,
-    /// Simulated nanoseconds the started runs will cover (the bar's length).
-    planned_ns: std::sync::atomic::AtomicU64,
+    /// The longest simulated length of a run started under the current bar (its runs share
+    /// a scenario, so the bar's length is this times their number).
+    run_len_ns: std::sync::atomic::AtomicU64,
+    /// How many runs the current bar covers.
+    bar_runs: std::sync::atomic::AtomicU64,
     bar: Mutex<Option<indicatif::ProgressBar>>,
     warned: Mutex<Vec<String>>,
     endless_warned: AtomicBool,
@@ -401,7 +404,7 @@ pub fn run_once_in(
     {
         ctx.warn_once(w);
     }
-    ctx.planned_ns.fetch_add(cfg.duration_ns, Ordering::Relaxed);
+    ctx.run_len_ns.fetch_max(cfg.duration_ns, Ordering::Relaxed);
     let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
@@ -530,7 +533,7 @@ pub fn run_all_in(
     if instruments.is_empty() {
         return run_seeds_in(ctx, scn, &seeds, "runs").map(|runs| (runs, None));
     }
-    with_progress(ctx, "runs", || {
+    with_progress(ctx, "runs", seeds.len(), || {
         let (first, rest) = rayon::join(
             || run_once_in(ctx, scn, seeds[0], instruments),
             || run_seeds_quiet(ctx, scn, &seeds[1..]),
@@ -567,7 +570,7 @@ pub fn run_seeds_in(
     seeds: &[u64],
     label: &str,
 ) -> InputResult<Vec<RunOutput>> {
-    with_progress(ctx, label, || {
+    with_progress(ctx, label, seeds.len(), || {
         let mut runs = run_seeds_quiet(ctx, scn, seeds)?;
         runs.retain(|r| r.complete);
         Ok(runs)
@@ -593,38 +596,42 @@ fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResu
         .collect())
 }
 
-/// Run `work` with a progress bar on stderr (when `ctx.progress`) that ticks with the
-/// simulated time the runs have covered, out of the time they will cover.
-fn with_progress<T>(ctx: &RunContext, label: &str, work: impl FnOnce() -> T) -> T {
+/// Run `work` (`runs` runs of one scenario) with a progress bar on stderr (when
+/// `ctx.progress`) that ticks with the simulated time the runs have covered, out of the
+/// simulated time they will cover (their length: `[run] duration_s` or the benchmark's own;
+/// a benchmark that ends by itself, like hackbench, ends before its cap).
+fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnce() -> T) -> T {
     if !ctx.progress {
         return work();
     }
-    use std::sync::atomic::AtomicU64;
     let bar = indicatif::ProgressBar::new(1);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {percent:>3}% of simulated time, {elapsed}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}%, {elapsed}")
+            .expect("static template")
+            .progress_chars("=> "),
     );
-    bar.set_message(label.to_string());
     let start_progress = ctx.shared.progress_ns.load(Ordering::Relaxed);
-    let start_planned = ctx.planned_ns.load(Ordering::Relaxed);
+    ctx.run_len_ns.store(0, Ordering::Relaxed);
+    ctx.bar_runs.store(runs as u64, Ordering::Relaxed);
     *ctx.bar.lock().expect("bar lock") = Some(bar.clone());
     let done = AtomicBool::new(false);
-    let tick = |progress: &AtomicU64, planned: &AtomicU64| {
-        let p = progress.load(Ordering::Relaxed) - start_progress;
-        let len = (planned.load(Ordering::Relaxed) - start_planned)
-            .max(p)
-            .max(1);
-        bar.set_length(len / 1_000_000);
-        bar.set_position(p / 1_000_000);
+    let tick = || {
+        let p_ns = ctx.shared.progress_ns.load(Ordering::Relaxed) - start_progress;
+        let len_ns = (ctx.run_len_ns.load(Ordering::Relaxed)
+            * ctx.bar_runs.load(Ordering::Relaxed))
+        .max(p_ns);
+        bar.set_length((len_ns / 1_000_000).max(1));
+        bar.set_position(p_ns / 1_000_000);
+        bar.set_message(format!(
+            "{label}: {:.3} of {:.3} s simulated",
+            p_ns as f64 / 1e9,
+            len_ns as f64 / 1e9
+        ));
     };
     let out = std::thread::scope(|s| {
         s.spawn(|| {
             while !done.load(Ordering::Relaxed) {
-                tick(&ctx.shared.progress_ns, &ctx.planned_ns);
+                tick();
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
         });
