@@ -34,7 +34,19 @@ pub fn echo(s: &str) -> String {
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}... ({} bytes)", &s[..end], s.len())
+    // Keep a closing quote and punctuation (`'...';`) so the message still reads.
+    let tail_len = s
+        .bytes()
+        .rev()
+        .take(4)
+        .take_while(|b| b.is_ascii_punctuation())
+        .count();
+    format!(
+        "{}...({} bytes){}",
+        &s[..end],
+        s.len(),
+        &s[s.len() - tail_len..]
+    )
 }
 
 /// `text` with every word (run of non-blank characters) longer than [`ECHO_MAX_BYTES`]
@@ -318,13 +330,13 @@ mod tests {
         let long = "é".repeat(60_000);
         let s = echo(&long);
         assert!(s.len() < ECHO_MAX_BYTES + 40, "{}", s.len());
-        assert!(s.ends_with("... (120000 bytes)"), "{s}");
+        assert!(s.ends_with("...(120000 bytes)"), "{s}");
         assert_eq!(echo("short"), "short");
         let msg = format!("unknown preset '{}'; accepted: a, b", "x".repeat(100_000));
         let short = shorten_words(&msg);
         assert!(short.starts_with("unknown preset 'xxx"), "{short}");
         assert!(
-            short.ends_with("... (100001 bytes); accepted: a, b"),
+            short.ends_with("...(100003 bytes)'; accepted: a, b"),
             "{short}"
         );
         assert!(short.len() < 300);

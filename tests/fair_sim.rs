@@ -593,7 +593,7 @@ fn irq_steal_time_lowers_capacity_and_changes_wake_affine() {
         );
         let scn = Scenario::parse(&text, "test").unwrap();
         let out = experiment::run_once(&scn, 1).unwrap();
-        let tasks = out.json["tasks"].as_array().unwrap().clone();
+        let tasks = out.json()["tasks"].as_array().unwrap().clone();
         let msg = tasks.iter().find(|t| t["comm"] == "schbench-msg").unwrap();
         let wakeups = msg["nr_wakeups"].as_u64().unwrap();
         let moved = msg["migrations_by_reason"]["wakeup"].as_u64().unwrap();
@@ -646,7 +646,7 @@ fn no_nontask_capacity_keeps_capacity_despite_irq_time() {
                 [workload]\ncommand = \"schbench -m 1 -t 2 -r 3\"\n";
     let scn = Scenario::parse(text, "test").unwrap();
     let out = experiment::run_once(&scn, 1).unwrap();
-    let tasks = out.json["tasks"].as_array().unwrap().clone();
+    let tasks = out.json()["tasks"].as_array().unwrap().clone();
     let msg = tasks.iter().find(|t| t["comm"] == "schbench-msg").unwrap();
     let moved = msg["migrations_by_reason"]["wakeup"].as_u64().unwrap() as f64
         / msg["nr_wakeups"].as_u64().unwrap() as f64;

@@ -414,3 +414,141 @@ fn message_nits() {
     );
     assert!(!line.contains("the first run's"), "{line}");
 }
+
+/// The typed results cover every key of the contract's `runs[]` entries: a run read back
+/// into [`RunResult`] serializes to the same JSON (fair and fifo policies, a benchmark with
+/// its own latency metrics, placement, RT tasks).
+#[test]
+fn typed_run_results_round_trip_every_key() {
+    use schedlab::stats::report::RunResult;
+    for scn in [
+        "scenarios/hackbench-numactl.toml",
+        "scenarios/spin-fifo.toml",
+        "scenarios/schbench.toml",
+        "scenarios/rt-starve.toml",
+    ] {
+        let o = bin()
+            .args(["run", scn, "--set", "run.duration_s=0.05", "--json", "-"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{scn}: {}", stderr_of(&o));
+        let text = String::from_utf8(o.stdout).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for run in doc["runs"].as_array().unwrap() {
+            let typed: RunResult = serde_json::from_value(run.clone()).unwrap();
+            assert_eq!(&typed.to_json(), run, "{scn}");
+            assert!(
+                typed.sim_time_ns > 0 && typed.perf_stat.task_clock_ms > 0.0,
+                "{scn}"
+            );
+            assert_eq!(
+                typed.workload.kind(),
+                run["workload"]["kind"].as_str(),
+                "{scn}"
+            );
+        }
+        // Keys are written in sorted order at every level (serde_json maps are BTreeMaps).
+        let firsts: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("  \""))
+            .map(|l| l.trim().split('"').nth(1).unwrap())
+            .collect();
+        let mut sorted = firsts.clone();
+        sorted.sort();
+        assert_eq!(firsts, sorted);
+    }
+}
+
+/// stress-ng without a timeout runs its one-day default: a one-line warning before the run
+/// (then SIGINT stops it promptly, with nothing finished).
+#[test]
+fn one_day_default_is_warned_about() {
+    use std::io::{BufRead, BufReader};
+    let d = scratch("oneday");
+    let mut child = bin()
+        .args(["run", "-m", "skl-2s", "--json"])
+        .arg(d.join("r.json"))
+        .args(["--", "stress-ng", "--cpu", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert_eq!(
+        first,
+        "schedlab: warning: stress-ng has no --timeout/-t: it runs for its default of one day \
+         (86400 s of simulated time); set -t or [run] duration_s for a shorter run"
+    );
+    signal(child.id(), "-INT");
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_eq!(rest, ["schedlab: stopped by SIGINT: 0 of 1 runs finished"]);
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 0);
+    // With a timeout (or [run] duration_s) there is no warning.
+    let o = bin()
+        .args([
+            "run",
+            "-m",
+            "skl-2s",
+            "--",
+            "stress-ng",
+            "--cpu",
+            "2",
+            "-t",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(!stderr_of(&o).contains("warning"), "{}", stderr_of(&o));
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// On a terminal, the progress bar ticks with simulated time within a single run (run under
+/// `script`, which gives the process a pseudo-terminal).
+#[test]
+fn progress_bar_ticks_within_a_run_on_a_terminal() {
+    if !Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: no /usr/bin/script to provide a terminal");
+        return;
+    }
+    let cmd = format!(
+        "{} run -m skl-2s --runs 1 --set run.duration_s=0.3 -- hackbench -g 4 -l 1000000 >/dev/null",
+        env!("CARGO_BIN_EXE_schedlab")
+    );
+    let o = Command::new("/usr/bin/script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let screen = String::from_utf8_lossy(&o.stdout).replace('\r', "\n");
+    let covered: Vec<f64> = screen
+        .lines()
+        .filter_map(|l| l.split("runs: ").nth(1))
+        .filter_map(|l| l.split(" of 0.300 s simulated").next())
+        .filter_map(|x| x.trim().parse().ok())
+        .collect();
+    assert!(
+        covered.iter().any(|&x| x > 0.0 && x < 0.3),
+        "no intermediate position in: {covered:?}\n{screen}"
+    );
+    // Without a terminal there is no bar.
+    let o = bin()
+        .args([
+            "run",
+            "-m",
+            "skl-2s",
+            "--set",
+            "run.duration_s=0.05",
+            "--",
+            "hackbench",
+        ])
+        .output()
+        .unwrap();
+    assert!(!stderr_of(&o).contains("s simulated"), "{}", stderr_of(&o));
+}

@@ -280,11 +280,11 @@ fn default_placement_leaves_simulation_numbers_unchanged() {
     )
     .unwrap();
     let run = experiment::run_once(&scn, 1).unwrap();
-    assert_eq!(run.json["sim_time_ns"], 37_831_554);
-    assert_eq!(run.json["workload"]["time_s"], 0.032876);
-    assert_eq!(run.json["perf_stat"]["context_switches"], 11795);
-    assert!(run.json["placement"].is_null());
-    assert_eq!(run.json["migrations"]["by_reason"]["affinity"], 0);
+    assert_eq!(run.json()["sim_time_ns"], 37_831_554);
+    assert_eq!(run.json()["workload"]["time_s"], 0.032876);
+    assert_eq!(run.json()["perf_stat"]["context_switches"], 11795);
+    assert!(run.json()["placement"].is_null());
+    assert_eq!(run.json()["migrations"]["by_reason"]["affinity"], 0);
 }
 
 #[test]
@@ -408,13 +408,14 @@ fn bundled_numactl_scenario_shows_the_remote_memory_cost() {
     let scn = Scenario::load(&path, &[]).unwrap();
     let remote = experiment::run_once(&scn, 1).unwrap();
     let local = experiment::run_once(&scn.variant("local").unwrap(), 1).unwrap();
-    let t_remote = remote.json["workload"]["time_s"].as_f64().unwrap();
-    let t_local = local.json["workload"]["time_s"].as_f64().unwrap();
+    let t_remote = remote.json()["workload"]["time_s"].as_f64().unwrap();
+    let t_local = local.json()["workload"]["time_s"].as_f64().unwrap();
     // 30 % stalls at distance 21 stretch compute by 0.7 + 0.3 · 2.1 = 1.33; waiting is not
     // stretched, so the benchmark slows by more than nothing and at most that.
     let ratio = t_remote / t_local;
     assert!(ratio > 1.05 && ratio <= 1.33, "remote/local {ratio}");
-    for t in remote.json["tasks"].as_array().unwrap() {
+    let remote_json = remote.json();
+    for t in remote_json["tasks"].as_array().unwrap() {
         assert_eq!(t["numa_pages_local_pct"], 0.0, "{t}");
         assert_eq!(t["cpu"].as_u64().unwrap() % 2, 0, "{t}");
     }

@@ -350,7 +350,7 @@ fn rtapp_sched_fifo_task_runs_in_the_rt_class() {
         mean_wait_ns(&e, 0)
     );
     // The per-task results name the policy as the kernel does.
-    let tasks = schedlab::stats::report::tasks(&e);
+    let tasks = serde_json::to_value(schedlab::stats::report::tasks(&e)).unwrap();
     assert_eq!(tasks[0]["policy"], "SCHED_FIFO");
     assert_eq!(tasks[0]["rt_priority"], 50);
     assert_eq!(tasks[1]["policy"], "SCHED_NORMAL");

@@ -209,7 +209,7 @@ fn traced_hackbench(name: &str, policy: &str) -> (PathBuf, serde_json::Value) {
         },
     )
     .expect("run");
-    (path, run.json)
+    (path, run.json())
 }
 
 /// The Perfetto checks of a hackbench trace against its results.
@@ -413,8 +413,8 @@ fn tracing_and_explaining_change_no_decision_and_are_deterministic() {
         };
         let (r1, t1, b1) = traced(Some("receiver-0-0"));
         let (r2, t2, b2) = traced(Some("receiver-0-0"));
-        assert_eq!(strip_wall(plain.json.clone()), strip_wall(r1.json.clone()));
-        assert_eq!(strip_wall(r1.json), strip_wall(r2.json));
+        assert_eq!(strip_wall(plain.json()), strip_wall(r1.json()));
+        assert_eq!(strip_wall(r1.json()), strip_wall(r2.json()));
         assert!(b1.len() > 1000);
         assert_eq!(b1, b2, "same seed, byte-identical trace");
         assert_eq!(t1, t2);
@@ -593,7 +593,8 @@ fn explain_history_lists_placements_and_migrations_of_one_task() {
     )
     .unwrap();
     let text = text.unwrap();
-    let task = &run.json["tasks"][7];
+    let json = run.json();
+    let task = &json["tasks"][7];
     let count = |prefix: &str| {
         text.lines()
             .filter(|l| l.split_whitespace().nth(2) == Some(prefix))
@@ -689,7 +690,8 @@ fn ping_pong_counts_every_migration_and_lands_in_the_json() {
             &[&format!("run.pingpong_window_ms={window_ms}")],
         );
         let run = run_once(&scn, 1).unwrap();
-        let mig = &run.json["migrations"];
+        let json = run.json();
+        let mig = &json["migrations"];
         let total = mig["ping_pong"].as_u64().unwrap();
         let by_pair: u64 = mig["ping_pong_by_pair"]
             .as_object()

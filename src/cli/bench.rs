@@ -72,7 +72,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let started = Instant::now();
         let out = experiment::run_once(&scn, 1)?;
         let wall = started.elapsed().as_secs_f64();
-        let events = out.json["events"].as_u64().unwrap_or(0);
+        let events = out.result.events;
         crate::output::write_stdout(&format!(
             "{name:<34} {events:>12} {wall:>9.3} {:>14.0} {:>14.3}\n",
             events as f64 / wall,

@@ -196,9 +196,9 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
     }
     let variants = &variants[..runs.len()];
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
-    let jsons: Vec<Vec<&Value>> = runs
+    let results: Vec<Vec<&crate::stats::report::RunResult>> = runs
         .iter()
-        .map(|rs| rs.iter().map(|r| &r.json).collect())
+        .map(|rs| rs.iter().map(|r| &r.result).collect())
         .collect();
     let perfs: Vec<Vec<_>> = runs
         .iter()
@@ -207,11 +207,11 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
     let kind = runs
         .first()
         .and_then(|rs| rs.first())
-        .and_then(|r| r.json["workload"]["kind"].as_str())
+        .and_then(|r| r.result.workload.kind())
         .map(str::to_string)
         .or_else(|| base.workload.kind.clone())
         .unwrap_or_else(|| "workload".to_string());
-    let comparison = Comparison::build(&names, &seeds, &jsons, &perfs, &kind);
+    let comparison = Comparison::build(&names, &seeds, &results, &perfs, &kind);
     Ok(CompareOutput {
         names,
         changes: variants.iter().map(|v| v.changes.clone()).collect(),

@@ -19,7 +19,7 @@ use crate::error::{InputError, InputResult};
 use crate::policy::SchedPolicy;
 use crate::policy::fifo::GlobalFifo;
 use crate::stats::perf::PerfStat;
-use crate::stats::report;
+use crate::stats::report::{self, RunResult};
 use crate::stats::summary::Summary;
 use crate::stats::trace::Instruments;
 use crate::topology::Machine;
@@ -27,12 +27,19 @@ use crate::topology::Machine;
 /// The version written into results.
 pub const SCHEDLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+impl RunOutput {
+    /// The run's `runs[]` entry as JSON (see [`RunResult::to_json`]).
+    pub fn json(&self) -> Value {
+        self.result.to_json()
+    }
+}
+
 /// One finished run.
 #[derive(Debug, Clone)]
 pub struct RunOutput {
     pub seed: u64,
     /// The contract's `runs[]` entry.
-    pub json: Value,
+    pub result: RunResult,
     pub perf: PerfStat,
     /// The benchmark's own report.
     pub native_text: String,
@@ -52,8 +59,11 @@ pub struct RunContext {
     pub shared: Arc<Shared>,
     /// Draw a progress bar on stderr (set when stderr is a terminal).
     pub progress: bool,
-    /// Simulated nanoseconds the started runs will cover (the bar's length).
-    planned_ns: std::sync::atomic::AtomicU64,
+    /// The longest simulated length of a run started under the current bar (its runs share
+    /// a scenario, so the bar's length is this times their number).
+    run_len_ns: std::sync::atomic::AtomicU64,
+    /// How many runs the current bar covers.
+    bar_runs: std::sync::atomic::AtomicU64,
     bar: Mutex<Option<indicatif::ProgressBar>>,
     warned: Mutex<Vec<String>>,
     endless_warned: AtomicBool,
@@ -394,7 +404,7 @@ pub fn run_once_in(
     {
         ctx.warn_once(w);
     }
-    ctx.planned_ns.fetch_add(cfg.duration_ns, Ordering::Relaxed);
+    ctx.run_len_ns.fetch_max(cfg.duration_ns, Ordering::Relaxed);
     let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
@@ -415,32 +425,36 @@ pub fn run_once_in(
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
     let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
-    let mut migrations = report::migrations(&engine, engine.ping_pong().total);
-    migrations["ping_pong_by_pair"] = engine.ping_pong().by_pair_json();
-    let schedstat = engine.policy().report();
-    let newidle = &schedstat["by_idle_type"]["newly_idle"];
+    let migrations = report::migrations(&engine);
+    let schedstat = report::Schedstat::from_policy(engine.policy().report());
+    let newidle = |counter| {
+        schedstat
+            .as_ref()
+            .map_or(0, |s| s.idle_type("newly_idle", counter))
+    };
     // Reasons that are zero in most runs are shown only when they happened.
-    let extra_reasons: String = ["affinity", "exec", "numa", "numa_swap", "dispatch"]
+    use crate::policy::MigrationReason as R;
+    let extra_reasons: String = [R::Affinity, R::Exec, R::Numa, R::NumaSwap, R::Dispatch]
         .iter()
         .filter_map(|&r| {
-            let n = migrations["by_reason"][r].as_u64().unwrap_or(0);
-            (n > 0).then(|| format!(", {r} {n}"))
+            let n = migrations.reason(r);
+            (n > 0).then(|| format!(", {} {n}", r.name()))
         })
         .collect();
     let summary_line = format!(
         "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
          nohz_idle_balance {}, active_balance {}{extra_reasons}); newly-idle balance passes {} \
          (gained {}); ping-pong {}; wakeup latency p50 {:.1} us p99 {:.1} us{}",
-        migrations["total"],
-        migrations["by_reason"]["wakeup"],
-        migrations["by_reason"]["fork"],
-        migrations["by_reason"]["load_balance"],
-        migrations["by_reason"]["newidle_balance"],
-        migrations["by_reason"]["nohz_idle_balance"],
-        migrations["by_reason"]["active_balance"],
-        newidle["lb_count"].as_u64().unwrap_or(0),
-        newidle["lb_gained"].as_u64().unwrap_or(0),
-        migrations["ping_pong"],
+        migrations.total,
+        migrations.reason(R::Wakeup),
+        migrations.reason(R::Fork),
+        migrations.reason(R::LoadBalance),
+        migrations.reason(R::NewidleBalance),
+        migrations.reason(R::NohzIdleBalance),
+        migrations.reason(R::ActiveBalance),
+        newidle("lb_count"),
+        newidle("lb_gained"),
+        migrations.ping_pong,
         engine.wakeup_latency().percentile(50.0) as f64 / 1e3,
         engine.wakeup_latency().percentile(99.0) as f64 / 1e3,
         host_kernel
@@ -452,39 +466,42 @@ pub fn run_once_in(
             ))
             .unwrap_or_default(),
     );
-    let mut latency = serde_json::Map::new();
-    latency.insert("wakeup".into(), report::latency_us(engine.wakeup_latency()));
+    let mut latency_us = std::collections::BTreeMap::new();
+    latency_us.insert(
+        "wakeup".to_string(),
+        report::latency_us(engine.wakeup_latency()),
+    );
     for (name, h) in engine.metrics() {
-        latency.insert(name.to_string(), report::latency_us(h));
+        latency_us.insert(name.to_string(), report::latency_us(h));
     }
-    let mut json = json!({
-        "seed": seed,
-        "sim_time_ns": engine.end_ns() - engine.stats_start_ns(),
-        "wall_time_s": wall_time_s,
-        "events": engine.events(),
-        "sim_s_per_wall_s": if wall_time_s > 0.0 {
+    let result = RunResult {
+        seed,
+        sim_time_ns: engine.end_ns() - engine.stats_start_ns(),
+        wall_time_s,
+        events: engine.events(),
+        sim_s_per_wall_s: if wall_time_s > 0.0 {
             (engine.end_ns() as f64 / 1e9) / wall_time_s
-        } else { 0.0 },
-        "perf_stat": perf,
-        "schedstat": schedstat,
-        "migrations": migrations,
-        "workload": native_json,
-        "latency_us": Value::Object(latency),
-        "cpus": report::cpus(&engine),
-        "tasks": report::tasks(&engine),
-        "all_tasks_exited": engine.all_exited(),
-        "invariant_violations": engine.invariant_violations(),
-        "host_kernel": host_kernel,
-        "placement": workload.placement.as_ref().map(|p| p.to_json()),
-    });
-    if engine.invariant_violations_dropped() > 0 {
-        // Only present when the bounded log overflowed (ARCHITECTURE.md §3 unchanged otherwise).
-        json["invariant_violations_dropped"] = engine.invariant_violations_dropped().into();
-    }
+        } else {
+            0.0
+        },
+        perf_stat: perf,
+        schedstat,
+        migrations,
+        workload: report::WorkloadMetrics::from_value(native_json),
+        latency_us,
+        cpus: report::cpus(&engine),
+        tasks: report::tasks(&engine),
+        all_tasks_exited: engine.all_exited(),
+        invariant_violations: engine.invariant_violations().to_vec(),
+        invariant_violations_dropped: (engine.invariant_violations_dropped() > 0)
+            .then(|| engine.invariant_violations_dropped()),
+        host_kernel,
+        placement: workload.placement.as_ref().map(|p| p.to_json()),
+    };
     Ok((
         RunOutput {
             seed,
-            json,
+            result,
             perf,
             native_text,
             summary_line,
@@ -518,7 +535,7 @@ pub fn run_all_in(
     if instruments.is_empty() {
         return run_seeds_in(ctx, scn, &seeds, "runs").map(|runs| (runs, None));
     }
-    with_progress(ctx, "runs", || {
+    with_progress(ctx, "runs", seeds.len(), || {
         let (first, rest) = rayon::join(
             || run_once_in(ctx, scn, seeds[0], instruments),
             || run_seeds_quiet(ctx, scn, &seeds[1..]),
@@ -555,7 +572,7 @@ pub fn run_seeds_in(
     seeds: &[u64],
     label: &str,
 ) -> InputResult<Vec<RunOutput>> {
-    with_progress(ctx, label, || {
+    with_progress(ctx, label, seeds.len(), || {
         let mut runs = run_seeds_quiet(ctx, scn, seeds)?;
         runs.retain(|r| r.complete);
         Ok(runs)
@@ -581,38 +598,42 @@ fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResu
         .collect())
 }
 
-/// Run `work` with a progress bar on stderr (when `ctx.progress`) that ticks with the
-/// simulated time the runs have covered, out of the time they will cover.
-fn with_progress<T>(ctx: &RunContext, label: &str, work: impl FnOnce() -> T) -> T {
+/// Run `work` (`runs` runs of one scenario) with a progress bar on stderr (when
+/// `ctx.progress`) that ticks with the simulated time the runs have covered, out of the
+/// simulated time they will cover (their length: `[run] duration_s` or the benchmark's own;
+/// a benchmark that ends by itself, like hackbench, ends before its cap).
+fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnce() -> T) -> T {
     if !ctx.progress {
         return work();
     }
-    use std::sync::atomic::AtomicU64;
     let bar = indicatif::ProgressBar::new(1);
     bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {percent:>3}% of simulated time, {elapsed}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}%, {elapsed}")
+            .expect("static template")
+            .progress_chars("=> "),
     );
-    bar.set_message(label.to_string());
     let start_progress = ctx.shared.progress_ns.load(Ordering::Relaxed);
-    let start_planned = ctx.planned_ns.load(Ordering::Relaxed);
+    ctx.run_len_ns.store(0, Ordering::Relaxed);
+    ctx.bar_runs.store(runs as u64, Ordering::Relaxed);
     *ctx.bar.lock().expect("bar lock") = Some(bar.clone());
     let done = AtomicBool::new(false);
-    let tick = |progress: &AtomicU64, planned: &AtomicU64| {
-        let p = progress.load(Ordering::Relaxed) - start_progress;
-        let len = (planned.load(Ordering::Relaxed) - start_planned)
-            .max(p)
-            .max(1);
-        bar.set_length(len / 1_000_000);
-        bar.set_position(p / 1_000_000);
+    let tick = || {
+        let p_ns = ctx.shared.progress_ns.load(Ordering::Relaxed) - start_progress;
+        let len_ns = (ctx.run_len_ns.load(Ordering::Relaxed)
+            * ctx.bar_runs.load(Ordering::Relaxed))
+        .max(p_ns);
+        bar.set_length((len_ns / 1_000_000).max(1));
+        bar.set_position(p_ns / 1_000_000);
+        bar.set_message(format!(
+            "{label}: {:.3} of {:.3} s simulated",
+            p_ns as f64 / 1e9,
+            len_ns as f64 / 1e9
+        ));
     };
     let out = std::thread::scope(|s| {
         s.spawn(|| {
             while !done.load(Ordering::Relaxed) {
-                tick(&ctx.shared.progress_ns, &ctx.planned_ns);
+                tick();
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
         });
@@ -625,55 +646,20 @@ fn with_progress<T>(ctx: &RunContext, label: &str, work: impl FnOnce() -> T) -> 
     out
 }
 
-/// Flatten numeric leaves of a JSON value into dotted paths (for summaries).
-fn numeric_leaves(prefix: &str, v: &Value, out: &mut Vec<(String, f64)>) {
-    match v {
-        Value::Number(n) => {
-            if let Some(x) = n.as_f64() {
-                out.push((prefix.to_string(), x));
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                let path = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                numeric_leaves(&path, v, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// The summary over runs: mean / stdev / CV / min / max / P90 of every numeric metric of
-/// `perf_stat`, `migrations`, `workload` and `latency_us`.
-pub fn summarize(runs: &[RunOutput]) -> Value {
+/// `perf_stat`, `migrations`, `workload`, `latency_us` and `schedstat`
+/// ([`RunResult::metrics`]), by dotted path.
+pub fn summarize(runs: &[RunOutput]) -> std::collections::BTreeMap<String, Summary> {
     let mut columns: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for r in runs {
-        let mut leaves = Vec::new();
-        for key in [
-            "perf_stat",
-            "migrations",
-            "workload",
-            "latency_us",
-            "schedstat",
-        ] {
-            numeric_leaves(key, &r.json[key], &mut leaves);
-        }
-        for (k, v) in leaves {
+        for (k, v) in r.result.metrics() {
             columns.entry(k).or_default().push(v);
         }
     }
-    let mut out = serde_json::Map::new();
-    for (k, values) in columns {
-        out.insert(
-            k,
-            serde_json::to_value(Summary::of(&values)).expect("plain struct"),
-        );
-    }
-    Value::Object(out)
+    columns
+        .into_iter()
+        .map(|(k, values)| (k, Summary::of(&values)))
+        .collect()
 }
 
 /// The full results document. The scenario block gains `workload.placement`, the resolved
@@ -687,7 +673,7 @@ pub fn results_json(scn: &Scenario, runs: &[RunOutput]) -> Value {
 /// the runs and `runs` holds only those that finished.
 pub fn results_json_stopped(scn: &Scenario, runs: &[RunOutput], stopped: Option<&str>) -> Value {
     let mut scenario = serde_json::to_value(scn).expect("the scenario serializes");
-    if let Some(p) = runs.first().map(|r| &r.json["placement"])
+    if let Some(p) = runs.first().and_then(|r| r.result.placement.as_ref())
         && !p.is_null()
     {
         scenario["workload"]["placement"] = p.clone();
@@ -696,7 +682,7 @@ pub fn results_json_stopped(scn: &Scenario, runs: &[RunOutput], stopped: Option<
         "schedlab_version": SCHEDLAB_VERSION,
         "complete": stopped.is_none(),
         "scenario": scenario,
-        "runs": runs.iter().map(|r| r.json.clone()).collect::<Vec<_>>(),
+        "runs": runs.iter().map(|r| r.result.to_json()).collect::<Vec<_>>(),
         "summary": summarize(runs),
     });
     if let Some(reason) = stopped {

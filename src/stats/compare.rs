@@ -24,9 +24,9 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::perf::{PerfStat, thousands};
+use super::report::RunResult;
 use super::summary::Summary;
 use crate::policy::MigrationReason;
 
@@ -327,38 +327,14 @@ fn test_name(metric: &str, workload_kind: &str) -> String {
     }
 }
 
-fn leaves(prefix: &str, v: &Value, out: &mut BTreeMap<String, f64>) {
-    match v {
-        Value::Number(n) => {
-            if let Some(x) = n.as_f64() {
-                out.insert(prefix.to_string(), x);
-            }
-        }
-        Value::Object(map) => {
-            for (k, v) in map {
-                leaves(&format!("{prefix}.{k}"), v, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The tabulated metrics of one run's results (`runs[]` entry): every numeric leaf of
-/// `workload`, wakeup latency P50/P99, the perf counters, the migration total, and the
-/// newly-idle schedstat counters when the policy reports them (`schedstat` may be null).
-pub fn metric_values(run: &Value) -> BTreeMap<String, f64> {
-    let mut all = BTreeMap::new();
-    leaves("workload", &run["workload"], &mut all);
-    leaves("latency_us", &run["latency_us"], &mut all);
-    leaves("perf_stat", &run["perf_stat"], &mut all);
-    leaves("migrations", &run["migrations"], &mut all);
-    leaves(
-        "schedstat.by_idle_type.newly_idle",
-        &run["schedstat"]["by_idle_type"]["newly_idle"],
-        &mut all,
-    );
-    all.retain(|k, _| classify(k).is_some());
-    all
+/// The tabulated metrics of one run: every numeric metric of `workload`, wakeup latency
+/// P50/P99, the perf counters, the migration total, and the newly-idle schedstat counters
+/// when the policy reports them (see [`classify`]).
+pub fn metric_values(run: &RunResult) -> BTreeMap<String, f64> {
+    run.metrics()
+        .into_iter()
+        .filter(|(k, _)| classify(k).is_some())
+        .collect()
 }
 
 /// One row of a diff block (perf stat, migrations by reason).
@@ -518,31 +494,29 @@ pub fn render_perf_diff(rows: &[DiffRow], runs: usize) -> String {
 
 /// Migrations by reason (kernel order, reasons no variant ever used left out), the total
 /// and the ping-pong count, per variant over its runs.
-pub fn migration_diff(names: &[String], runs: &[Vec<&Value>]) -> Vec<DiffRow> {
-    let get = |path: &[&str]| -> Vec<Vec<f64>> {
+pub fn migration_diff(names: &[String], runs: &[Vec<&RunResult>]) -> Vec<DiffRow> {
+    let get = |f: &dyn Fn(&RunResult) -> u64| -> Vec<Vec<f64>> {
         runs.iter()
-            .map(|rs| {
-                rs.iter()
-                    .map(|r| {
-                        let mut v = &r["migrations"];
-                        for p in path {
-                            v = &v[*p];
-                        }
-                        v.as_f64().unwrap_or(0.0)
-                    })
-                    .collect()
-            })
+            .map(|rs| rs.iter().map(|r| f(r) as f64).collect())
             .collect()
     };
     let mut rows = Vec::new();
     for reason in MigrationReason::ALL {
-        let values = get(&["by_reason", reason.name()]);
+        let values = get(&|r| r.migrations.reason(reason));
         if values.iter().flatten().any(|&v| v != 0.0) {
             rows.push(DiffRow::build(reason.name(), names, &values));
         }
     }
-    rows.push(DiffRow::build("total", names, &get(&["total"])));
-    rows.push(DiffRow::build("ping_pong", names, &get(&["ping_pong"])));
+    rows.push(DiffRow::build(
+        "total",
+        names,
+        &get(&|r| r.migrations.total),
+    ));
+    rows.push(DiffRow::build(
+        "ping_pong",
+        names,
+        &get(&|r| r.migrations.ping_pong),
+    ));
     rows
 }
 
@@ -574,13 +548,13 @@ pub struct Comparison {
 }
 
 impl Comparison {
-    /// Compare runs: `runs[v]` are variant `v`'s results (`runs[]` JSON entries, seed order),
+    /// Compare runs: `runs[v]` are variant `v`'s results (seed order),
     /// `perfs[v]` its perf counters; index 0 is the baseline. `workload_kind` names the
     /// `Test:` of workload metrics.
     pub fn build(
         names: &[String],
         seeds: &[u64],
-        runs: &[Vec<&Value>],
+        runs: &[Vec<&RunResult>],
         perfs: &[Vec<PerfStat>],
         workload_kind: &str,
     ) -> Comparison {
@@ -852,17 +826,21 @@ missing                    n/a
                     "lb_count": lb, "lb_hot_gained": hot } } },
             })
         };
-        let (a, b) = (run(1.0, 2, 7, 0), run(1.0, 2, 9, 0));
+        let typed = |v| serde_json::from_value::<RunResult>(v).unwrap();
+        let (a, b) = (typed(run(1.0, 2, 7, 0)), typed(run(1.0, 2, 9, 0)));
         let names = vec!["base".to_string(), "v".to_string()];
         let c = Comparison::build(&names, &[1], &[vec![&a], vec![&b]], &[vec![], vec![]], "k");
         let metrics: Vec<&str> = c.metrics.iter().map(|t| t.metric.as_str()).collect();
-        // time_s never changes but is the benchmark's headline; pairs (informational, constant)
-        // and lb_hot_gained (constant) are left out; lb_count changed.
+        // time_s never changes but is the benchmark's headline, as are the perf counters
+        // (every typed run has all three); pairs (informational, constant) and lb_hot_gained
+        // (constant) are left out; lb_count changed.
         assert_eq!(
             metrics,
             [
                 "workload.time_s",
                 "perf_stat.context_switches",
+                "perf_stat.cpu_migrations",
+                "perf_stat.task_clock_ms",
                 "migrations.total",
                 "schedstat.by_idle_type.newly_idle.lb_count"
             ]
@@ -905,7 +883,8 @@ missing                    n/a
             "migrations": { "total": 3, "by_reason": { "wakeup": 3 }, "ping_pong": 0 },
             "schedstat": null,
         });
-        let m = metric_values(&run);
+        let typed = |v: &serde_json::Value| serde_json::from_value::<RunResult>(v.clone()).unwrap();
+        let m = metric_values(&typed(&run));
         let keys: Vec<&str> = m.keys().map(String::as_str).collect();
         assert_eq!(
             keys,
@@ -922,7 +901,7 @@ missing                    n/a
         let mut with = run.clone();
         with["schedstat"] = serde_json::json!({
             "by_idle_type": { "newly_idle": { "lb_count": 7, "lb_gained": 2 } } });
-        let m = metric_values(&with);
+        let m = metric_values(&typed(&with));
         assert_eq!(m["schedstat.by_idle_type.newly_idle.lb_count"], 7.0);
     }
 }

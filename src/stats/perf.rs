@@ -8,7 +8,8 @@
 use super::summary::Summary;
 
 /// One run's perf counters (the contract's `perf_stat` object).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct PerfStat {
     pub task_clock_ms: f64,
     pub context_switches: u64,

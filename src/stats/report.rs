@@ -1,8 +1,21 @@
-//! The results of one run as the contract's JSON (ARCHITECTURE.md §3, `runs[]`), built from a
-//! finished [`Engine`]. Keys are ordered (serde_json's map is a BTreeMap here), so the same
-//! run always serializes to the same bytes; only `wall_time_s` depends on the host.
+//! The results of one run as typed data ([`RunResult`], the contract's `runs[]` entry,
+//! ARCHITECTURE.md §3), built from a finished [`Engine`].
+//!
+//! Serialization goes through `serde_json::Value` ([`RunResult::to_json`]), whose maps are
+//! BTreeMaps here (serde_json without `preserve_order`): keys come out sorted whatever the
+//! field order of the structs, and numbers print as they always did (ryu for floats, non-finite
+//! floats as `null`), so the same run always serializes to the same bytes and the results
+//! are byte-identical to the `json!` trees they replace. Only `wall_time_s` and
+//! `sim_s_per_wall_s` depend on the host.
+//!
+//! Left dynamic: the benchmark-native `workload` metrics (their keys differ per benchmark and
+//! are produced by `crate::workload`; [`WorkloadMetrics`] wraps them), the resolved
+//! placement, and the policy's extra per-task counters.
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use super::histogram::Histogram;
 use super::perf::PerfStat;
@@ -10,17 +23,281 @@ use crate::engine::Engine;
 use crate::policy::MigrationReason;
 
 /// Latency percentiles in µs, as the contract names them.
-pub fn latency_us(h: &Histogram) -> Value {
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LatencyUs {
+    pub samples: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    #[serde(rename = "p99.9")]
+    pub p99_9: f64,
+    pub max: f64,
+    pub mean: f64,
+}
+
+/// Latency percentiles of a histogram of nanoseconds, in µs.
+pub fn latency_us(h: &Histogram) -> LatencyUs {
     let us = |ns: u64| ns as f64 / 1000.0;
-    json!({
-        "samples": h.len(),
-        "p50": us(h.percentile(50.0)),
-        "p90": us(h.percentile(90.0)),
-        "p99": us(h.percentile(99.0)),
-        "p99.9": us(h.percentile(99.9)),
-        "max": us(h.max()),
-        "mean": h.mean() / 1000.0,
-    })
+    LatencyUs {
+        samples: h.len(),
+        p50: us(h.percentile(50.0)),
+        p90: us(h.percentile(90.0)),
+        p99: us(h.percentile(99.0)),
+        p99_9: us(h.percentile(99.9)),
+        max: us(h.max()),
+        mean: h.mean() / 1000.0,
+    }
+}
+
+/// Migrations by reason (contract keys), the total and the ping-pong counts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Migrations {
+    pub total: u64,
+    /// Every [`MigrationReason`] by its name.
+    pub by_reason: BTreeMap<String, u64>,
+    pub ping_pong: u64,
+    /// Ping-pongs by `first->second` mechanism pair (non-zero pairs only).
+    #[serde(default)]
+    pub ping_pong_by_pair: BTreeMap<String, u64>,
+}
+
+impl Migrations {
+    /// The count for `reason` (0 when absent).
+    pub fn reason(&self, reason: MigrationReason) -> u64 {
+        self.by_reason.get(reason.name()).copied().unwrap_or(0)
+    }
+}
+
+/// The load balancer's schedstat counters summed over CPUs: `totals`, `by_level` (domain
+/// level name) and `by_idle_type` (`idle` / `not_idle` / `newly_idle`), each a map from the
+/// kernel's counter name (`lb_count`, `lb_gained`, ...) to its value.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Schedstat {
+    pub totals: BTreeMap<String, u64>,
+    pub by_level: BTreeMap<String, BTreeMap<String, u64>>,
+    pub by_idle_type: BTreeMap<String, BTreeMap<String, u64>>,
+}
+
+impl Schedstat {
+    /// The policy's report (`SchedPolicy::report`), `None` for policies without schedstats.
+    pub fn from_policy(v: Value) -> Option<Schedstat> {
+        if v.is_null() {
+            return None;
+        }
+        Some(
+            serde_json::from_value(v)
+                .expect("a policy's schedstat report has the contract's shape"),
+        )
+    }
+
+    /// One counter of one idle type (0 when absent).
+    pub fn idle_type(&self, idle: &str, counter: &str) -> u64 {
+        self.by_idle_type
+            .get(idle)
+            .and_then(|m| m.get(counter))
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// The benchmark's own metrics (`workload`): `kind` plus benchmark-native keys (ARCHITECTURE.md
+/// §3: hackbench `time_s`, schbench `rps_avg`, ...), nested objects allowed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct WorkloadMetrics(pub Map<String, Value>);
+
+impl WorkloadMetrics {
+    /// From the workload's native report (an object; anything else gives no metrics).
+    pub fn from_value(v: Value) -> WorkloadMetrics {
+        match v {
+            Value::Object(m) => WorkloadMetrics(m),
+            _ => WorkloadMetrics::default(),
+        }
+    }
+
+    /// The benchmark (`hackbench`, `schbench`, ...), when given.
+    pub fn kind(&self) -> Option<&str> {
+        self.0.get("kind").and_then(Value::as_str)
+    }
+
+    /// Every numeric metric by dotted path below `workload.` (`time_s`,
+    /// `wakeup_latency_us.p99`), in key order.
+    pub fn numeric(&self) -> Vec<(String, f64)> {
+        fn walk(prefix: &str, v: &Value, out: &mut Vec<(String, f64)>) {
+            match v {
+                Value::Number(n) => {
+                    if let Some(x) = n.as_f64() {
+                        out.push((prefix.to_string(), x));
+                    }
+                }
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        walk(&format!("{prefix}.{k}"), v, out);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for (k, v) in &self.0 {
+            walk(k, v, &mut out);
+        }
+        out
+    }
+}
+
+/// One CPU's counters (an extension of the contract).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuResult {
+    pub cpu: usize,
+    pub busy_ns: u64,
+    pub kernel_work_ns: u64,
+    pub nr_switches: u64,
+    pub ipis_received: u64,
+    pub ipis_sent: u64,
+    pub idle_exits: u64,
+    pub ttwu_count: u64,
+    pub ttwu_local: u64,
+    pub ttwu_queued: u64,
+    pub ttwu_remote_locked: u64,
+    pub remote_lock_wait_ns: u64,
+    pub ttwu_on_cpu_queued: u64,
+    pub on_cpu_spins: u64,
+    pub on_cpu_spin_ns: u64,
+    pub ttwu_delayed_queued: u64,
+    pub ttwu_delayed_forwarded: u64,
+}
+
+/// One task's statistics like /proc/PID/sched (an extension of the contract).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    pub pid: usize,
+    pub comm: String,
+    pub cpu: usize,
+    /// `SCHED_NORMAL`, `SCHED_FIFO`, ...
+    pub policy: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rt_priority: Option<u32>,
+    pub sum_exec_runtime_ns: u64,
+    pub wait_sum_ns: u64,
+    pub wait_count: u64,
+    pub nr_switches: u64,
+    pub nr_voluntary_switches: u64,
+    pub nr_involuntary_switches: u64,
+    pub nr_wakeups: u64,
+    pub nr_wakeups_sync: u64,
+    pub nr_wakeups_migrate: u64,
+    pub nr_wakeups_local: u64,
+    pub nr_wakeups_remote: u64,
+    pub nr_migrations: u64,
+    pub migrations_by_reason: BTreeMap<String, u64>,
+    /// Share of the task's pages on its CPU's node (null before the task first ran).
+    pub numa_pages_local_pct: Option<f64>,
+    /// Share of its pages per node (null before the task first ran).
+    pub numa_pages_pct: Option<Vec<f64>>,
+    /// The policy's own per-task counters (`SchedPolicy::task_report`; linux-fair: the
+    /// `nr_failed_migrations_*` / `nr_forced_migrations` of /proc/PID/sched).
+    #[serde(flatten)]
+    pub policy_stats: BTreeMap<String, u64>,
+}
+
+/// One finished run: the contract's `runs[]` entry.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RunResult {
+    pub seed: u64,
+    /// Simulated time measured (after warm-up).
+    pub sim_time_ns: u64,
+    /// Host time the run took (the only host-dependent values, with `sim_s_per_wall_s`).
+    pub wall_time_s: f64,
+    pub events: u64,
+    pub sim_s_per_wall_s: f64,
+    pub perf_stat: PerfStat,
+    /// `None` (null) for policies without schedstats.
+    pub schedstat: Option<Schedstat>,
+    pub migrations: Migrations,
+    pub workload: WorkloadMetrics,
+    /// `wakeup`, then the workload's own latency metrics by name.
+    pub latency_us: BTreeMap<String, LatencyUs>,
+    pub cpus: Vec<CpuResult>,
+    pub tasks: Vec<TaskResult>,
+    pub all_tasks_exited: bool,
+    pub invariant_violations: Vec<String>,
+    /// How many violations the bounded log dropped; present only when it overflowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub invariant_violations_dropped: Option<u64>,
+    /// The running kernel's settings on `host` (null elsewhere).
+    #[serde(skip_deserializing)]
+    pub host_kernel: Option<crate::config::host::HostKernel>,
+    /// The resolved placement (`taskset`/`numactl`, placement keys), null when none.
+    pub placement: Option<Value>,
+}
+
+impl RunResult {
+    /// The contract's JSON (keys sorted, see the module docs).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("plain data serializes")
+    }
+
+    /// Every finite numeric metric of `perf_stat`, `migrations`, `workload`, `latency_us`
+    /// and `schedstat`, by dotted path (`perf_stat.context_switches`,
+    /// `latency_us.wakeup.p99`, `schedstat.by_idle_type.newly_idle.lb_count`), for summaries
+    /// over runs and comparisons. Non-finite values (written as `null`) are left out.
+    pub fn metrics(&self) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = Vec::new();
+        let p = &self.perf_stat;
+        for (k, v) in [
+            ("task_clock_ms", p.task_clock_ms),
+            ("context_switches", p.context_switches as f64),
+            ("cpu_migrations", p.cpu_migrations as f64),
+            ("cpus_utilized", p.cpus_utilized),
+            ("elapsed_s", p.elapsed_s),
+        ] {
+            out.push((format!("perf_stat.{k}"), v));
+        }
+        let m = &self.migrations;
+        out.push(("migrations.total".into(), m.total as f64));
+        out.push(("migrations.ping_pong".into(), m.ping_pong as f64));
+        for (k, &v) in &m.by_reason {
+            out.push((format!("migrations.by_reason.{k}"), v as f64));
+        }
+        for (k, &v) in &m.ping_pong_by_pair {
+            out.push((format!("migrations.ping_pong_by_pair.{k}"), v as f64));
+        }
+        for (k, v) in self.workload.numeric() {
+            out.push((format!("workload.{k}"), v));
+        }
+        for (name, l) in &self.latency_us {
+            for (k, v) in [
+                ("samples", l.samples as f64),
+                ("p50", l.p50),
+                ("p90", l.p90),
+                ("p99", l.p99),
+                ("p99.9", l.p99_9),
+                ("max", l.max),
+                ("mean", l.mean),
+            ] {
+                out.push((format!("latency_us.{name}.{k}"), v));
+            }
+        }
+        if let Some(s) = &self.schedstat {
+            for (k, &v) in &s.totals {
+                out.push((format!("schedstat.totals.{k}"), v as f64));
+            }
+            for (group, maps) in [("by_level", &s.by_level), ("by_idle_type", &s.by_idle_type)] {
+                for (name, counters) in maps {
+                    for (k, &v) in counters {
+                        out.push((format!("schedstat.{group}.{name}.{k}"), v as f64));
+                    }
+                }
+            }
+        }
+        out.retain(|(_, v)| v.is_finite());
+        out
+    }
 }
 
 /// perf-stat counters of a finished run (task-clock of all workload tasks).
@@ -44,97 +321,102 @@ pub fn perf_stat(engine: &Engine) -> PerfStat {
     }
 }
 
-/// Migration counts by reason (contract keys), the total and the ping-pong count.
-pub fn migrations(engine: &Engine, ping_pong: u64) -> Value {
+/// Migration counts by reason (contract keys), the total, the ping-pong count and its
+/// breakdown by mechanism pair.
+pub fn migrations(engine: &Engine) -> Migrations {
     let counts = &engine.counters().migrations_by_reason;
-    let mut by_reason = serde_json::Map::new();
-    for (i, reason) in MigrationReason::ALL.iter().enumerate() {
-        by_reason.insert(reason.name().to_string(), json!(counts[i]));
+    Migrations {
+        total: counts.iter().sum::<u64>(),
+        by_reason: MigrationReason::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, reason)| (reason.name().to_string(), counts[i]))
+            .collect(),
+        ping_pong: engine.ping_pong().total,
+        ping_pong_by_pair: engine.ping_pong().pairs().into_iter().collect(),
     }
-    json!({
-        "total": counts.iter().sum::<u64>(),
-        "by_reason": by_reason,
-        "ping_pong": ping_pong,
-    })
 }
 
-/// Per-CPU summary (an extension of the contract).
-pub fn cpus(engine: &Engine) -> Value {
-    Value::Array(
-        engine
-            .cpus()
-            .iter()
-            .filter(|c| engine.machine().online.test(c.cpu))
-            .map(|c| {
-                json!({
-                    "cpu": c.cpu,
-                    "busy_ns": c.stats.busy_ns,
-                    "kernel_work_ns": c.stats.kernel_work_ns,
-                    "nr_switches": c.stats.nr_switches,
-                    "ipis_received": c.stats.ipis_received,
-                    "ipis_sent": c.stats.ipis_sent,
-                    "idle_exits": c.stats.idle_exits,
-                    "ttwu_count": c.stats.ttwu_count,
-                    "ttwu_local": c.stats.ttwu_local,
-                    "ttwu_queued": c.stats.ttwu_queued,
-                    "ttwu_remote_locked": c.stats.ttwu_remote_locked,
-                    "remote_lock_wait_ns": c.stats.remote_lock_wait_ns,
-                    "ttwu_on_cpu_queued": c.stats.ttwu_on_cpu_queued,
-                    "on_cpu_spins": c.stats.on_cpu_spins,
-                    "on_cpu_spin_ns": c.stats.on_cpu_spin_ns,
-                    "ttwu_delayed_queued": c.stats.ttwu_delayed_queued,
-                    "ttwu_delayed_forwarded": c.stats.ttwu_delayed_forwarded,
-                })
-            })
-            .collect(),
-    )
+/// Per-CPU counters of the online CPUs.
+pub fn cpus(engine: &Engine) -> Vec<CpuResult> {
+    engine
+        .cpus()
+        .iter()
+        .filter(|c| engine.machine().online.test(c.cpu))
+        .map(|c| CpuResult {
+            cpu: c.cpu,
+            busy_ns: c.stats.busy_ns,
+            kernel_work_ns: c.stats.kernel_work_ns,
+            nr_switches: c.stats.nr_switches,
+            ipis_received: c.stats.ipis_received,
+            ipis_sent: c.stats.ipis_sent,
+            idle_exits: c.stats.idle_exits,
+            ttwu_count: c.stats.ttwu_count,
+            ttwu_local: c.stats.ttwu_local,
+            ttwu_queued: c.stats.ttwu_queued,
+            ttwu_remote_locked: c.stats.ttwu_remote_locked,
+            remote_lock_wait_ns: c.stats.remote_lock_wait_ns,
+            ttwu_on_cpu_queued: c.stats.ttwu_on_cpu_queued,
+            on_cpu_spins: c.stats.on_cpu_spins,
+            on_cpu_spin_ns: c.stats.on_cpu_spin_ns,
+            ttwu_delayed_queued: c.stats.ttwu_delayed_queued,
+            ttwu_delayed_forwarded: c.stats.ttwu_delayed_forwarded,
+        })
+        .collect()
 }
 
-/// Per-task statistics like /proc/PID/sched (an extension of the contract).
-pub fn tasks(engine: &Engine) -> Value {
-    Value::Array(
-        engine
-            .tasks()
-            .iter()
-            .map(|t| {
-                let mut v = serde_json::to_value(&t.stats).expect("plain struct");
-                let obj = v.as_object_mut().expect("struct is an object");
-                obj.insert("pid".into(), json!(t.id.0));
-                obj.insert("comm".into(), json!(t.comm));
-                obj.insert("cpu".into(), json!(t.cpu));
-                obj.insert("policy".into(), json!(t.policy.kernel_name()));
-                if let Some(rt) = t.policy.rt_priority() {
-                    obj.insert("rt_priority".into(), json!(rt));
-                }
-                // Memory locality: share of the task's pages on its CPU's node, and per node
-                // (null before the task first ran).
-                let pages = (!t.numa_pages.is_empty()).then_some(&t.numa_pages);
-                let node = engine.machine().cpus[t.cpu].node;
-                obj.insert(
-                    "numa_pages_local_pct".into(),
-                    json!(pages.map(|p| crate::engine::mempolicy::pages_on_node_pct(p, node))),
-                );
-                obj.insert(
-                    "numa_pages_pct".into(),
-                    json!(pages.map(|p| {
-                        (0..p.len())
-                            .map(|n| crate::engine::mempolicy::pages_on_node_pct(p, n))
-                            .collect::<Vec<_>>()
-                    })),
-                );
-                let mut by_reason = serde_json::Map::new();
-                for (i, reason) in MigrationReason::ALL.iter().enumerate() {
-                    by_reason.insert(
-                        reason.name().to_string(),
-                        json!(t.stats.migrations_by_reason[i]),
-                    );
-                }
-                obj.insert("migrations_by_reason".into(), Value::Object(by_reason));
-                if let Value::Object(extra) = engine.policy().task_report(t.id) {
-                    obj.extend(extra);
-                }
-                v
-            })
-            .collect(),
-    )
+/// Per-task statistics like /proc/PID/sched.
+pub fn tasks(engine: &Engine) -> Vec<TaskResult> {
+    engine
+        .tasks()
+        .iter()
+        .map(|t| {
+            let s = &t.stats;
+            // Memory locality: share of the task's pages on its CPU's node, and per node.
+            let pages = (!t.numa_pages.is_empty()).then_some(&t.numa_pages);
+            let node = engine.machine().cpus[t.cpu].node;
+            let policy_stats = match engine.policy().task_report(t.id) {
+                Value::Object(extra) => extra
+                    .into_iter()
+                    .map(|(k, v)| {
+                        let n = v.as_u64().expect("a policy's per-task counters are counts");
+                        (k, n)
+                    })
+                    .collect(),
+                _ => BTreeMap::new(),
+            };
+            TaskResult {
+                pid: t.id.0 as usize,
+                comm: t.comm.clone(),
+                cpu: t.cpu,
+                policy: t.policy.kernel_name().to_string(),
+                rt_priority: t.policy.rt_priority().map(u32::from),
+                sum_exec_runtime_ns: s.sum_exec_runtime_ns,
+                wait_sum_ns: s.wait_sum_ns,
+                wait_count: s.wait_count,
+                nr_switches: s.nr_switches,
+                nr_voluntary_switches: s.nr_voluntary_switches,
+                nr_involuntary_switches: s.nr_involuntary_switches,
+                nr_wakeups: s.nr_wakeups,
+                nr_wakeups_sync: s.nr_wakeups_sync,
+                nr_wakeups_migrate: s.nr_wakeups_migrate,
+                nr_wakeups_local: s.nr_wakeups_local,
+                nr_wakeups_remote: s.nr_wakeups_remote,
+                nr_migrations: s.nr_migrations,
+                migrations_by_reason: MigrationReason::ALL
+                    .iter()
+                    .enumerate()
+                    .map(|(i, reason)| (reason.name().to_string(), s.migrations_by_reason[i]))
+                    .collect(),
+                numa_pages_local_pct: pages
+                    .map(|p| crate::engine::mempolicy::pages_on_node_pct(p, node)),
+                numa_pages_pct: pages.map(|p| {
+                    (0..p.len())
+                        .map(|n| crate::engine::mempolicy::pages_on_node_pct(p, n))
+                        .collect()
+                }),
+                policy_stats,
+            }
+        })
+        .collect()
 }
