@@ -381,8 +381,7 @@ fn assign_llcs(cpus: &[RawCpu], package: &[usize], node: &[usize], all: &CpuMask
             (root, package[i], node[i])
         })
         .collect();
-    let llc = dense_by_first(&llc_key);
-    llc
+    dense_by_first(&llc_key)
 }
 
 /// Dense cluster ids: sharing closed transitively, clamped to the LLC; none → the core.
@@ -428,8 +427,7 @@ fn assign_clusters(
             cluster_key[i] = (1, core_id[i], 0);
         }
     }
-    let cluster = dense_by_first(&cluster_key);
-    cluster
+    dense_by_first(&cluster_key)
 }
 
 /// Derive a [`Machine`] from what an importer read (see the module doc for the rules).
