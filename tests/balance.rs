@@ -10,7 +10,9 @@ use schedlab::domains::{DomainId, SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::sysctl::Sysctls;
 use schedlab::policy::{IdleType, MigrationReason};
-use schedlab::sched::balance::fake::FakeLbEnv;
+#[path = "support/fake_lb_env.rs"]
+mod fake_lb_env;
+use fake_lb_env::FakeLbEnv;
 use schedlab::sched::balance::find::adjust_numa_imbalance;
 use schedlab::sched::balance::schedstat::write_schedstat;
 use schedlab::sched::balance::trigger::should_we_balance_pick;

@@ -74,11 +74,6 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|e| (e.time_ns, e.event))
     }
 
-    /// Time of the earliest event.
-    pub fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.time_ns)
-    }
-
     pub fn len(&self) -> usize {
         self.heap.len()
     }

@@ -53,7 +53,7 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::resolve::REMOTE_DISTANCE;
+use super::raw::REMOTE_DISTANCE;
 use super::{CpuTopology, LOCAL_DISTANCE, Machine, SCHED_CAPACITY_SCALE};
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::{InputError, InputResult};

@@ -20,10 +20,10 @@
 //!   `latency` values times `latency_base`, indexed by the NUMA nodes in document order.
 //!   On Linux these values are the SLIT itself; a matrix of latencies whose diagonal is not
 //!   10 is rescaled to SLIT units (diagonal 10), and an invalid one is replaced by the
-//!   kernel defaults (see `resolve::build_distances`). Distance matrices of other object
+//!   kernel defaults (see `raw::build_distances`). Distance matrices of other object
 //!   types (Package, Core, PU) are not the kernel's `node_distance()` and are ignored.
 //! * `cpukind` elements: `LinuxCapacity` (hwloc's copy of sysfs `cpu_capacity`) is the
-//!   CPU's capacity; else `FrequencyMaxMHz` feeds `resolve::derive_capacities` (asymmetric
+//!   CPU's capacity; else `FrequencyMaxMHz` feeds `raw::derive_capacities` (asymmetric
 //!   capacity only without SMT, as intel_pstate does). `CoreType` is informational only.
 //! * Offline CPUs: the root's `complete_cpuset` minus its `online_cpuset` (1.x) or its
 //!   `cpuset` (2.x, where offline PUs are left out of every `cpuset`). Disallowed CPUs
@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::Machine;
-use super::resolve::{RawCpu, RawMachine, assemble, parse_hex_mask};
+use super::raw::{RawCpu, RawMachine, assemble, parse_hex_mask};
 use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
 

@@ -16,6 +16,7 @@
 pub mod file;
 pub mod hwloc;
 pub mod presets;
+pub mod raw;
 pub mod resolve;
 pub mod sysfs;
 

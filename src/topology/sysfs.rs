@@ -30,7 +30,7 @@
 //!   `node/online` when that file has as many, else the node directories, else `0..len`.
 //! * Capacity: `cpuN/cpu_capacity` (arm64/RISC-V `arch_topology`, and x86 since
 //!   intel_pstate sets hybrid capacities) when present; else the rules of
-//!   `resolve::derive_capacities` from `cpuN/cpufreq/cpuinfo_max_freq`.
+//!   `raw::derive_capacities` from `cpuN/cpufreq/cpuinfo_max_freq`.
 //!
 //! A directory without `sys/devices/system/cpu` but holding exactly one sub-directory that
 //! has it (an unpacked `hwloc-gather-topology` tarball) is read from that sub-directory.
@@ -39,7 +39,7 @@
 use std::path::{Path, PathBuf};
 
 use super::Machine;
-use super::resolve::{RawCpu, RawMachine, assemble, parse_hex_mask};
+use super::raw::{RawCpu, RawMachine, assemble, parse_hex_mask};
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 use crate::error::{InputError, InputResult};
 

@@ -5,7 +5,7 @@
 //! none of the runqueue data it decides on. Everything it reads about a CPU or a task goes
 //! through [`LbEnv`], with the kernel's names and units, so that the EEVDF/PELT model
 //! implements it once and tests can implement it on a constructed state
-//! ([`super::fake::FakeLbEnv`]).
+//! (`FakeLbEnv` in `tests/support/fake_lb_env.rs`).
 //!
 //! Units: loads and utilisations are PELT averages (`load_avg` of an always-running nice-0
 //! task is 1024, `util_avg` is in capacity units out of 1024); times are the rq clock in ns.

@@ -39,7 +39,6 @@
 //! virtual time.
 
 pub mod env;
-pub mod fake;
 pub mod find;
 pub mod migrate;
 pub mod pass;

@@ -538,10 +538,6 @@ impl CfsRq {
     pub fn last_buddy(&self) -> Option<usize> {
         self.last
     }
-    /// `cfs_rq->skip` buddy (CFS).
-    pub fn skip_buddy(&self) -> Option<usize> {
-        self.skip
-    }
     /// Queued entities other than `curr` (the tree), in insertion order.
     pub fn queued(&self) -> &[usize] {
         &self.tree
@@ -579,10 +575,6 @@ impl CfsRq {
     }
     pub fn clock(&self) -> &RqClock {
         &self.clock
-    }
-    /// Set `arch_scale_cpu_capacity()` (e.g. asymmetric CPUs).
-    pub fn set_cpu_capacity(&mut self, capacity: u64) {
-        self.clock.cpu_capacity = capacity;
     }
     /// A reschedule of curr was requested since the last pick.
     pub fn need_resched(&self) -> bool {

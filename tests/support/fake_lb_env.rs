@@ -10,9 +10,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::LbEnv;
-use crate::cpumask::CpuMask;
-use crate::task::TaskId;
+use schedlab::cpumask::CpuMask;
+use schedlab::sched::balance::LbEnv;
+use schedlab::task::TaskId;
 
 /// One task of a [`FakeLbEnv`].
 #[derive(Clone, Debug, PartialEq, Eq)]
