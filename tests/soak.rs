@@ -21,8 +21,9 @@ use fuzz_common::{TempDir, fixtures};
 use schedlab::config::scenario::Scenario;
 use schedlab::experiment::run_once;
 
-/// Scenarios per CI run (about 20-40 s in release on two shared cores).
-const SOAK_SCENARIOS: u64 = 200;
+/// Scenarios per CI run: about 40 s in release on two shared cores; fewer in the
+/// `ci-debug` pass, where every mutation point also asserts its invariants.
+const SOAK_SCENARIOS: u64 = if cfg!(debug_assertions) { 60 } else { 200 };
 
 /// splitmix64: a tiny deterministic generator for the scenario choices.
 struct Rng(u64);
@@ -150,9 +151,11 @@ fn machine_section(rng: &mut Rng, m: &Machines) -> String {
             let packages = rng.range(1, 2);
             let cores = rng.range(1, 8);
             let threads = rng.range(1, 2);
-            let divisors: Vec<u64> = (1..=cores).filter(|d| cores % d == 0).collect();
+            let divisors: Vec<u64> = (1..=cores).filter(|d| cores.is_multiple_of(*d)).collect();
             let per_llc = *rng.pick(&divisors);
-            let cluster_divs: Vec<u64> = (1..=per_llc).filter(|d| per_llc % d == 0).collect();
+            let cluster_divs: Vec<u64> = (1..=per_llc)
+                .filter(|d| per_llc.is_multiple_of(*d))
+                .collect();
             let per_cluster = *rng.pick(&cluster_divs);
             let numbering = *rng.pick(&["socket-major", "core-major"]);
             format!(
