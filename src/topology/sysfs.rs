@@ -264,7 +264,7 @@ fn read_num<T: std::str::FromStr>(path: &Path) -> InputResult<Option<T>> {
         Some(text) => text.parse().map(Some).map_err(|_| {
             InputError::new(
                 path.display().to_string(),
-                format!("'{text}' is not a number"),
+                format!("'{}' is not a number", crate::error::escape_controls(&text)),
             )
         }),
     }

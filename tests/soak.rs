@@ -1,0 +1,300 @@
+//! Randomized soak: random machines (presets, the hwloc and sysfs fixtures of
+//! `../shared/fixtures/topology`, random valid `[machine.topology]` tables), random
+//! workloads (every benchmark front end, taskset/numactl prefixes, rt-app fixtures),
+//! random kernel profiles, feature flips, preemption models and policies, short
+//! simulated durations, with every invariant checker on (`[run] invariants = true`:
+//! engine state, cfs_rq sums and counters, domain structure, busy time = runtime; in a
+//! `ci-debug` build also the debug assertions at the mutation points). Asserts zero
+//! violations and prints N, the number of scenarios run.
+//!
+//! Bounded in CI by a scenario count (`SOAK_SCENARIOS`); `SCHEDLAB_SOAK_SECS=N` runs
+//! fresh random scenarios for N seconds instead, and `SCHEDLAB_SOAK_SEED` picks the first
+//! seed (each scenario is reproducible from the seed printed on failure).
+
+mod fuzz_common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fuzz_common::{TempDir, fixtures};
+use schedlab::config::scenario::Scenario;
+use schedlab::experiment::run_once;
+
+/// Scenarios per CI run: about 40 s in release on two shared cores; fewer in the
+/// `ci-debug` pass, where every mutation point also asserts its invariants.
+const SOAK_SCENARIOS: u64 = if cfg!(debug_assertions) { 60 } else { 200 };
+
+/// splitmix64: a tiny deterministic generator for the scenario choices.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+    fn chance(&mut self, pct: u64) -> bool {
+        self.below(100) < pct
+    }
+}
+
+const PRESETS: &[&str] = &[
+    "hybrid-10",
+    "adl-i9",
+    "nehalem-2s",
+    "haswell-2s",
+    "skl-2s",
+    "altra-2s",
+    "power10-96",
+];
+const PROFILES: &[&str] = &[
+    "v3.16", "v4.2", "v5.15", "v6.5", "v6.6", "v6.9", "v6.12", "v6.15", "v6.17", "v6.18",
+];
+const FEATURES: &[&str] = &[
+    "PLACE_LAG",
+    "PLACE_DEADLINE_INITIAL",
+    "PLACE_REL_DEADLINE",
+    "RUN_TO_PARITY",
+    "PREEMPT_SHORT",
+    "NEXT_BUDDY",
+    "PICK_BUDDY",
+    "CACHE_HOT_BUDDY",
+    "DELAY_DEQUEUE",
+    "DELAY_ZERO",
+    "WAKEUP_PREEMPTION",
+    "HRTICK",
+    "NONTASK_CAPACITY",
+    "TTWU_QUEUE",
+    "SIS_UTIL",
+    "LB_MIN",
+    "ATTACH_AGE_LOAD",
+    "WA_IDLE",
+    "WA_WEIGHT",
+    "WA_BIAS",
+    "UTIL_EST",
+    "NI_RANDOM",
+    "LB_BIAS",
+    "SIS_PROP",
+    "TTWU_QUEUE_ON_CPU",
+    "TTWU_QUEUE_DELAYED",
+    "TTWU_QUEUE_DEFAULT",
+    "NEWIDLE_MIGRATION_COST_GATE",
+    "NEWIDLE_FAIL_BUMP",
+];
+
+/// Where the fixtures machines live (the sysfs ones unpacked once per test).
+struct Machines {
+    hwloc: Vec<PathBuf>,
+    sysfs: Vec<PathBuf>,
+    _tmp: TempDir,
+}
+
+fn machines() -> Machines {
+    let dir = fixtures().join("topology");
+    let mut hwloc: Vec<PathBuf> = std::fs::read_dir(dir.join("hwloc-xml"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .collect();
+    hwloc.sort();
+    let tmp = TempDir::new("soak-sysfs");
+    let mut sysfs = Vec::new();
+    let mut tarballs: Vec<PathBuf> = std::fs::read_dir(dir.join("sysfs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tar.bz2"))
+        // The 17 MB PCI-heavy snapshot unpacks slowly; the others cover its shapes.
+        .filter(|p| !p.to_string_lossy().contains("pci-conflicts"))
+        .collect();
+    tarballs.sort();
+    for (i, tarball) in tarballs.iter().enumerate() {
+        let root = tmp.0.join(i.to_string());
+        std::fs::create_dir_all(&root).unwrap();
+        let ok = Command::new("tar")
+            .arg("xjf")
+            .arg(tarball)
+            .arg("-C")
+            .arg(&root)
+            .arg("--wildcards")
+            .arg("*/sys/devices/system/cpu/*")
+            .arg("*/sys/devices/system/node/*")
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "tar xjf {} failed", tarball.display());
+        sysfs.push(root);
+    }
+    Machines {
+        hwloc,
+        sysfs,
+        _tmp: tmp,
+    }
+}
+
+fn machine_section(rng: &mut Rng, m: &Machines) -> String {
+    match rng.below(4) {
+        0 | 1 => format!("[machine]\npreset = \"{}\"\n", rng.pick(PRESETS)),
+        2 if rng.chance(50) => format!("[machine]\nhwloc = {:?}\n", rng.pick(&m.hwloc)),
+        2 => format!("[machine]\nsysfs_root = {:?}\n", rng.pick(&m.sysfs)),
+        _ => {
+            let packages = rng.range(1, 2);
+            let cores = rng.range(1, 8);
+            let threads = rng.range(1, 2);
+            let divisors: Vec<u64> = (1..=cores).filter(|d| cores.is_multiple_of(*d)).collect();
+            let per_llc = *rng.pick(&divisors);
+            let cluster_divs: Vec<u64> = (1..=per_llc)
+                .filter(|d| per_llc.is_multiple_of(*d))
+                .collect();
+            let per_cluster = *rng.pick(&cluster_divs);
+            let numbering = *rng.pick(&["socket-major", "core-major"]);
+            format!(
+                "[machine.topology]\npackages = {packages}\ncores_per_package = {cores}\n\
+                 threads_per_core = {threads}\ncores_per_llc = {per_llc}\n\
+                 cores_per_cluster = {per_cluster}\nnumbering = \"{numbering}\"\n"
+            )
+        }
+    }
+}
+
+fn workload_section(rng: &mut Rng) -> String {
+    let g = rng.range(1, 4);
+    let l = rng.range(5, 60);
+    let t = rng.range(1, 8);
+    let m = rng.range(1, 3);
+    let n = rng.range(1, 6);
+    let bench = match rng.below(9) {
+        0 => format!("hackbench -g {g} -l {l}"),
+        1 => format!("hackbench -g {g} -l {l} --threads --pipe -f {n}"),
+        2 => format!("perf bench sched messaging -g {g} -l {l} -t"),
+        3 => format!("schbench -m {m} -t {t} -r 1"),
+        4 => format!("stress-ng --cpu {n} -l {} --timeout 1s", rng.range(10, 100)),
+        5 => format!("stress-ng --cpu {n} --cpu-method int64 -t 1"),
+        6 => "netperf -t TCP_RR -l 1 -- -r 64,64".to_string(),
+        7 => format!("tbench {n}"),
+        _ => {
+            let file = *rng.pick(&[
+                "browser-short.json",
+                "mp3-short.json",
+                "spreading-tasks.json",
+                "tutorial-example2.json",
+            ]);
+            let path = fixtures().join("rt-app").join(file);
+            return format!("[workload]\ncommand = \"rt-app {}\"\n", path.display());
+        }
+    };
+    let prefix = match rng.below(5) {
+        0 => "taskset -c 0-1 ".to_string(),
+        1 => "numactl --cpunodebind=0 ".to_string(),
+        _ => String::new(),
+    };
+    format!("[workload]\ncommand = \"{prefix}{bench}\"\n")
+}
+
+fn kernel_section(rng: &mut Rng) -> String {
+    let mut s = format!("[kernel]\nprofile = \"{}\"\n", rng.pick(PROFILES));
+    if rng.chance(10) {
+        s += "policy = \"fifo\"\n";
+    }
+    if rng.chance(30) {
+        s += &format!(
+            "preempt = \"{}\"\n",
+            rng.pick(&["none", "voluntary", "full"])
+        );
+    }
+    if rng.chance(20) {
+        s += &format!("hz = {}\n", rng.pick(&[100, 250, 1000]));
+    }
+    let flips = rng.below(4);
+    if flips > 0 {
+        s += "[kernel.features]\n";
+        let mut seen = Vec::new();
+        for _ in 0..flips {
+            let f = *rng.pick(FEATURES);
+            if !seen.contains(&f) {
+                seen.push(f);
+                s += &format!("{f} = {}\n", rng.chance(50));
+            }
+        }
+    }
+    s
+}
+
+fn scenario(rng: &mut Rng, m: &Machines) -> String {
+    let duration_ms = rng.range(2, 20);
+    format!(
+        "[run]\nduration_s = {}\ninvariants = true\n\n{}\n{}\n{}",
+        duration_ms as f64 / 1000.0,
+        machine_section(rng, m),
+        kernel_section(rng),
+        workload_section(rng)
+    )
+}
+
+#[test]
+fn soak_random_scenarios_have_no_invariant_violations() {
+    let m = machines();
+    let secs: Option<u64> = std::env::var("SCHEDLAB_SOAK_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    let first: u64 = std::env::var("SCHEDLAB_SOAK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let deadline = secs.map(|s| Instant::now() + Duration::from_secs(s));
+    let start = Instant::now();
+    let mut n = 0u64;
+    let mut rejected = 0u64;
+    let mut seed = first;
+    loop {
+        match deadline {
+            Some(d) if Instant::now() >= d => break,
+            None if n >= SOAK_SCENARIOS => break,
+            _ => {}
+        }
+        let mut rng = Rng(seed);
+        let text = scenario(&mut rng, &m);
+        let scn = Scenario::parse(&text, &format!("soak-{seed}.toml")).unwrap_or_else(|e| {
+            panic!("soak seed {seed}: generated scenario rejected: {e}\n{text}")
+        });
+        let out = match run_once(&scn, seed) {
+            Ok(out) => out,
+            Err(e) => {
+                // A clear input error (e.g. `taskset -c 0-1` on a snapshot whose CPUs 0-3
+                // are offline) is a valid outcome; a panic is not (it fails the test).
+                eprintln!("soak seed {seed}: rejected: {e}");
+                rejected += 1;
+                seed += 1;
+                continue;
+            }
+        };
+        assert!(
+            out.invariant_violations.is_empty(),
+            "soak seed {seed}: {} invariant violations, first: {:?}\n{text}",
+            out.invariant_violations.len(),
+            &out.invariant_violations[..out.invariant_violations.len().min(5)]
+        );
+        n += 1;
+        seed += 1;
+    }
+    eprintln!(
+        "soak: N = {n} random scenarios run (seeds {first}..{}), 0 invariant violations, \
+         {rejected} rejected with an input error, {:.1} s",
+        seed.saturating_sub(1),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(
+        n > 0 && rejected * 10 < n,
+        "too many generated scenarios rejected"
+    );
+}
