@@ -330,11 +330,70 @@ fn sized_counts_have_limits() {
     let e = bad(&["run", f.to_str().unwrap()]);
     assert!(e.contains("tasks.t.instance"), "{e}");
     assert!(e.contains("above the limit of 100000"), "{e}");
-    let e = bad(&["run", "scenarios/spin.toml", "--runs", "100001"]);
+    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.runs=100001"]);
     assert!(
-        e.contains("run.runs: got integer 100001; accepted: an integer from 1 to 100000"),
+        e.contains("--set: run.runs: got integer 100001; accepted: an integer from 1 to 100000"),
         "{e}"
     );
+}
+
+/// clap reports flag values; a negative `--seed` gets a real message, not clap's `-- -1` tip
+/// (which would turn it into the benchmark command).
+#[test]
+fn seed_and_runs_flags_say_what_is_accepted() {
+    for (flag, value, accepted) in [
+        (
+            "--seed",
+            "-1",
+            "accepted: an integer from 0 to 9223372036854775807",
+        ),
+        ("--runs", "-1", "accepted: an integer from 1 to 100000"),
+        ("--runs", "100001", "accepted: an integer from 1 to 100000"),
+    ] {
+        let out = schedlab(&["run", "scenarios/spin.toml", flag, value]);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with(&format!("error: invalid value '{value}' for '{flag} ")),
+            "{err}"
+        );
+        assert!(err.contains(accepted), "{err}");
+        assert!(!err.contains("-- -1"), "{err}");
+    }
+}
+
+#[test]
+fn program_errors_name_the_program_once_and_bench_names_its_flag() {
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--",
+        "taskset",
+        "-x",
+        "1",
+        "hackbench",
+    ]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(
+            "schedlab: error: command line: workload.command: taskset: invalid option -- 'x'\n"
+        ),
+        "{err}"
+    );
+    let out = schedlab(&["run", "-m", "skl-2s", "--", "hackbench", "-x"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "schedlab: error: command line: workload.command: hackbench: invalid option -- 'x'\n"
+    );
+    let e = bad(&["bench", "--sim-s", "nan"]);
+    assert_eq!(
+        e,
+        "schedlab: error: --sim-s: run.duration_s: got float NaN; accepted: seconds > 0 and at most 86400\n"
+    );
+    let out = schedlab(&["bench", "--sim-s", "nan"]);
+    assert!(out.stdout.is_empty(), "no table header before the error");
 }
 
 #[test]

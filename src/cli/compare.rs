@@ -31,10 +31,10 @@ pub struct CompareArgs {
     #[arg(long = "variant", value_name = "NAME:FEAT,NO_FEAT,sysctl=value")]
     pub variants: Vec<String>,
     /// Runs per variant (the same seeds for every variant).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
     /// Base seed.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Machine: a preset (`schedlab list machines`), `host`, an hwloc XML, a sysfs snapshot
     /// directory, or a topology `.toml` file.

@@ -35,10 +35,10 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Number of runs (seeds derived from --seed).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
     /// Base seed.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Write the results JSON to FILE (`-` = stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
