@@ -87,7 +87,11 @@ pub fn baseline_from_args(args: &CompareArgs) -> InputResult<Scenario> {
         seed: args.seed,
         command: args.command.clone(),
     };
-    Scenario::from_doc(build_document(&opts)?)
+    let doc = build_document(&opts)?;
+    for w in &doc.warnings {
+        eprintln!("schedlab: warning: {w}");
+    }
+    Scenario::from_doc(doc)
 }
 
 /// One of the scenarios compared.

@@ -84,7 +84,11 @@ pub fn scenario_from_args(args: &RunArgs) -> Result<Scenario, InputError> {
         seed: args.seed,
         command: args.command.clone(),
     };
-    Scenario::from_doc(build_document(&opts)?)
+    let doc = build_document(&opts)?;
+    for w in &doc.warnings {
+        eprintln!("schedlab: warning: {w}");
+    }
+    Scenario::from_doc(doc)
 }
 
 pub fn run(args: &RunArgs) -> anyhow::Result<()> {
