@@ -330,11 +330,70 @@ fn sized_counts_have_limits() {
     let e = bad(&["run", f.to_str().unwrap()]);
     assert!(e.contains("tasks.t.instance"), "{e}");
     assert!(e.contains("above the limit of 100000"), "{e}");
-    let e = bad(&["run", "scenarios/spin.toml", "--runs", "100001"]);
+    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.runs=100001"]);
     assert!(
-        e.contains("run.runs: got integer 100001; accepted: an integer from 1 to 100000"),
+        e.contains("--set: run.runs: got integer 100001; accepted: an integer from 1 to 100000"),
         "{e}"
     );
+}
+
+/// clap reports flag values; a negative `--seed` gets a real message, not clap's `-- -1` tip
+/// (which would turn it into the benchmark command).
+#[test]
+fn seed_and_runs_flags_say_what_is_accepted() {
+    for (flag, value, accepted) in [
+        (
+            "--seed",
+            "-1",
+            "accepted: an integer from 0 to 9223372036854775807",
+        ),
+        ("--runs", "-1", "accepted: an integer from 1 to 100000"),
+        ("--runs", "100001", "accepted: an integer from 1 to 100000"),
+    ] {
+        let out = schedlab(&["run", "scenarios/spin.toml", flag, value]);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.starts_with(&format!("error: invalid value '{value}' for '{flag} ")),
+            "{err}"
+        );
+        assert!(err.contains(accepted), "{err}");
+        assert!(!err.contains("-- -1"), "{err}");
+    }
+}
+
+#[test]
+fn program_errors_name_the_program_once_and_bench_names_its_flag() {
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--",
+        "taskset",
+        "-x",
+        "1",
+        "hackbench",
+    ]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.starts_with(
+            "schedlab: error: command line: workload.command: taskset: invalid option -- 'x'\n"
+        ),
+        "{err}"
+    );
+    let out = schedlab(&["run", "-m", "skl-2s", "--", "hackbench", "-x"]);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err,
+        "schedlab: error: command line: workload.command: hackbench: invalid option -- 'x'\n"
+    );
+    let e = bad(&["bench", "--sim-s", "nan"]);
+    assert_eq!(
+        e,
+        "schedlab: error: --sim-s: run.duration_s: got float NaN; accepted: seconds > 0 and at most 86400\n"
+    );
+    let out = schedlab(&["bench", "--sim-s", "nan"]);
+    assert!(out.stdout.is_empty(), "no table header before the error");
 }
 
 #[test]
@@ -347,4 +406,94 @@ fn long_names_are_clipped_in_messages() {
         &format!("kernel.profile={long}"),
     ]);
     assert!(e.len() < 2_000, "{} bytes", e.len());
+}
+
+#[test]
+fn variant_without_a_colon_is_an_error() {
+    let e = bad(&[
+        "compare",
+        "scenarios/hackbench.toml",
+        "--variant",
+        "nodelay",
+    ]);
+    assert!(
+        e.starts_with("schedlab: error: --variant: nodelay: a variant without a colon changes nothing; accepted: NAME:"),
+        "{e}"
+    );
+}
+
+#[test]
+fn machine_flag_over_a_scenario_machine_warns() {
+    let out = schedlab(&[
+        "run",
+        "scenarios/spin.toml",
+        "-m",
+        "skl-2s",
+        "--set",
+        "run.duration_s=0.01",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        err.lines().next(),
+        Some("schedlab: warning: -m skl-2s replaces the scenario's machine.preset = \"hybrid-10\"")
+    );
+    let out = ok(&[
+        "run",
+        "scenarios/spin.toml",
+        "-m",
+        "skl-2s",
+        "--set",
+        "run.duration_s=0.01",
+    ]);
+    // The run used skl-2s: 80 CPUs, 12 hogs all running at once.
+    assert!(out.contains("spin: 12 tasks"), "{out}");
+}
+
+#[test]
+fn schbench_own_json_flag_is_refused() {
+    let e = bad(&[
+        "run", "-m", "skl-2s", "--", "schbench", "-r", "1", "--json", "x.json",
+    ]);
+    assert!(
+        e.contains(
+            "workload.command: schbench: --json x.json: schbench's own JSON file is not written"
+        ),
+        "{e}"
+    );
+}
+
+fn rtapp_err(task: &str) -> String {
+    let json = tmp(
+        &format!("t{}.json", task.len()),
+        &format!(r#"{{"global": {{"duration": 1}}, "tasks": {{"t": {task}}}}}"#),
+    );
+    let f = tmp(
+        &format!("t{}.toml", task.len()),
+        &format!(
+            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
+            json.display()
+        ),
+    );
+    bad(&["run", f.to_str().unwrap()])
+}
+
+#[test]
+fn rtapp_semantic_checks() {
+    let e = rtapp_err(r#"{"policy": "SCHED_DEADLINE", "run": 10}"#);
+    assert!(
+        e.contains("tasks.t.policy: SCHED_DEADLINE is not modelled"),
+        "{e}"
+    );
+    let e = rtapp_err(r#"{"policy": "SCHED_FIFO", "priority": 500, "run": 10}"#);
+    assert!(
+        e.contains(
+            "tasks.t.priority: 500 is out of range for Fifo; accepted: an RT priority from 1 to 99"
+        ),
+        "{e}"
+    );
+    let e = rtapp_err(r#"{"priority": 25, "run": 10}"#);
+    assert!(e.contains("accepted: a nice value from -20 to 19"), "{e}");
+    let e = rtapp_err(r#"{"run": 10, "timer": {"ref": "t", "period": 0}}"#);
+    assert!(e.contains("timer.period: 0: a timer needs a period"), "{e}");
 }

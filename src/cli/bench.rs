@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use crate::config::ScenarioDoc;
 use crate::config::scenario::Scenario;
 use crate::experiment;
 
@@ -58,19 +59,38 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// The fixed scenarios with the policy and simulated length of `args` (set as overrides, so
+/// a bad `--sim-s` or `--policy` is reported against its flag).
+fn scenarios(args: &BenchArgs) -> anyhow::Result<Vec<(&'static str, Scenario)>> {
+    SCENARIOS
+        .iter()
+        .map(|(name, toml)| {
+            let mut doc = ScenarioDoc::parse(toml, "bench")?;
+            let key = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+            doc.set_path(
+                &key(&["kernel", "policy"]),
+                toml::Value::String(args.policy.clone()),
+                "--policy",
+            )?;
+            doc.set_path(
+                &key(&["run", "duration_s"]),
+                toml::Value::Float(args.sim_s),
+                "--sim-s",
+            )?;
+            Ok((*name, Scenario::from_doc(doc)?))
+        })
+        .collect()
+}
+
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let scenarios = scenarios(args)?;
     crate::output::write_stdout(&format!(
         "{:<34} {:>12} {:>9} {:>14} {:>14}\n",
         "scenario", "events", "wall_s", "events/s", "sim_s/wall_s"
     ))?;
-    for (name, toml) in SCENARIOS {
-        let text = format!(
-            "{toml}[kernel]\npolicy = \"{}\"\n[run]\nduration_s = {}\n",
-            args.policy, args.sim_s
-        );
-        let scn = Scenario::parse(&text, "bench")?;
+    for (name, scn) in &scenarios {
         let started = Instant::now();
-        let out = experiment::run_once(&scn, 1)?;
+        let out = experiment::run_once(scn, 1)?;
         let wall = started.elapsed().as_secs_f64();
         let events = out.result.events;
         crate::output::write_stdout(&format!(

@@ -31,10 +31,10 @@ pub struct CompareArgs {
     #[arg(long = "variant", value_name = "NAME:FEAT,NO_FEAT,sysctl=value")]
     pub variants: Vec<String>,
     /// Runs per variant (the same seeds for every variant).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
     /// Base seed.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Machine: a preset (`schedlab list machines`), `host`, an hwloc XML, a sysfs snapshot
     /// directory, or a topology `.toml` file.
@@ -87,7 +87,11 @@ pub fn baseline_from_args(args: &CompareArgs) -> InputResult<Scenario> {
         seed: args.seed,
         command: args.command.clone(),
     };
-    Scenario::from_doc(build_document(&opts)?)
+    let doc = build_document(&opts)?;
+    for w in &doc.warnings {
+        eprintln!("schedlab: warning: {w}");
+    }
+    Scenario::from_doc(doc)
 }
 
 /// One of the scenarios compared.

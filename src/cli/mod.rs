@@ -70,6 +70,27 @@ pub struct TopoArgs {
     pub json: bool,
 }
 
+/// `--seed`: a clear message for any value, negative ones included (clap's own tip to write
+/// `-- -1` would make it the benchmark command).
+pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&v| v <= i64::MAX as u64)
+        .ok_or_else(|| format!("accepted: an integer from 0 to {}", i64::MAX))
+}
+
+/// `--runs`: 1 to [`crate::input::limits::MAX_RUNS`].
+pub(crate) fn parse_runs(s: &str) -> Result<u32, String> {
+    let max = crate::input::limits::MAX_RUNS;
+    s.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|v| (1..=max).contains(v))
+        .map(|v| v as u32)
+        .ok_or_else(|| format!("accepted: an integer from 1 to {max}"))
+}
+
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {

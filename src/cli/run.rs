@@ -36,10 +36,10 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
     /// Number of runs (seeds derived from --seed).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
     /// Base seed.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Write the results JSON to FILE (`-` = stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
@@ -85,7 +85,11 @@ pub fn scenario_from_args(args: &RunArgs) -> Result<Scenario, InputError> {
         seed: args.seed,
         command: args.command.clone(),
     };
-    Scenario::from_doc(build_document(&opts)?)
+    let doc = build_document(&opts)?;
+    for w in &doc.warnings {
+        eprintln!("schedlab: warning: {w}");
+    }
+    Scenario::from_doc(doc)
 }
 
 /// The files `run` reads, for [`crate::output::check_distinct`]: the scenario, a machine

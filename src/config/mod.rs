@@ -53,6 +53,9 @@ pub struct ScenarioDoc {
     pub base_dir: Option<PathBuf>,
     /// `(dotted path, origin)` of every override, in application order.
     overrides: Vec<(Vec<String>, String)>,
+    /// Behaviour worth a one-line warning (e.g. `-m` replacing the file's `[machine]`); the
+    /// command line prints them.
+    pub warnings: Vec<String>,
 }
 
 impl ScenarioDoc {
@@ -63,6 +66,7 @@ impl ScenarioDoc {
             origin: origin.into(),
             base_dir: None,
             overrides: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -87,6 +91,7 @@ impl ScenarioDoc {
             origin,
             base_dir: None,
             overrides: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 
@@ -276,6 +281,23 @@ pub fn build_document(opts: &QuickOptions) -> InputResult<ScenarioDoc> {
     let p = |s: &[&str]| -> Vec<String> { s.iter().map(|x| x.to_string()).collect() };
     if let Some(m) = &opts.machine {
         let (key, value) = machine_source(m, "-m")?;
+        // Documented choice: `-m` wins over the file's [machine] source, with a warning.
+        if let Some(toml::Value::Table(t)) = doc.table.get("machine")
+            && let Some((old_key, old)) = MACHINE_SOURCES
+                .iter()
+                .find_map(|k| t.get(*k).map(|v| (*k, v)))
+            && (old_key != key || *old != value)
+        {
+            let old = match old {
+                toml::Value::Table(_) => "a table".to_string(),
+                v => v.to_string(),
+            };
+            doc.warnings.push(format!(
+                "-m {} replaces the scenario's machine.{old_key} = {}",
+                crate::input::limits::clip(m),
+                crate::input::limits::clip(&old)
+            ));
+        }
         doc.set_path(&p(&["machine", key]), value, "-m")?;
     }
     if let Some(list) = &opts.offline {

@@ -632,7 +632,15 @@ fn flatten(prefix: &str, value: &toml::Value, out: &mut BTreeMap<String, toml::V
 /// `FEAT` turns a feature on, `NO_FEAT` off; `NAME=VALUE` sets a tunable when `NAME` is
 /// one, `profile=v6.9` the profile, and a dotted key any scenario key.
 pub fn parse_variant_spec(spec: &str, origin: &str) -> InputResult<VariantSpec> {
-    let (name, items) = spec.split_once(':').unwrap_or((spec, ""));
+    let Some((name, items)) = spec.split_once(':') else {
+        return Err(InputError::with_key(
+            origin,
+            limits::clip(spec).into_owned(),
+            "a variant without a colon changes nothing; accepted: NAME:FEAT,NO_FEAT,\
+             sysctl=value,dotted.key=value (e.g. nodelay:NO_DELAY_DEQUEUE; `NAME:` for an \
+             explicit copy of the baseline)",
+        ));
+    };
     let name = name.trim();
     if name.is_empty() {
         return Err(InputError::with_key(

@@ -76,9 +76,15 @@ fn builtin_keys<T: serde::de::DeserializeOwned>(
     params: &toml::Table,
 ) -> InputResult<T> {
     let origin_of = |k: &str| scn.origin_of(k).to_string();
-    let mut also = vec!["kind"];
-    also.extend(placement::PLACEMENT_KEYS);
-    keys::from_table_also(params, "workload", &origin_of, &also)
+    keys::from_table_also(
+        params,
+        "workload",
+        &origin_of,
+        &[
+            ("also", &["kind"]),
+            ("placement", placement::PLACEMENT_KEYS),
+        ],
+    )
 }
 
 /// `value` (default `default`) checked against `min..=max`, the error naming `workload.key`.

@@ -130,6 +130,7 @@ impl de::Error for KeyError {
 
     fn unknown_field(field: &str, accepted: &'static [&'static str]) -> Self {
         let mut e = Self::custom(unknown_key(field, accepted, &[]));
+        // Kept so that `from_table_also` can suggest from more lists.
         e.unknown = Some((field.to_string(), accepted));
         e
     }
@@ -275,17 +276,20 @@ impl<'de> de::MapAccess<'de> for MapDe<'_> {
     }
 }
 
-/// `unknown key (did you mean X?); accepted: A, B; also: C` — suggestions drawn from both
-/// lists.
-fn unknown_key(field: &str, accepted: &[&str], also: &[&str]) -> String {
-    let all: Vec<&str> = accepted.iter().chain(also).copied().collect();
-    let also = if also.is_empty() {
-        String::new()
-    } else {
-        format!("; also: {}", also.join(", "))
-    };
+/// Keys of a table read elsewhere, as `(label, keys)` for messages (`placement: cpus, ...`).
+pub type AlsoKeys<'a> = &'a [(&'a str, &'a [&'a str])];
+
+/// `unknown key (did you mean X?); accepted: A, B; LABEL: C` — suggestions drawn from all
+/// the lists.
+fn unknown_key(field: &str, accepted: &[&str], also: AlsoKeys) -> String {
+    let mut all: Vec<&str> = accepted.to_vec();
+    let mut tail = String::new();
+    for (label, keys) in also {
+        all.extend(keys.iter());
+        tail.push_str(&format!("; {label}: {}", keys.join(", ")));
+    }
     format!(
-        "unknown key{}; accepted: {}{also}",
+        "unknown key{}; accepted: {}{tail}",
         did_you_mean(field, &all),
         accepted.join(", ")
     )
@@ -307,7 +311,7 @@ pub fn from_table_also<T: DeserializeOwned>(
     table: &toml::Table,
     prefix: &str,
     origin_of: &dyn Fn(&str) -> String,
-    also: &[&str],
+    also: AlsoKeys,
 ) -> InputResult<T> {
     T::deserialize(ValueDe {
         value: &toml::Value::Table(table.clone()),

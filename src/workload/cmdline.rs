@@ -178,125 +178,12 @@ pub fn getopt_long(
             break;
         }
         if let Some(body) = a.strip_prefix("--") {
-            let (name, attached) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v.to_string())),
-                None => (body, None),
-            };
-            let opt = match longopts.iter().find(|l| l.name == name) {
-                Some(l) => *l,
-                None => {
-                    let cands: Vec<&LongOpt> = longopts
-                        .iter()
-                        .filter(|l| l.name.starts_with(name))
-                        .collect();
-                    match cands.len() {
-                        1 => *cands[0],
-                        0 => {
-                            return Err(match style {
-                                OptStyle::Glibc => {
-                                    format!("{prog}: unrecognized option '--{name}'")
-                                }
-                                OptStyle::Perf => format!("Error: unknown option `{name}'"),
-                            });
-                        }
-                        _ => {
-                            let list: Vec<String> =
-                                cands.iter().map(|l| format!("'--{}'", l.name)).collect();
-                            return Err(match style {
-                                OptStyle::Glibc => format!(
-                                    "{prog}: option '--{name}' is ambiguous; possibilities: {}",
-                                    list.join(" ")
-                                ),
-                                OptStyle::Perf => format!("Error: Ambiguous option: {name}"),
-                            });
-                        }
-                    }
-                }
-            };
-            let spelled = format!("--{}", opt.name);
-            if opt.has_arg {
-                let arg = match attached {
-                    Some(v) => v,
-                    None if i < args.len() => {
-                        i += 1;
-                        args[i - 1].clone()
-                    }
-                    None => {
-                        return Err(match style {
-                            OptStyle::Glibc => {
-                                format!("{prog}: option '--{}' requires an argument", opt.name)
-                            }
-                            OptStyle::Perf => {
-                                format!("Error: option `{}' requires a value", opt.name)
-                            }
-                        });
-                    }
-                };
-                out.opts.push(OptHit {
-                    id: opt.id,
-                    arg: Some(arg),
-                    spelled,
-                });
-            } else {
-                if attached.is_some() {
-                    return Err(match style {
-                        OptStyle::Glibc => {
-                            format!("{prog}: option '--{}' doesn't allow an argument", opt.name)
-                        }
-                        OptStyle::Perf => format!("Error: option `{}' takes no value", opt.name),
-                    });
-                }
-                out.opts.push(OptHit {
-                    id: opt.id,
-                    arg: None,
-                    spelled,
-                });
-            }
+            let hit = long_option(prog, body, args, &mut i, longopts, style)?;
+            out.opts.push(hit);
             continue;
         }
         if a.len() > 1 && a.starts_with('-') {
-            let chars: Vec<char> = a.chars().skip(1).collect();
-            let mut j = 0;
-            while j < chars.len() {
-                let c = chars[j];
-                j += 1;
-                let spelled = format!("-{c}");
-                match short_spec(optstring, c) {
-                    None => {
-                        return Err(match style {
-                            OptStyle::Glibc => format!("{prog}: invalid option -- '{c}'"),
-                            OptStyle::Perf => format!("Error: unknown switch `{c}'"),
-                        });
-                    }
-                    Some(false) => out.opts.push(OptHit {
-                        id: c,
-                        arg: None,
-                        spelled,
-                    }),
-                    Some(true) => {
-                        let arg = if j < chars.len() {
-                            let v: String = chars[j..].iter().collect();
-                            j = chars.len();
-                            v
-                        } else if i < args.len() {
-                            i += 1;
-                            args[i - 1].clone()
-                        } else {
-                            return Err(match style {
-                                OptStyle::Glibc => {
-                                    format!("{prog}: option requires an argument -- '{c}'")
-                                }
-                                OptStyle::Perf => format!("Error: switch `{c}' requires a value"),
-                            });
-                        };
-                        out.opts.push(OptHit {
-                            id: c,
-                            arg: Some(arg),
-                            spelled,
-                        });
-                    }
-                }
-            }
+            short_cluster(prog, a, args, &mut i, optstring, style, &mut out)?;
             continue;
         }
         out.positional.push(a.clone());
@@ -306,6 +193,146 @@ pub fn getopt_long(
         }
     }
     Ok(out)
+}
+
+/// The long option `--body` (`--name` or `--name=value`, unambiguous prefixes accepted),
+/// taking its argument from the next word when it needs one (advancing `*i`).
+fn long_option(
+    prog: &str,
+    body: &str,
+    args: &[String],
+    i: &mut usize,
+    longopts: &[LongOpt],
+    style: OptStyle,
+) -> Result<OptHit, String> {
+    let (name, attached) = match body.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (body, None),
+    };
+    let opt = find_long(prog, name, longopts, style)?;
+    let spelled = format!("--{}", opt.name);
+    if !opt.has_arg {
+        if attached.is_some() {
+            return Err(match style {
+                OptStyle::Glibc => {
+                    format!("{prog}: option '--{}' doesn't allow an argument", opt.name)
+                }
+                OptStyle::Perf => format!("Error: option `{}' takes no value", opt.name),
+            });
+        }
+        return Ok(OptHit {
+            id: opt.id,
+            arg: None,
+            spelled,
+        });
+    }
+    let arg = match attached {
+        Some(v) => v,
+        None if *i < args.len() => {
+            *i += 1;
+            args[*i - 1].clone()
+        }
+        None => {
+            return Err(match style {
+                OptStyle::Glibc => {
+                    format!("{prog}: option '--{}' requires an argument", opt.name)
+                }
+                OptStyle::Perf => format!("Error: option `{}' requires a value", opt.name),
+            });
+        }
+    };
+    Ok(OptHit {
+        id: opt.id,
+        arg: Some(arg),
+        spelled,
+    })
+}
+
+/// The long option called `name`, or the one option it is a prefix of.
+fn find_long(
+    prog: &str,
+    name: &str,
+    longopts: &[LongOpt],
+    style: OptStyle,
+) -> Result<LongOpt, String> {
+    if let Some(l) = longopts.iter().find(|l| l.name == name) {
+        return Ok(*l);
+    }
+    let cands: Vec<&LongOpt> = longopts
+        .iter()
+        .filter(|l| l.name.starts_with(name))
+        .collect();
+    match cands.len() {
+        1 => Ok(*cands[0]),
+        0 => Err(match style {
+            OptStyle::Glibc => format!("{prog}: unrecognized option '--{name}'"),
+            OptStyle::Perf => format!("Error: unknown option `{name}'"),
+        }),
+        _ => {
+            let list: Vec<String> = cands.iter().map(|l| format!("'--{}'", l.name)).collect();
+            Err(match style {
+                OptStyle::Glibc => format!(
+                    "{prog}: option '--{name}' is ambiguous; possibilities: {}",
+                    list.join(" ")
+                ),
+                OptStyle::Perf => format!("Error: Ambiguous option: {name}"),
+            })
+        }
+    }
+}
+
+/// A cluster of short options (`-pT`, `-g4`, `-g 4`), taking an option's argument from the
+/// rest of the word or the next word (advancing `*i`).
+fn short_cluster(
+    prog: &str,
+    a: &str,
+    args: &[String],
+    i: &mut usize,
+    optstring: &str,
+    style: OptStyle,
+    out: &mut Parsed,
+) -> Result<(), String> {
+    let chars: Vec<char> = a.chars().skip(1).collect();
+    let mut j = 0;
+    while j < chars.len() {
+        let c = chars[j];
+        j += 1;
+        let spelled = format!("-{c}");
+        match short_spec(optstring, c) {
+            None => {
+                return Err(match style {
+                    OptStyle::Glibc => format!("{prog}: invalid option -- '{c}'"),
+                    OptStyle::Perf => format!("Error: unknown switch `{c}'"),
+                });
+            }
+            Some(false) => out.opts.push(OptHit {
+                id: c,
+                arg: None,
+                spelled,
+            }),
+            Some(true) => {
+                let arg = if j < chars.len() {
+                    let v: String = chars[j..].iter().collect();
+                    j = chars.len();
+                    v
+                } else if *i < args.len() {
+                    *i += 1;
+                    args[*i - 1].clone()
+                } else {
+                    return Err(match style {
+                        OptStyle::Glibc => format!("{prog}: option requires an argument -- '{c}'"),
+                        OptStyle::Perf => format!("Error: switch `{c}' requires a value"),
+                    });
+                };
+                out.opts.push(OptHit {
+                    id: c,
+                    arg: Some(arg),
+                    spelled,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Format like C's `%g` (precision 6): the shorter of `%e`/`%f` with trailing zeros removed.

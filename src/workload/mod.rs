@@ -243,6 +243,11 @@ impl WorkloadSpec {
             ));
         }
         let cmd_err = |mut e: InputError| {
+            // The programs' own texts start with their name (`taskset: invalid option`): say
+            // it once.
+            if let Some(rest) = e.message.strip_prefix(&format!("{}: ", e.origin)) {
+                e.message = rest.to_string();
+            }
             e.origin = format!("{cmd_origin}: workload.command: {}", e.origin);
             e
         };
@@ -433,9 +438,15 @@ fn read_keys<T: serde::de::DeserializeOwned>(
     keys: &toml::Table,
     origin_of: &dyn Fn(&str) -> String,
 ) -> InputResult<T> {
-    let mut also = vec!["kind", "command"];
-    also.extend(placement::PLACEMENT_KEYS);
-    input::keys::from_table_also(keys, "workload", origin_of, &also)
+    input::keys::from_table_also(
+        keys,
+        "workload",
+        origin_of,
+        &[
+            ("also", &["kind", "command"]),
+            ("placement", placement::PLACEMENT_KEYS),
+        ],
+    )
 }
 
 /// Parse `base` followed by the option words of each key; when that fails but `base` alone
@@ -599,7 +610,7 @@ mod tests {
         assert_eq!(e.key.as_deref(), Some("workload.group"));
         assert!(
             e.message
-                .contains("unknown key (did you mean groups?); accepted: variant, groups"),
+                .contains("unknown key (did you mean one of groups, group_cpus, group_nodes?); accepted: variant, groups"),
             "{e}"
         );
         let e =

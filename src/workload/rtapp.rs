@@ -752,10 +752,29 @@ impl Ctx<'_> {
             Some(RtAppPolicy::Fifo | RtAppPolicy::Rr) => Some(10),
             Some(_) => Some(0),
         };
-        let priority = self
-            .int(obj, "priority", path)?
-            .map(|v| v as i32)
-            .or(prio_default);
+        if policy == Some(RtAppPolicy::Deadline) {
+            return Err(self.err(
+                &format!("{path}.policy"),
+                "SCHED_DEADLINE is not modelled (schedlab has no deadline class for tasks); \
+                 accepted: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO",
+            ));
+        }
+        let given_priority = self.int(obj, "priority", path)?;
+        if let (Some(v), Some(p)) = (given_priority, policy) {
+            // sched_setattr() refuses these (EINVAL), and rt-app stops.
+            let (lo, hi, what) = if p.is_fair() {
+                (-20, 19, "a nice value")
+            } else {
+                (1, 99, "an RT priority")
+            };
+            if !(lo..=hi).contains(&v) {
+                return Err(self.err(
+                    &format!("{path}.priority"),
+                    format!("{v} is out of range for {p:?}; accepted: {what} from {lo} to {hi}"),
+                ));
+            }
+        }
+        let priority = given_priority.map(|v| v as i32).or(prio_default);
         let us = |k: &str| -> InputResult<Option<u64>> {
             match self.int(obj, k, path)? {
                 Some(v) if v < 0 => {
@@ -884,8 +903,11 @@ impl Ctx<'_> {
                 }
                 let reference = obj_str(self, "ref", "unknown")?;
                 let period = self.int(v, "period", &kpath)?.unwrap_or(0);
-                if period < 0 {
-                    return Err(self.err(&format!("{kpath}.period"), "must not be negative"));
+                if period <= 0 {
+                    return Err(self.err(
+                        &format!("{kpath}.period"),
+                        format!("{period}: a timer needs a period; accepted: microseconds > 0"),
+                    ));
                 }
                 let mode = obj_str(self, "mode", "relative")?;
                 Event::Timer {

@@ -387,7 +387,14 @@ pub fn parse_current(args: &[String], nr_cpus: usize) -> InputResult<SchbenchCon
             's' => c.sleep_usec = nonneg("sleep usec")?,
             'F' => c.cache_footprint_kb = nonneg("cache footprint")?,
             'f' => {} // see CURRENT_LONGOPTS
-            'j' => {}
+            'j' => {
+                return Err(err(format!(
+                    "--json {}: schbench's own JSON file is not written by the simulation; \
+                     accepted: schedlab's --json FILE, whose runs[].workload holds schbench's \
+                     metrics",
+                    crate::input::limits::clip(arg)
+                )));
+            }
             'J' => c.jobname = Some(arg.to_string()),
             'S' => {
                 let v = cmdline::atoi(arg);
