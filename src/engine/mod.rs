@@ -20,6 +20,7 @@ pub mod control;
 pub mod core;
 pub mod invariants;
 pub mod mempolicy;
+pub mod numa;
 pub mod queue;
 /// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
 pub use crate::rng;
