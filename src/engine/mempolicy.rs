@@ -14,42 +14,31 @@
 //! (the workloads touch their buffers at start); nodes never run out of memory, so
 //! MPOL_PREFERRED never falls back and MPOL_BIND never fails; threads of one process do not
 //! share pages (each task has its own). Pages never move until NUMA balancing moves them.
+//!
+//! The node choice itself is `memory::policy::alloc_node()` (one place for mm/mempolicy.c's
+//! allocation rule, shared with the page-group memory model); this module only turns it into
+//! the per-task page shares the speed model reads.
 
+use crate::memory::policy::alloc_node;
 use crate::task::MemPolicy;
 use crate::topology::Machine;
 
-/// Nodes of a node bitmask that exist on `machine`, ascending.
-fn nodes_of(mask: u64, machine: &Machine) -> impl Iterator<Item = usize> + '_ {
-    (0..machine.nr_nodes().min(64)).filter(move |&n| mask & (1 << n) != 0)
-}
-
-/// The node of `mask` nearest to `from` (lowest id on ties); `from` itself when in the set.
-pub fn nearest_node(mask: u64, from: usize, machine: &Machine) -> Option<usize> {
-    nodes_of(mask, machine).min_by_key(|&n| (machine.distance(from, n), n))
-}
-
 /// Page shares per node (index = node id) of a task first touching its memory on
-/// `cpu_node` under `policy`.
+/// `cpu_node` under `policy`: one share on the node `alloc_node()` picks; for interleave one
+/// share per node of the set (interleave indices 0..set size, `interleave_nid()`'s
+/// round-robin over equally many pages).
 pub fn first_touch_pages(policy: MemPolicy, cpu_node: usize, machine: &Machine) -> Vec<u32> {
-    let mut pages = vec![0u32; machine.nr_nodes()];
-    let single = match policy {
-        MemPolicy::Local => Some(cpu_node),
-        MemPolicy::Bind { nodes } => nearest_node(nodes, cpu_node, machine),
-        MemPolicy::Preferred { node } if (node as usize) < pages.len() => Some(node as usize),
-        MemPolicy::Preferred { .. } => None,
-        MemPolicy::Interleave { nodes } => {
-            for n in nodes_of(nodes, machine) {
-                pages[n] = 1;
-            }
-            None
-        }
+    let nr = machine.nr_nodes();
+    let mut pages = vec![0u32; nr];
+    let ilx_count = match policy {
+        MemPolicy::Interleave { nodes } => (0..nr.min(64))
+            .filter(|&n| nodes & (1 << n) != 0)
+            .count()
+            .max(1) as u64,
+        _ => 1,
     };
-    if let Some(n) = single {
-        pages[n] = 1;
-    }
-    if pages.iter().all(|&p| p == 0) {
-        // A policy naming no existing node (validated away by the placement parser): local.
-        pages[cpu_node] = 1;
+    for ilx in 0..ilx_count {
+        pages[alloc_node(policy, cpu_node, ilx, &machine.node_distance)] += 1;
     }
     pages
 }
@@ -112,5 +101,17 @@ mod tests {
         assert_eq!(il, vec![1, 1, 0, 1]);
         assert!((pages_on_node_pct(&il, 0) - 100.0 / 3.0).abs() < 1e-9);
         assert_eq!(pages_on_node_pct(&il, 2), 0.0);
+        // Nodes the machine lacks are not in the interleave set; a set of none, or a
+        // preferred node that does not exist, falls back to local (alloc_node's rule).
+        let il = first_touch_pages(MemPolicy::Interleave { nodes: 0b10_0101 }, 1, &m);
+        assert_eq!(il, vec![1, 0, 1, 0]);
+        assert_eq!(
+            first_touch_pages(MemPolicy::Interleave { nodes: 0b1_0000 }, 1, &m),
+            vec![0, 1, 0, 0]
+        );
+        assert_eq!(
+            first_touch_pages(MemPolicy::Preferred { node: 7 }, 2, &m),
+            vec![0, 0, 1, 0]
+        );
     }
 }

@@ -22,6 +22,7 @@ pub mod invariants;
 pub mod mempolicy;
 pub mod observer;
 pub mod pingpong;
+pub mod numa;
 pub mod queue;
 /// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
 pub use crate::rng;

@@ -18,9 +18,15 @@
 //! `HZ_BW` is "on" after its removal in v6.12 because the removal made the behaviour
 //! unconditional). Each entry's `history` records this and the profiles are derived from it.
 //!
+//! NUMA balancing: the v3.13–v4.2 `SCHED_FEAT`s `NUMA_FAVOUR_HIGHER` / `NUMA_RESIST_LOWER`
+//! (other-kernel entries) and five model switches for the variants of issue 13
+//! (`NUMA_MIGRATE_PREFERRED_BUSY`, `NUMA_HAS_CAPACITY`, `NUMA_HAS_CAPACITY_PCT`,
+//! `NUMA_CLASSIFY`, `NUMA_LOCALITY_TRISTATE`); the release-keyed NUMA details without a
+//! switch are in `sched::numa::features::NumaVariant`. The plain `NUMA` / `NUMA_FAVOUR_*`
+//! bits of v3.8–v3.12 are not listed (schedlab has no profile before v3.16).
+//!
 //! Left out: debugging bits with no scheduling effect the simulator could show (`ARCH_POWER`
-//! / `ARCH_CAPACITY`, `FORCE_SD_OVERLAP`, `SIS_AVG_CPU`, the NUMA hinting bits of v3.x
-//! `NUMA_FAVOUR_HIGHER` / `NUMA_RESIST_LOWER`, which the NUMA model keys on the profile).
+//! / `ARCH_CAPACITY`, `FORCE_SD_OVERLAP`, `SIS_AVG_CPU`).
 
 use std::fmt;
 
@@ -129,6 +135,14 @@ features!(
     DL_SERVER,
     DL_SERVER_LAZY_STOP,
     RT_DEFAULT_BANDWIDTH,
+    // NUMA balancing (src/sched/numa; docs/numa.md).
+    NUMA_FAVOUR_HIGHER,
+    NUMA_RESIST_LOWER,
+    NUMA_MIGRATE_PREFERRED_BUSY,
+    NUMA_HAS_CAPACITY,
+    NUMA_HAS_CAPACITY_PCT,
+    NUMA_CLASSIFY,
+    NUMA_LOCALITY_TRISTATE,
 );
 
 /// Number of features in the registry.
@@ -669,6 +683,88 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
         "present since v2.6.25; 5f6bd380c7bd 'sched/rt: Remove default bandwidth control' \
          (v6.12) leaves it to RT_GROUP_SCHED, relying on the fair dl_server instead",
     ),
+    // NUMA balancing switches; only read when NUMA balancing runs (kernel.numa_balancing and
+    // more than one node). Sources and the release-keyed rest: src/sched/numa/features.rs.
+    fi(
+        NUMA_FAVOUR_HIGHER,
+        false,
+        O,
+        BOTH,
+        "can_migrate_task migrates a task even if cache hot when the move improves its NUMA \
+         locality (migrate_improves_locality)",
+        &[(v(3, 0), true), (v(4, 3), false)],
+        "SCHED_FEAT(NUMA_FAVOUR_HIGHER, true), v3.13 (3a7053b3224f 'sched/numa: Favour moving \
+         tasks towards the preferred node'); folded into the tri-state \
+         migrate_degrades_locality in v4.3 (see NUMA_LOCALITY_TRISTATE)",
+    ),
+    fi(
+        NUMA_RESIST_LOWER,
+        false,
+        O,
+        BOTH,
+        "can_migrate_task treats a move that degrades NUMA locality as cache hot",
+        NEVER,
+        "SCHED_FEAT(NUMA_RESIST_LOWER, false), v3.13-v4.2 ('potential to prevent a task ever \
+         migrating to a new node due to CPU overload')",
+    ),
+    fi(
+        NUMA_MIGRATE_PREFERRED_BUSY,
+        true,
+        M,
+        BOTH,
+        "task_numa_migrate searches the preferred node even when it has no free capacity \
+         (off: the v3.16 rule, preferred node only if nr_running < task_capacity)",
+        &[(v(3, 17), true)],
+        "a43455a1d572 'sched/numa: Ensure task_numa_migrate() checks the preferred node' (Rik \
+         van Riel, v3.17)",
+    ),
+    fi(
+        NUMA_HAS_CAPACITY,
+        false,
+        M,
+        BOTH,
+        "numa_has_capacity(): a destination node is searched only if the source is more \
+         loaded per unit of compute capacity (and not src has free capacity while dst has none)",
+        &[(v(4, 2), true), (v(4, 19), false)],
+        "6f9aad0bc372 [M] 'sched/numa: Only consider less busy nodes as numa balancing \
+         destinations' (Rik van Riel, 2015, v4.2); removed with task_capacity in Srikar \
+         Dronamraju's 2018 series (v4.19 [M])",
+    ),
+    fi(
+        NUMA_HAS_CAPACITY_PCT,
+        false,
+        M,
+        BOTH,
+        "numa_has_capacity() compares loads with imbalance_pct slack (dst may be up to ~12% \
+         busier per capacity)",
+        &[(v(4, 3), true), (v(4, 19), false)],
+        "'sched/numa: Consider imbalance_pct when comparing loads in numa_has_capacity()' \
+         (Srikar Dronamraju, v4.3 [M]); every indexed 4.x tree has this form",
+    ),
+    fi(
+        NUMA_CLASSIFY,
+        true,
+        M,
+        BOTH,
+        "numa_classify() node types: with spare capacity, move only if the load balancer's \
+         imbalance allowance accepts it, straight to the cached idle CPU, and no swaps within \
+         a group / between ungrouped tasks",
+        &[(v(5, 7), true)],
+        "Mel Gorman's 'sched/numa: Reconcile NUMA balancing decisions with the load balancer' \
+         series, v5.7 (fb86f5b21192 [M])",
+    ),
+    fi(
+        NUMA_LOCALITY_TRISTATE,
+        true,
+        M,
+        BOTH,
+        "migrate_degrades_locality() returns degrade / improve / don't care and overrides \
+         task_hot(); resists pulling a task off its preferred node while the source rq has \
+         worse-placed tasks",
+        &[(v(4, 3), true)],
+        "'sched/numa: Prefer NUMA hotness over cache hotness' (Srikar Dronamraju, v4.3 [M]); \
+         the CPU_IDLE override as in v6.11-6.12",
+    ),
 ];
 
 impl Feature {
@@ -777,6 +873,13 @@ static NAMES: [&str; NR_FEATURES] = [
     "DL_SERVER",
     "DL_SERVER_LAZY_STOP",
     "RT_DEFAULT_BANDWIDTH",
+    "NUMA_FAVOUR_HIGHER",
+    "NUMA_RESIST_LOWER",
+    "NUMA_MIGRATE_PREFERRED_BUSY",
+    "NUMA_HAS_CAPACITY",
+    "NUMA_HAS_CAPACITY_PCT",
+    "NUMA_CLASSIFY",
+    "NUMA_LOCALITY_TRISTATE",
 ];
 
 impl fmt::Display for Feature {

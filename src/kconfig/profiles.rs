@@ -68,9 +68,9 @@ pub const V3_16: Profile = Profile {
     summary: "CFS, LB_BIAS, old select_idle_sibling, 3.16 NUMA balancing",
 };
 
-/// v3.17 (Oct 2014). Same feature set as v3.16; the release differs in NUMA balancing
-/// (task_numa_migrate / group placement changes of the 3.17 cycle), which the NUMA model
-/// keys on the version.
+/// v3.17 (Oct 2014). Same SCHED_FEAT set as v3.16; the release differs in NUMA balancing:
+/// `NUMA_MIGRATE_PREFERRED_BUSY` on (a43455a1d572, task_numa_migrate searches a busy
+/// preferred node).
 pub const V3_17: Profile = Profile {
     name: "v3.17",
     version: v(3, 17),
@@ -79,7 +79,7 @@ pub const V3_17: Profile = Profile {
 
 /// v4.2 (Aug 2015). CFS. Adds RT_PUSH_IPI (b6366f048e0c, v4.1; no fair effect). NUMA:
 /// Rik van Riel's "Only consider less busy nodes as numa balancing destinations"
-/// (6f9aad0bc372) era. Still LB_BIAS, no SIS_PROP (v4.13), no WA_IDLE (v4.13),
+/// (6f9aad0bc372) era: `NUMA_HAS_CAPACITY` on. Still LB_BIAS, no SIS_PROP (v4.13), no WA_IDLE (v4.13),
 /// no ATTACH_AGE_LOAD (assumed v4.8, uncertain).
 pub const V4_2: Profile = Profile {
     name: "v4.2",
@@ -327,6 +327,18 @@ mod tests {
         assert!(!on("v4.2", SIS_PROP) && on("v5.15", SIS_PROP) && !on("v6.5", SIS_PROP));
         assert!(!on("v5.15", SIS_UTIL) && on("v6.5", SIS_UTIL));
         assert!(on("v4.2", LB_BIAS) && !on("v5.15", LB_BIAS));
+        // NUMA balancing variants of the 2014-2015 web-server regression (issue 13).
+        assert!(
+            !on("v3.16", NUMA_MIGRATE_PREFERRED_BUSY) && on("v3.17", NUMA_MIGRATE_PREFERRED_BUSY)
+        );
+        assert!(!on("v3.17", NUMA_HAS_CAPACITY) && on("v4.2", NUMA_HAS_CAPACITY));
+        assert!(!on("v4.2", NUMA_HAS_CAPACITY_PCT) && !on("v5.15", NUMA_HAS_CAPACITY));
+        assert!(on("v3.16", NUMA_FAVOUR_HIGHER) && on("v4.2", NUMA_FAVOUR_HIGHER));
+        assert!(!on("v5.15", NUMA_FAVOUR_HIGHER) && on("v5.15", NUMA_LOCALITY_TRISTATE));
+        assert!(!on("v4.2", NUMA_CLASSIFY) && on("v5.15", NUMA_CLASSIFY));
+        for p in PROFILES {
+            assert!(!p.feature(NUMA_RESIST_LOWER), "{}", p.name);
+        }
     }
 
     #[test]

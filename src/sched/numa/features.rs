@@ -1,108 +1,32 @@
-//! The NUMA-balancing variants as switches, each with the commit it mirrors and the
-//! releases that had it, and [`NumaVariant`]: the switches plus the release-keyed details
-//! that have no switch.
+//! The NUMA-balancing variants as switches and [`NumaVariant`]: the switches plus the
+//! release-keyed details that have no switch.
 //!
-//! The switches are kept here as a self-contained const table ([`NUMA_FEATURES`]) rather
-//! than in the SCHED_FEAT registry, because that registry is being moved
-//! (config/features.rs → kconfig/features.rs) while this is written.
-//! TODO(integrator): add the seven names below to the `Feature` registry as
-//! `FeatureKind::Model` (NUMA_FAVOUR_HIGHER / NUMA_RESIST_LOWER as `OtherKernel`, they were
-//! real v3.13–v4.3 `SCHED_FEAT`s), with these histories, and build the run's
-//! [`NumaVariant`] with [`NumaVariant::for_version`] + [`NumaVariant::set`] from the profile's
-//! resolved feature values.
+//! The switches live in the SCHED_FEAT registry ([`crate::kconfig::features`], listed by
+//! `schedlab list features` with the commit each mirrors): `NUMA_FAVOUR_HIGHER` /
+//! `NUMA_RESIST_LOWER` (real v3.13–v4.2 `SCHED_FEAT`s) and the model switches
+//! `NUMA_MIGRATE_PREFERRED_BUSY`, `NUMA_HAS_CAPACITY`, `NUMA_HAS_CAPACITY_PCT`,
+//! `NUMA_CLASSIFY`, `NUMA_LOCALITY_TRISTATE`. A run's variant is
+//! [`NumaVariant::from_kernel`]: the release form plus the resolved feature values, so a
+//! profile, a scenario's `[kernel.features]` and `--set` all reach the NUMA model.
 //!
 //! Hash and release notes: a43455a1d572 was read in the tree; the others are from the
 //! digest (`shared/reference/kernel-numa-balancing.md`), marked [M] where only remembered.
 
 use super::NumaForm;
+use crate::kconfig::features::{Feature, Features};
+use crate::kconfig::version::{KernelVersion, v};
 use crate::memory::migrate::RateLimit;
 
-/// One NUMA variant switch.
-#[derive(Debug)]
-pub struct NumaFeatureInfo {
-    pub name: &'static str,
-    /// One line: what turning it on changes.
-    pub doc: &'static str,
-    /// From each listed release on, the behaviour is on (`true`) or off; off before the
-    /// first entry. `(3, 0)` stands for every release before v3.16.
-    pub history: &'static [((u16, u16), bool)],
-    pub provenance: &'static str,
-}
-
-/// The switches.
-pub const NUMA_FEATURES: &[NumaFeatureInfo] = &[
-    NumaFeatureInfo {
-        name: "NUMA_MIGRATE_PREFERRED_BUSY",
-        doc: "task_numa_migrate searches the preferred node even when it has no free capacity \
-              (off: the v3.16 rule, preferred node only if nr_running < task_capacity)",
-        history: &[((3, 17), true)],
-        provenance: "a43455a1d572 'sched/numa: Ensure task_numa_migrate() checks the preferred \
-                     node' (Rik van Riel, v3.17)",
-    },
-    NumaFeatureInfo {
-        name: "NUMA_HAS_CAPACITY",
-        doc: "numa_has_capacity(): a destination node (preferred or other) is searched only if \
-              the source is more loaded per unit of compute capacity (and not src has free \
-              capacity while dst has none)",
-        history: &[((4, 2), true), ((4, 19), false)],
-        provenance: "6f9aad0bc372 [M] 'sched/numa: Only consider less busy nodes as numa \
-                     balancing destinations' (Rik van Riel, 2015, v4.2); removed with \
-                     task_capacity in Srikar Dronamraju's 2018 series (v4.19 [M])",
-    },
-    NumaFeatureInfo {
-        name: "NUMA_HAS_CAPACITY_PCT",
-        doc: "numa_has_capacity() compares loads with imbalance_pct slack (dst may be up to \
-              ~12% busier per capacity)",
-        history: &[((4, 3), true), ((4, 19), false)],
-        provenance: "'sched/numa: Consider imbalance_pct when comparing loads in \
-                     numa_has_capacity()' (Srikar Dronamraju, v4.3 [M]); every indexed 4.x tree \
-                     has this form",
-    },
-    NumaFeatureInfo {
-        name: "NUMA_CLASSIFY",
-        doc: "numa_classify() node types: with spare capacity, move only if the load \
-              balancer's imbalance allowance (adjust_numa_imbalance) accepts it, straight to \
-              the cached idle CPU, and no swaps within a group / between ungrouped tasks",
-        history: &[((5, 7), true)],
-        provenance: "Mel Gorman's 'sched/numa: Reconcile NUMA balancing decisions with the \
-                     load balancer' series, v5.7 (fb86f5b21192 [M] 'Use similar logic to the \
-                     load balancer for moving between domains with spare capacity')",
-    },
-    NumaFeatureInfo {
-        name: "NUMA_FAVOUR_HIGHER",
-        doc: "can_migrate_task migrates a task even if cache hot when the move improves its \
-              NUMA locality (migrate_improves_locality)",
-        history: &[((3, 0), true), ((4, 3), false)],
-        provenance: "SCHED_FEAT(NUMA_FAVOUR_HIGHER, true), v3.13 (3a7053b3224f 'sched/numa: \
-                     Favour moving tasks towards the preferred node'); folded into the tri-state \
-                     migrate_degrades_locality in v4.3 (see NUMA_LOCALITY_TRISTATE)",
-    },
-    NumaFeatureInfo {
-        name: "NUMA_RESIST_LOWER",
-        doc: "can_migrate_task treats a move that degrades NUMA locality as cache hot",
-        history: &[],
-        provenance: "SCHED_FEAT(NUMA_RESIST_LOWER, false), v3.13-v4.2 ('potential to prevent a \
-                     task ever migrating to a new node due to CPU overload')",
-    },
-    NumaFeatureInfo {
-        name: "NUMA_LOCALITY_TRISTATE",
-        doc: "migrate_degrades_locality() returns degrade / improve / don't care and \
-              overrides task_hot(); resists pulling a task off its preferred node while the \
-              source rq has worse-placed tasks",
-        history: &[((4, 3), true)],
-        provenance: "'sched/numa: Prefer NUMA hotness over cache hotness' (Srikar Dronamraju, \
-                     v4.3 [M]); the CPU_IDLE override as in v6.11-6.12",
-    },
+/// The NUMA switches of the registry.
+pub const NUMA_FEATURES: &[Feature] = &[
+    Feature::NUMA_MIGRATE_PREFERRED_BUSY,
+    Feature::NUMA_HAS_CAPACITY,
+    Feature::NUMA_HAS_CAPACITY_PCT,
+    Feature::NUMA_CLASSIFY,
+    Feature::NUMA_FAVOUR_HIGHER,
+    Feature::NUMA_RESIST_LOWER,
+    Feature::NUMA_LOCALITY_TRISTATE,
 ];
-
-/// Value of a switch at a release, from its history.
-pub fn feature_at(info: &NumaFeatureInfo, major: u16, minor: u16) -> bool {
-    info.history
-        .iter()
-        .rev()
-        .find(|&&(ver, _)| ver <= (major, minor))
-        .is_some_and(|&(_, on)| on)
-}
 
 /// The NUMA-balancing behaviour of one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,9 +56,16 @@ pub struct NumaVariant {
 }
 
 impl NumaVariant {
-    /// The behaviour of mainline release `major.minor`.
+    /// The behaviour of mainline release `major.minor` (every switch at its history).
     pub fn for_version(major: u16, minor: u16) -> NumaVariant {
-        let at = |ma: u16, mi: u16| (major, minor) >= (ma, mi);
+        let version = v(major, minor);
+        NumaVariant::from_kernel(version, &Features::at_version(version))
+    }
+
+    /// The behaviour of a run: the release form of `version` with the switches as resolved
+    /// in `features` (profile values plus the scenario's overrides).
+    pub fn from_kernel(version: KernelVersion, features: &Features) -> NumaVariant {
+        let at = |ma: u16, mi: u16| version >= v(ma, mi);
         let form = if !at(3, 18) {
             NumaForm::V3_13
         } else if !at(4, 19) {
@@ -144,22 +75,16 @@ impl NumaVariant {
         } else {
             NumaForm::V5_7
         };
-        let f = |name: &str| {
-            let info = NUMA_FEATURES
-                .iter()
-                .find(|i| i.name == name)
-                .expect("known feature");
-            feature_at(info, major, minor)
-        };
+        let f = |feat: Feature| features.on(feat);
         NumaVariant {
             form,
-            migrate_preferred_busy: f("NUMA_MIGRATE_PREFERRED_BUSY"),
-            has_capacity: f("NUMA_HAS_CAPACITY"),
-            has_capacity_pct: f("NUMA_HAS_CAPACITY_PCT"),
-            classify: f("NUMA_CLASSIFY"),
-            favour_higher: f("NUMA_FAVOUR_HIGHER"),
-            resist_lower: f("NUMA_RESIST_LOWER"),
-            locality_tristate: f("NUMA_LOCALITY_TRISTATE"),
+            migrate_preferred_busy: f(Feature::NUMA_MIGRATE_PREFERRED_BUSY),
+            has_capacity: f(Feature::NUMA_HAS_CAPACITY),
+            has_capacity_pct: f(Feature::NUMA_HAS_CAPACITY_PCT),
+            classify: f(Feature::NUMA_CLASSIFY),
+            favour_higher: f(Feature::NUMA_FAVOUR_HIGHER),
+            resist_lower: f(Feature::NUMA_RESIST_LOWER),
+            locality_tristate: f(Feature::NUMA_LOCALITY_TRISTATE),
             active_nodes_mask: !at(4, 6),
             period_threshold: if at(3, 18) { 7 } else { 3 },
             scan_period_failed_term: at(4, 0),
@@ -180,7 +105,7 @@ impl NumaVariant {
             "NUMA_RESIST_LOWER" => &mut self.resist_lower,
             "NUMA_LOCALITY_TRISTATE" => &mut self.locality_tristate,
             _ => {
-                let names: Vec<&str> = NUMA_FEATURES.iter().map(|i| i.name).collect();
+                let names: Vec<&str> = NUMA_FEATURES.iter().map(|f| f.name()).collect();
                 return Err(format!(
                     "unknown NUMA feature '{name}' (accepted: {})",
                     names.join(", ")
@@ -228,13 +153,19 @@ mod tests {
         assert!(v42.rate_limit.is_some() && v615.rate_limit.is_none());
         assert!(v42.active_nodes_mask && !v615.active_nodes_mask);
         // Every switch can be read and set by name; others are refused with the list.
-        let mut v = v42;
-        for info in NUMA_FEATURES {
-            let was = v.get(info.name).unwrap();
-            v.set(info.name, !was).unwrap();
-            assert_eq!(v.get(info.name), Some(!was));
+        let mut var = v42;
+        for f in NUMA_FEATURES {
+            let was = var.get(f.name()).unwrap();
+            var.set(f.name(), !was).unwrap();
+            assert_eq!(var.get(f.name()), Some(!was));
         }
-        let err = v.set("NUMA_BOGUS", true).unwrap_err();
+        // A run's variant follows its resolved features (a scenario override reaches it).
+        let mut feats = Features::at_version(v(4, 2));
+        feats.set(Feature::NUMA_HAS_CAPACITY, false);
+        let run = NumaVariant::from_kernel(v(4, 2), &feats);
+        assert!(!run.has_capacity && run.migrate_preferred_busy);
+        assert_eq!(run.form, NumaForm::V3_18);
+        let err = var.set("NUMA_BOGUS", true).unwrap_err();
         assert!(err.contains("NUMA_HAS_CAPACITY") && err.contains("NUMA_BOGUS"));
     }
 }
