@@ -20,9 +20,9 @@ pub mod control;
 pub mod core;
 pub mod invariants;
 pub mod mempolicy;
+pub mod numa;
 pub mod observer;
 pub mod pingpong;
-pub mod numa;
 pub mod queue;
 /// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
 pub use crate::rng;
