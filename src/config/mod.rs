@@ -14,7 +14,7 @@
 //! Not here: building machines from `[machine]` (topology module), interpreting `[workload]`
 //! (workload module) — both get their sections as raw tables plus the origin of each key.
 
-pub mod host;
+pub use crate::kconfig::host;
 pub mod listing;
 pub mod scenario;
 

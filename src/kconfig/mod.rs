@@ -8,6 +8,7 @@
 //! layer up; this module only names, validates and resolves kernel settings.
 
 pub mod features;
+pub mod host;
 pub mod profiles;
 pub mod sysctl;
 pub mod version;

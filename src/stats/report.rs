@@ -231,7 +231,7 @@ pub struct RunResult {
     pub invariant_violations_dropped: Option<u64>,
     /// The running kernel's settings on `host` (null elsewhere).
     #[serde(skip_deserializing)]
-    pub host_kernel: Option<crate::config::host::HostKernel>,
+    pub host_kernel: Option<crate::kconfig::host::HostKernel>,
     /// The resolved placement (`taskset`/`numactl`, placement keys), null when none.
     pub placement: Option<Value>,
 }

@@ -17,7 +17,7 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType,
     NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, capacity_greater,
 };
-use crate::config::features::Feature;
+use crate::kconfig::features::Feature;
 use crate::domains::{GroupId, SdFlags};
 
 /// Result of [`LoadBalancer::sched_balance_find_src_group`]: the busiest group (if the
