@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod cost;
 pub mod cpumask;
+pub mod cpuidle;
 pub mod domains;
 pub mod engine;
 pub mod error;
