@@ -6,8 +6,8 @@
 pub mod cli;
 pub mod config;
 pub mod cost;
-pub mod cpumask;
 pub mod cpuidle;
+pub mod cpumask;
 pub mod domains;
 pub mod engine;
 pub mod error;

@@ -168,7 +168,13 @@ pub fn menu_select(
 ) -> Selection {
     let tick = inp.tick_nsec;
     if data.needs_update {
-        menu_update(data, states, last_state_idx.unwrap_or(0), last_residency_ns, tick);
+        menu_update(
+            data,
+            states,
+            last_state_idx.unwrap_or(0),
+            last_residency_ns,
+            tick,
+        );
         data.needs_update = false;
     } else if last_residency_ns == 0 {
         menu_update_intervals(data, UINT_MAX);
@@ -327,11 +333,23 @@ mod tests {
         let s = states::skx();
         let mut d = MenuDevice::new();
         let sel = menu_select(&mut d, &s, &inputs(1_000, false), None, 0);
-        assert_eq!(sel, Selection { state: 0, stop_tick: false });
+        assert_eq!(
+            sel,
+            Selection {
+                state: 0,
+                stop_tick: false
+            }
+        );
         // pseries: snooze polls too.
         let p = states::pseries_dedicated();
         let sel = menu_select(&mut MenuDevice::new(), &p, &inputs(50_000, false), None, 0);
-        assert_eq!(sel, Selection { state: 0, stop_tick: false });
+        assert_eq!(
+            sel,
+            Selection {
+                state: 0,
+                stop_tick: false
+            }
+        );
     }
 
     #[test]
@@ -368,7 +386,13 @@ mod tests {
         for _ in 0..8 {
             d.needs_update = true;
             d.tick_wakeup = true;
-            last = menu_select(&mut d, &s, &inputs(50_000_000, false), Some(last.state), TICK);
+            last = menu_select(
+                &mut d,
+                &s,
+                &inputs(50_000_000, false),
+                Some(last.state),
+                TICK,
+            );
             if last.stop_tick {
                 break;
             }

@@ -128,9 +128,13 @@ impl CpuIdleDev {
             };
         }
         match self.governor {
-            Governor::Menu => {
-                menu::menu_select(&mut self.menu, states, inp, self.last_state_idx, self.last_residency_ns)
-            }
+            Governor::Menu => menu::menu_select(
+                &mut self.menu,
+                states,
+                inp,
+                self.last_state_idx,
+                self.last_residency_ns,
+            ),
             Governor::Teo => teo::teo_select(
                 &mut self.teo,
                 states,

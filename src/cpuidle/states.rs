@@ -162,7 +162,11 @@ pub struct HostIdle {
 /// the host exposes no cpuidle states. States named `POLL` (poll_state.c) or `snooze` are
 /// polling states.
 pub fn read_host(root: &std::path::Path) -> Option<HostIdle> {
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok().map(|s| s.trim().to_string());
+    let read = |p: std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
     let mut states = Vec::new();
     for i in 0..32 {
         let dir = root.join(format!("cpu0/cpuidle/state{i}"));
@@ -178,8 +182,8 @@ pub fn read_host(root: &std::path::Path) -> Option<HostIdle> {
         return None;
     }
     let gov_dir = root.join("cpuidle");
-    let governor_name =
-        read(gov_dir.join("current_governor")).or_else(|| read(gov_dir.join("current_governor_ro")));
+    let governor_name = read(gov_dir.join("current_governor"))
+        .or_else(|| read(gov_dir.join("current_governor_ro")));
     Some(HostIdle {
         states,
         governor: governor_name.as_deref().and_then(Governor::from_name),

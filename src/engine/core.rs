@@ -1089,7 +1089,8 @@ impl Engine {
         let now = self.now_ns;
         let c = &mut self.cpus[cpu];
         if let Some(start) = c.idle_iter_start_ns.take() {
-            c.cpuidle.reflect(c.idle_state, now - start, got_tick, tick, now);
+            c.cpuidle
+                .reflect(c.idle_state, now - start, got_tick, tick, now);
         }
     }
 

@@ -860,6 +860,10 @@ impl SchedPolicy for LinuxFair {
         self.lb.nohz_balance_enter_idle(cpu, core.now_ns());
     }
 
+    fn nohz_idle_cpus(&self) -> Option<CpuMask> {
+        Some(self.lb.nohz.idle_cpus_mask)
+    }
+
     fn balance_newidle(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         let mut env = balance_view!(self, core);
         self.lb
