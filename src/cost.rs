@@ -227,8 +227,10 @@ impl CostModel {
     }
 
     pub fn default_for(machine: &Machine) -> CostModel {
-        let mut cost = CostModel::default();
-        cost.idle_states = crate::cpuidle::states::table_for(machine);
+        let mut cost = CostModel {
+            idle_states: crate::cpuidle::states::table_for(machine),
+            ..CostModel::default()
+        };
         if machine.name == "host" {
             // `-m host`: the host's own cpuidle driver states and governor, where exposed.
             if let Some(h) =

@@ -128,7 +128,7 @@ pub fn arm64_psci() -> Vec<IdleState> {
     ]
 }
 
-/// The idle-state table of `machine`: by preset name, else by architecture.
+/// The idle-state table of `machine`: by preset name, else by architecture (see below).
 pub fn table_for(machine: &Machine) -> Vec<IdleState> {
     match machine.name.as_str() {
         "nehalem-2s" => nehalem(),
@@ -138,10 +138,13 @@ pub fn table_for(machine: &Machine) -> Vec<IdleState> {
         "milan-2s" | "turin-2s" | "turin-dense-2s" => amd_epyc(),
         "power10-96" => pseries_dedicated(),
         "altra-2s" => arm64_psci(),
+        // Topology files and test machines: powerpc ones get pseries' table; the others
+        // keep the Skylake-SP table every machine used before (`Arch::Arm64` is also the
+        // default of machines that do not name their architecture, so it cannot select the
+        // psci table with its millisecond exit latencies).
         _ => match machine.arch {
-            Arch::X86 => skx(),
             Arch::Powerpc => pseries_dedicated(),
-            Arch::Arm64 => arm64_psci(),
+            Arch::X86 | Arch::Arm64 => skx(),
         },
     }
 }
@@ -190,4 +193,83 @@ pub fn read_host(root: &std::path::Path) -> Option<HostIdle> {
         governor_name,
         driver: read(gov_dir.join("current_driver")),
     })
+}
+
+/// One line saying what `-m host` took from the cpuidle sysfs under `root`.
+pub fn host_summary(root: &std::path::Path) -> String {
+    match read_host(root) {
+        None => format!(
+            "host cpuidle: no idle states under {} (using the {} table; governor menu)",
+            root.display(),
+            Arch::host().name()
+        ),
+        Some(h) => {
+            let states: Vec<String> = h
+                .states
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} {}/{} us{}",
+                        s.name,
+                        s.exit_latency_ns / 1000,
+                        s.target_residency_ns / 1000,
+                        if s.polling { " polling" } else { "" }
+                    )
+                })
+                .collect();
+            let gov = match (&h.governor_name, h.governor) {
+                (Some(n), Some(_)) => format!("governor {n}"),
+                (Some(n), None) => format!("governor {n} (not modelled; using menu)"),
+                (None, _) => "no governor file (using menu)".to_string(),
+            };
+            format!(
+                "host cpuidle (sysfs): driver {}, {gov}, states {}",
+                h.driver.as_deref().unwrap_or("?"),
+                states.join(", ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_table_and_governor_read_from_a_sysfs_tree() {
+        let dir = std::env::temp_dir().join(format!("schedlab-cpuidle-{}", std::process::id()));
+        let write = |rel: &str, text: &str| {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        for (i, (name, lat, res)) in [("POLL", 0, 0), ("C1", 1, 2), ("C2", 400, 800)]
+            .iter()
+            .enumerate()
+        {
+            write(&format!("cpu0/cpuidle/state{i}/name"), &format!("{name}\n"));
+            write(
+                &format!("cpu0/cpuidle/state{i}/latency"),
+                &format!("{lat}\n"),
+            );
+            write(
+                &format!("cpu0/cpuidle/state{i}/residency"),
+                &format!("{res}\n"),
+            );
+        }
+        write("cpuidle/current_governor", "teo\n");
+        write("cpuidle/current_driver", "acpi_idle\n");
+        let h = read_host(&dir).unwrap();
+        assert_eq!(h.states, amd_epyc());
+        assert_eq!(h.governor, Some(Governor::Teo));
+        assert!(
+            host_summary(&dir)
+                .contains("driver acpi_idle, governor teo, states POLL 0/0 us polling")
+        );
+        // An unknown governor is reported but not used.
+        write("cpuidle/current_governor", "ladder\n");
+        assert_eq!(read_host(&dir).unwrap().governor, None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(read_host(&dir).is_none());
+    }
 }

@@ -1124,10 +1124,10 @@ impl Engine {
         let mut next = c.policy_timer_at.unwrap_or(u64::MAX);
         if c.nr_task_timers > 0 {
             for t in &self.tasks {
-                if let Some((tc, at)) = t.timer_armed {
-                    if tc as usize == cpu {
-                        next = next.min(at);
-                    }
+                if let Some((tc, at)) = t.timer_armed
+                    && tc as usize == cpu
+                {
+                    next = next.min(at);
                 }
             }
         }

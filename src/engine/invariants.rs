@@ -104,7 +104,7 @@ impl Engine {
     /// a violation. Nothing in release.
     #[inline]
     pub(crate) fn debug_check_engine(&mut self) {
-        if cfg!(debug_assertions) && self.events % DEBUG_CHECK_EVERY == 0 {
+        if cfg!(debug_assertions) && self.events.is_multiple_of(DEBUG_CHECK_EVERY) {
             let mut found = Vec::new();
             self.state_violations(false, &mut found);
             assert!(
