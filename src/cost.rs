@@ -10,8 +10,8 @@
 //! - Cache refill after a migration is charged as extra work proportional to the task's
 //!   footprint and to how far it moved, not as a gradual speed ramp: what matters to the
 //!   scheduler is the total delay, and a lump keeps progress accounting exact.
-//! - Idle states are chosen from the CPU's recent idle durations (`avg_idle`), a stand-in for
-//!   the menu/teo governors' prediction, which also looks mostly at recent history.
+//! - Idle states and the tick are decided by the cpuidle governors (`crate::cpuidle`), from
+//!   the machine's own idle-state table (`crate::cpuidle::states::table_for`).
 //! - Memory locality ([`mem_time_scale_ppm`]): a task's memory-stall share of run time
 //!   stretches by the SLIT distance to the nodes holding its pages, weighted by their page
 //!   shares. Why a linear distance ratio: SLIT distances are meant as relative latencies
@@ -26,16 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::topology::Machine;
 
-/// One idle state as cpuidle describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IdleState {
-    pub name: String,
-    /// Time from the wake-up signal to the CPU running code again.
-    pub exit_latency_ns: u64,
-    /// Minimum predicted residency for the governor to choose this state.
-    pub target_residency_ns: u64,
-}
+pub use crate::cpuidle::IdleState;
 
 /// Costs of one machine, in nanoseconds unless named otherwise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,8 +61,11 @@ pub struct CostModel {
     pub balance_per_cpu_ns: u64,
     /// Per task examined by `detach_tasks()`.
     pub balance_per_task_ns: u64,
-    /// Idle states, shallowest first. The first one is the polling state (exit latency 0).
+    /// Idle states, shallowest first, as the machine's cpuidle driver registers them
+    /// (default: [`crate::cpuidle::states::table_for`]).
     pub idle_states: Vec<IdleState>,
+    /// The cpuidle governor (`menu`, `teo`, `haltpoll`; kernel default menu).
+    pub cpuidle_governor: crate::cpuidle::Governor,
     /// Per-thread throughput with k SMT siblings busy (index k-1), in percent of running
     /// alone. SMT2 Intel/AMD: ~1.25x core throughput → 62 % per thread.
     pub smt_speed_pct: Vec<u32>,
@@ -126,30 +120,8 @@ impl Default for CostModel {
             balance_pass_ns: 800,
             balance_per_cpu_ns: 60,
             balance_per_task_ns: 120,
-            // Intel server C-states as intel_idle lists them for Skylake-SP:
-            // POLL 0/0, C1 2/2 µs, C1E 10/20 µs, C6 133/600 µs.
-            idle_states: vec![
-                IdleState {
-                    name: "POLL".into(),
-                    exit_latency_ns: 0,
-                    target_residency_ns: 0,
-                },
-                IdleState {
-                    name: "C1".into(),
-                    exit_latency_ns: 2_000,
-                    target_residency_ns: 2_000,
-                },
-                IdleState {
-                    name: "C1E".into(),
-                    exit_latency_ns: 10_000,
-                    target_residency_ns: 20_000,
-                },
-                IdleState {
-                    name: "C6".into(),
-                    exit_latency_ns: 133_000,
-                    target_residency_ns: 600_000,
-                },
-            ],
+            idle_states: crate::cpuidle::states::skx(),
+            cpuidle_governor: crate::cpuidle::Governor::Menu,
             smt_speed_pct: vec![100, 62],
             refill_ns_per_kib_cluster: 10,
             refill_ns_per_kib_llc: 25,
@@ -255,7 +227,21 @@ impl CostModel {
     }
 
     pub fn default_for(machine: &Machine) -> CostModel {
-        let mut cost = CostModel::default();
+        let mut cost = CostModel {
+            idle_states: crate::cpuidle::states::table_for(machine),
+            ..CostModel::default()
+        };
+        if machine.name == "host" {
+            // `-m host`: the host's own cpuidle driver states and governor, where exposed.
+            if let Some(h) =
+                crate::cpuidle::states::read_host(std::path::Path::new("/sys/devices/system/cpu"))
+            {
+                cost.idle_states = h.states;
+                if let Some(g) = h.governor {
+                    cost.cpuidle_governor = g;
+                }
+            }
+        }
         let smt_width = (0..machine.nr_cpus())
             .map(|c| machine.smt_mask(c).weight())
             .max()
@@ -322,14 +308,6 @@ impl CostModel {
         let k = busy_siblings_incl_self.clamp(1, self.smt_speed_pct.len());
         self.smt_speed_pct[k - 1] as u64 * 1024 / 100
     }
-
-    /// The idle state the governor picks for a predicted idle time.
-    pub fn idle_state_for(&self, predicted_idle_ns: u64) -> usize {
-        self.idle_states
-            .iter()
-            .rposition(|s| s.target_residency_ns <= predicted_idle_ns)
-            .unwrap_or(0)
-    }
 }
 
 #[cfg(test)]
@@ -363,14 +341,6 @@ mod tests {
         assert_eq!(sib, 0);
         assert!(llc < node, "{llc} < {node}");
         assert_eq!(CostModel::distance(&m, 0, 2), MoveDistance::CrossLlc);
-    }
-
-    #[test]
-    fn governor_picks_deepest_state_that_fits() {
-        let c = CostModel::default();
-        assert_eq!(c.idle_state_for(0), 0);
-        assert_eq!(c.idle_states[c.idle_state_for(50_000)].name, "C1E");
-        assert_eq!(c.idle_states[c.idle_state_for(10_000_000)].name, "C6");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod config;
 pub mod cost;
+pub mod cpuidle;
 pub mod cpumask;
 pub mod domains;
 pub mod engine;

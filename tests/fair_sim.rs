@@ -600,8 +600,11 @@ fn irq_steal_time_lowers_capacity_and_changes_wake_affine() {
         (moved as f64 / wakeups as f64, wakeups)
     };
     let (equal, n) = run("");
+    // 0.78 since the cpuidle model (was > 0.8 with avg_idle-chosen idle states): some
+    // wakeups now find the previous CPU idle in a polling/shallow state at a different
+    // moment, and wake_affine_idle() keeps them there.
     assert!(
-        equal > 0.8 && n > 500,
+        equal > 0.7 && n > 500,
         "equal capacities: {equal} of {n} wakeups moved"
     );
     let (irq, n) = run("\"1\" = 10");

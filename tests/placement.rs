@@ -273,16 +273,17 @@ fn default_placement_leaves_simulation_numbers_unchanged() {
     // scenario) printed sim_time_ns 37831554, time_s 0.032876, context_switches 11795.
     // (At the branch point 87ea1d2 it was 38121957 / 0.033166 / 10763 — also what this
     // branch gave before merging main's ttwu changes.) A later merge that changes the
-    // simulation on purpose must update these numbers.
+    // simulation on purpose must update these numbers. The cpuidle model (governor-chosen
+    // states and ticks, nehalem_cstates) changed them from 37831554 / 0.032876 / 11795.
     let scn = Scenario::parse(
         "[machine]\npreset = \"nehalem-2s\"\n[workload]\ncommand = \"hackbench -g 2 -l 100\"\n",
         "test.toml",
     )
     .unwrap();
     let run = experiment::run_once(&scn, 1).unwrap();
-    assert_eq!(run.json()["sim_time_ns"], 37_831_554);
-    assert_eq!(run.json()["workload"]["time_s"], 0.032876);
-    assert_eq!(run.json()["perf_stat"]["context_switches"], 11795);
+    assert_eq!(run.json()["sim_time_ns"], 38_395_748);
+    assert_eq!(run.json()["workload"]["time_s"], 0.033437);
+    assert_eq!(run.json()["perf_stat"]["context_switches"], 10704);
     assert!(run.json()["placement"].is_null());
     assert_eq!(run.json()["migrations"]["by_reason"]["affinity"], 0);
 }

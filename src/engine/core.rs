@@ -771,6 +771,9 @@ impl Engine {
     pub(crate) fn sched_tick(&mut self, cpu: usize) {
         let Some(curr) = self.cpus[cpu].curr else {
             self.cpus[cpu].tick_armed = false;
+            if !self.cpus[cpu].tick_stopped && self.cpus[cpu].idle_iter_start_ns.is_some() {
+                self.idle_tick(cpu);
+            }
             return;
         };
         self.sync_progress(cpu);
@@ -1014,6 +1017,10 @@ impl Engine {
         let was_idle = prev.is_none();
         self.cpus[cpu].curr = Some(next);
         if was_idle {
+            // Leaving the idle loop: the governor reflects, tick_nohz_idle_exit()
+            // restarts the tick.
+            self.cpuidle_reflect(cpu, false);
+            self.cpus[cpu].tick_stopped = false;
             self.cpus[cpu].busy_since_ns = now;
             self.cpus[cpu].idle_stamp_ns = 0;
             self.arm_tick(cpu);
@@ -1041,12 +1048,105 @@ impl Engine {
         self.enter_idle(cpu);
     }
 
-    /// `do_idle()` entry: stamp, idle-state choice, the policy's idle hooks.
+    /// `do_idle()` entry: stamp, the policy's idle hooks, then the first idle-loop
+    /// iteration.
     pub(crate) fn enter_idle(&mut self, cpu: usize) {
-        let c = &mut self.cpus[cpu];
-        c.idle_stamp_ns = self.now_ns.max(1);
-        c.idle_state = self.cost.idle_state_for(c.avg_idle_ns);
+        self.cpus[cpu].idle_stamp_ns = self.now_ns.max(1);
         policy!(self.idle_enter(cpu));
+        self.cpuidle_idle_call(cpu);
+    }
+
+    /// One iteration of the idle loop, `cpuidle_idle_call()`: the governor picks a state
+    /// and says whether to stop the tick; `tick_nohz_idle_stop_tick()` stops it (and, the
+    /// first time in this idle period, `nohz_balance_enter_idle()` puts the CPU in the
+    /// nohz idle mask), `tick_nohz_idle_retain_tick()` keeps it (the per-CPU tick event is
+    /// re-armed at the next jiffy, reusing a still-queued one).
+    pub(crate) fn cpuidle_idle_call(&mut self, cpu: usize) {
+        let inp = self.idle_inputs(cpu);
+        let now = self.now_ns;
+        let c = &mut self.cpus[cpu];
+        let sel = c.cpuidle.select(&self.cost.idle_states, &inp, now);
+        c.idle_state = sel.state;
+        c.idle_polling = self.cost.idle_states[sel.state].polling;
+        c.idle_iter_start_ns = Some(now);
+        if sel.stop_tick || c.tick_stopped {
+            c.tick_armed = false;
+            if !c.tick_stopped {
+                c.tick_stopped = true;
+                c.stats.idle_tick_stops += 1;
+                policy!(self.nohz_tick_stopped(cpu));
+            }
+        } else {
+            c.stats.idle_tick_retains += 1;
+            self.arm_tick(cpu);
+        }
+    }
+
+    /// `cpuidle_reflect()` when the idle-loop iteration on `cpu` ends (`got_tick`: the
+    /// tick woke it).
+    fn cpuidle_reflect(&mut self, cpu: usize, got_tick: bool) {
+        let tick = self.tick_period_ns();
+        let now = self.now_ns;
+        let c = &mut self.cpus[cpu];
+        if let Some(start) = c.idle_iter_start_ns.take() {
+            c.cpuidle
+                .reflect(c.idle_state, now - start, got_tick, tick, now);
+        }
+    }
+
+    /// The kept tick fires on idle `cpu`: `sched_tick()` → `sched_balance_trigger()` →
+    /// `sched_balance_domains(CPU_IDLE)` with the idle interval; if nothing was pulled the
+    /// idle loop runs again and the governor re-evaluates (`tick_nohz_idle_stop_tick()`
+    /// on this iteration, if it now says so). Approximation: the tick's own idle-exit
+    /// latency is not charged.
+    fn idle_tick(&mut self, cpu: usize) {
+        self.cpus[cpu].stats.idle_ticks += 1;
+        self.cpuidle_reflect(cpu, true);
+        self.act.clear();
+        policy!(self.balance_tick(cpu, &mut self.act));
+        self.apply_actions(cpu);
+        if self.policy.nr_running(cpu) > 0 {
+            self.cpus[cpu].need_resched = true;
+            self.preempt_point(cpu);
+        }
+        if self.cpus[cpu].curr.is_none() {
+            self.cpuidle_idle_call(cpu);
+        }
+    }
+
+    /// The governor's inputs on `cpu` now: `tick_nohz_get_sleep_length()` (the next task
+    /// hrtimer or policy timer on this CPU; none → [`crate::cpuidle::menu::NO_TIMER_NS`])
+    /// and its `delta_next` (the next jiffy boundary while the tick runs).
+    fn idle_inputs(&self, cpu: usize) -> crate::cpuidle::IdleInputs {
+        let now = self.now_ns;
+        let period = self.tick_period_ns();
+        let c = &self.cpus[cpu];
+        let mut next = c.policy_timer_at.unwrap_or(u64::MAX);
+        if c.nr_task_timers > 0 {
+            for t in &self.tasks {
+                if let Some((tc, at)) = t.timer_armed
+                    && tc as usize == cpu
+                {
+                    next = next.min(at);
+                }
+            }
+        }
+        let sleep_length_ns = if next == u64::MAX {
+            crate::cpuidle::menu::NO_TIMER_NS
+        } else {
+            next.saturating_sub(now)
+        };
+        let to_tick = (now / period + 1) * period - now;
+        crate::cpuidle::IdleInputs {
+            tick_nsec: period,
+            tick_stopped: c.tick_stopped,
+            sleep_length_ns,
+            delta_tick_ns: if c.tick_stopped {
+                sleep_length_ns
+            } else {
+                to_tick.min(sleep_length_ns)
+            },
+        }
     }
 
     // ----- progress ------------------------------------------------------------------------
@@ -1647,15 +1747,26 @@ impl Engine {
         }
     }
 
+    /// `p`'s armed hrtimer fired or is replaced: it no longer counts for its CPU's next
+    /// timer event.
+    pub(crate) fn timer_fired(&mut self, p: TaskId) {
+        if let Some((cpu, _)) = self.tasks[p.idx()].timer_armed.take() {
+            self.cpus[cpu as usize].nr_task_timers -= 1;
+        }
+    }
+
     fn arm_sleep_timer(&mut self, p: TaskId, cpu: usize, ns: u64) {
         self.arm_timer_at(p, cpu, self.now_ns + ns);
     }
 
     /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack).
     fn arm_timer_at(&mut self, p: TaskId, cpu: usize, at: u64) {
+        self.timer_fired(p);
         let t = &mut self.tasks[p.idx()];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
+        t.timer_armed = Some((cpu as u32, at + self.cfg.timer_slack_ns));
+        self.cpus[cpu].nr_task_timers += 1;
         self.queue.push(
             at + self.cfg.timer_slack_ns,
             Event::Timer {

@@ -214,6 +214,9 @@ pub struct Task {
     /// perf's `sched_migrated`: counted as a cpu-migration at the next switch-in.
     pub(crate) perf_migrated: bool,
     pub(crate) timer_gen: u32,
+    /// The armed hrtimer of this task: (CPU it is queued on, expiry incl. slack), for the
+    /// idle governor's next-timer lookup (`tick_nohz_get_sleep_length()`).
+    pub(crate) timer_armed: Option<(u32, u64)>,
     /// A wasted-core violation was reported for this wait (once per run).
     pub(crate) wasted_core_reported: bool,
     pub(crate) rng: RngStream,
@@ -274,6 +277,16 @@ pub struct CpuCore {
     pub avg_idle_ns: u64,
     /// Index into the cost model's idle states while idle.
     pub idle_state: usize,
+    /// The state `idle_state` polls (`CPUIDLE_FLAG_POLLING`): a wakeup needs no IPI.
+    pub idle_polling: bool,
+    /// `tick_nohz_tick_stopped()`: the tick was stopped in this idle period.
+    pub tick_stopped: bool,
+    /// The cpuidle governor's per-CPU state.
+    pub cpuidle: crate::cpuidle::CpuIdleDev,
+    /// When the current idle-loop iteration entered its state; `None` once reflected.
+    pub(crate) idle_iter_start_ns: Option<u64>,
+    /// Task hrtimers armed on this CPU (their expiries are in `Task::timer_armed`).
+    pub(crate) nr_task_timers: u32,
     /// Kernel-work horizon: tasks make no progress on this CPU before it.
     pub busy_until_ns: u64,
     /// When the runqueue lock is next free (for contention of remote activations).
@@ -316,7 +329,7 @@ impl CpuCore {
 
     /// True when the idle task is polling (idle state 0): a wakeup needs no IPI.
     pub fn polling(&self) -> bool {
-        self.curr.is_none() && self.idle_state == 0
+        self.curr.is_none() && self.idle_polling
     }
 }
 
@@ -352,6 +365,12 @@ pub struct CpuStats {
     /// `schedule()` calls, of which left the CPU idle (`sched_count`, `sched_goidle`).
     pub sched_count: u64,
     pub sched_goidle: u64,
+    /// Idle-loop iterations that stopped the tick (`tick_nohz_idle_stop_tick()` taking
+    /// effect; each puts the CPU in the nohz idle mask) and that kept it.
+    pub idle_tick_stops: u64,
+    pub idle_tick_retains: u64,
+    /// Ticks taken by an idle CPU that kept its tick (each runs `sched_balance_trigger()`).
+    pub idle_ticks: u64,
     /// `sched_yield()` calls (`yld_count`).
     pub yld_count: u64,
     /// Time tasks waited runnable on this CPU before running (`run_delay`), and the number
@@ -566,6 +585,7 @@ impl Engine {
                 woken_at_ns: None,
                 perf_migrated: false,
                 timer_gen: 0,
+                timer_armed: None,
                 wasted_core_reported: false,
                 rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
                 duty: DutyState::default(),
@@ -585,7 +605,12 @@ impl Engine {
                 need_resched_lazy: false,
                 idle_stamp_ns: 0,
                 avg_idle_ns: 2 * cfg.migration_cost_ns,
-                idle_state: cost.idle_state_for(2 * cfg.migration_cost_ns),
+                idle_state: 0,
+                idle_polling: false,
+                tick_stopped: false,
+                cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
+                idle_iter_start_ns: None,
+                nr_task_timers: 0,
                 busy_until_ns: 0,
                 rq_lock_free_at_ns: 0,
                 speed: 1024,
@@ -763,6 +788,7 @@ impl Engine {
                 generation,
             } => {
                 if self.tasks[task.idx()].timer_gen == generation {
+                    self.timer_fired(task);
                     self.hrtimer_expire(task, cpu as usize, generation);
                 }
             }

@@ -466,6 +466,15 @@ pub fn run_once_in(
             ))
             .unwrap_or_default(),
     );
+    // `-m host`: say which idle states and governor the cpuidle model took from sysfs.
+    let summary_line = if host_kernel.is_some() {
+        format!(
+            "{summary_line}\n{}",
+            crate::cpuidle::states::host_summary(std::path::Path::new("/sys/devices/system/cpu"))
+        )
+    } else {
+        summary_line
+    };
     let mut latency_us = std::collections::BTreeMap::new();
     latency_us.insert(
         "wakeup".to_string(),

@@ -286,7 +286,7 @@ impl WakeupEnv for WakeView<'_> {
     }
     fn idle_exit_latency_ns(&self, cpu: usize) -> Option<u64> {
         let state = self.core.cpu_idle_state(cpu);
-        (self.core.cpu_curr(cpu).is_none() && state > 0)
+        (self.core.cpu_curr(cpu).is_none() && !self.core.cost().idle_states[state].polling)
             .then(|| self.core.cost().idle_states[state].exit_latency_ns)
     }
     fn idle_stamp_ns(&self, cpu: usize) -> u64 {
@@ -854,7 +854,14 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
+    }
+
+    fn nohz_tick_stopped(&mut self, core: &dyn CoreView, cpu: usize) {
         self.lb.nohz_balance_enter_idle(cpu, core.now_ns());
+    }
+
+    fn nohz_idle_cpus(&self) -> Option<CpuMask> {
+        Some(self.lb.nohz.idle_cpus_mask)
     }
 
     fn balance_newidle(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {

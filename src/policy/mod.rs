@@ -193,6 +193,15 @@ pub trait SchedPolicy: Send {
     /// `cpu` enters the idle loop (idle-core hints, NOHZ bookkeeping).
     fn idle_enter(&mut self, _core: &dyn CoreView, _cpu: usize) {}
 
+    /// The idle `cpu` stopped its tick (`tick_nohz_stop_tick()` in an idle period, the
+    /// first time): `nohz_balance_enter_idle()`.
+    fn nohz_tick_stopped(&mut self, _core: &dyn CoreView, _cpu: usize) {}
+
+    /// `nohz.idle_cpus_mask`, for policies that keep one (tests and checks).
+    fn nohz_idle_cpus(&self) -> Option<CpuMask> {
+        None
+    }
+
     /// The stopper on `cpu` runs active balancing (`active_load_balance_cpu_stop`).
     fn active_balance(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 

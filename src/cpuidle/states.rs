@@ -1,0 +1,275 @@
+//! Idle-state tables per machine, as the kernel's cpuidle driver registers them, and the
+//! host's table read from sysfs.
+//!
+//! Sources (v6.12 unless said):
+//! - Intel: `drivers/idle/intel_idle.c` (`nehalem_cstates`, `hsw_cstates` — Haswell-EP
+//!   exposes C1/C1E/C3/C6 only, the client C7s–C10 need MWAIT sub-states servers lack —,
+//!   `skx_cstates`, `icx_cstates`, `spr_cstates`), preceded by the `POLL` state
+//!   (`cpuidle_poll_state_init()`, 0/0, polling).
+//! - AMD EPYC: `acpi_idle` (`drivers/acpi/processor_idle.c`): POLL, then the firmware's
+//!   `_CST` entries with `target_residency = latency × latency_factor (2)`. C1 (FFH MWAIT)
+//!   latency 1 µs and C2 (I/O port) latency 400 µs are the values EPYC 7003 (Milan)
+//!   firmware reports; Turin is given the same table (an assumption: its `_CST` latencies
+//!   are firmware data, not in the kernel tree).
+//! - POWER (pseries dedicated LPAR): `drivers/cpuidle/cpuidle-pseries.c`
+//!   `dedicated_states[]`: snooze 0/0 (polling loop) and CEDE 10/100 µs.
+//! - arm64: `drivers/cpuidle/cpuidle-psci.c` state 0 `WFI` (1/1 µs, not polling), then the
+//!   DT `arm,idle-state` nodes with `exit_latency = entry + exit latency`,
+//!   `target_residency = min-residency`. Ampere Altra describes its states in ACPI `_LPI`
+//!   (firmware data); the values used are the arm64 reference platform's
+//!   (`arch/arm64/boot/dts/arm/juno.dts`: cpu-sleep-0 300+1200/2000 µs, cluster-sleep-0
+//!   400+1200/2500 µs) — an approximation of a core power-down and a cluster state.
+//! - `hybrid-10` and `adl-i9` (Alder Lake) use `skx_cstates` as before; `adl_cstates`
+//!   adds client C8/C10 states the scheduler workloads here never reach.
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::{Arch, Machine};
+
+use super::Governor;
+
+/// One idle state as cpuidle describes it (`struct cpuidle_state`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleState {
+    pub name: String,
+    /// Time from the wake-up signal to the CPU running code again.
+    pub exit_latency_ns: u64,
+    /// Minimum residency for the state to pay off (`target_residency_ns`).
+    pub target_residency_ns: u64,
+    /// `CPUIDLE_FLAG_POLLING`: the CPU spins with TIF_POLLING_NRFLAG set, so a wakeup needs
+    /// no IPI and costs no exit latency.
+    #[serde(default)]
+    pub polling: bool,
+}
+
+fn st(name: &str, exit_us: u64, residency_us: u64, polling: bool) -> IdleState {
+    IdleState {
+        name: name.into(),
+        exit_latency_ns: exit_us * 1000,
+        target_residency_ns: residency_us * 1000,
+        polling,
+    }
+}
+
+/// `POLL` (`drivers/cpuidle/poll_state.c`).
+fn poll() -> IdleState {
+    st("POLL", 0, 0, true)
+}
+
+/// intel_idle `skx_cstates` (Skylake-SP).
+pub fn skx() -> Vec<IdleState> {
+    vec![
+        poll(),
+        st("C1", 2, 2, false),
+        st("C1E", 10, 20, false),
+        st("C6", 133, 600, false),
+    ]
+}
+
+/// intel_idle `icx_cstates` (Ice Lake-SP).
+pub fn icx() -> Vec<IdleState> {
+    vec![
+        poll(),
+        st("C1", 1, 1, false),
+        st("C1E", 4, 4, false),
+        st("C6", 170, 600, false),
+    ]
+}
+
+/// intel_idle `spr_cstates` (Sapphire Rapids).
+pub fn spr() -> Vec<IdleState> {
+    vec![
+        poll(),
+        st("C1", 1, 1, false),
+        st("C1E", 2, 4, false),
+        st("C6", 290, 800, false),
+    ]
+}
+
+/// intel_idle `hsw_cstates` as far as Haswell-EP enables them.
+pub fn hsx() -> Vec<IdleState> {
+    vec![
+        poll(),
+        st("C1", 2, 2, false),
+        st("C1E", 10, 20, false),
+        st("C3", 33, 100, false),
+        st("C6", 133, 400, false),
+    ]
+}
+
+/// intel_idle `nehalem_cstates`.
+pub fn nehalem() -> Vec<IdleState> {
+    vec![
+        poll(),
+        st("C1", 3, 6, false),
+        st("C1E", 10, 20, false),
+        st("C3", 20, 80, false),
+        st("C6", 200, 800, false),
+    ]
+}
+
+/// acpi_idle on AMD EPYC (Milan; Turin assumed alike).
+pub fn amd_epyc() -> Vec<IdleState> {
+    vec![poll(), st("C1", 1, 2, false), st("C2", 400, 800, false)]
+}
+
+/// cpuidle-pseries dedicated-processor states.
+pub fn pseries_dedicated() -> Vec<IdleState> {
+    vec![st("snooze", 0, 0, true), st("CEDE", 10, 100, false)]
+}
+
+/// cpuidle-psci: WFI + a CPU and a cluster power-down state (Juno DT values).
+pub fn arm64_psci() -> Vec<IdleState> {
+    vec![
+        st("WFI", 1, 1, false),
+        st("cpu-sleep-0", 1500, 2000, false),
+        st("cluster-sleep-0", 1600, 2500, false),
+    ]
+}
+
+/// The idle-state table of `machine`: by preset name, else by architecture (see below).
+pub fn table_for(machine: &Machine) -> Vec<IdleState> {
+    match machine.name.as_str() {
+        "nehalem-2s" => nehalem(),
+        "haswell-2s" | "haswell-4s" => hsx(),
+        "skl-2s" | "hybrid-10" | "adl-i9" => skx(),
+        "spr-2s" => spr(),
+        "milan-2s" | "turin-2s" | "turin-dense-2s" => amd_epyc(),
+        "power10-96" => pseries_dedicated(),
+        "altra-2s" => arm64_psci(),
+        // Topology files and test machines: powerpc ones get pseries' table; the others
+        // keep the Skylake-SP table every machine used before (`Arch::Arm64` is also the
+        // default of machines that do not name their architecture, so it cannot select the
+        // psci table with its millisecond exit latencies).
+        _ => match machine.arch {
+            Arch::Powerpc => pseries_dedicated(),
+            Arch::X86 | Arch::Arm64 => skx(),
+        },
+    }
+}
+
+/// What `-m host` read from sysfs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostIdle {
+    pub states: Vec<IdleState>,
+    pub governor: Option<Governor>,
+    /// The raw `current_governor` text (also when not modelled).
+    pub governor_name: Option<String>,
+    pub driver: Option<String>,
+}
+
+/// Read CPU 0's idle states (`/sys/devices/system/cpu/cpu0/cpuidle/state*/{name,latency,
+/// residency}`, µs) and the governor (`/sys/devices/system/cpu/cpuidle/current_governor`,
+/// else `current_governor_ro`) under `root` (normally `/sys/devices/system/cpu`). None when
+/// the host exposes no cpuidle states. States named `POLL` (poll_state.c) or `snooze` are
+/// polling states.
+pub fn read_host(root: &std::path::Path) -> Option<HostIdle> {
+    let read = |p: std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let mut states = Vec::new();
+    for i in 0..32 {
+        let dir = root.join(format!("cpu0/cpuidle/state{i}"));
+        let Some(name) = read(dir.join("name")) else {
+            break;
+        };
+        let lat: u64 = read(dir.join("latency"))?.parse().ok()?;
+        let res: u64 = read(dir.join("residency"))?.parse().ok()?;
+        let polling = name == "POLL" || name == "snooze";
+        states.push(st(&name, lat, res, polling));
+    }
+    if states.is_empty() {
+        return None;
+    }
+    let gov_dir = root.join("cpuidle");
+    let governor_name = read(gov_dir.join("current_governor"))
+        .or_else(|| read(gov_dir.join("current_governor_ro")));
+    Some(HostIdle {
+        states,
+        governor: governor_name.as_deref().and_then(Governor::from_name),
+        governor_name,
+        driver: read(gov_dir.join("current_driver")),
+    })
+}
+
+/// One line saying what `-m host` took from the cpuidle sysfs under `root`.
+pub fn host_summary(root: &std::path::Path) -> String {
+    match read_host(root) {
+        None => format!(
+            "host cpuidle: no idle states under {} (using the {} table; governor menu)",
+            root.display(),
+            Arch::host().name()
+        ),
+        Some(h) => {
+            let states: Vec<String> = h
+                .states
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} {}/{} us{}",
+                        s.name,
+                        s.exit_latency_ns / 1000,
+                        s.target_residency_ns / 1000,
+                        if s.polling { " polling" } else { "" }
+                    )
+                })
+                .collect();
+            let gov = match (&h.governor_name, h.governor) {
+                (Some(n), Some(_)) => format!("governor {n}"),
+                (Some(n), None) => format!("governor {n} (not modelled; using menu)"),
+                (None, _) => "no governor file (using menu)".to_string(),
+            };
+            format!(
+                "host cpuidle (sysfs): driver {}, {gov}, states {}",
+                h.driver.as_deref().unwrap_or("?"),
+                states.join(", ")
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_table_and_governor_read_from_a_sysfs_tree() {
+        let dir = std::env::temp_dir().join(format!("schedlab-cpuidle-{}", std::process::id()));
+        let write = |rel: &str, text: &str| {
+            let p = dir.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        for (i, (name, lat, res)) in [("POLL", 0, 0), ("C1", 1, 2), ("C2", 400, 800)]
+            .iter()
+            .enumerate()
+        {
+            write(&format!("cpu0/cpuidle/state{i}/name"), &format!("{name}\n"));
+            write(
+                &format!("cpu0/cpuidle/state{i}/latency"),
+                &format!("{lat}\n"),
+            );
+            write(
+                &format!("cpu0/cpuidle/state{i}/residency"),
+                &format!("{res}\n"),
+            );
+        }
+        write("cpuidle/current_governor", "teo\n");
+        write("cpuidle/current_driver", "acpi_idle\n");
+        let h = read_host(&dir).unwrap();
+        assert_eq!(h.states, amd_epyc());
+        assert_eq!(h.governor, Some(Governor::Teo));
+        assert!(
+            host_summary(&dir)
+                .contains("driver acpi_idle, governor teo, states POLL 0/0 us polling")
+        );
+        // An unknown governor is reported but not used.
+        write("cpuidle/current_governor", "ladder\n");
+        assert_eq!(read_host(&dir).unwrap().governor, None);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(read_host(&dir).is_none());
+    }
+}

@@ -1,0 +1,154 @@
+//! The cpuidle model inside the engine with the Linux policy: the governor's stop-tick
+//! verdict decides the nohz idle mask, and an idle CPU that keeps its tick runs CPU_IDLE
+//! balancing from `sched_tick()` until the governor's re-evaluation stops the tick.
+
+use schedlab::config::scenario::Scenario;
+use schedlab::engine::{Engine, WorkloadPlan};
+use schedlab::experiment;
+use schedlab::task::{Op, Program, TaskSpec};
+
+const MS: u64 = 1_000_000;
+
+fn engine(toml: &str, plan: WorkloadPlan, duration_ns: u64) -> Engine {
+    let text = format!("{toml}[workload]\nkind = \"spin\"\n");
+    let scn = Scenario::parse(&text, "test").unwrap();
+    let machine = experiment::resolve_machine(&scn).unwrap();
+    let cost = experiment::resolve_cost(&scn, &machine).unwrap();
+    let cfg = experiment::engine_config(&scn, 1, duration_ns);
+    let policy = experiment::make_policy(&scn, &machine, &cost, 1);
+    Engine::new(machine, cost, cfg, policy, plan).unwrap()
+}
+
+/// One task pinned to CPU 2: `short` cycles of `work_ns` work + `gap_ns` sleep, then one
+/// `long_ns` sleep (if non-zero), then exit.
+fn sleeper(work_ns: u64, short: u32, gap_ns: u64, long_ns: u64) -> WorkloadPlan {
+    let mut cpus = schedlab::cpumask::CpuMask::new();
+    cpus.set(2);
+    let mut ops = vec![
+        Op::Run { work_ns },
+        Op::Sleep { ns: gap_ns },
+        Op::Loop {
+            to: 0,
+            times: short,
+            slot: 0,
+        },
+    ];
+    if long_ns > 0 {
+        ops.push(Op::Sleep { ns: long_ns });
+    }
+    ops.push(Op::Exit);
+    WorkloadPlan {
+        programs: vec![Program {
+            name: "sleeper".into(),
+            ops,
+        }],
+        tasks: vec![TaskSpec {
+            comm: "sleeper".into(),
+            program: 0,
+            cpus_allowed: Some(cpus),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn idle_lb_count(e: &Engine) -> u64 {
+    e.policy().report()["by_idle_type"]["idle"]["lb_count"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn short_predicted_idle_keeps_the_tick_and_stays_out_of_the_nohz_mask() {
+    // 300 µs of work, 100 µs sleeps on skl-2s (HZ 250, TICK_NSEC 4 ms): menu's typical
+    // interval is ~150 µs < TICK_NSEC, so every idle period of CPU 2 keeps the tick and it
+    // leaves the nohz mask at its first busy tick (nohz_balancer_kick ->
+    // nohz_balance_exit_idle) and never re-enters; CPUs that never ran anything stopped
+    // their tick at t = 0 and are in it.
+    let mut e = engine(
+        "[machine]\npreset = \"skl-2s\"\n",
+        sleeper(300_000, 200, 100_000, 0),
+        80 * MS,
+    );
+    e.run();
+    let c2 = &e.cpus()[2].stats;
+    // Every idle entry after the first kept the tick (sched_goidle counts idle entries
+    // from a task; the retains include re-evaluations after idle ticks).
+    assert!(c2.sched_goidle >= 150, "{c2:?}");
+    assert!(c2.idle_tick_retains >= c2.sched_goidle, "{c2:?}");
+    // Only the boot-time idle entry (empty history → no typical interval, no timer) stopped it.
+    assert_eq!(c2.idle_tick_stops, 1, "{c2:?}");
+    let mask = e.policy().nohz_idle_cpus().unwrap();
+    assert!(!mask.test(2), "CPU 2 kept its tick but is in the nohz mask");
+    for cpu in [0, 5, 40, 79] {
+        assert!(
+            mask.test(cpu),
+            "idle CPU {cpu} stopped its tick but is not in the mask"
+        );
+        let s = &e.cpus()[cpu].stats;
+        assert_eq!(
+            (s.idle_tick_stops, s.idle_tick_retains),
+            (1, 0),
+            "CPU {cpu}"
+        );
+    }
+}
+
+#[test]
+fn long_predicted_idle_stops_the_tick_and_enters_the_nohz_mask() {
+    // 30 ms sleeps: typical interval 30 ms > TICK_NSEC → C6, tick stopped, in the mask
+    // while asleep.
+    let mut e = engine(
+        "[machine]\npreset = \"skl-2s\"\n",
+        sleeper(20_000, 20, 30 * MS, 0),
+        20 * 30 * MS + 10 * MS,
+    );
+    e.run();
+    let c2 = &e.cpus()[2];
+    assert!(c2.stats.idle_tick_stops >= 15, "{:?}", c2.stats);
+    assert!(c2.curr.is_none() && c2.tick_stopped);
+    assert_eq!(e.machine().cpus.len(), 80);
+    assert!(e.policy().nohz_idle_cpus().unwrap().test(2));
+    assert_eq!(c2.idle_state, 3, "C6 on Skylake-SP");
+}
+
+#[test]
+fn kept_tick_runs_idle_balancing_until_the_governor_stops_it() {
+    // After 200 short (100 µs) idle periods CPU 2 sleeps 100 ms. Its tick is kept (the
+    // history says short), so each jiffy runs sched_tick() → sched_balance_trigger() →
+    // sched_balance_domains(CPU_IDLE); each tick wakeup with no timer due counts as a 45 ms
+    // idle period in menu's history, and once the short intervals no longer make a typical
+    // interval (at most all 8 replaced) the timer-based prediction (~100 ms) passes
+    // TICK_NSEC and the tick stops: 1..=8 idle ticks, then the nohz mask.
+    let toml = "[machine]\npreset = \"skl-2s\"\n";
+    // The same short phase alone (its idle periods are 100 µs; a few of them see a tick).
+    let mut base = engine(toml, sleeper(20_000, 200, 100_000, 0), 24 * MS);
+    base.run();
+    let short_phase_ticks = base.cpus()[2].stats.idle_ticks;
+    let mut e = engine(toml, sleeper(20_000, 200, 100_000, 100 * MS), 130 * MS);
+    e.run();
+    let c2 = &e.cpus()[2];
+    let long_phase_ticks = c2.stats.idle_ticks - short_phase_ticks;
+    assert!((1..=8).contains(&long_phase_ticks), "{:?}", c2.stats);
+    assert!(c2.tick_stopped);
+    assert!(e.policy().nohz_idle_cpus().unwrap().test(2));
+    let idle_passes = idle_lb_count(&e);
+    // Every idle tick balances at least the SMT level (interval 2 ms → 1 jiffy, no
+    // busy_factor); the first also reaches the due higher levels.
+    assert!(
+        idle_passes >= long_phase_ticks,
+        "CPU_IDLE passes {idle_passes}"
+    );
+
+    // With haltpoll (never keeps the tick) the same run has no idle tick and no CPU_IDLE
+    // pass: only the NOHZ idle balancer could run them, and one busy CPU never kicks it
+    // to balance.
+    let mut e = engine(
+        &format!("{toml}[machine.cost]\ncpuidle_governor = \"haltpoll\"\n"),
+        sleeper(20_000, 200, 100_000, 100 * MS),
+        130 * MS,
+    );
+    e.run();
+    assert_eq!(e.cpus()[2].stats.idle_ticks, 0);
+    assert_eq!(idle_lb_count(&e), 0);
+}
