@@ -394,9 +394,10 @@ fn program_errors_name_the_program_once_and_bench_names_its_flag() {
     let e = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(2), "{e}");
     assert!(
-        e.lines().next().unwrap().contains(
-            "invalid value 'nan' for '--sim-s <SIM_S>': out of range; accepted: seconds"
-        ),
+        e.lines()
+            .next()
+            .unwrap()
+            .contains("invalid value 'nan' for '--sim-s <SIM_S>': out of range; accepted: seconds"),
         "{e}"
     );
     assert!(!e.contains("TOML"), "{e}");

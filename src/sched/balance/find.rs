@@ -17,8 +17,8 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType,
     NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, capacity_greater,
 };
-use crate::kconfig::features::Feature;
 use crate::domains::{GroupId, SdFlags};
+use crate::kconfig::features::Feature;
 
 /// Result of [`LoadBalancer::sched_balance_find_src_group`]: the busiest group (if the
 /// domain is worth balancing) and the statistics behind the decision. The imbalance and
