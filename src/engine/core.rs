@@ -774,6 +774,8 @@ impl Engine {
             return;
         };
         self.sync_progress(cpu);
+        let irq_ns = self.noise.tick_irq_ns(cpu, self.cfg.hz);
+        self.charge(cpu, irq_ns);
         let mut resched = policy!(self.task_tick(cpu, curr));
         if self.cpus[cpu].need_resched_lazy {
             resched = true;
@@ -1215,6 +1217,7 @@ impl Engine {
             let op = self.programs[t.program as usize].ops[t.pc as usize];
             match op {
                 Op::Run { work_ns } => {
+                    let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
                     self.start_run(cpu, p, work_ns);
                     return;
                 }
@@ -1656,8 +1659,9 @@ impl Engine {
         let t = &mut self.tasks[p.idx()];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
+        let jitter = self.noise.timer_jitter_ns(p.idx());
         self.queue.push(
-            at + self.cfg.timer_slack_ns,
+            at + self.cfg.timer_slack_ns + jitter,
             Event::Timer {
                 task: p,
                 cpu: cpu as u32,
