@@ -273,9 +273,11 @@ fn default_placement_leaves_simulation_numbers_unchanged() {
     // scenario) printed sim_time_ns 37831554, time_s 0.032876, context_switches 11795.
     // (At the branch point 87ea1d2 it was 38121957 / 0.033166 / 10763 — also what this
     // branch gave before merging main's ttwu changes.) A later merge that changes the
-    // simulation on purpose must update these numbers.
+    // simulation on purpose must update these numbers. With the run-to-run noise off
+    // (`[run] noise = false`) the numbers are those of the noise-free model.
     let scn = Scenario::parse(
-        "[machine]\npreset = \"nehalem-2s\"\n[workload]\ncommand = \"hackbench -g 2 -l 100\"\n",
+        "[machine]\npreset = \"nehalem-2s\"\n[run]\nnoise = false\n\
+         [workload]\ncommand = \"hackbench -g 2 -l 100\"\n",
         "test.toml",
     )
     .unwrap();
