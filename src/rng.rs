@@ -17,6 +17,10 @@ pub enum StreamKind {
     Cpu = 2,
     Workload = 3,
     Policy = 4,
+    /// Machine noise of a task (`crate::engine::noise`).
+    NoiseTask = 5,
+    /// Machine noise of a CPU (`crate::engine::noise`).
+    NoiseCpu = 6,
 }
 
 /// One random stream.

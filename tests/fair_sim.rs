@@ -24,6 +24,8 @@ fn engine(toml: &str, plan: WorkloadPlan, duration_ns: u64) -> Engine {
     let cost = experiment::resolve_cost(&scn, &machine).unwrap();
     let mut cfg = experiment::engine_config(&scn, 1, duration_ns);
     cfg.check_invariants = true;
+    // Mechanism tests: exact times, without the run-to-run machine noise.
+    cfg.noise = schedlab::engine::noise::NoiseParams::OFF;
     let policy = experiment::make_policy(&scn, &machine, &cost, 1);
     Engine::new(machine, cost, cfg, policy, plan).unwrap()
 }
@@ -646,6 +648,7 @@ fn no_nontask_capacity_keeps_capacity_despite_irq_time() {
                 nontask_pct = { \"1\" = 10 }\n[kernel]\nprofile = \"v6.18\"\n\
                 features = { NONTASK_CAPACITY = false }\n\
                 sysctl = { hz = 250, preempt = \"none\" }\n\
+                [run]\nnoise = false\n\
                 [workload]\ncommand = \"schbench -m 1 -t 2 -r 3\"\n";
     let scn = Scenario::parse(text, "test").unwrap();
     let out = experiment::run_once(&scn, 1).unwrap();

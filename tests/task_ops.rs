@@ -20,6 +20,8 @@ fn engine(preset: &str, plan: WorkloadPlan) -> Result<Engine, PlanError> {
     let cost = experiment::resolve_cost(&scn, &machine).unwrap();
     let mut cfg = experiment::engine_config(&scn, 1, 1_000 * MS);
     cfg.check_invariants = true;
+    // Exact times, without the run-to-run machine noise.
+    cfg.noise = schedlab::engine::noise::NoiseParams::OFF;
     let policy = experiment::make_policy(&scn, &machine, &cost, 1);
     Engine::new(machine, cost, cfg, policy, plan)
 }

@@ -78,6 +78,9 @@ pub struct RunSpec {
     /// Longest simulated duration of one run, in seconds.
     #[serde(skip_serializing_if = "RunSpec::default_max_duration")]
     pub max_duration_s: f64,
+    /// Run-to-run variation sources (`[run] noise`, `noise_*`; `crate::engine::noise`).
+    #[serde(skip_serializing_if = "RunSpec::default_noise")]
+    pub noise: crate::engine::noise::NoiseParams,
 }
 
 impl RunSpec {
@@ -87,6 +90,10 @@ impl RunSpec {
 
     fn default_max_duration(s: &f64) -> bool {
         *s == limits::DEFAULT_MAX_DURATION_S
+    }
+
+    fn default_noise(n: &crate::engine::noise::NoiseParams) -> bool {
+        *n == crate::engine::noise::NoiseParams::DEFAULT
     }
 }
 
@@ -101,6 +108,7 @@ impl Default for RunSpec {
             pingpong_window_ms: 10.0,
             max_tasks: limits::DEFAULT_MAX_TASKS,
             max_duration_s: limits::DEFAULT_MAX_DURATION_S,
+            noise: crate::engine::noise::NoiseParams::DEFAULT,
         }
     }
 }
@@ -185,6 +193,11 @@ struct RunKeys {
     pingpong_window_ms: Option<f64>,
     max_tasks: Option<u64>,
     max_duration_s: Option<f64>,
+    noise: Option<bool>,
+    noise_work_cv_ppm: Option<u64>,
+    noise_timer_jitter_ns: Option<u64>,
+    noise_irq_rate_hz: Option<u64>,
+    noise_irq_len_ns: Option<u64>,
 }
 
 /// Error at `key` of `doc`, from its origin.
@@ -557,6 +570,26 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
         limits::MAX_TASKS_CEILING,
     )?
     .unwrap_or(d.max_tasks);
+    let base = if keys.noise.unwrap_or(true) {
+        d.noise
+    } else {
+        crate::engine::noise::NoiseParams::OFF
+    };
+    let noise = crate::engine::noise::NoiseParams {
+        work_cv_ppm: range("run.noise_work_cv_ppm", keys.noise_work_cv_ppm, 0, 500_000)?
+            .map_or(base.work_cv_ppm, |n| n as u32),
+        timer_jitter_ns_max: range(
+            "run.noise_timer_jitter_ns",
+            keys.noise_timer_jitter_ns,
+            0,
+            1_000_000_000,
+        )?
+        .unwrap_or(base.timer_jitter_ns_max),
+        irq_rate_hz: range("run.noise_irq_rate_hz", keys.noise_irq_rate_hz, 0, 100_000)?
+            .map_or(base.irq_rate_hz, |n| n as u32),
+        irq_len_ns: range("run.noise_irq_len_ns", keys.noise_irq_len_ns, 0, 10_000_000)?
+            .unwrap_or(base.irq_len_ns),
+    };
     Ok(RunSpec {
         runs,
         seed,
@@ -566,6 +599,7 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
         pingpong_window_ms,
         max_tasks,
         max_duration_s,
+        noise,
     })
 }
 

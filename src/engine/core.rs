@@ -777,6 +777,8 @@ impl Engine {
             return;
         };
         self.sync_progress(cpu);
+        let irq_ns = self.noise.tick_irq_ns(cpu, self.cfg.hz);
+        self.charge(cpu, irq_ns);
         let mut resched = policy!(self.task_tick(cpu, curr));
         if self.cpus[cpu].need_resched_lazy {
             resched = true;
@@ -1315,6 +1317,7 @@ impl Engine {
             let op = self.programs[t.program as usize].ops[t.pc as usize];
             match op {
                 Op::Run { work_ns } => {
+                    let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
                     self.start_run(cpu, p, work_ns);
                     return;
                 }
@@ -1762,13 +1765,14 @@ impl Engine {
     /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack).
     fn arm_timer_at(&mut self, p: TaskId, cpu: usize, at: u64) {
         self.timer_fired(p);
+        let expires_ns = at + self.cfg.timer_slack_ns + self.noise.timer_jitter_ns(p.idx());
         let t = &mut self.tasks[p.idx()];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
-        t.timer_armed = Some((cpu as u32, at + self.cfg.timer_slack_ns));
+        t.timer_armed = Some((cpu as u32, expires_ns));
         self.cpus[cpu].nr_task_timers += 1;
         self.queue.push(
-            at + self.cfg.timer_slack_ns,
+            expires_ns,
             Event::Timer {
                 task: p,
                 cpu: cpu as u32,

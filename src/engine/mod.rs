@@ -21,6 +21,7 @@ pub mod core;
 pub mod invariants;
 pub mod mempolicy;
 pub mod numa;
+pub mod noise;
 pub mod observer;
 pub mod pingpong;
 pub mod queue;
@@ -75,6 +76,9 @@ pub struct EngineConfig {
     pub check_invariants: bool,
     /// Window of the migration ping-pong detector (`[run] pingpong_window_ms`).
     pub pingpong_window_ns: u64,
+    /// Run-to-run variation sources ([`noise`]); off by default here, on by default in
+    /// scenarios (`[run] noise_*`).
+    pub noise: noise::NoiseParams,
 }
 
 impl Default for EngineConfig {
@@ -94,6 +98,7 @@ impl Default for EngineConfig {
             seed: 1,
             check_invariants: false,
             pingpong_window_ns: pingpong::DEFAULT_WINDOW_NS,
+            noise: noise::NoiseParams::OFF,
         }
     }
 }
@@ -436,6 +441,8 @@ pub struct Engine {
     pub(crate) cfg: EngineConfig,
     pub(crate) tasks: Vec<Task>,
     pub(crate) cpus: Vec<CpuCore>,
+    /// Machine noise streams ([`noise`]).
+    pub(crate) noise: noise::Noise,
     pub(crate) programs: Vec<Program>,
     pub(crate) sems: Vec<Semaphore>,
     pub(crate) barriers: Vec<Barrier>,
@@ -658,8 +665,10 @@ impl Engine {
             })
             .max()
             .unwrap_or(0);
+        let noise = noise::Noise::new(cfg.noise, cfg.seed, tasks.len(), machine.nr_cpus());
         Ok(Engine {
             now_ns: 0,
+            noise,
             live_tasks: tasks.len(),
             tasks,
             cpus,

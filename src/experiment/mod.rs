@@ -333,6 +333,7 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         seed,
         check_invariants: scn.run.invariants || crate::engine::invariants::env_requests_checks(),
         pingpong_window_ns: (scn.run.pingpong_window_ms * 1e6) as u64,
+        noise: scn.run.noise,
     }
 }
 

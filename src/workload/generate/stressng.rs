@@ -21,7 +21,8 @@
 //! - `--timeout`: the run layer's duration cap ([`super::workload_duration_ns`]).
 //!
 //! Left out: the per-method cost variance of `--cpu-method all` (a mean call cost is used, see
-//! `StressNgConfig`), page faults and RSS.
+//! `StressNgConfig`; each call's cost varies only by the engine's generic per-call factor,
+//! `crate::engine::noise`), page faults and RSS.
 
 use super::{PlanBuilder, Prog, creator_cpu};
 use crate::engine::WorkloadPlan;
