@@ -479,42 +479,10 @@ fn parse_workload(doc: &ScenarioDoc, table: Option<toml::Table>) -> InputResult<
 
 fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
     let d = RunSpec::default();
-    let range = |key: &str, v: Option<u64>, lo: u64, hi: u64| -> InputResult<Option<u64>> {
-        match v {
-            Some(n) if !(lo..=hi).contains(&n) => Err(key_err(
-                doc,
-                key,
-                keys::expected(
-                    &format!("an integer from {lo} to {hi}"),
-                    format!("integer {n}"),
-                ),
-            )),
-            other => Ok(other),
-        }
+    let range = |key: &str, v: Option<u64>, lo: u64, hi: u64| check_range(doc, key, v, lo, hi);
+    let seconds = |key: &str, v: Option<f64>, min_excl: bool, hi: f64| {
+        check_seconds(doc, key, v, min_excl, hi)
     };
-    let seconds =
-        |key: &str, v: Option<f64>, min_excl: bool, hi: f64| -> InputResult<Option<f64>> {
-            match v {
-                Some(x)
-                    if !(x.is_finite()
-                        && (if min_excl { x > 0.0 } else { x >= 0.0 })
-                        && x <= hi) =>
-                {
-                    Err(key_err(
-                        doc,
-                        key,
-                        keys::expected(
-                            &format!(
-                                "seconds {} 0 and at most {hi}",
-                                if min_excl { ">" } else { ">=" }
-                            ),
-                            format!("float {x}"),
-                        ),
-                    ))
-                }
-                other => Ok(other),
-            }
-        };
     let max_duration_s = seconds(
         "run.max_duration_s",
         keys.max_duration_s,
@@ -570,12 +538,80 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
         limits::MAX_TASKS_CEILING,
     )?
     .unwrap_or(d.max_tasks);
+    let noise = parse_noise(doc, &keys)?;
+    Ok(RunSpec {
+        runs,
+        seed,
+        warmup_s,
+        duration_s,
+        invariants: keys.invariants.unwrap_or(d.invariants),
+        pingpong_window_ms,
+        max_tasks,
+        max_duration_s,
+        noise,
+    })
+}
+
+/// `v` when it is absent or within `lo..=hi`, else the one wording of a range error.
+fn check_range(
+    doc: &ScenarioDoc,
+    key: &str,
+    v: Option<u64>,
+    lo: u64,
+    hi: u64,
+) -> InputResult<Option<u64>> {
+    match v {
+        Some(n) if !(lo..=hi).contains(&n) => Err(key_err(
+            doc,
+            key,
+            keys::expected(
+                &format!("an integer from {lo} to {hi}"),
+                format!("integer {n}"),
+            ),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// `v` when it is absent or a finite number of seconds above (or at) 0 and at most `hi`.
+fn check_seconds(
+    doc: &ScenarioDoc,
+    key: &str,
+    v: Option<f64>,
+    min_excl: bool,
+    hi: f64,
+) -> InputResult<Option<f64>> {
+    match v {
+        Some(x) if !(x.is_finite() && (if min_excl { x > 0.0 } else { x >= 0.0 }) && x <= hi) => {
+            Err(key_err(
+                doc,
+                key,
+                keys::expected(
+                    &format!(
+                        "seconds {} 0 and at most {hi}",
+                        if min_excl { ">" } else { ">=" }
+                    ),
+                    format!("float {x}"),
+                ),
+            ))
+        }
+        other => Ok(other),
+    }
+}
+
+/// The run-to-run noise: `run.noise = false` starts from all sources off, then each
+/// `run.noise_*` key overrides its source.
+fn parse_noise(
+    doc: &ScenarioDoc,
+    keys: &RunKeys,
+) -> InputResult<crate::engine::noise::NoiseParams> {
+    let range = |key: &str, v: Option<u64>, lo: u64, hi: u64| check_range(doc, key, v, lo, hi);
     let base = if keys.noise.unwrap_or(true) {
-        d.noise
+        RunSpec::default().noise
     } else {
         crate::engine::noise::NoiseParams::OFF
     };
-    let noise = crate::engine::noise::NoiseParams {
+    Ok(crate::engine::noise::NoiseParams {
         work_cv_ppm: range("run.noise_work_cv_ppm", keys.noise_work_cv_ppm, 0, 500_000)?
             .map_or(base.work_cv_ppm, |n| n as u32),
         timer_jitter_ns_max: range(
@@ -589,17 +625,6 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
             .map_or(base.irq_rate_hz, |n| n as u32),
         irq_len_ns: range("run.noise_irq_len_ns", keys.noise_irq_len_ns, 0, 10_000_000)?
             .unwrap_or(base.irq_len_ns),
-    };
-    Ok(RunSpec {
-        runs,
-        seed,
-        warmup_s,
-        duration_s,
-        invariants: keys.invariants.unwrap_or(d.invariants),
-        pingpong_window_ms,
-        max_tasks,
-        max_duration_s,
-        noise,
     })
 }
 
