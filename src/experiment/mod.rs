@@ -428,44 +428,11 @@ pub fn run_once_in(
     let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
     let migrations = report::migrations(&engine);
     let schedstat = report::Schedstat::from_policy(engine.policy().report());
-    let newidle = |counter| {
-        schedstat
-            .as_ref()
-            .map_or(0, |s| s.idle_type("newly_idle", counter))
-    };
-    // Reasons that are zero in most runs are shown only when they happened.
-    use crate::policy::MigrationReason as R;
-    let extra_reasons: String = [R::Affinity, R::Exec, R::Numa, R::NumaSwap, R::Dispatch]
-        .iter()
-        .filter_map(|&r| {
-            let n = migrations.reason(r);
-            (n > 0).then(|| format!(", {} {n}", r.name()))
-        })
-        .collect();
-    let summary_line = format!(
-        "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
-         nohz_idle_balance {}, active_balance {}{extra_reasons}); newly-idle balance passes {} \
-         (gained {}); ping-pong {}; wakeup latency p50 {:.1} us p99 {:.1} us{}",
-        migrations.total,
-        migrations.reason(R::Wakeup),
-        migrations.reason(R::Fork),
-        migrations.reason(R::LoadBalance),
-        migrations.reason(R::NewidleBalance),
-        migrations.reason(R::NohzIdleBalance),
-        migrations.reason(R::ActiveBalance),
-        newidle("lb_count"),
-        newidle("lb_gained"),
-        migrations.ping_pong,
-        engine.wakeup_latency().percentile(50.0) as f64 / 1e3,
-        engine.wakeup_latency().percentile(99.0) as f64 / 1e3,
-        host_kernel
-            .as_ref()
-            .map(|h| format!(
-                "\nhost kernel {}: {}",
-                h.release.as_deref().unwrap_or("?"),
-                h.notes.join("; ")
-            ))
-            .unwrap_or_default(),
+    let summary_line = summary_line(
+        &engine,
+        &migrations,
+        schedstat.as_ref(),
+        host_kernel.as_ref(),
     );
     // `-m host`: say which idle states and governor the cpuidle model took from sysfs.
     let summary_line = if host_kernel.is_some() {
@@ -521,6 +488,50 @@ pub fn run_once_in(
         },
         explanation,
     ))
+}
+
+/// The one-line run summary: migrations by reason (rare reasons only when they happened),
+/// newly-idle balance passes, ping-pongs and wakeup latency, and the host kernel's notes.
+fn summary_line(
+    engine: &Engine,
+    migrations: &report::Migrations,
+    schedstat: Option<&report::Schedstat>,
+    host_kernel: Option<&crate::kconfig::host::HostKernel>,
+) -> String {
+    let newidle = |counter| schedstat.map_or(0, |s| s.idle_type("newly_idle", counter));
+    // Reasons that are zero in most runs are shown only when they happened.
+    use crate::policy::MigrationReason as R;
+    let extra_reasons: String = [R::Affinity, R::Exec, R::Numa, R::NumaSwap, R::Dispatch]
+        .iter()
+        .filter_map(|&r| {
+            let n = migrations.reason(r);
+            (n > 0).then(|| format!(", {} {n}", r.name()))
+        })
+        .collect();
+    format!(
+        "migrations: {} (wakeup {}, fork {}, load_balance {}, newidle_balance {}, \
+         nohz_idle_balance {}, active_balance {}{extra_reasons}); newly-idle balance passes {} \
+         (gained {}); ping-pong {}; wakeup latency p50 {:.1} us p99 {:.1} us{}",
+        migrations.total,
+        migrations.reason(R::Wakeup),
+        migrations.reason(R::Fork),
+        migrations.reason(R::LoadBalance),
+        migrations.reason(R::NewidleBalance),
+        migrations.reason(R::NohzIdleBalance),
+        migrations.reason(R::ActiveBalance),
+        newidle("lb_count"),
+        newidle("lb_gained"),
+        migrations.ping_pong,
+        engine.wakeup_latency().percentile(50.0) as f64 / 1e3,
+        engine.wakeup_latency().percentile(99.0) as f64 / 1e3,
+        host_kernel
+            .map(|h| format!(
+                "\nhost kernel {}: {}",
+                h.release.as_deref().unwrap_or("?"),
+                h.notes.join("; ")
+            ))
+            .unwrap_or_default(),
+    )
 }
 
 /// [`run_all`], with `instruments` recording the first run only (the others run alongside).

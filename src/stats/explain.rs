@@ -270,52 +270,7 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
         }
     );
     for e in &log.entries {
-        let line = match e.decision {
-            Decision::Fork {
-                parent_cpu,
-                cpu,
-                path,
-            } => format!(
-                "fork     from CPU {parent_cpu} -> CPU {cpu} via {}",
-                path_name(path)
-            ),
-            Decision::Wakeup {
-                this_cpu,
-                prev_cpu,
-                cpu,
-                path,
-                waker,
-                sync,
-            } => format!(
-                "wakeup   by {} on CPU {this_cpu}: prev CPU {prev_cpu} -> CPU {cpu} via {}{}",
-                who(engine, waker),
-                path_name(path),
-                if sync { ", WF_SYNC" } else { "" }
-            ),
-            Decision::WakeupQueued {
-                this_cpu,
-                cpu,
-                waker,
-            } => format!(
-                "wakeup   by {} on CPU {this_cpu}: still queued on CPU {cpu} (ttwu_runnable, no \
-                 placement)",
-                who(engine, waker)
-            ),
-            Decision::Migrate {
-                from,
-                to,
-                reason,
-                ping_pong,
-            } => format!(
-                "migrate  CPU {from} -> CPU {to} by {}{}",
-                reason.name(),
-                match ping_pong {
-                    Some((a, b)) => format!(" (ping-pong: {}->{})", a.name(), b.name()),
-                    None => String::new(),
-                }
-            ),
-            Decision::Exit { cpu } => format!("exit     on CPU {cpu}"),
-        };
+        let line = decision_line(engine, e.decision);
         let _ = writeln!(out, "  {:>16}  {line}", ms(e.time_ns));
     }
     let mut reasons = Vec::new();
@@ -381,6 +336,56 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
     };
     let _ = writeln!(out, "  at the end: {state}");
     out
+}
+
+/// One line of the decision history: where the task went and which path chose it.
+fn decision_line(engine: &Engine, decision: Decision) -> String {
+    match decision {
+        Decision::Fork {
+            parent_cpu,
+            cpu,
+            path,
+        } => format!(
+            "fork     from CPU {parent_cpu} -> CPU {cpu} via {}",
+            path_name(path)
+        ),
+        Decision::Wakeup {
+            this_cpu,
+            prev_cpu,
+            cpu,
+            path,
+            waker,
+            sync,
+        } => format!(
+            "wakeup   by {} on CPU {this_cpu}: prev CPU {prev_cpu} -> CPU {cpu} via {}{}",
+            who(engine, waker),
+            path_name(path),
+            if sync { ", WF_SYNC" } else { "" }
+        ),
+        Decision::WakeupQueued {
+            this_cpu,
+            cpu,
+            waker,
+        } => format!(
+            "wakeup   by {} on CPU {this_cpu}: still queued on CPU {cpu} (ttwu_runnable, no \
+             placement)",
+            who(engine, waker)
+        ),
+        Decision::Migrate {
+            from,
+            to,
+            reason,
+            ping_pong,
+        } => format!(
+            "migrate  CPU {from} -> CPU {to} by {}{}",
+            reason.name(),
+            match ping_pong {
+                Some((a, b)) => format!(" (ping-pong: {}->{})", a.name(), b.name()),
+                None => String::new(),
+            }
+        ),
+        Decision::Exit { cpu } => format!("exit     on CPU {cpu}"),
+    }
 }
 
 #[cfg(test)]

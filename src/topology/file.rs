@@ -398,40 +398,47 @@ LLC never crosses a node or package)"
         .map(|c| c.expect("all CPUs generated"))
         .collect();
     if let Some(v) = t.get("capacities") {
-        let table = v.as_table().ok_or_else(|| {
-            ctx.err(
-                "capacities",
-                "expected a table of cpulist = capacity, e.g. { \"0-3\" = 1024, \"4-7\" = 512 }",
-            )
-        })?;
-        let mut seen = CpuMask::new();
-        for (list, cap) in table {
-            let shown = format!("capacities.\"{list}\"");
-            let mask = CpuMask::parse_list_for_machine(list, nr)
-                .map_err(|e| ctx.err(&shown, e.to_string()))?;
-            if let Some(cpu) = mask.iter().find(|&c| c >= nr) {
-                return Err(ctx.err(
-                    &shown,
-                    format!(
-                        "CPU {cpu} does not exist (the machine has CPUs 0-{})",
-                        nr - 1
-                    ),
-                ));
-            }
-            if mask.intersects(&seen) {
-                return Err(ctx.err(
-                    &shown,
-                    format!("CPUs {} are given a capacity twice", mask.and(&seen)),
-                ));
-            }
-            seen = seen.or(&mask);
-            let cap = ctx.int_at(cap, &shown, 1, i64::from(SCHED_CAPACITY_SCALE))? as u32;
-            for cpu in mask.iter() {
-                cpus[cpu].capacity = cap;
-            }
-        }
+        apply_capacities(ctx, v, &mut cpus)?;
     }
     Ok((cpus, nodes))
+}
+
+/// `capacities = { "cpulist" = capacity, .. }`: each CPU's capacity, given at most once.
+fn apply_capacities(ctx: &Ctx, v: &Value, cpus: &mut [CpuTopology]) -> InputResult<()> {
+    let nr = cpus.len();
+    let table = v.as_table().ok_or_else(|| {
+        ctx.err(
+            "capacities",
+            "expected a table of cpulist = capacity, e.g. { \"0-3\" = 1024, \"4-7\" = 512 }",
+        )
+    })?;
+    let mut seen = CpuMask::new();
+    for (list, cap) in table {
+        let shown = format!("capacities.\"{list}\"");
+        let mask = CpuMask::parse_list_for_machine(list, nr)
+            .map_err(|e| ctx.err(&shown, e.to_string()))?;
+        if let Some(cpu) = mask.iter().find(|&c| c >= nr) {
+            return Err(ctx.err(
+                &shown,
+                format!(
+                    "CPU {cpu} does not exist (the machine has CPUs 0-{})",
+                    nr - 1
+                ),
+            ));
+        }
+        if mask.intersects(&seen) {
+            return Err(ctx.err(
+                &shown,
+                format!("CPUs {} are given a capacity twice", mask.and(&seen)),
+            ));
+        }
+        seen = seen.or(&mask);
+        let cap = ctx.int_at(cap, &shown, 1, i64::from(SCHED_CAPACITY_SCALE))? as u32;
+        for cpu in mask.iter() {
+            cpus[cpu].capacity = cap;
+        }
+    }
+    Ok(())
 }
 
 /// The explicit form: one table per CPU.

@@ -93,36 +93,57 @@ pub fn import_str(text: &str, origin: &str) -> InputResult<Machine> {
         .find(|n| n.has_tag_name("object"))
         .ok_or_else(|| InputError::new(origin, "no <object> in <topology>"))?;
 
-    let mask_attr = |node: roxmltree::Node, attr: &str| -> InputResult<Option<CpuMask>> {
-        match node.attribute(attr) {
-            None => Ok(None),
-            Some(v) => parse_hex_mask(v)
-                .map(Some)
-                .map_err(|e| InputError::with_key(origin, format!("{} {attr}", describe(node)), e)),
-        }
-    };
-    let num_attr = |node: roxmltree::Node, attr: &str| -> InputResult<Option<usize>> {
-        match node.attribute(attr) {
-            None => Ok(None),
-            Some(v) => v.trim().parse().map(Some).map_err(|_| {
-                InputError::with_key(
-                    origin,
-                    format!("{} {attr}", describe(node)),
-                    format!("'{v}' is not a non-negative integer"),
-                )
-            }),
-        }
-    };
+    let (n, online) = cpu_range(root, origin)?;
+    let objs = flatten_objects(root, origin)?;
+    let mut cpus: Vec<RawCpu> = (0..n).map(|cpu| raw_cpu(&objs, &online, cpu)).collect();
+    apply_cpu_kinds(top, origin, &mut cpus)?;
 
-    // The set of CPUs, and which are online.
-    let root_cpuset = mask_attr(root, "cpuset")?.unwrap_or_default();
-    let root_complete = mask_attr(root, "complete_cpuset")?.unwrap_or_default();
+    let distances = read_distances(top, &objs, origin)?;
+    assemble(RawMachine {
+        name: origin.to_string(),
+        origin: origin.to_string(),
+        source: format!("hwloc XML {origin}"),
+        cpus,
+        distances,
+    })
+}
+
+/// A hex cpuset attribute of `node`, if present.
+fn mask_attr(node: roxmltree::Node, attr: &str, origin: &str) -> InputResult<Option<CpuMask>> {
+    match node.attribute(attr) {
+        None => Ok(None),
+        Some(v) => parse_hex_mask(v)
+            .map(Some)
+            .map_err(|e| InputError::with_key(origin, format!("{} {attr}", describe(node)), e)),
+    }
+}
+
+/// A non-negative integer attribute of `node`, if present.
+fn num_attr(node: roxmltree::Node, attr: &str, origin: &str) -> InputResult<Option<usize>> {
+    match node.attribute(attr) {
+        None => Ok(None),
+        Some(v) => v.trim().parse().map(Some).map_err(|_| {
+            InputError::with_key(
+                origin,
+                format!("{} {attr}", describe(node)),
+                format!("'{v}' is not a non-negative integer"),
+            )
+        }),
+    }
+}
+
+/// The number of CPUs and which are online: every CPU the root's `cpuset` /
+/// `complete_cpuset` or a PU's `os_index` names, which must be numbered 0..N without gaps
+/// (schedlab ids are dense).
+fn cpu_range(root: roxmltree::Node, origin: &str) -> InputResult<(usize, CpuMask)> {
+    let root_cpuset = mask_attr(root, "cpuset", origin)?.unwrap_or_default();
+    let root_complete = mask_attr(root, "complete_cpuset", origin)?.unwrap_or_default();
     let mut all = root_cpuset.or(&root_complete);
     for pu in root
         .descendants()
         .filter(|n| n.has_tag_name("object") && n.attribute("type") == Some("PU"))
     {
-        if let Some(os) = num_attr(pu, "os_index")? {
+        if let Some(os) = num_attr(pu, "os_index", origin)? {
             if os >= crate::cpumask::NR_CPUS_MAX {
                 return Err(InputError::with_key(
                     origin,
@@ -133,7 +154,7 @@ pub fn import_str(text: &str, origin: &str) -> InputResult<Machine> {
             all.set(os);
         }
     }
-    let online = match mask_attr(root, "online_cpuset")? {
+    let online = match mask_attr(root, "online_cpuset", origin)? {
         Some(m) => m,
         None => root_cpuset,
     };
@@ -151,97 +172,122 @@ pub fn import_str(text: &str, origin: &str) -> InputResult<Machine> {
             ),
         ));
     }
+    Ok((n, online))
+}
 
-    // Flatten the objects that matter.
+/// The objects that matter to the topology, in document order; others are skipped.
+fn flatten_objects(root: roxmltree::Node, origin: &str) -> InputResult<Vec<Obj>> {
     let mut objs: Vec<Obj> = Vec::new();
     for node in root.descendants().filter(|n| n.has_tag_name("object")) {
-        let typ = node.attribute("type").unwrap_or("");
-        let kind = match typ {
-            "Core" => Kind::Core,
-            "Package" | "Socket" => Kind::Package,
-            "NUMANode" | "Node" => Kind::Node,
-            "Group"
-                if node
-                    .attribute("subtype")
-                    .is_some_and(|s| s.eq_ignore_ascii_case("cluster")) =>
-            {
-                Kind::Cluster
-            }
-            "Cache" => Kind::Cache {
-                level: num_attr(node, "depth")?.unwrap_or(0) as u32,
-                instruction: node.attribute("cache_type") == Some("2"),
-            },
-            t if t.starts_with('L') && t.ends_with("Cache") => {
-                let level: u32 = t[1..2].parse().unwrap_or(0);
-                Kind::Cache {
-                    level,
-                    instruction: t.ends_with("iCache") || node.attribute("cache_type") == Some("2"),
-                }
-            }
-            _ => continue,
+        let Some(kind) = object_kind(node, origin)? else {
+            continue;
         };
-        let mask = match mask_attr(node, "complete_cpuset")? {
+        let mask = match mask_attr(node, "complete_cpuset", origin)? {
             Some(m) => m,
-            None => mask_attr(node, "cpuset")?.unwrap_or_default(),
+            None => mask_attr(node, "cpuset", origin)?.unwrap_or_default(),
         };
         objs.push(Obj {
             kind,
             mask,
-            os: num_attr(node, "os_index")?,
-            gp: num_attr(node, "gp_index")?,
+            os: num_attr(node, "os_index", origin)?,
+            gp: num_attr(node, "gp_index", origin)?,
         });
     }
-    let has_packages = objs.iter().any(|o| o.kind == Kind::Package);
-    let packages: Vec<&Obj> = objs.iter().filter(|o| o.kind == Kind::Package).collect();
+    Ok(objs)
+}
 
-    let smallest = |cpu: usize, pred: &dyn Fn(&Obj) -> bool| -> Option<&Obj> {
-        objs.iter()
-            .filter(|o| pred(o) && o.mask.test(cpu))
-            .min_by_key(|o| (o.mask.weight(), o.os.unwrap_or(usize::MAX)))
-    };
-    let mut cpus: Vec<RawCpu> = Vec::with_capacity(n);
-    for cpu in 0..n {
-        let mut raw = RawCpu {
-            online: online.test(cpu),
-            ..RawCpu::default()
-        };
-        raw.core =
-            smallest(cpu, &|o| o.kind == Kind::Core).map_or(CpuMask::single(cpu), |o| o.mask);
-        raw.core.set(cpu);
-        raw.package = if has_packages {
-            packages
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| o.mask.test(cpu))
-                .min_by_key(|(_, o)| o.mask.weight())
-                .map(|(seq, o)| o.os.unwrap_or((1 << 20) + seq))
-        } else {
-            Some(0)
-        };
-        raw.node = smallest(cpu, &|o| o.kind == Kind::Node).and_then(|o| o.os);
-        let data_level = |o: &Obj| match o.kind {
+/// What an hwloc object of this `type` contributes, or `None` when it is not read.
+fn object_kind(node: roxmltree::Node, origin: &str) -> InputResult<Option<Kind>> {
+    let typ = node.attribute("type").unwrap_or("");
+    Ok(Some(match typ {
+        "Core" => Kind::Core,
+        "Package" | "Socket" => Kind::Package,
+        "NUMANode" | "Node" => Kind::Node,
+        "Group"
+            if node
+                .attribute("subtype")
+                .is_some_and(|s| s.eq_ignore_ascii_case("cluster")) =>
+        {
+            Kind::Cluster
+        }
+        "Cache" => Kind::Cache {
+            level: num_attr(node, "depth", origin)?.unwrap_or(0) as u32,
+            instruction: node.attribute("cache_type") == Some("2"),
+        },
+        t if t.starts_with('L') && t.ends_with("Cache") => {
+            let level: u32 = t[1..2].parse().unwrap_or(0);
             Kind::Cache {
                 level,
-                instruction: false,
-            } => Some(level),
-            _ => None,
-        };
-        let top = objs
-            .iter()
-            .filter(|o| o.mask.test(cpu))
-            .filter_map(data_level)
-            .max();
-        raw.llc =
-            top.and_then(|top| smallest(cpu, &|o| data_level(o) == Some(top)).map(|o| o.mask));
-        raw.cluster = smallest(cpu, &|o| o.kind == Kind::Cluster)
-            .or_else(|| smallest(cpu, &|o| data_level(o) == Some(2)))
-            .map(|o| o.mask);
-        cpus.push(raw);
-    }
+                instruction: t.ends_with("iCache") || node.attribute("cache_type") == Some("2"),
+            }
+        }
+        _ => return Ok(None),
+    }))
+}
 
-    // CPU kinds.
+/// The cache level of a data or unified cache object.
+fn data_level(o: &Obj) -> Option<u32> {
+    match o.kind {
+        Kind::Cache {
+            level,
+            instruction: false,
+        } => Some(level),
+        _ => None,
+    }
+}
+
+/// The smallest object covering `cpu` that satisfies `pred` (ties: lowest `os_index`).
+fn smallest<'a>(objs: &'a [Obj], cpu: usize, pred: &dyn Fn(&Obj) -> bool) -> Option<&'a Obj> {
+    objs.iter()
+        .filter(|o| pred(o) && o.mask.test(cpu))
+        .min_by_key(|o| (o.mask.weight(), o.os.unwrap_or(usize::MAX)))
+}
+
+/// One CPU's SMT siblings, package, node, LLC and cluster, from the smallest objects
+/// covering it.
+fn raw_cpu(objs: &[Obj], online: &CpuMask, cpu: usize) -> RawCpu {
+    let mut raw = RawCpu {
+        online: online.test(cpu),
+        ..RawCpu::default()
+    };
+    raw.core =
+        smallest(objs, cpu, &|o| o.kind == Kind::Core).map_or(CpuMask::single(cpu), |o| o.mask);
+    raw.core.set(cpu);
+    raw.package = package_id(objs, cpu);
+    raw.node = smallest(objs, cpu, &|o| o.kind == Kind::Node).and_then(|o| o.os);
+    let top = objs
+        .iter()
+        .filter(|o| o.mask.test(cpu))
+        .filter_map(data_level)
+        .max();
+    raw.llc =
+        top.and_then(|top| smallest(objs, cpu, &|o| data_level(o) == Some(top)).map(|o| o.mask));
+    raw.cluster = smallest(objs, cpu, &|o| o.kind == Kind::Cluster)
+        .or_else(|| smallest(objs, cpu, &|o| data_level(o) == Some(2)))
+        .map(|o| o.mask);
+    raw
+}
+
+/// The package id of `cpu`: the smallest covering package's `os_index`, or a synthetic id
+/// past any real one (by package order) when it has none; 0 when the file has no packages.
+fn package_id(objs: &[Obj], cpu: usize) -> Option<usize> {
+    if !objs.iter().any(|o| o.kind == Kind::Package) {
+        return Some(0);
+    }
+    objs.iter()
+        .filter(|o| o.kind == Kind::Package)
+        .enumerate()
+        .filter(|(_, o)| o.mask.test(cpu))
+        .min_by_key(|(_, o)| o.mask.weight())
+        .map(|(seq, o)| o.os.unwrap_or((1 << 20) + seq))
+}
+
+/// `cpukind` elements: `LinuxCapacity` sets the capacity, `FrequencyMaxMHz` the maximum
+/// frequency of the CPUs in the kind's cpuset.
+fn apply_cpu_kinds(top: roxmltree::Node, origin: &str, cpus: &mut [RawCpu]) -> InputResult<()> {
+    let n = cpus.len();
     for kind in top.descendants().filter(|n| n.has_tag_name("cpukind")) {
-        let mask = mask_attr(kind, "cpuset")?.unwrap_or_default();
+        let mask = mask_attr(kind, "cpuset", origin)?.unwrap_or_default();
         let mut capacity = None;
         let mut freq_mhz = None;
         for info in kind.children().filter(|n| n.has_tag_name("info")) {
@@ -270,15 +316,7 @@ pub fn import_str(text: &str, origin: &str) -> InputResult<Machine> {
             }
         }
     }
-
-    let distances = read_distances(top, &objs, origin)?;
-    assemble(RawMachine {
-        name: origin.to_string(),
-        origin: origin.to_string(),
-        source: format!("hwloc XML {origin}"),
-        cpus,
-        distances,
-    })
+    Ok(())
 }
 
 /// `<object type="X" gp_index="N">` for error keys.

@@ -126,10 +126,30 @@ schedlab needs CPUs numbered 0..N",
         }
     }
 
-    // NUMA nodes.
     let node_dir = base.join(NODE_DIR);
     let node_ids = numbered_entries(&node_dir, "node");
-    for &nid in &node_ids {
+    assign_nodes(&cpu_dir, &node_dir, &node_ids, &mut cpus)?;
+    let distances = read_distances(&node_dir, &node_ids)?;
+
+    assemble(RawMachine {
+        name: name.to_string(),
+        origin,
+        source: format!("sysfs {}", base.display()),
+        cpus,
+        distances,
+    })
+}
+
+/// Each CPU's NUMA node: the first `nodeN/cpulist` (or `cpumap`) naming it, else the
+/// `cpuN/nodeM` link.
+fn assign_nodes(
+    cpu_dir: &Path,
+    node_dir: &Path,
+    node_ids: &[usize],
+    cpus: &mut [RawCpu],
+) -> InputResult<()> {
+    let n = cpus.len();
+    for &nid in node_ids {
         let dir = node_dir.join(format!("node{nid}"));
         if let Some(mask) = read_mask(&dir, "cpulist", Some("cpumap"))? {
             for cpu in mask.iter().filter(|&c| c < n) {
@@ -145,11 +165,20 @@ schedlab needs CPUs numbered 0..N",
             raw.node = numbered_entries(&dir, "node").first().copied();
         }
     }
+    Ok(())
+}
+
+/// The `nodeN/distance` rows, keyed (from, to); a row's columns are the online nodes, else
+/// every node directory, else 0.. when neither count matches.
+fn read_distances(
+    node_dir: &Path,
+    node_ids: &[usize],
+) -> InputResult<std::collections::BTreeMap<(usize, usize), u64>> {
     let mut distances = std::collections::BTreeMap::new();
-    let online_nodes: Vec<usize> = read_mask(&node_dir, "online", None)?
+    let online_nodes: Vec<usize> = read_mask(node_dir, "online", None)?
         .map(|m| m.iter().collect())
         .unwrap_or_default();
-    for &nid in &node_ids {
+    for &nid in node_ids {
         let path = node_dir.join(format!("node{nid}/distance"));
         let Some(text) = read_opt(&path) else {
             continue;
@@ -168,7 +197,7 @@ schedlab needs CPUs numbered 0..N",
         let columns: Vec<usize> = if online_nodes.len() == row.len() {
             online_nodes.clone()
         } else if node_ids.len() == row.len() {
-            node_ids.clone()
+            node_ids.to_vec()
         } else {
             (0..row.len()).collect()
         };
@@ -176,14 +205,7 @@ schedlab needs CPUs numbered 0..N",
             distances.insert((nid, to), d);
         }
     }
-
-    assemble(RawMachine {
-        name: name.to_string(),
-        origin,
-        source: format!("sysfs {}", base.display()),
-        cpus,
-        distances,
-    })
+    Ok(distances)
 }
 
 /// The directory under which `sys/devices/system/cpu` lives: `root` itself, or its single

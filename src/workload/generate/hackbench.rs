@@ -50,7 +50,7 @@
 use super::{PlanBuilder, Prog, copy_ns};
 use crate::engine::WorkloadPlan;
 use crate::error::InputResult;
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, SemId, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::hackbench::{HackbenchConfig, HackbenchIpc, HackbenchMode};
 
@@ -145,22 +145,14 @@ pub const PARENT_TASK: usize = 0;
 /// Name of the metric holding the measured interval.
 pub const TIME_METRIC: &str = "time";
 
-pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
-    let mut b = PlanBuilder::new();
-    let fds = u64::from(cfg.fds);
-    let nr_children = cfg.nr_tasks();
-    let d = u64::from(cfg.data_size_bytes);
-    let (cap, threshold) = buffer_messages(cfg.ipc, d);
-    let fork = fork_ns(cfg.mode);
-    let exit = exit_ns(cfg.mode);
-    let parent_cpu = super::creator_cpu(machine, None);
-
-    let ready = b.sem(0);
-    let wake = b.sem(0);
-    let reaped = b.sem(0);
-    let time = b.metric(TIME_METRIC);
-
-    // Parent.
+/// The parent: forks every child, waits for all at the start barrier, stamps the start,
+/// releases them at once, reaps them and samples the interval (hackbench's `Time:`).
+fn parent_prog(
+    nr_children: u64,
+    fork: u64,
+    [ready, wake, reaped]: [SemId; 3],
+    time: u8,
+) -> InputResult<Prog> {
     let mut p = Prog::new();
     p.run(fork * nr_children);
     p.repeat(nr_children, 0, "hackbench start barrier", |p| {
@@ -186,6 +178,25 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
         metric: time,
     });
     p.push(Op::Exit);
+    Ok(p)
+}
+
+pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
+    let mut b = PlanBuilder::new();
+    let fds = u64::from(cfg.fds);
+    let nr_children = cfg.nr_tasks();
+    let d = u64::from(cfg.data_size_bytes);
+    let (cap, threshold) = buffer_messages(cfg.ipc, d);
+    let fork = fork_ns(cfg.mode);
+    let exit = exit_ns(cfg.mode);
+    let parent_cpu = super::creator_cpu(machine, None);
+
+    let ready = b.sem(0);
+    let wake = b.sem(0);
+    let reaped = b.sem(0);
+    let time = b.metric(TIME_METRIC);
+
+    let p = parent_prog(nr_children, fork, [ready, wake, reaped], time)?;
     let prog = b.program("hackbench", p);
     b.task(TaskSpec {
         comm: "hackbench".into(),
