@@ -28,12 +28,13 @@
 //!   over releases ([`NumaVariant::for_version`]).
 //!
 //! Everything reads machine and runqueue state through [`NumaEnv`], so each decision is
-//! testable on a constructed state ([`fake::FakeNumaEnv`]). Memory itself (pages per node,
+//! testable on a constructed state (`fake::FakeNumaEnv`, test builds only). Memory itself (pages per node,
 //! first touch, page migration, bandwidth) is in the bottom-layer `crate::memory`.
 //!
 //! Not wired into the engine yet (phase 2, see docs/numa.md): nothing here runs in a
 //! simulation until a scenario enables NUMA balancing through the new code paths.
 
+#[cfg(test)]
 pub mod fake;
 pub mod faults;
 pub mod features;
