@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use fuzz_common::{TempDir, fixtures};
 use schedlab::config::scenario::Scenario;
 use schedlab::experiment::run_once;
+use schedlab::kconfig::features::Feature;
 
 /// Scenarios per CI run: about 40 s in release on two shared cores; fewer in the
 /// `ci-debug` pass, where every mutation point also asserts its invariants.
@@ -62,38 +63,6 @@ const PRESETS: &[&str] = &[
 const PROFILES: &[&str] = &[
     "v3.16", "v4.2", "v5.15", "v6.5", "v6.6", "v6.9", "v6.12", "v6.15", "v6.17", "v6.18",
 ];
-const FEATURES: &[&str] = &[
-    "PLACE_LAG",
-    "PLACE_DEADLINE_INITIAL",
-    "PLACE_REL_DEADLINE",
-    "RUN_TO_PARITY",
-    "PREEMPT_SHORT",
-    "NEXT_BUDDY",
-    "PICK_BUDDY",
-    "CACHE_HOT_BUDDY",
-    "DELAY_DEQUEUE",
-    "DELAY_ZERO",
-    "WAKEUP_PREEMPTION",
-    "HRTICK",
-    "NONTASK_CAPACITY",
-    "TTWU_QUEUE",
-    "SIS_UTIL",
-    "LB_MIN",
-    "ATTACH_AGE_LOAD",
-    "WA_IDLE",
-    "WA_WEIGHT",
-    "WA_BIAS",
-    "UTIL_EST",
-    "NI_RANDOM",
-    "LB_BIAS",
-    "SIS_PROP",
-    "TTWU_QUEUE_ON_CPU",
-    "TTWU_QUEUE_DELAYED",
-    "TTWU_QUEUE_DEFAULT",
-    "NEWIDLE_MIGRATION_COST_GATE",
-    "NEWIDLE_FAIL_BUMP",
-];
-
 /// Where the fixtures machines live (the sysfs ones unpacked once per test).
 struct Machines {
     hwloc: Vec<PathBuf>,
@@ -220,7 +189,7 @@ fn kernel_section(rng: &mut Rng) -> String {
         s += "[kernel.features]\n";
         let mut seen = Vec::new();
         for _ in 0..flips {
-            let f = *rng.pick(FEATURES);
+            let f = rng.pick(Feature::ALL).name();
             if !seen.contains(&f) {
                 seen.push(f);
                 s += &format!("{f} = {}\n", rng.chance(50));

@@ -2,7 +2,7 @@
 //! produces (`sched_switch`, `sched_waking`, `sched_wakeup(_new)`, `sched_migrate_task` with
 //! its [`MigrationReason`], `sched_process_exit`, wakeup placements and queued wakeups) in
 //! virtual-time order, like a tracepoint probe. The trace writer and the `--explain`
-//! history in `crate::stats::trace` implement it; the engine never names them.
+//! history in the stats layer's trace module implement it; the engine never names them.
 //!
 //! Rules: an observer only reads (it gets shared references, and nothing it returns reaches
 //! a decision), so a run's results are the same with or without one; the engine calls it
