@@ -239,6 +239,32 @@ pub struct TaskSpec {
     /// permille (0..=1000; 0 = compute-bound: memory placement does not matter). Remote
     /// pages stretch that share by the node distance (`crate::cost::mem_time_scale_ppm`).
     pub mem_intensity_permille: u16,
+    /// The task's memory as automatic NUMA balancing sees it (process, private and shared
+    /// working sets, bandwidth). The default models none: only `mem_intensity_permille` and
+    /// the first-touch node matter.
+    pub memory: TaskMemory,
+}
+
+/// A task's memory for the dynamic memory model (issue 13): which process (mm) it belongs to,
+/// what it touches, and how much bandwidth it asks for.
+///
+/// Threads of one process share the process's shared region; each thread has its own
+/// private region. Sizes are in MiB; the memory model keeps them as 2 MiB page groups.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TaskMemory {
+    /// Process (mm) id within the workload: tasks with the same `Some(id)` share one mm and
+    /// its shared region. `None` = a process of its own.
+    pub process: Option<u32>,
+    /// Private working set of this thread, MiB (touched only by it).
+    pub private_mib: u32,
+    /// Size of the process's shared region, MiB. Every thread of a process gives the same
+    /// value (the first one to start maps it).
+    pub shared_mib: u32,
+    /// Share of this thread's memory accesses that go to the shared region, permille.
+    pub shared_access_permille: u16,
+    /// Memory bandwidth the thread consumes when it runs alone on local memory, MiB/s
+    /// (0 = not bandwidth-bound).
+    pub bandwidth_mib_s: u32,
 }
 
 impl TaskSpec {
