@@ -34,7 +34,7 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
                  e.g. `numactl -N 1 -m 1 hackbench 10`.\n\
                  Placement keys (every kind): {}; group_* bind each task group \
                  (hackbench group, schbench message thread + workers, netperf pair, stress-ng \
-                 worker, rt-app task, spin hog, pingpong pair) to entry i mod len.",
+                 worker, rt-app task, spin hog, pingpong pair, web worker, jbb instance) to entry i mod len.",
                 crate::workload::placement::PLACEMENT_KEYS.join(", ")
             );
         }

@@ -280,6 +280,16 @@ pub fn classify(metric: &str) -> Option<(Direction, &'static str)> {
             "bogo_ops_per_s" | "bogo_ops_per_s_cpu" => (HigherIsBetter, "bogo ops/s"),
             "round_trips" | "loop_count" | "transactions" => (HigherIsBetter, "operations"),
             "max_latency_ms" => (LowerIsBetter, "latency in ms"),
+            // The NUMA-balancing workloads (web, jbb, stream, linpack).
+            "requests_per_s" => (HigherIsBetter, "requests per second"),
+            "bops" => (HigherIsBetter, "business operations per second"),
+            "gflops" => (HigherIsBetter, "GFLOPS"),
+            "bandwidth_mb_s" => (HigherIsBetter, "memory bandwidth in MB/s"),
+            _ if w.starts_with("kernel_bandwidth_mb_s.") => {
+                (HigherIsBetter, "memory bandwidth in MB/s")
+            }
+            _ if w.starts_with("response_ms_") => (LowerIsBetter, "response time in ms"),
+            "gc_pause_ms_avg" => (LowerIsBetter, "GC pause in ms"),
             _ if w.starts_with("sched_delay_") => (LowerIsBetter, "sched delay in us"),
             _ if w.contains("latency_us.") => (LowerIsBetter, "latency in us"),
             _ if w.starts_with("response_time_ms.") => (LowerIsBetter, "response time in ms"),

@@ -18,12 +18,16 @@ pub mod builtin;
 pub mod cmdline;
 pub mod generate;
 pub mod hackbench;
+pub mod jbb;
+pub mod linpack;
 pub mod netperf;
 pub mod placement;
 pub mod results;
 pub mod rtapp;
 pub mod schbench;
+pub mod stream;
 pub mod stressng;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 
@@ -31,10 +35,14 @@ use crate::error::{InputError, InputResult};
 use crate::input;
 
 pub use hackbench::HackbenchConfig;
+pub use jbb::JbbConfig;
+pub use linpack::LinpackConfig;
 pub use netperf::NetperfRrConfig;
 pub use rtapp::RtAppSpec;
 pub use schbench::SchbenchConfig;
+pub use stream::StreamConfig;
 pub use stressng::StressNgConfig;
+pub use web::WebConfig;
 
 /// Workload kinds accepted as `[workload] kind = ...`, with one line each (for
 /// `schedlab list workloads`).
@@ -63,6 +71,22 @@ pub const KINDS: &[(&str, &str)] = &[
         "tbench",
         "tbench N: N client/server ping-pong pairs over loopback TCP; `tbench 8`",
     ),
+    (
+        "web",
+        "nginx-like server: worker processes/threads on a shared accept queue, open-loop (rate_per_s) or closed-loop (clients, think_us) load; response time percentiles, requests/s",
+    ),
+    (
+        "jbb",
+        "SPECjbb-like JVMs: warehouse threads sharing a heap, stop-the-world GC threads; instances, warehouses; bops",
+    ),
+    (
+        "stream",
+        "STREAM copy/scale/add/triad threads over arrays of array_mib; bandwidth-bound; MB/s per kernel and total",
+    ),
+    (
+        "linpack",
+        "blocked LU solver threads (n, nb), a barrier per step; compute-bound; GFLOPS",
+    ),
 ];
 
 /// A fully parsed workload.
@@ -77,6 +101,10 @@ pub enum WorkloadSpec {
     StressNg(StressNgConfig),
     RtApp(RtAppSpec),
     NetperfRr(NetperfRrConfig),
+    Web(WebConfig),
+    Jbb(JbbConfig),
+    Stream(StreamConfig),
+    Linpack(LinpackConfig),
 }
 
 impl WorkloadSpec {
@@ -91,6 +119,10 @@ impl WorkloadSpec {
                 netperf::RrFlavor::Netperf => "netperf",
                 netperf::RrFlavor::Tbench => "tbench",
             },
+            WorkloadSpec::Web(_) => "web",
+            WorkloadSpec::Jbb(_) => "jbb",
+            WorkloadSpec::Stream(_) => "stream",
+            WorkloadSpec::Linpack(_) => "linpack",
         }
     }
 
@@ -103,6 +135,10 @@ impl WorkloadSpec {
             WorkloadSpec::StressNg(c) => u64::from(c.instances) + 1,
             WorkloadSpec::RtApp(s) => s.nr_threads(),
             WorkloadSpec::NetperfRr(c) => c.nr_tasks(),
+            WorkloadSpec::Web(c) => c.nr_tasks(),
+            WorkloadSpec::Jbb(c) => c.nr_tasks(),
+            WorkloadSpec::Stream(c) => u64::from(c.threads),
+            WorkloadSpec::Linpack(c) => u64::from(c.threads),
         }
     }
 
@@ -286,6 +322,8 @@ enum CommandLine<'a> {
     StressNg(Option<Vec<String>>),
     RtApp(Option<PathBuf>, Option<&'a Path>),
     Netperf(&'static str, Option<NetperfRrConfig>),
+    /// The NUMA-balancing workloads (web, jbb, stream, linpack): keys only, no command line.
+    Keyed(&'static str),
 }
 
 impl<'a> CommandLine<'a> {
@@ -298,6 +336,10 @@ impl<'a> CommandLine<'a> {
             "rtapp" => CommandLine::RtApp(None, None),
             "netperf" => CommandLine::Netperf("netperf", None),
             "tbench" => CommandLine::Netperf("tbench", None),
+            "web" => CommandLine::Keyed("web"),
+            "jbb" => CommandLine::Keyed("jbb"),
+            "stream" => CommandLine::Keyed("stream"),
+            "linpack" => CommandLine::Keyed("linpack"),
             other => {
                 let mut names: Vec<&str> = KINDS.iter().map(|(k, _)| *k).collect();
                 names.extend(["spin", "pingpong"]);
@@ -421,8 +463,33 @@ impl<'a> CommandLine<'a> {
                 nr_cpus,
                 err,
             )?),
+            CommandLine::Keyed(kind) => keyed_spec(kind, keys, nr_cpus, origin_of, err)?,
         })
     }
+}
+
+/// A keys-only kind from its typed keys.
+fn keyed_spec(
+    kind: &str,
+    keys: &toml::Table,
+    nr_cpus: usize,
+    origin_of: &dyn Fn(&str) -> String,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<WorkloadSpec> {
+    Ok(match kind {
+        "web" => WorkloadSpec::Web(web::from_keys(&read_keys(keys, origin_of)?, nr_cpus, err)?),
+        "jbb" => WorkloadSpec::Jbb(jbb::from_keys(&read_keys(keys, origin_of)?, nr_cpus, err)?),
+        "stream" => WorkloadSpec::Stream(stream::from_keys(
+            &read_keys(keys, origin_of)?,
+            nr_cpus,
+            err,
+        )?),
+        _ => WorkloadSpec::Linpack(linpack::from_keys(
+            &read_keys(keys, origin_of)?,
+            nr_cpus,
+            err,
+        )?),
+    })
 }
 
 /// `[workload] kind = "rtapp"` keys.

@@ -18,6 +18,13 @@
 //!   call⌋), its CPU time, and its wall time (metric `instance_wall` at exit, else until the
 //!   run ended).
 //! - netperf/tbench: transactions counted since the statistics start, over that interval.
+//! - web: metric `response` (arrival stamp → end of the request, [`crate::workload::web`]),
+//!   requests counted since the statistics start, over that interval.
+//! - jbb: transactions counted since the statistics start over that interval (`bops`); GC
+//!   pauses from metric `gc_pause`.
+//! - stream: each kernel's metric (barrier to barrier, thread 0) — passes and total time;
+//!   the total rate is all completed kernels' bytes over the statistics interval.
+//! - linpack: op counter in units of `FLOPS_PER_OP` flops, over the statistics interval.
 //! - rt-app: rt-app prints nothing of its own on stdout (its results are per-thread log
 //!   files); we print one summary line per thread (runtime, wakeups, run delay).
 
@@ -28,7 +35,7 @@ use crate::stats::histogram::Histogram;
 use crate::task::TaskState;
 use crate::workload::WorkloadSpec;
 use crate::workload::generate::{
-    hackbench as ghb, netperf as gnp, schbench as gsb, stressng as gsn,
+    hackbench as ghb, jbb as gjbb, netperf as gnp, schbench as gsb, stressng as gsn, web as gweb,
 };
 use crate::workload::hackbench::{self, HackbenchConfig, HackbenchResult};
 use crate::workload::netperf::{
@@ -40,6 +47,7 @@ use crate::workload::schbench::{
     SchbenchInterval, SchbenchLogEntry, SchbenchResult, SchbenchVersion,
 };
 use crate::workload::stressng::{self, StressNgConfig, StressNgInstance, StressNgResult};
+use crate::workload::{jbb, linpack, stream, web};
 
 /// The `[PID]` stress-ng prints: a fixed simulated pid keeps the output deterministic.
 pub const SIMULATED_PID: u32 = 4242;
@@ -55,6 +63,10 @@ pub fn native_report(spec: &WorkloadSpec, engine: &Engine) -> (String, Value) {
         WorkloadSpec::StressNg(c) => stressng_report(c, engine),
         WorkloadSpec::NetperfRr(c) => netperf_report(c, engine),
         WorkloadSpec::RtApp(c) => rtapp_report(c, engine),
+        WorkloadSpec::Web(c) => web_report(c, engine),
+        WorkloadSpec::Jbb(c) => jbb_report(c, engine),
+        WorkloadSpec::Stream(c) => stream_report(c, engine),
+        WorkloadSpec::Linpack(c) => linpack_report(c, engine),
     }
 }
 
@@ -400,4 +412,136 @@ fn rtapp_report(spec: &RtAppSpec, engine: &Engine) -> (String, Value) {
         "duration_s": engine.end_ns() as f64 / 1e9,
     });
     (text, json)
+}
+
+// ----- web / jbb / stream / linpack (issue 13) --------------------------------------------
+
+fn measured_s(engine: &Engine) -> f64 {
+    (engine.end_ns() - engine.stats_start_ns()) as f64 / 1e9
+}
+
+/// Round to 3 decimals (µs resolution for ms values).
+fn r3(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// Fill [`web::WebResult`]: response times from metric `response` (exact mean, histogram
+/// percentiles), requests completed over the statistics interval.
+pub fn web_result(engine: &Engine) -> web::WebResult {
+    let empty = Histogram::new();
+    let h = metric(engine, gweb::RESPONSE_METRIC).unwrap_or(&empty);
+    let ms = |ns: u64| ns as f64 / 1e6;
+    web::WebResult {
+        requests: engine.ops_done(),
+        elapsed_s: measured_s(engine),
+        response_ms_avg: h
+            .sum()
+            .checked_div(u128::from(h.len()))
+            .map_or(0.0, |v| v as f64 / 1e6),
+        response_ms_p50: if h.is_empty() {
+            0.0
+        } else {
+            ms(h.percentile(50.0))
+        },
+        response_ms_p90: if h.is_empty() {
+            0.0
+        } else {
+            ms(h.percentile(90.0))
+        },
+        response_ms_p99: if h.is_empty() {
+            0.0
+        } else {
+            ms(h.percentile(99.0))
+        },
+        response_ms_max: ms(h.max()),
+    }
+}
+
+fn web_report(cfg: &web::WebConfig, engine: &Engine) -> (String, Value) {
+    let r = web_result(engine);
+    let json = json!({
+        "kind": "web",
+        "requests": r.requests,
+        "requests_per_s": (r.requests_per_s() * 10.0).round() / 10.0,
+        "response_ms_avg": r3(r.response_ms_avg),
+        "response_ms_p50": r3(r.response_ms_p50),
+        "response_ms_p90": r3(r.response_ms_p90),
+        "response_ms_p99": r3(r.response_ms_p99),
+        "response_ms_max": r3(r.response_ms_max),
+        "elapsed_s": r.elapsed_s,
+    });
+    (web::format_report(cfg, &r), json)
+}
+
+pub fn jbb_result(engine: &Engine) -> jbb::JbbResult {
+    let empty = Histogram::new();
+    let h = metric(engine, gjbb::GC_PAUSE_METRIC).unwrap_or(&empty);
+    jbb::JbbResult {
+        transactions: engine.ops_done(),
+        elapsed_s: measured_s(engine),
+        gc_pauses: h.len(),
+        gc_pause_ms_avg: exact_mean_ns(h).map_or(0.0, |v| v as f64 / 1e6),
+    }
+}
+
+fn jbb_report(cfg: &jbb::JbbConfig, engine: &Engine) -> (String, Value) {
+    let r = jbb_result(engine);
+    let json = json!({
+        "kind": "jbb",
+        "bops": (r.bops() * 10.0).round() / 10.0,
+        "transactions": r.transactions,
+        "gc_pauses": r.gc_pauses,
+        "gc_pause_ms_avg": r3(r.gc_pause_ms_avg),
+        "elapsed_s": r.elapsed_s,
+    });
+    (jbb::format_report(cfg, &r), json)
+}
+
+pub fn stream_result(engine: &Engine) -> stream::StreamResult {
+    let mut r = stream::StreamResult {
+        elapsed_ns: engine.end_ns() - engine.stats_start_ns(),
+        ..Default::default()
+    };
+    for (k, (name, _)) in stream::KERNELS.iter().enumerate() {
+        if let Some(h) = metric(engine, name) {
+            r.passes[k] = h.len();
+            r.time_ns[k] = h.sum().min(u128::from(u64::MAX)) as u64;
+        }
+    }
+    r
+}
+
+fn stream_report(cfg: &stream::StreamConfig, engine: &Engine) -> (String, Value) {
+    let r = stream_result(engine);
+    let r1 = |v: f64| (v * 10.0).round() / 10.0;
+    let mut per = serde_json::Map::new();
+    for (k, (name, _)) in stream::KERNELS.iter().enumerate() {
+        per.insert(name.to_string(), json!(r1(r.kernel_mb_s(cfg, k))));
+    }
+    let json = json!({
+        "kind": "stream",
+        "bandwidth_mb_s": r1(r.total_mb_s(cfg)),
+        "kernel_bandwidth_mb_s": per,
+        "passes": r.passes[3],
+        "elapsed_s": r.elapsed_ns as f64 / 1e9,
+    });
+    (stream::format_report(cfg, &r), json)
+}
+
+pub fn linpack_result(engine: &Engine) -> linpack::LinpackResult {
+    linpack::LinpackResult {
+        flops: engine.ops_done() as f64 * linpack::FLOPS_PER_OP as f64,
+        elapsed_s: measured_s(engine),
+    }
+}
+
+fn linpack_report(cfg: &linpack::LinpackConfig, engine: &Engine) -> (String, Value) {
+    let r = linpack_result(engine);
+    let json = json!({
+        "kind": "linpack",
+        "gflops": (r.gflops() * 100.0).round() / 100.0,
+        "flops": r.flops,
+        "elapsed_s": r.elapsed_s,
+    });
+    (linpack::format_report(cfg, &r), json)
 }

@@ -28,10 +28,14 @@
 //!   whose statistics thread ends the measurement do so with `Op::Stop`.
 
 pub mod hackbench;
+pub mod jbb;
+pub mod linpack;
 pub mod netperf;
 pub mod rtapp;
 pub mod schbench;
+pub mod stream;
 pub mod stressng;
+pub mod web;
 
 use crate::engine::WorkloadPlan;
 use crate::error::{InputError, InputResult};
@@ -59,6 +63,10 @@ pub fn plan(spec: &WorkloadSpec, machine: &Machine, seed: u64) -> InputResult<Wo
         WorkloadSpec::StressNg(c) => stressng::plan(c, machine),
         WorkloadSpec::RtApp(c) => rtapp::plan(c, machine),
         WorkloadSpec::NetperfRr(c) => netperf::plan(c, machine),
+        WorkloadSpec::Web(c) => web::plan(c, machine, seed),
+        WorkloadSpec::Jbb(c) => jbb::plan(c, machine),
+        WorkloadSpec::Stream(c) => stream::plan(c, machine),
+        WorkloadSpec::Linpack(c) => linpack::plan(c, machine),
     }
 }
 
@@ -84,6 +92,10 @@ pub fn workload_duration_ns(spec: &WorkloadSpec) -> Option<u64> {
             super::netperf::RrLength::Seconds(s) => Some(u64::from(s) * S),
             super::netperf::RrLength::Transactions(_) => None,
         },
+        WorkloadSpec::Web(c) => Some(u64::from(c.duration_s) * S),
+        WorkloadSpec::Jbb(c) => Some(u64::from(c.duration_s) * S),
+        WorkloadSpec::Stream(c) => Some(u64::from(c.duration_s) * S),
+        WorkloadSpec::Linpack(c) => Some(u64::from(c.duration_s) * S),
     }
 }
 
@@ -101,6 +113,10 @@ pub fn workload_warmup_ns(spec: &WorkloadSpec) -> u64 {
             u64::from(c.warmup_s) * S
         }
         WorkloadSpec::NetperfRr(c) => u64::from(c.warmup_s) * S,
+        WorkloadSpec::Web(c) => u64::from(c.warmup_ms) * 1_000_000,
+        WorkloadSpec::Jbb(c) => u64::from(c.warmup_ms) * 1_000_000,
+        WorkloadSpec::Stream(c) => u64::from(c.warmup_ms) * 1_000_000,
+        WorkloadSpec::Linpack(c) => u64::from(c.warmup_ms) * 1_000_000,
         _ => 0,
     }
 }
