@@ -290,8 +290,6 @@ pub struct CpuCore {
     pub cpuidle: crate::cpuidle::CpuIdleDev,
     /// When the current idle-loop iteration entered its state; `None` once reflected.
     pub(crate) idle_iter_start_ns: Option<u64>,
-    /// Task hrtimers armed on this CPU (their expiries are in `Task::timer_armed`).
-    pub(crate) nr_task_timers: u32,
     /// Kernel-work horizon: tasks make no progress on this CPU before it.
     pub busy_until_ns: u64,
     /// When the runqueue lock is next free (for contention of remote activations).
@@ -448,6 +446,8 @@ pub struct Engine {
     pub(crate) barriers: Vec<Barrier>,
     pub(crate) spinlocks: Vec<SpinLockState>,
     pub(crate) queue: EventQueue<Event>,
+    /// The task hrtimers armed per CPU (their earliest expiry, for the idle governor).
+    pub(crate) task_timers: queue::CpuTimers,
     pub(crate) policy: Box<dyn SchedPolicy>,
     pub(crate) act: Actions,
     pub(crate) counters: RunCounters,
@@ -621,7 +621,6 @@ impl Engine {
                 tick_stopped: false,
                 cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
                 idle_iter_start_ns: None,
-                nr_task_timers: 0,
                 busy_until_ns: 0,
                 rq_lock_free_at_ns: 0,
                 speed: 1024,
@@ -689,6 +688,7 @@ impl Engine {
             barriers: vec![Barrier::default(); plan.nr_barriers],
             spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
             queue,
+            task_timers: queue::CpuTimers::new(machine.nr_cpus()),
             policy,
             act: Actions::default(),
             counters: RunCounters::default(),
