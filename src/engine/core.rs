@@ -1124,14 +1124,8 @@ impl Engine {
         let period = self.tick_period_ns();
         let c = &self.cpus[cpu];
         let mut next = c.policy_timer_at.unwrap_or(u64::MAX);
-        if c.nr_task_timers > 0 {
-            for t in &self.tasks {
-                if let Some((tc, at)) = t.timer_armed
-                    && tc as usize == cpu
-                {
-                    next = next.min(at);
-                }
-            }
+        if let Some(at) = self.task_timers.earliest(cpu) {
+            next = next.min(at);
         }
         let sleep_length_ns = if next == u64::MAX {
             crate::cpuidle::menu::NO_TIMER_NS
@@ -1753,8 +1747,8 @@ impl Engine {
     /// `p`'s armed hrtimer fired or is replaced: it no longer counts for its CPU's next
     /// timer event.
     pub(crate) fn timer_fired(&mut self, p: TaskId) {
-        if let Some((cpu, _)) = self.tasks[p.idx()].timer_armed.take() {
-            self.cpus[cpu as usize].nr_task_timers -= 1;
+        if self.tasks[p.idx()].timer_armed.take().is_some() {
+            self.task_timers.disarm(p.idx());
         }
     }
 
@@ -1770,7 +1764,7 @@ impl Engine {
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
         t.timer_armed = Some((cpu as u32, expires_ns));
-        self.cpus[cpu].nr_task_timers += 1;
+        self.task_timers.arm(cpu, p.idx(), expires_ns);
         self.queue.push(
             expires_ns,
             Event::Timer {

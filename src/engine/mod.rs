@@ -290,8 +290,6 @@ pub struct CpuCore {
     pub cpuidle: crate::cpuidle::CpuIdleDev,
     /// When the current idle-loop iteration entered its state; `None` once reflected.
     pub(crate) idle_iter_start_ns: Option<u64>,
-    /// Task hrtimers armed on this CPU (their expiries are in `Task::timer_armed`).
-    pub(crate) nr_task_timers: u32,
     /// Kernel-work horizon: tasks make no progress on this CPU before it.
     pub busy_until_ns: u64,
     /// When the runqueue lock is next free (for contention of remote activations).
@@ -448,6 +446,8 @@ pub struct Engine {
     pub(crate) barriers: Vec<Barrier>,
     pub(crate) spinlocks: Vec<SpinLockState>,
     pub(crate) queue: EventQueue<Event>,
+    /// The task hrtimers armed per CPU (their earliest expiry, for the idle governor).
+    pub(crate) task_timers: queue::CpuTimers,
     pub(crate) policy: Box<dyn SchedPolicy>,
     pub(crate) act: Actions,
     pub(crate) counters: RunCounters,
@@ -467,6 +467,10 @@ pub struct Engine {
     /// Stop requests and progress from outside ([`control`]), polled every few events.
     pub(crate) control: Option<control::RunControl>,
     pub(crate) events: u64,
+    /// Popped queue entries that did nothing (superseded by a later re-plan: a stale
+    /// generation, or an early entry re-queued at its new time). Counted in `events` too
+    /// (the JSON's count); `schedlab bench` reports them apart.
+    pub(crate) superseded: u64,
     pub(crate) live_tasks: usize,
     pub(crate) stats_start_ns: u64,
     pub(crate) end_ns: Option<u64>,
@@ -617,7 +621,6 @@ impl Engine {
                 tick_stopped: false,
                 cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
                 idle_iter_start_ns: None,
-                nr_task_timers: 0,
                 busy_until_ns: 0,
                 rq_lock_free_at_ns: 0,
                 speed: 1024,
@@ -685,6 +688,7 @@ impl Engine {
             barriers: vec![Barrier::default(); plan.nr_barriers],
             spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
             queue,
+            task_timers: queue::CpuTimers::new(machine.nr_cpus()),
             policy,
             act: Actions::default(),
             counters: RunCounters::default(),
@@ -699,6 +703,7 @@ impl Engine {
             stop_requested: false,
             control: None,
             events: 0,
+            superseded: 0,
             stats_start_ns: 0,
             end_ns: None,
             migration_log: Vec::new(),
@@ -772,9 +777,12 @@ impl Engine {
                         let at = c.continue_at_ns;
                         c.continue_queued_at = Some(at);
                         self.queue.push(at, Event::Continue { cpu, generation });
+                        self.superseded += 1;
                     } else {
                         self.continue_curr(cpu as usize);
                     }
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::Tick { cpu, generation } => {
@@ -783,12 +791,18 @@ impl Engine {
                     c.tick_queued_at = None;
                     if c.tick_armed {
                         self.sched_tick(cpu as usize);
+                    } else {
+                        self.superseded += 1;
                     }
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::HrTick { cpu, generation } => {
                 if self.cpus[cpu as usize].hrtick_gen == generation {
                     self.hrtick(cpu as usize);
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::Timer {
@@ -799,6 +813,8 @@ impl Engine {
                 if self.tasks[task.idx()].timer_gen == generation {
                     self.timer_fired(task);
                     self.hrtimer_expire(task, cpu as usize, generation);
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::TimerWake {
@@ -808,6 +824,8 @@ impl Engine {
             } => {
                 if self.tasks[task.idx()].timer_gen == generation {
                     self.timer_wakeup(task, cpu as usize);
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
@@ -822,10 +840,13 @@ impl Engine {
                         Some(at) if at > self.now_ns => {
                             c.policy_timer_queued = Some((at, generation));
                             self.queue.push(at, Event::PolicyTimer { cpu, generation });
+                            self.superseded += 1;
                         }
                         Some(_) => self.policy_timer(cpu as usize),
-                        None => {}
+                        None => self.superseded += 1,
                     }
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::WarmupEnd => self.reset_counters(),
@@ -841,6 +862,11 @@ impl Engine {
 
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Of [`Self::events`], the popped entries that did nothing (superseded).
+    pub fn superseded_events(&self) -> u64 {
+        self.superseded
     }
 
     pub fn tasks(&self) -> &[Task] {

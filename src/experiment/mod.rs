@@ -50,6 +50,10 @@ pub struct RunOutput {
     pub schedstat_text: Option<String>,
     /// False when a stop request (SIGINT/SIGTERM) cut the run short.
     pub complete: bool,
+    /// Simulated time at the end of the run, warm-up included (`schedlab bench`).
+    pub end_ns: u64,
+    /// Of `result.events`, the queue entries that did nothing (`schedlab bench`).
+    pub superseded_events: u64,
 }
 
 /// What the runs of one command share: the stop flag the signal handlers set, the progress
@@ -485,6 +489,8 @@ pub fn run_once_in(
             invariant_violations: engine.invariant_violations().to_vec(),
             schedstat_text: engine.schedstat_text(),
             complete,
+            end_ns: engine.end_ns(),
+            superseded_events: engine.superseded_events(),
         },
         explanation,
     ))
