@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
 pub mod bench;
+pub mod bisect;
 pub mod compare;
 pub mod list;
 pub mod run;
@@ -38,6 +39,9 @@ pub enum Command {
     /// Compare kernel variants on the same seeds, in LKML-style tables (normalized mean,
     /// [pct imp], (CV), paired delta), with perf-stat and migration diffs.
     Compare(compare::CompareArgs),
+    /// Find which kernel changes make --bad differ from --good (history-order bisection and
+    /// attribution on paired seeds), and the mechanism counters that moved with them.
+    Bisect(bisect::BisectArgs),
     /// Measure the simulator's speed: events/s and simulated seconds per wall second.
     Bench(bench::BenchArgs),
 }
@@ -143,5 +147,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args).map(|()| 0),
+        Command::Bisect(args) => bisect::run(&args),
     }
 }
