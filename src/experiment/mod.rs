@@ -3,6 +3,7 @@
 //! workload; runs the engine once per seed; and assembles the contract's results JSON
 //! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
 
+pub mod sweep;
 pub mod workloads;
 
 use std::sync::atomic::{AtomicBool, Ordering};
