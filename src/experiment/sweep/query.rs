@@ -174,8 +174,12 @@ pub fn pivot(rows: &[Row], r: &str, c: &str) -> Pivot {
         }
     };
     for row in rows {
-        let rv = row.axes.get(r).map_or("-", String::as_str);
-        let cv = row.axes.get(c).map_or("-", String::as_str);
+        let label = |axis: &str| match row.axes.get(axis).map(String::as_str) {
+            None => "-",
+            Some("") => "(none)",
+            Some(v) => v,
+        };
+        let (rv, cv) = (label(r), label(c));
         let i = pos(&mut p.rows, rv);
         let j = pos(&mut p.cols, cv);
         p.cells.entry((i, j)).or_default().push(row.value);
@@ -185,10 +189,17 @@ pub fn pivot(rows: &[Row], r: &str, c: &str) -> Pivot {
 
 /// The pivot as text: each cell `mean ± ci95 (n)`.
 pub fn render_pivot(p: &Pivot, metric: &str, r: &str, c: &str) -> String {
+    // One number of decimals for the table, enough for its smallest mean.
+    let smallest = p
+        .cells
+        .values()
+        .map(|v| mean_ci(v).0.abs())
+        .filter(|m| *m > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let d = crate::stats::compare::decimals_for(if smallest.is_finite() { smallest } else { 0.0 });
     let cell = |i: usize, j: usize| match p.cells.get(&(i, j)) {
         Some(v) => {
             let (mean, ci, n) = mean_ci(v);
-            let d = crate::stats::compare::decimals_for(mean);
             format!("{mean:.d$} ± {ci:.d$} ({n})")
         }
         None => "-".to_string(),
