@@ -475,11 +475,11 @@ fn pivot_cells_are_mean_and_t_interval_by_hand() {
 #[test]
 fn sigint_stops_promptly_and_keeps_finished_runs() {
     let d = scratch("sigint");
-    // Longer runs (~0.3 s of CPU each): 2 x 4 of them.
+    // Runs of ~0.15 s of CPU each: 2 x 4 of them.
     let g = write_grid(
         &d,
         "g.toml",
-        "[base]\nmachine = \"nehalem-2s\"\ncommand = \"hackbench -g 4 -l 1000\"\n[axes]\n\
+        "[base]\nmachine = \"nehalem-2s\"\ncommand = \"hackbench -g 4 -l 400\"\n[axes]\n\
          profiles = [\"v6.6\", \"v6.15\"]\nseeds = 4\n",
     );
     let dir = d.join("sweep");
@@ -519,7 +519,10 @@ fn sigint_stops_promptly_and_keeps_finished_runs() {
     assert!(took < 3.0, "stopped after {took} s");
     assert!(t.contains("stopped by SIGINT"), "{t}");
     let (done, temp) = results(&dir);
-    assert!(!done.is_empty() && done.len() < 8 && temp.is_empty(), "{done:?} {temp:?}");
+    assert!(
+        !done.is_empty() && done.len() < 8 && temp.is_empty(),
+        "{done:?} {temp:?}"
+    );
     let o = schedlab(&["sweep", "run", dir_s]);
     let t = text(&o);
     assert!(
