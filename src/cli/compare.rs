@@ -63,6 +63,19 @@ pub struct CompareArgs {
     /// `taskset` / `numactl` prefixes.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// Compare two selections of a sweep database instead of running (`schedlab sweep
+    /// merge`): needs --a, --b and --metric (docs/sweep.md).
+    #[arg(long, value_name = "FILE", requires_all = ["sel_a", "sel_b", "metric"], conflicts_with_all = ["scenario", "variants", "command", "machine"])]
+    pub db: Option<PathBuf>,
+    /// With --db: selection A, AXIS=VALUE[,AXIS=VALUE...] (e.g. profile=v6.9).
+    #[arg(long = "a", value_name = "AXIS=VALUE,...", requires = "db")]
+    pub sel_a: Option<String>,
+    /// With --db: selection B (runs are paired with A's on the axes neither names).
+    #[arg(long = "b", value_name = "AXIS=VALUE,...", requires = "db")]
+    pub sel_b: Option<String>,
+    /// With --db: the metric compared (e.g. workload.time_s).
+    #[arg(long, value_name = "M", requires = "db")]
+    pub metric: Option<String>,
 }
 
 /// Build the baseline scenario from a file and/or the quick-form options.
@@ -312,6 +325,11 @@ pub fn results_json_stopped(out: &CompareOutput, stopped: Option<&str>) -> Value
 
 /// Run `schedlab compare`; returns the exit status (0, or 128 + the signal that stopped it).
 pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
+    if let (Some(db), Some(a), Some(b), Some(m)) =
+        (&args.db, &args.sel_a, &args.sel_b, &args.metric)
+    {
+        return super::sweep::compare_db(db, a, b, m);
+    }
     let variants = scenarios_from_args(args)?;
     let base = &variants[0].scenario;
     let setup = experiment::setup_line(base, &experiment::resolve_machine(base)?);

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod list;
 pub mod run;
 pub mod signals;
+pub mod sweep;
 pub mod topo;
 
 #[derive(Parser, Debug)]
@@ -44,6 +45,9 @@ pub enum Command {
     Bisect(bisect::BisectArgs),
     /// Measure the simulator's speed: events/s and simulated seconds per wall second.
     Bench(bench::BenchArgs),
+    /// Sweep a grid (machines x profiles x features x keys x seeds) locally or on Slurm,
+    /// resumably, into an SQLite database: plan, run, status, slurm, merge, table.
+    Sweep(sweep::SweepArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -148,5 +152,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args).map(|()| 0),
         Command::Bisect(args) => bisect::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
     }
 }

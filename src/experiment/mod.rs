@@ -4,6 +4,7 @@
 //! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
 
 pub mod bisect;
+pub mod sweep;
 pub mod workloads;
 
 use std::sync::atomic::{AtomicBool, Ordering};
