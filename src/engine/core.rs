@@ -28,9 +28,23 @@ macro_rules! policy {
             cost: &$self.cost,
             tasks: &$self.tasks,
             cpus: &$self.cpus,
+            numa: $self.numa.as_deref().map(|n| &n.sched),
         };
         $self.policy.$method(&view, $($arg),*)
     }};
+}
+
+/// `SchedPolicy::task_numa_migrate` with the engine's view (for [`super::numa`]).
+pub(crate) fn policy_task_numa_migrate(
+    e: &mut Engine,
+    p: TaskId,
+) -> Option<crate::sched::numa::migrate::NumaMigrateDecision> {
+    policy!(e.task_numa_migrate(p))
+}
+
+/// `SchedPolicy::move_queued_task` with the engine's view (for [`super::numa`]).
+pub(crate) fn policy_move_queued_task(e: &mut Engine, p: TaskId, from: usize, to: usize) -> bool {
+    policy!(e.move_queued_task(p, from, to))
 }
 
 /// Migrations kept in the log (the first ones of the measured interval; later ones are only
@@ -614,7 +628,7 @@ impl Engine {
 
     /// The stop class preempts `cpu`'s current task: it stays runnable and queued
     /// (`put_prev_task()`), the CPU is the stopper's until it schedules again.
-    fn stopper_preempt_curr(&mut self, cpu: usize) {
+    pub(crate) fn stopper_preempt_curr(&mut self, cpu: usize) {
         if let Some(p) = self.cpus[cpu].curr {
             self.sync_progress(cpu);
             let now = self.now_ns;
@@ -633,6 +647,7 @@ impl Engine {
             c.continue_queued_at = None;
             self.stop_tick(cpu);
             self.update_sibling_speeds(cpu);
+            self.numa_running_changed(Some(p), None);
         }
     }
 
@@ -798,6 +813,7 @@ impl Engine {
         let irq_ns = self.noise.tick_irq_ns(cpu, self.cfg.hz);
         self.charge(cpu, irq_ns);
         let mut resched = policy!(self.task_tick(cpu, curr));
+        let numa_move = self.numa_tick(cpu, curr);
         if self.cpus[cpu].need_resched_lazy {
             resched = true;
         }
@@ -811,6 +827,7 @@ impl Engine {
             self.arm_hrtick(cpu);
         }
         self.preempt_point(cpu);
+        self.numa_apply_move(cpu, numa_move);
     }
 
     // ----- applying policy actions -------------------------------------------------------
@@ -1034,6 +1051,7 @@ impl Engine {
                     super::mempolicy::first_touch_pages(t.mempolicy, node, &self.machine);
             }
         }
+        self.numa_first_touch(cpu, next);
         let was_idle = prev.is_none();
         self.cpus[cpu].curr = Some(next);
         if was_idle {
@@ -1047,6 +1065,7 @@ impl Engine {
             self.update_sibling_speeds(cpu);
         }
         self.cpus[cpu].speed = self.speed_of(cpu);
+        self.numa_running_changed(prev, Some(next));
         self.arm_hrtick(cpu);
         self.plan_continue(cpu);
     }
@@ -1065,6 +1084,7 @@ impl Engine {
         c.continue_queued_at = None;
         self.stop_tick(cpu);
         self.update_sibling_speeds(cpu);
+        self.numa_running_changed(Some(p), None);
         self.enter_idle(cpu);
     }
 
@@ -1168,7 +1188,7 @@ impl Engine {
     /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention × the machine's
     /// `speed_pct` ÷ the memory locality time scale of the task's pages seen from this CPU's
     /// node.
-    fn speed_of(&self, cpu: usize) -> u64 {
+    pub(crate) fn speed_of(&self, cpu: usize) -> u64 {
         let busy = self
             .machine
             .smt_mask(cpu)
@@ -1180,6 +1200,9 @@ impl Engine {
             / 100
             * u64::from(100 - self.cost.nontask_pct_of(cpu))
             / 100;
+        if let Some(s) = self.numa_scaled_speed(cpu, speed) {
+            return s;
+        }
         match self.cpus[cpu].curr {
             Some(p) if self.tasks[p.idx()].mem_intensity_permille > 0 => {
                 crate::cost::mem_scaled_speed(speed, self.mem_time_scale_ppm(cpu, p))

@@ -483,6 +483,8 @@ pub struct Engine {
     pub(crate) observer: Option<Box<dyn Observer>>,
     /// Reused buffer: CPUs whose policy timer changed during the last event.
     pub(crate) timer_changes: Vec<usize>,
+    /// Dynamic memory and NUMA balancing ([`numa`]); `None` when no task has a working set.
+    pub(crate) numa: Option<Box<numa::EngineNuma>>,
 }
 
 /// One migration, for the log.
@@ -712,6 +714,13 @@ impl Engine {
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             observer: None,
             timer_changes: Vec::new(),
+            numa: numa::EngineNuma::from_plan(
+                &machine,
+                &plan.tasks,
+                cfg.seed,
+                cost.llc_kib_per_cpu,
+                cost.mem_bw_mib_s_per_node as f64,
+            ),
             machine,
             cost,
             cfg,

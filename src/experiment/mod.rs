@@ -416,6 +416,7 @@ pub fn run_once_in(
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
+    engine.set_numa_kernel(&scn.kernel);
     engine.set_control(RunControl::new(ctx.shared.clone()));
     let trace_label = instruments.trace.as_ref().map(|t| t.label.clone());
     let trace_pending = instruments.trace.as_mut().and_then(|t| t.pending.take());

@@ -353,3 +353,32 @@ impl NumaState {
         Some(w)
     }
 }
+
+/// The scheduler-visible NUMA side of one run: the state, the machine's NUMA topology, the
+/// variant, and whether balancing runs (`kernel.numa_balancing` normal bit on a multi-node
+/// machine). The engine owns it; the policy reads it (through `CoreView::numa`) for
+/// `task_numa_migrate()` and the load balancer's NUMA hooks.
+#[derive(Clone, Debug)]
+pub struct NumaSched {
+    pub state: NumaState,
+    pub topo: NumaTopo,
+    pub variant: NumaVariant,
+    /// `sched_numa_balancing`: scanning, hinting faults, moves and the balancer's NUMA
+    /// predicates run. Off: memory stays where first touch put it.
+    pub balancing: bool,
+}
+
+impl NumaSched {
+    /// `(rq->nr_numa_running, rq->nr_preferred_running)` of a CPU on `nid` whose queued CFS
+    /// tasks (the running one included) are `tasks`: what `account_numa_enqueue()` /
+    /// `account_numa_dequeue()` keep, counted on demand.
+    pub fn rq_numa_counts(&self, tasks: &[TaskId], nid: usize) -> (u32, u32) {
+        let mut c = super::locality::RqNumaCounters::default();
+        for p in tasks {
+            if let Some(t) = self.state.tasks.get(p.idx()) {
+                c.enqueue(t.preferred_nid, nid);
+            }
+        }
+        (c.nr_numa_running, c.nr_preferred_running)
+    }
+}
