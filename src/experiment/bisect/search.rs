@@ -183,6 +183,10 @@ pub struct Bisector<'a, R: Runner> {
     keys: BTreeMap<Config, String>,
     pub runs_executed: u64,
     pub cache_hits: u64,
+    /// The current stage, and the `(stage, key, seed)` requests already counted, so a hit
+    /// counts a run reused by a later stage or another route, not a repeated request.
+    stage: u8,
+    served: std::collections::BTreeSet<(u8, String, u64)>,
 }
 
 type Stage<T> = Result<T, Halt>;
@@ -205,7 +209,14 @@ impl<'a, R: Runner> Bisector<'a, R> {
             keys: BTreeMap::new(),
             runs_executed: 0,
             cache_hits: 0,
+            stage: 0,
+            served: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// The metric being explained.
+    pub fn metric_name(&self) -> String {
+        self.metric.clone()
     }
 
     /// The seed of run `i` (the seeds `schedlab run` and `compare` use).
@@ -232,8 +243,9 @@ impl<'a, R: Runner> Bisector<'a, R> {
             let key = self.key(cfg)?;
             for i in 0..n {
                 let k = (key.clone(), self.seed(i));
+                let first_ask = self.served.insert((self.stage, k.0.clone(), k.1));
                 if self.cache.contains_key(&k) {
-                    self.cache_hits += 1;
+                    self.cache_hits += u64::from(first_ask);
                 } else if !job_keys.contains(&k) {
                     jobs.push((cfg.clone(), k.1));
                     job_keys.push(k);
@@ -367,12 +379,14 @@ impl<'a, R: Runner> Bisector<'a, R> {
         if !out.differs || self.diff.changes.is_empty() {
             return Ok(None);
         }
+        self.stage = 1;
         let mut history = History::default();
         let h = self.history(total, &mut history)?;
         out.history = Some(history);
         if let Err(h) = h {
             return Ok(at(h, "history"));
         }
+        self.stage = 2;
         let mut attribution = Attribution::default();
         let h = self.attribution(total, &mut attribution, &mut out.notes)?;
         out.attribution = Some(attribution);
@@ -614,6 +628,7 @@ impl<'a, R: Runner> Bisector<'a, R> {
 
     /// Greedy forward selection of the smallest set explaining the total.
     fn select(&mut self, total: Estimate, out: &mut Selection) -> InputResult<Stage<()>> {
+        self.stage = 3;
         let bad = self.diff.bad_config();
         let n = self.limits.runs;
         let sign = total.mean.signum();
