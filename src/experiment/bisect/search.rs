@@ -626,36 +626,40 @@ impl<'a, R: Runner> Bisector<'a, R> {
         (Estimate::of(&sum), Estimate::of(&inter))
     }
 
-    /// Greedy forward selection of the smallest set explaining the total.
+    /// Greedy forward selection of the smallest set explaining the total: each step adds
+    /// the change that moves (good + set) furthest towards bad (the sign of the remaining
+    /// difference, so an overshoot is corrected), significantly; when none does, the one
+    /// whose removal from bad moves it most in that direction.
     fn select(&mut self, total: Estimate, out: &mut Selection) -> InputResult<Stage<()>> {
         self.stage = 3;
         let bad = self.diff.bad_config();
         let n = self.limits.runs;
-        let sign = total.mean.signum();
         let explained = |r: &Estimate| {
             r.mean.abs() <= EXPLAINED_FRACTION * total.mean.abs()
-                || (!r.significant() && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
+                || (!r.significant()
+                    && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
         };
         let mut cur = self.diff.good_config();
-        loop {
+        let halt = loop {
             let residual = Estimate::of(&self.diffs(&cur, &bad));
             out.residual = Some(residual);
             if explained(&residual) {
                 out.explained = true;
-                break;
+                break None;
             }
+            let sign = residual.mean.signum();
             let cands: Vec<usize> = (0..self.diff.changes.len())
                 .filter(|i| !out.changes.contains(i))
                 .collect();
             if cands.is_empty() {
-                break;
+                break None;
             }
             let cfgs: Vec<Config> = cands
                 .iter()
                 .map(|&c| self.with_set(&out.changes, c))
                 .collect();
             if let Err(h) = self.ensure(&cfgs, n)? {
-                return Ok(Err(h));
+                break Some(h);
             }
             let progress = |s: &Self, c: &Config| {
                 let e = Estimate::of(&s.diffs(&cur, c));
@@ -670,19 +674,20 @@ impl<'a, R: Runner> Bisector<'a, R> {
                 .map(|(c, _)| c)
                 .or_else(|| self.most_needed(&cands, sign));
             let Some(best) = best else {
-                break;
+                break None;
             };
             out.changes.push(best);
             cur = self.diff.with_changes(&out.changes);
-        }
+        };
         if !out.changes.is_empty() {
             let whole = self.diffs(&self.diff.good_config(), &cur);
             let (sum, inter) = self.sum_alone(&out.changes, &whole);
             out.together = Some(Estimate::of(&whole));
             out.sum_alone = Some(sum);
             out.interaction = Some(inter);
+            out.residual = Some(Estimate::of(&self.diffs(&cur, &bad)));
         }
-        Ok(Ok(()))
+        Ok(halt.map_or(Ok(()), Err))
     }
 
     fn with_set(&self, set: &[usize], c: usize) -> Config {
