@@ -15,7 +15,7 @@ use crate::stats::compare::{classify, decimals_for};
 /// How many top changes get a counter block.
 pub const TOP_CHANGES_WITH_COUNTERS: usize = 3;
 /// Most counters listed per change.
-pub const COUNTERS_PER_CHANGE: usize = 8;
+pub const COUNTERS_PER_CHANGE: usize = 10;
 
 /// A counter that moved with a change.
 #[derive(Clone, Debug, Serialize)]
@@ -23,22 +23,47 @@ pub struct CounterMove {
     pub counter: String,
     /// Mean over good's runs.
     pub good_mean: f64,
+    /// Mean over bad's runs.
+    pub bad_mean: f64,
     /// (good + change) − good.
     pub alone: Estimate,
     /// bad − (bad − change).
     pub removed: Estimate,
 }
 
-/// Whether a metric path is a mechanism counter (not the benchmark's own numbers).
-fn is_counter(name: &str) -> bool {
-    name.starts_with("migrations.")
-        || name.starts_with("schedstat.")
-        || name == "perf_stat.context_switches"
-        || name == "perf_stat.cpu_migrations"
+/// The category of a mechanism counter (its listing order), or `None` for the benchmark's
+/// own numbers and for `schedstat.totals` sums that repeat the per-level counters (the
+/// wakeup-placement `ttwu_*` totals are kept).
+fn counter_category(name: &str) -> Option<u8> {
+    if name.starts_with("migrations.") {
+        Some(0)
+    } else if name == "perf_stat.context_switches" || name == "perf_stat.cpu_migrations" {
+        Some(1)
+    } else if name.starts_with("schedstat.totals.ttwu_") {
+        Some(2)
+    } else if name.starts_with("schedstat.by_idle_type.") {
+        Some(3)
+    } else if name.starts_with("schedstat.by_level.") {
+        Some(4)
+    } else {
+        None
+    }
+}
+
+/// Most counters listed per category and change.
+const COUNTERS_PER_CATEGORY: usize = 3;
+
+/// Mean of counter `k` over the first `n` cached seeds of `cfg`.
+fn mean_of<R: Runner>(b: &Bisector<R>, cfg: &super::Config, k: &str, n: usize) -> f64 {
+    let v: Vec<f64> = (0..n)
+        .filter_map(|s| b.cached(cfg, s).and_then(|m| m.get(k).copied()))
+        .collect();
+    crate::stats::summary::Summary::of(&v).mean
 }
 
 /// The counters that moved significantly with change `i` (alone from good or removed from
-/// bad), largest relative move first.
+/// bad): per category (migrations, perf, wakeup placement, balancing by idle type, by
+/// level) the largest relative moves.
 pub fn mechanism_counters<R: Runner>(b: &Bisector<R>, i: usize) -> Vec<CounterMove> {
     let d = b.diff;
     let (good, bad) = (d.good_config(), d.bad_config());
@@ -46,36 +71,44 @@ pub fn mechanism_counters<R: Runner>(b: &Bisector<R>, i: usize) -> Vec<CounterMo
     let Some(first) = b.cached(&good, 0) else {
         return Vec::new();
     };
-    let mut moves: Vec<(f64, CounterMove)> = first
+    let mut moves: Vec<(u8, f64, CounterMove)> = first
         .keys()
-        .filter(|k| is_counter(k))
+        .filter(|k| *k != &b.metric_name())
         .filter_map(|k| {
+            let cat = counter_category(k)?;
             let alone = Estimate::of(&b.diffs_of(&good, &add, k));
             let removed = Estimate::of(&b.diffs_of(&rem, &bad, k));
             if !alone.significant() && !removed.significant() {
                 return None;
             }
-            let base: Vec<f64> = (0..alone.n)
-                .filter_map(|s| b.cached(&good, s).and_then(|m| m.get(k).copied()))
-                .collect();
-            let good_mean = crate::stats::summary::Summary::of(&base).mean;
-            let size = alone.mean.abs().max(removed.mean.abs()) / good_mean.abs().max(1.0);
-            Some((
-                size,
-                CounterMove {
-                    counter: k.clone(),
-                    good_mean,
-                    alone,
-                    removed,
-                },
-            ))
+            let good_mean = mean_of(b, &good, k, alone.n);
+            let bad_mean = mean_of(b, &bad, k, removed.n);
+            let size = alone.mean.abs().max(removed.mean.abs())
+                / good_mean.abs().max(bad_mean.abs()).max(1.0);
+            let m = CounterMove {
+                counter: k.clone(),
+                good_mean,
+                bad_mean,
+                alone,
+                removed,
+            };
+            Some((cat, size, m))
         })
         .collect();
-    moves.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.counter.cmp(&b.1.counter)));
+    moves.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.total_cmp(&a.1))
+            .then(a.2.counter.cmp(&b.2.counter))
+    });
+    let mut per_cat = [0usize; 5];
     moves
         .into_iter()
+        .filter(|(cat, _, _)| {
+            per_cat[*cat as usize] += 1;
+            per_cat[*cat as usize] <= COUNTERS_PER_CATEGORY
+        })
         .take(COUNTERS_PER_CHANGE)
-        .map(|(_, m)| m)
+        .map(|(_, _, m)| m)
         .collect()
 }
 
@@ -295,18 +328,21 @@ fn render_counters(d: &Difference, counters: &[(usize, Vec<CounterMove>)]) -> St
          moves only):\n",
     );
     for (c, moves) in counters {
-        out.push_str(&format!("{}:\n", d.changes[*c].name));
+        out.push_str(&format!(
+            "{}:\n  {:<50} {:>12} {:>12}  {:>22}  {:>22}\n",
+            d.changes[*c].name, "counter", "good", "bad", "alone from good", "removed from bad"
+        ));
         if moves.is_empty() {
             out.push_str("  no counter moved significantly\n");
         }
         for m in moves {
             let dec = decimals_for(m.good_mean).min(1);
             out.push_str(&format!(
-                "  {:<48} good {:>12.dec$}  alone {:>24}{}  removed {:>24}\n",
+                "  {:<50} {:>12.dec$} {:>12.dec$}  {:>22}  {:>22}\n",
                 m.counter,
                 m.good_mean,
+                m.bad_mean,
                 est(&m.alone, dec),
-                pct(m.alone.mean, m.good_mean),
                 est(&m.removed, dec),
             ));
         }
@@ -338,7 +374,7 @@ pub fn render(d: &Difference, b: &Bisection, counters: &[(usize, Vec<CounterMove
     out.push_str(&render_table(d, b, dec));
     out.push_str(&render_counters(d, counters));
     out.push_str(&format!(
-        "\nruns: {} executed (budget {}), {} cache hits\n",
+        "\nruns: {} executed (budget {}), {} cache hits (runs reused by a later stage or another route)\n",
         b.runs_executed, b.limits.budget_runs, b.cache_hits
     ));
     for n in &b.notes {

@@ -183,6 +183,10 @@ pub struct Bisector<'a, R: Runner> {
     keys: BTreeMap<Config, String>,
     pub runs_executed: u64,
     pub cache_hits: u64,
+    /// The current stage, and the `(stage, key, seed)` requests already counted, so a hit
+    /// counts a run reused by a later stage or another route, not a repeated request.
+    stage: u8,
+    served: std::collections::BTreeSet<(u8, String, u64)>,
 }
 
 type Stage<T> = Result<T, Halt>;
@@ -205,7 +209,14 @@ impl<'a, R: Runner> Bisector<'a, R> {
             keys: BTreeMap::new(),
             runs_executed: 0,
             cache_hits: 0,
+            stage: 0,
+            served: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// The metric being explained.
+    pub fn metric_name(&self) -> String {
+        self.metric.clone()
     }
 
     /// The seed of run `i` (the seeds `schedlab run` and `compare` use).
@@ -232,8 +243,9 @@ impl<'a, R: Runner> Bisector<'a, R> {
             let key = self.key(cfg)?;
             for i in 0..n {
                 let k = (key.clone(), self.seed(i));
+                let first_ask = self.served.insert((self.stage, k.0.clone(), k.1));
                 if self.cache.contains_key(&k) {
-                    self.cache_hits += 1;
+                    self.cache_hits += u64::from(first_ask);
                 } else if !job_keys.contains(&k) {
                     jobs.push((cfg.clone(), k.1));
                     job_keys.push(k);
@@ -367,12 +379,14 @@ impl<'a, R: Runner> Bisector<'a, R> {
         if !out.differs || self.diff.changes.is_empty() {
             return Ok(None);
         }
+        self.stage = 1;
         let mut history = History::default();
         let h = self.history(total, &mut history)?;
         out.history = Some(history);
         if let Err(h) = h {
             return Ok(at(h, "history"));
         }
+        self.stage = 2;
         let mut attribution = Attribution::default();
         let h = self.attribution(total, &mut attribution, &mut out.notes)?;
         out.attribution = Some(attribution);
@@ -612,35 +626,40 @@ impl<'a, R: Runner> Bisector<'a, R> {
         (Estimate::of(&sum), Estimate::of(&inter))
     }
 
-    /// Greedy forward selection of the smallest set explaining the total.
+    /// Greedy forward selection of the smallest set explaining the total: each step adds
+    /// the change that moves (good + set) furthest towards bad (the sign of the remaining
+    /// difference, so an overshoot is corrected), significantly; when none does, the one
+    /// whose removal from bad moves it most in that direction.
     fn select(&mut self, total: Estimate, out: &mut Selection) -> InputResult<Stage<()>> {
+        self.stage = 3;
         let bad = self.diff.bad_config();
         let n = self.limits.runs;
-        let sign = total.mean.signum();
         let explained = |r: &Estimate| {
             r.mean.abs() <= EXPLAINED_FRACTION * total.mean.abs()
-                || (!r.significant() && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
+                || (!r.significant()
+                    && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
         };
         let mut cur = self.diff.good_config();
-        loop {
+        let halt = loop {
             let residual = Estimate::of(&self.diffs(&cur, &bad));
             out.residual = Some(residual);
             if explained(&residual) {
                 out.explained = true;
-                break;
+                break None;
             }
+            let sign = residual.mean.signum();
             let cands: Vec<usize> = (0..self.diff.changes.len())
                 .filter(|i| !out.changes.contains(i))
                 .collect();
             if cands.is_empty() {
-                break;
+                break None;
             }
             let cfgs: Vec<Config> = cands
                 .iter()
                 .map(|&c| self.with_set(&out.changes, c))
                 .collect();
             if let Err(h) = self.ensure(&cfgs, n)? {
-                return Ok(Err(h));
+                break Some(h);
             }
             let progress = |s: &Self, c: &Config| {
                 let e = Estimate::of(&s.diffs(&cur, c));
@@ -655,19 +674,20 @@ impl<'a, R: Runner> Bisector<'a, R> {
                 .map(|(c, _)| c)
                 .or_else(|| self.most_needed(&cands, sign));
             let Some(best) = best else {
-                break;
+                break None;
             };
             out.changes.push(best);
             cur = self.diff.with_changes(&out.changes);
-        }
+        };
         if !out.changes.is_empty() {
             let whole = self.diffs(&self.diff.good_config(), &cur);
             let (sum, inter) = self.sum_alone(&out.changes, &whole);
             out.together = Some(Estimate::of(&whole));
             out.sum_alone = Some(sum);
             out.interaction = Some(inter);
+            out.residual = Some(Estimate::of(&self.diffs(&cur, &bad)));
         }
-        Ok(Ok(()))
+        Ok(halt.map_or(Ok(()), Err))
     }
 
     fn with_set(&self, set: &[usize], c: usize) -> Config {
