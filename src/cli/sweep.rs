@@ -250,7 +250,7 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
     let pending = m
         .runs
         .iter()
-        .filter(|r| !sweep::finished(&a.dir, &r.id))
+        .filter(|r| sel.contains(r.index) && !sweep::finished(&a.dir, &r.id))
         .count() as u64;
     let pb = bar(&ctx, pending);
     let started = Instant::now();

@@ -131,7 +131,8 @@ fn insert_run(
     let id = run.id.as_str();
     for table in ["runs", "axes", "metrics", "migrations", "schedstat"] {
         let col = if table == "runs" { "id" } else { "run_id" };
-        tx.execute(&format!("DELETE FROM {table} WHERE {col} = ?1"), [id])?;
+        tx.prepare_cached(&format!("DELETE FROM {table} WHERE {col} = ?1"))?
+            .execute([id])?;
     }
     let r: RunResult = serde_json::from_value(doc["run"].clone()).unwrap_or_default();
     let scn = m.scenario(run).ok();
@@ -160,23 +161,20 @@ fn insert_run(
         ],
     )?;
     for (axis, value) in &run.axes {
-        tx.execute(
-            "INSERT INTO axes VALUES (?1, ?2, ?3)",
-            params![id, axis, value],
-        )?;
+        tx.prepare_cached("INSERT INTO axes VALUES (?1, ?2, ?3)")?
+            .execute(params![id, axis, value])?;
     }
     let mut seen = BTreeMap::new();
     for (k, v) in r.metrics() {
         seen.insert(k, v);
     }
     for (k, v) in &seen {
-        tx.execute("INSERT INTO metrics VALUES (?1, ?2, ?3)", params![id, k, v])?;
+        tx.prepare_cached("INSERT INTO metrics VALUES (?1, ?2, ?3)")?
+            .execute(params![id, k, v])?;
     }
     for (reason, n) in &r.migrations.by_reason {
-        tx.execute(
-            "INSERT INTO migrations VALUES (?1, ?2, ?3)",
-            params![id, reason, *n as i64],
-        )?;
+        tx.prepare_cached("INSERT INTO migrations VALUES (?1, ?2, ?3)")?
+            .execute(params![id, reason, *n as i64])?;
     }
     if let Some(s) = &r.schedstat {
         let mut rows: Vec<(&str, &str, &str, u64)> = Vec::new();
@@ -191,10 +189,8 @@ fn insert_run(
             }
         }
         for (scope, name, counter, v) in rows {
-            tx.execute(
-                "INSERT INTO schedstat VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![id, scope, name, counter, v as i64],
-            )?;
+            tx.prepare_cached("INSERT INTO schedstat VALUES (?1, ?2, ?3, ?4, ?5)")?
+                .execute(params![id, scope, name, counter, v as i64])?;
         }
     }
     Ok(())

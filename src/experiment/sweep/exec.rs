@@ -38,7 +38,8 @@ impl Selection {
         }
     }
 
-    fn contains(self, index: usize) -> bool {
+    /// Whether run `index` is in the selection.
+    pub fn contains(self, index: usize) -> bool {
         match self {
             Selection::All => true,
             Selection::Shard { k, n } => index % n == k,
