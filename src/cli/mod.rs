@@ -8,6 +8,7 @@ use crate::error::{EXIT_BAD_INPUT, InputError};
 pub mod bench;
 pub mod compare;
 pub mod list;
+pub mod report;
 pub mod run;
 pub mod signals;
 pub mod topo;
@@ -40,6 +41,8 @@ pub enum Command {
     Compare(compare::CompareArgs),
     /// Measure the simulator's speed: events/s and simulated seconds per wall second.
     Bench(bench::BenchArgs),
+    /// Draw a run's or a comparison's results JSON as one self-contained HTML page.
+    Report(report::ReportArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -143,5 +146,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args).map(|()| 0),
+        Command::Report(args) => report::run(&args).map(|()| 0),
     }
 }
