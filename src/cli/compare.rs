@@ -59,6 +59,10 @@ pub struct CompareArgs {
     /// stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
+    /// Write an HTML report (see `schedlab report`) to FILE; the first seed of every variant
+    /// also records its time series (per-CPU utilisation, tasks, migrations over time).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset` / `numactl` prefixes.
     #[arg(last = true, value_name = "COMMAND")]
@@ -239,6 +243,28 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
     })
 }
 
+/// Run the first seed of every variant again with its time series recorded (a run is
+/// deterministic, so its results are the same, now with `timeline`), for `--report`.
+fn record_timelines(ctx: &RunContext, out: &mut CompareOutput) -> InputResult<()> {
+    for (scn, runs) in out.scenarios.iter().zip(out.runs.iter_mut()) {
+        let Some(first) = runs.first_mut() else {
+            continue;
+        };
+        if ctx.stopped() {
+            break;
+        }
+        let instruments = crate::stats::trace::Instruments {
+            timeline: true,
+            ..Default::default()
+        };
+        let (again, _) = experiment::run_once_in(ctx, scn, first.seed, instruments)?;
+        if again.complete {
+            first.result.timeline = again.result.timeline;
+        }
+    }
+    Ok(())
+}
+
 /// The baseline's one-line description.
 fn describe_baseline(scn: &Scenario) -> String {
     format!(
@@ -353,9 +379,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         )?),
         None => None,
     };
+    let report_file = match &args.report {
+        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
     let ctx = RunContext::for_terminal();
     let signals = super::signals::Signals::install(&ctx);
-    let out = compare_in(&ctx, &variants)?;
+    let mut out = compare_in(&ctx, &variants)?;
+    if report_file.is_some() {
+        record_timelines(&ctx, &mut out)?;
+    }
     let stopped = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT"));
     let text = format!("{setup}\n{}", render(&out));
     let json_to_stdout = args.json.as_deref() == Some("-");
@@ -370,6 +403,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
             out.names.len(),
             variants.len()
         );
+    }
+    if let Some(file) = report_file {
+        let results = results_json_stopped(&out, stopped);
+        let doc = crate::report::ReportDoc::from_json("schedlab compare", &results)?;
+        file.write_commit(crate::report::render(&doc).as_bytes())?;
     }
     if args.json.is_some() {
         let mut doc = serde_json::to_string_pretty(&results_json_stopped(&out, stopped))?;

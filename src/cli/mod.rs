@@ -9,6 +9,7 @@ pub mod bench;
 pub mod bisect;
 pub mod compare;
 pub mod list;
+pub mod report;
 pub mod run;
 pub mod signals;
 pub mod sweep;
@@ -48,6 +49,8 @@ pub enum Command {
     /// Sweep a grid (machines x profiles x features x keys x seeds) locally or on Slurm,
     /// resumably, into an SQLite database: plan, run, status, slurm, merge, table.
     Sweep(sweep::SweepArgs),
+    /// Draw a run's or a comparison's results JSON as one self-contained HTML page.
+    Report(report::ReportArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -153,5 +156,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Bench(args) => bench::run(&args).map(|()| 0),
         Command::Bisect(args) => bisect::run(&args),
         Command::Sweep(args) => sweep::run(&args),
+        Command::Report(args) => report::run(&args).map(|()| 0),
     }
 }

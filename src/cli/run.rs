@@ -57,6 +57,10 @@ pub struct RunArgs {
     /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed)
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
+    /// Write an HTML report of the results to FILE (see `schedlab report`); records the first
+    /// run's time series (per-CPU utilisation, tasks, migrations), which `--json` then carries.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset [-c] MASK|CPULIST` and `numactl [-N nodes] [-C cpus] [-m|-p|-i nodes] [-l]`
     /// prefixes (e.g. `-- numactl --cpunodebind=1 --membind=1 hackbench 10`).
@@ -139,6 +143,9 @@ fn output_paths(args: &RunArgs) -> Vec<(&'static str, PathBuf)> {
     if let Some(s) = &args.schedstat {
         outs.push(("--schedstat", s.clone()));
     }
+    if let Some(r) = &args.report {
+        outs.push(("--report", r.clone()));
+    }
     outs
 }
 
@@ -173,11 +180,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Some(dest) => Some(output::AtomicFile::create("--schedstat", dest)?),
         None => None,
     };
+    let report_file = match &args.report {
+        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
     let ctx = RunContext::for_terminal();
     let signals = Signals::install(&ctx);
     let instruments = Instruments {
         trace: args.trace.as_deref().map(TraceSink::create).transpose()?,
         explain: args.explain.clone(),
+        timeline: args.report.is_some(),
     };
     let (runs, explanation) = experiment::run_all_in(&ctx, &scn, instruments)?;
     let stopped = if ctx.stopped() {
@@ -242,6 +254,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             )
         })?;
         file.write_commit(text.as_bytes())?;
+    }
+    if let Some(file) = report_file
+        && !runs.is_empty()
+    {
+        let results = experiment::results_json_stopped(&scn, &runs, stopped);
+        let doc = crate::report::ReportDoc::from_json("schedlab run", &results)?;
+        file.write_commit(crate::report::render(&doc).as_bytes())?;
     }
     if args.json.is_some() {
         let mut doc =

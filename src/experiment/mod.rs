@@ -423,7 +423,8 @@ pub fn run_once_in(
     instruments.attach(&mut engine)?;
     engine.run();
     let complete = !engine.interrupted();
-    let explanation = crate::stats::trace::detach(&mut engine, trace_label.as_deref())?;
+    let (explanation, timeline) =
+        crate::stats::trace::detach_with_timeline(&mut engine, trace_label.as_deref())?;
     if let Some(pending) = trace_pending
         && complete
     {
@@ -481,6 +482,7 @@ pub fn run_once_in(
             .then(|| engine.invariant_violations_dropped()),
         host_kernel,
         placement: workload.placement.as_ref().map(|p| p.to_json()),
+        timeline,
     };
     Ok((
         RunOutput {

@@ -234,6 +234,10 @@ pub struct RunResult {
     pub host_kernel: Option<crate::kconfig::host::HostKernel>,
     /// The resolved placement (`taskset`/`numactl`, placement keys), null when none.
     pub placement: Option<Value>,
+    /// The run's compact time series ([`crate::stats::timeline`]); recorded, and so present,
+    /// only when a report was asked for (`--report`), for the first run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<super::timeline::Timeline>,
 }
 
 impl RunResult {
