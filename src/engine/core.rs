@@ -61,6 +61,9 @@ pub const INVARIANT_VIOLATIONS_MAX: usize = 1000;
 /// Zero-time ops one task may run back to back before the engine declares a livelock.
 const ZERO_TIME_OPS_MAX: u32 = 1_000_000;
 
+/// `MAX_SLACK` of fs/select.c: the largest slack `select_estimate_accuracy()` gives (100 ms).
+const SELECT_MAX_SLACK_NS: u64 = 100_000_000;
+
 /// What the interpreter's loop in `run_ops` does after one op (returned by the op-family
 /// helpers; the loop keeps every exit).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +359,7 @@ impl Engine {
     /// on its CPU, under that CPU's lock. No CPU selection, no migration.
     fn ttwu_runnable(&mut self, p: TaskId, this_cpu: usize, flags: WakeFlags) {
         let cpu = self.tasks[p.idx()].cpu;
+        self.cpus[this_cpu].stats.delayed_requeues += 1;
         self.lock_remote_rq(this_cpu, cpu);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Runnable;
@@ -1357,8 +1361,8 @@ impl Engine {
                 | Op::Sleep { .. }
                 | Op::TimerStart { .. }
                 | Op::TimerWait { .. }
-                | Op::DutyStart
-                | Op::DutySleep { .. } => self.op_time(cpu, p, op),
+                | Op::DutyStart { .. }
+                | Op::DutyCall { .. } => self.op_time(cpu, p, op),
                 Op::Down { .. }
                 | Op::TryDown { .. }
                 | Op::DownAll { .. }
@@ -1413,7 +1417,7 @@ impl Engine {
     }
 
     /// Compute, sleep and timer ops (`Run`, `RunExp`, `Sleep`, `TimerStart`, `TimerWait`,
-    /// `DutyStart`, `DutySleep`) of task `p` on `cpu`.
+    /// `DutyStart`, `DutyCall`) of task `p` on `cpu`.
     fn op_time(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
         match op {
             Op::Run { work_ns } => {
@@ -1456,37 +1460,17 @@ impl Engine {
                 self.timers[timer as usize] = Some(if absolute { next } else { now });
                 Step::Next
             }
-            Op::DutyStart => {
-                let now = self.now_ns;
-                let cpu_time = self.task_cpu_time(p);
-                let t = &mut self.tasks[p.idx()];
-                t.pc += 1;
-                if let Some((start, requested)) = t.duty.sleeping.take() {
-                    t.duty.bias_ns = (now - start) as i64 - requested;
-                }
-                t.duty.wall_start_ns = now;
-                t.duty.cpu_start_ns = cpu_time;
+            Op::DutyStart { slice_ms } => {
+                self.tasks[p.idx()].pc += 1;
+                self.duty_slice_start(p, slice_ms);
                 Step::Next
             }
-            Op::DutySleep { load_pct } => {
-                let now = self.now_ns;
-                let cpu_time = self.task_cpu_time(p);
-                let t = &mut self.tasks[p.idx()];
-                t.pc += 1;
-                let busy_cpu = cpu_time.saturating_sub(t.duty.cpu_start_ns) as i64;
-                let busy_wall = (now - t.duty.wall_start_ns) as i64;
-                let pct = i64::from(load_pct);
-                let delay = busy_cpu * (100 - pct) / pct + (busy_cpu - busy_wall) - t.duty.bias_ns;
-                if delay < 0 {
-                    t.duty.bias_ns = 0;
-                    return Step::Next;
-                }
-                t.duty.sleeping = Some((now, delay));
-                // select() takes a timeval: whole microseconds.
-                let sleep_ns = delay as u64 / 1000 * 1000;
-                self.arm_timer_at(p, cpu, now + sleep_ns);
-                Step::Block
-            }
+            Op::DutyCall {
+                load_pct,
+                slice_ms,
+                exit_to,
+                stop_calls,
+            } => self.duty_call(cpu, p, load_pct, slice_ms, exit_to, stop_calls),
             _ => unreachable!("op_time: {op:?}"),
         }
     }
@@ -1817,6 +1801,81 @@ impl Engine {
         t.stats.sum_exec_runtime_ns + running
     }
 
+    /// stress-ng's load-slice loop top: `t1_wall_clock`, `t1_cpu_clock`, and for
+    /// `--cpu-load-slice` ≥ 0 the slice's CPU-time length (0: `stress_mwc16() / 131072` s).
+    fn duty_slice_start(&mut self, p: TaskId, slice_ms: i16) {
+        let now = self.now_ns;
+        let cpu_time = self.task_cpu_time(p);
+        let t = &mut self.tasks[p.idx()];
+        t.duty.wall_start_ns = now;
+        t.duty.cpu_start_ns = cpu_time;
+        t.duty.slice_calls = 0;
+        t.duty.slice_cpu_ns = match slice_ms {
+            0 => (t.rng.next_u64() & 0xffff) * 1_000_000_000 / 131_072,
+            ms if ms > 0 => ms as u64 * 1_000_000,
+            _ => 0,
+        };
+    }
+
+    /// `Op::DutyCall`: one method call done; end the slice when its rule says so (sleep, or
+    /// after the sleep check `stress_continue()` and start the next). Returns `Step::Block`
+    /// when the task sleeps in select().
+    fn duty_call(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        load_pct: u8,
+        slice_ms: i16,
+        exit_to: u32,
+        stop_calls: u64,
+    ) -> Step {
+        let now = self.now_ns;
+        let cpu_time = self.task_cpu_time(p);
+        let t = &mut self.tasks[p.idx()];
+        if let Some((start, requested)) = t.duty.sleeping.take() {
+            // Back from select(): bias = (t3 − t2) − delay.
+            t.duty.bias_ns = (now - start) as i64 - requested;
+        } else {
+            t.duty.calls += 1;
+            t.duty.slice_calls += 1;
+            let busy_cpu = cpu_time.saturating_sub(t.duty.cpu_start_ns);
+            let over = if slice_ms < 0 {
+                t.duty.slice_calls >= u32::from(slice_ms.unsigned_abs())
+            } else {
+                busy_cpu >= t.duty.slice_cpu_ns
+            };
+            if !over {
+                t.pc += 1;
+                return Step::Next;
+            }
+            let busy_cpu = busy_cpu as i64;
+            let busy_wall = (now - t.duty.wall_start_ns) as i64;
+            let pct = i64::from(load_pct);
+            let delay = busy_cpu * (100 - pct) / pct + (busy_cpu - busy_wall) - t.duty.bias_ns;
+            if delay < 0 {
+                t.duty.bias_ns = 0;
+            } else {
+                t.duty.sleeping = Some((now, delay));
+                // select() takes a timeval (whole µs) and sleeps with the slack
+                // select_estimate_accuracy() gives: delay/1000, at least timer_slack_ns.
+                let sleep_ns = delay as u64 / 1000 * 1000;
+                let extra_slack = (sleep_ns / 1000)
+                    .min(SELECT_MAX_SLACK_NS)
+                    .saturating_sub(self.cfg.timer_slack_ns);
+                self.arm_timer_at(p, cpu, now + sleep_ns + extra_slack);
+                return Step::Block;
+            }
+        }
+        let t = &mut self.tasks[p.idx()];
+        if stop_calls > 0 && t.duty.calls >= stop_calls {
+            t.pc = exit_to;
+        } else {
+            t.pc += 1;
+            self.duty_slice_start(p, slice_ms);
+        }
+        Step::Next
+    }
+
     /// Post one unit of `sem`, optionally with a timestamp for the receiver's mark.
     fn post(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool, stamp: Option<(u8, u64)>) {
         let s = &mut self.sems[sem as usize];
@@ -1886,6 +1945,7 @@ impl Engine {
         let dequeued = policy!(self.dequeue_sleep(cpu, p));
         let work = self.policy.take_cost_ns();
         self.charge(cpu, work);
+        self.cpus[cpu].stats.delayed_dequeues += u64::from(!dequeued);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Blocked;
         t.on_rq = !dequeued;

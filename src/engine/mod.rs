@@ -225,7 +225,7 @@ pub struct Task {
     /// A wasted-core violation was reported for this wait (once per run).
     pub(crate) wasted_core_reported: bool,
     pub(crate) rng: RngStream,
-    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
+    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutyCall`).
     pub(crate) duty: DutyState,
     /// The last migration, for the ping-pong detector.
     pub(crate) last_move: Option<pingpong::LastMove>,
@@ -241,14 +241,18 @@ pub struct Task {
     pub(crate) forked: bool,
 }
 
-/// Per-task state of stress-ng's load-slice controller: slice start (wall and CPU time), the
-/// oversleep `bias`, and the sleep in progress.
+/// Per-task state of stress-ng's load-slice controller (`Op::DutyStart`/`Op::DutyCall`):
+/// slice start (wall and CPU time), the slice's CPU-time length (`--cpu-load-slice` ≥ 0) and
+/// calls so far, all calls of the task, the oversleep `bias`, and the sleep in progress.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct DutyState {
     pub wall_start_ns: u64,
     pub cpu_start_ns: u64,
+    pub slice_cpu_ns: u64,
+    pub slice_calls: u32,
+    pub calls: u64,
     pub bias_ns: i64,
-    /// Set while a `DutySleep` sleep is in progress: (sleep start, requested delay).
+    /// Set while a `DutyCall` sleep is in progress: (sleep start, requested delay).
     pub sleeping: Option<(u64, i64)>,
 }
 
@@ -365,6 +369,11 @@ pub struct CpuStats {
     /// and those it completed there and sent on to another CPU.
     pub ttwu_delayed_queued: u64,
     pub ttwu_delayed_forwarded: u64,
+    /// Blocks on this CPU whose dequeue was delayed (DELAY_DEQUEUE: the task stays queued,
+    /// `sched_delayed`), and wakeups this CPU made of such a still-queued task
+    /// (`ttwu_runnable()` → `requeue_delayed_entity()`).
+    pub delayed_dequeues: u64,
+    pub delayed_requeues: u64,
     /// `schedule()` calls, of which left the CPU idle (`sched_count`, `sched_goidle`).
     pub sched_count: u64,
     pub sched_goidle: u64,
@@ -1053,8 +1062,11 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 Op::UpStamped { slot, .. } if slot >= 4 => {
                     return Err(bad("mark slot", slot as u32));
                 }
-                Op::DutySleep { load_pct } if load_pct == 0 || load_pct >= 100 => {
+                Op::DutyCall { load_pct, .. } if load_pct == 0 || load_pct >= 100 => {
                     return Err(bad("load percentage (1-99)", load_pct as u32));
+                }
+                Op::DutyCall { exit_to, .. } if exit_to as usize >= p.ops.len() => {
+                    return Err(bad("op", exit_to));
                 }
                 Op::SpinLock { lock } | Op::SpinUnlock { lock }
                     if lock as usize >= plan.nr_spinlocks =>

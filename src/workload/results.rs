@@ -14,9 +14,9 @@
 //!   thread's once-a-second snapshots; `loop_count` from the op counter (never reset, like
 //!   the program's); sched delay from each thread's run delay / times scheduled in
 //!   (`/proc/<tid>/schedstat`).
-//! - stress-ng: each instance's call counter semaphore (bogo ops = ⌊calls × bogo-ops per
-//!   call⌋), its CPU time, and its wall time (metric `instance_wall` at exit, else until the
-//!   run ended).
+//! - stress-ng: each instance's call counter semaphore (bogo ops = the counter after that
+//!   many calls of the method cycle), its CPU time, and its wall time (metric
+//!   `instance_wall` at exit, else until the run ended).
 //! - netperf/tbench: transactions counted since the statistics start, over that interval.
 //! - web: metric `response` (arrival stamp → end of the request, [`crate::workload::web`]),
 //!   requests counted since the statistics start, over that interval.
@@ -289,7 +289,6 @@ fn schbench_classic_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Va
 
 /// Fill [`StressNgResult`] from a finished run.
 pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult {
-    let per_call = cfg.bogo_ops_per_call();
     let end = engine.end_ns();
     let timeout_ns = cfg.effective_timeout_s().saturating_mul(1_000_000_000);
     let timed_out = timeout_ns > 0 && end >= timeout_ns;
@@ -307,7 +306,7 @@ pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult 
             _ => end.saturating_sub(start),
         };
         instances.push(StressNgInstance {
-            bogo_ops: (calls as f64 * per_call).floor() as u64,
+            bogo_ops: cfg.bogo_ops_after_calls(calls),
             wall_s: wall_ns as f64 / 1e9,
             usr_s: t.stats.sum_exec_runtime_ns as f64 / 1e9,
             sys_s: 0.0,
