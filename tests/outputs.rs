@@ -405,7 +405,9 @@ fn message_nits() {
     let line = help
         .lines()
         .skip_while(|l| !l.contains("--explain <TASK>"))
-        .take(4)
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || !l.trim_start().starts_with('-'))
+        .map(|(_, l)| l)
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
