@@ -35,7 +35,7 @@ use crate::hist::Histogram;
 use crate::policy::{Actions, MigrationReason, SchedPolicy};
 use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
-use observer::Observer;
+use observer::{IntervalHook, Observer};
 use pingpong::PingPong;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
@@ -477,6 +477,8 @@ pub struct Engine {
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) observer: Option<Box<dyn Observer>>,
+    /// A benchmark's interval output, called at each snapshot (see [`IntervalHook`]).
+    pub(crate) interval_hook: Option<Box<dyn IntervalHook>>,
     /// Reused buffer: CPUs whose policy timer changed during the last event.
     pub(crate) timer_changes: Vec<usize>,
 }
@@ -609,6 +611,7 @@ impl Engine {
             invariant_violations: invariants::ViolationLog::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             observer: None,
+            interval_hook: None,
             timer_changes: Vec::new(),
             machine,
             cost,
@@ -826,6 +829,12 @@ impl Engine {
     /// the same with or without it.
     pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
         self.observer = Some(observer);
+    }
+
+    /// Attach a benchmark's interval output (e.g. schbench's periodic reports) before
+    /// [`Engine::run`]; it is called at each snapshot a task program takes.
+    pub fn set_interval_hook(&mut self, hook: Box<dyn IntervalHook>) {
+        self.interval_hook = Some(hook);
     }
 
     /// Detach the observer after the run (for a recorder: its trace is complete and flushed).

@@ -842,36 +842,42 @@ fn pretty_size(mut n: f64) -> (f64, &'static str) {
     (n, UNITS[i])
 }
 
+/// One entry of the statistics thread's log as the program prints it.
+pub fn format_log_entry(e: &SchbenchLogEntry) -> String {
+    match e {
+        SchbenchLogEntry::WarmupDone => "warmup done, zeroing stats\n".into(),
+        SchbenchLogEntry::Interval(iv) => {
+            let t = iv.elapsed_s;
+            let mut out = format_latency_block(
+                "Wakeup Latencies",
+                "usec",
+                t,
+                &iv.wakeup,
+                PLIST_FOR_LAT,
+                STAR_99,
+            );
+            out += &format_latency_block(
+                "Request Latencies",
+                "usec",
+                t,
+                &iv.request,
+                PLIST_FOR_LAT,
+                STAR_99,
+            );
+            out += &format_latency_block("RPS", "requests", t, &iv.rps, PLIST_FOR_RPS, STAR_50);
+            out += &sched_delay_line(iv.sched_delay_message_ns, iv.sched_delay_worker_ns);
+            out += &format!("current rps: {:.2}\n", iv.current_rps);
+            out
+        }
+    }
+}
+
 /// Everything the current schbench prints to stderr for one run: preamble, the log
 /// (warmup/interval reports), then the final report.
 pub fn format_report(cfg: &SchbenchConfig, res: &SchbenchResult) -> String {
     let mut out = cfg.format_preamble();
     for e in &res.log {
-        match e {
-            SchbenchLogEntry::WarmupDone => out.push_str("warmup done, zeroing stats\n"),
-            SchbenchLogEntry::Interval(iv) => {
-                let t = iv.elapsed_s;
-                out += &format_latency_block(
-                    "Wakeup Latencies",
-                    "usec",
-                    t,
-                    &iv.wakeup,
-                    PLIST_FOR_LAT,
-                    STAR_99,
-                );
-                out += &format_latency_block(
-                    "Request Latencies",
-                    "usec",
-                    t,
-                    &iv.request,
-                    PLIST_FOR_LAT,
-                    STAR_99,
-                );
-                out += &format_latency_block("RPS", "requests", t, &iv.rps, PLIST_FOR_RPS, STAR_50);
-                out += &sched_delay_line(iv.sched_delay_message_ns, iv.sched_delay_worker_ns);
-                out += &format!("current rps: {:.2}\n", iv.current_rps);
-            }
-        }
+        out += &format_log_entry(e);
     }
     let runtime = u64::from(cfg.runtime_s);
     if cfg.pipe_bytes > 0 {
