@@ -2,6 +2,7 @@
 //! report, a perf-stat block and a migration summary; `--json` writes the full results.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use super::signals::{self, Signals};
 use crate::config::{QuickOptions, build_document, scenario::Scenario};
@@ -10,6 +11,7 @@ use crate::experiment::{self, RunContext};
 use crate::output;
 use crate::stats::perf;
 use crate::stats::trace::{Instruments, TraceSink};
+use crate::workload::results::TextSink;
 
 /// Arguments of `schedlab run`.
 #[derive(clap::Args, Debug)]
@@ -184,7 +186,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
         None => None,
     };
-    let ctx = RunContext::for_terminal();
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    let mut ctx = RunContext::for_terminal();
+    // One run: the benchmark's interval output streams as simulated time passes, after the
+    // setup line, as the real program prints it (several runs print in seed order at the end).
+    let streamed = if scn.run.runs.max(1) == 1 {
+        stream_interval_output(&mut ctx, &setup, json_to_stdout)
+    } else {
+        Arc::default()
+    };
     let signals = Signals::install(&ctx);
     let instruments = Instruments {
         trace: args.trace.as_deref().map(TraceSink::create).transpose()?,
@@ -197,12 +207,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    let mut text = setup;
-    text.push('\n');
-    for r in &runs {
-        text.push_str(&r.native_text);
-    }
+    let mut text = native_texts(&streamed, &setup, &runs);
     let command = scn
         .workload
         .command
@@ -272,4 +277,67 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(stopped.map_or(0, signals::exit_code))
+}
+
+/// Write streamed report text now: to stdout, or to stderr when stdout carries the JSON.
+/// Errors (a closed or full stdout) are left to the final write, which reports them.
+fn emit(text: &str, json_to_stdout: bool) {
+    use std::io::Write;
+    if json_to_stdout {
+        eprint!("{text}");
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+}
+
+/// Stream the benchmark's interval output of a single run (see [`emit`]) with the setup line
+/// before its first text. Returns what was streamed: `None` until the benchmark first prints.
+fn stream_interval_output(
+    ctx: &mut RunContext,
+    setup: &str,
+    json_to_stdout: bool,
+) -> Arc<Mutex<Option<String>>> {
+    let streamed: Arc<Mutex<Option<String>>> = Arc::default();
+    let log = streamed.clone();
+    let setup_line = format!("{setup}\n");
+    ctx.stream = Some(TextSink(Arc::new(move |text: &str| {
+        let mut log = log.lock().expect("stream log");
+        let log = log.get_or_insert_with(|| {
+            emit(&setup_line, json_to_stdout);
+            String::new()
+        });
+        emit(text, json_to_stdout);
+        log.push_str(text);
+    })));
+    streamed
+}
+
+/// The setup line and the runs' native reports, minus what was already streamed.
+fn native_texts(
+    streamed: &Mutex<Option<String>>,
+    setup: &str,
+    runs: &[experiment::RunOutput],
+) -> String {
+    let mut text = String::new();
+    match streamed.lock().expect("stream log").as_deref() {
+        Some(streamed) => {
+            // What was streamed is the start of the native report: print the rest.
+            for r in runs {
+                text.push_str(
+                    r.native_text
+                        .strip_prefix(streamed)
+                        .unwrap_or(&r.native_text),
+                );
+            }
+        }
+        None => {
+            text.push_str(setup);
+            text.push('\n');
+            for r in runs {
+                text.push_str(&r.native_text);
+            }
+        }
+    }
+    text
 }

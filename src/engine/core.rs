@@ -1654,6 +1654,10 @@ impl Engine {
             },
         };
         self.snapshots.push(snap);
+        if let Some(hook) = self.interval_hook.as_deref_mut() {
+            let index = self.snapshots.len() - 1;
+            hook.snapshot(index, &self.snapshots[index]);
+        }
     }
 
     /// Scheduler-facing task ops (`Yield`, `SetNice`, `SetAffinity`, `Fork`, `Exec`,

@@ -35,7 +35,7 @@ use crate::hist::Histogram;
 use crate::policy::{Actions, MigrationReason, SchedPolicy};
 use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
-use observer::Observer;
+use observer::{IntervalHook, Observer};
 use pingpong::PingPong;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
@@ -490,6 +490,8 @@ pub struct Engine {
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) observer: Option<Box<dyn Observer>>,
+    /// A benchmark's interval output, called at each snapshot (see [`IntervalHook`]).
+    pub(crate) interval_hook: Option<Box<dyn IntervalHook>>,
     /// Reused buffer: CPUs whose policy timer changed during the last event.
     pub(crate) timer_changes: Vec<usize>,
     /// Dynamic memory and NUMA balancing ([`numa`]); `None` when no task has a working set.
@@ -574,111 +576,15 @@ impl Engine {
     ) -> Result<Engine, PlanError> {
         validate_plan(&machine, &plan)?;
         let online = machine.online;
-        let tasks = plan
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| Task {
-                id: TaskId(i as u32),
-                comm: spec.comm.clone(),
-                state: TaskState::New,
-                cpu: spec.parent_cpu,
-                on_rq: false,
-                cpus_allowed: task_cpuset(spec, &online).and(&spec.cpus_allowed.unwrap_or(online)),
-                cpuset: task_cpuset(spec, &online),
-                nice: spec.nice,
-                policy: spec.policy,
-                mempolicy: spec.mempolicy,
-                mem_intensity_permille: spec.mem_intensity_permille.min(1000),
-                numa_pages: Vec::new(),
-                footprint_kib: spec.footprint_kib,
-                last_ran_cpu: None,
-                stats: TaskStats::default(),
-                program: spec.program,
-                pc: 0,
-                loop_counts: [0; 4],
-                marks_ns: [0; 4],
-                remaining_work: 0,
-                in_run: false,
-                refill_debt: 0,
-                progress_mark_ns: 0,
-                exec_start_ns: 0,
-                runnable_since_ns: 0,
-                woken_at_ns: None,
-                perf_migrated: false,
-                timer_gen: 0,
-                timer_armed: None,
-                wasted_core_reported: false,
-                rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
-                duty: DutyState::default(),
-                last_move: None,
-                on_cpu_until_ns: 0,
-                wake_delayed_from: None,
-                spinning: false,
-                forked: false,
-            })
+        let tasks = (plan.tasks.iter().enumerate())
+            .map(|(i, spec)| new_task(i, spec, &online, cfg.seed))
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
-            .map(|cpu| CpuCore {
-                cpu,
-                curr: None,
-                wake_list: Vec::with_capacity(16),
-                need_resched: false,
-                need_resched_lazy: false,
-                idle_stamp_ns: 0,
-                avg_idle_ns: 2 * cfg.migration_cost_ns,
-                idle_state: 0,
-                idle_polling: false,
-                tick_stopped: false,
-                cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
-                idle_iter_start_ns: None,
-                busy_until_ns: 0,
-                rq_lock_free_at_ns: 0,
-                speed: 1024,
-                ipi_pending: false,
-                resched_ipi_pending: false,
-                done_gen: 0,
-                continue_at_ns: 0,
-                continue_queued_at: None,
-                tick_gen: 0,
-                hrtick_gen: 0,
-                tick_armed: false,
-                tick_queued_at: None,
-                policy_timer_at: None,
-                policy_timer_queued: None,
-                policy_timer_gen: 0,
-                busy_since_ns: 0,
-                distribute_cpu_mask_prev: 0,
-                stats: CpuStats::default(),
-            })
+            .map(|cpu| new_cpu(cpu, &cfg, &cost))
             .collect();
-        let mut queue = EventQueue::new();
-        for (i, spec) in plan.tasks.iter().enumerate() {
-            if spec.start_ns == TaskSpec::START_ON_FORK_OP {
-                continue;
-            }
-            queue.push(
-                spec.start_ns,
-                Event::Fork {
-                    task: TaskId(i as u32),
-                },
-            );
-        }
-        queue.push(cfg.duration_ns, Event::End);
-        if cfg.warmup_ns > 0 && cfg.warmup_ns < cfg.duration_ns {
-            queue.push(cfg.warmup_ns, Event::WarmupEnd);
-        }
+        let queue = initial_queue(&plan, &cfg);
         let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
-        let nr_timers = plan
-            .programs
-            .iter()
-            .flat_map(|p| p.ops.iter())
-            .filter_map(|op| match *op {
-                Op::TimerStart { timer } | Op::TimerWait { timer, .. } => Some(timer as usize + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
+        let nr_timers = nr_timers(&plan.programs);
         let noise = noise::Noise::new(cfg.noise, cfg.seed, tasks.len(), machine.nr_cpus());
         Ok(Engine {
             now_ns: 0,
@@ -722,6 +628,7 @@ impl Engine {
             invariant_violations: invariants::ViolationLog::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             observer: None,
+            interval_hook: None,
             timer_changes: Vec::new(),
             numa: numa::EngineNuma::from_plan(
                 &machine,
@@ -969,6 +876,12 @@ impl Engine {
         self.observer = Some(observer);
     }
 
+    /// Attach a benchmark's interval output (e.g. schbench's periodic reports) before
+    /// [`Engine::run`]; it is called at each snapshot a task program takes.
+    pub fn set_interval_hook(&mut self, hook: Box<dyn IntervalHook>) {
+        self.interval_hook = Some(hook);
+    }
+
     /// Detach the observer after the run (for a recorder: its trace is complete and flushed).
     pub fn take_observer(&mut self) -> Option<Box<dyn Observer>> {
         self.observer.take()
@@ -1154,6 +1067,121 @@ fn validate_affinities(plan: &WorkloadPlan, i: usize, cpuset: &CpuMask) -> Resul
         }
     }
     Ok(())
+}
+
+/// The task `i` of a plan, as it is before its fork: `TaskState::New`, its cpuset and
+/// affinity resolved against the `online` CPUs, its own random stream.
+fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
+    Task {
+        id: TaskId(i as u32),
+        comm: spec.comm.clone(),
+        state: TaskState::New,
+        cpu: spec.parent_cpu,
+        on_rq: false,
+        cpus_allowed: task_cpuset(spec, online).and(&spec.cpus_allowed.unwrap_or(*online)),
+        cpuset: task_cpuset(spec, online),
+        nice: spec.nice,
+        policy: spec.policy,
+        mempolicy: spec.mempolicy,
+        mem_intensity_permille: spec.mem_intensity_permille.min(1000),
+        numa_pages: Vec::new(),
+        footprint_kib: spec.footprint_kib,
+        last_ran_cpu: None,
+        stats: TaskStats::default(),
+        program: spec.program,
+        pc: 0,
+        loop_counts: [0; 4],
+        marks_ns: [0; 4],
+        remaining_work: 0,
+        in_run: false,
+        refill_debt: 0,
+        progress_mark_ns: 0,
+        exec_start_ns: 0,
+        runnable_since_ns: 0,
+        woken_at_ns: None,
+        perf_migrated: false,
+        timer_gen: 0,
+        timer_armed: None,
+        wasted_core_reported: false,
+        rng: RngStream::new(seed, StreamKind::Task, i as u64),
+        duty: DutyState::default(),
+        last_move: None,
+        on_cpu_until_ns: 0,
+        wake_delayed_from: None,
+        spinning: false,
+        forked: false,
+    }
+}
+
+/// CPU `cpu` at the start of a run: idle, no tick, no timers.
+fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
+    CpuCore {
+        cpu,
+        curr: None,
+        wake_list: Vec::with_capacity(16),
+        need_resched: false,
+        need_resched_lazy: false,
+        idle_stamp_ns: 0,
+        avg_idle_ns: 2 * cfg.migration_cost_ns,
+        idle_state: 0,
+        idle_polling: false,
+        tick_stopped: false,
+        cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
+        idle_iter_start_ns: None,
+        busy_until_ns: 0,
+        rq_lock_free_at_ns: 0,
+        speed: 1024,
+        ipi_pending: false,
+        resched_ipi_pending: false,
+        done_gen: 0,
+        continue_at_ns: 0,
+        continue_queued_at: None,
+        tick_gen: 0,
+        hrtick_gen: 0,
+        tick_armed: false,
+        tick_queued_at: None,
+        policy_timer_at: None,
+        policy_timer_queued: None,
+        policy_timer_gen: 0,
+        busy_since_ns: 0,
+        distribute_cpu_mask_prev: 0,
+        stats: CpuStats::default(),
+    }
+}
+
+/// The events a run starts with: each task's fork (except those a `Fork` op starts), the
+/// end, and the end of the warm-up.
+fn initial_queue(plan: &WorkloadPlan, cfg: &EngineConfig) -> EventQueue<Event> {
+    let mut queue = EventQueue::new();
+    for (i, spec) in plan.tasks.iter().enumerate() {
+        if spec.start_ns == TaskSpec::START_ON_FORK_OP {
+            continue;
+        }
+        queue.push(
+            spec.start_ns,
+            Event::Fork {
+                task: TaskId(i as u32),
+            },
+        );
+    }
+    queue.push(cfg.duration_ns, Event::End);
+    if cfg.warmup_ns > 0 && cfg.warmup_ns < cfg.duration_ns {
+        queue.push(cfg.warmup_ns, Event::WarmupEnd);
+    }
+    queue
+}
+
+/// How many program timers a plan uses (one past the highest `TimerStart`/`TimerWait` id).
+fn nr_timers(programs: &[Program]) -> usize {
+    programs
+        .iter()
+        .flat_map(|p| p.ops.iter())
+        .filter_map(|op| match *op {
+            Op::TimerStart { timer } | Op::TimerWait { timer, .. } => Some(timer as usize + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

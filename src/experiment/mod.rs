@@ -73,6 +73,9 @@ pub struct RunContext {
     bar: Mutex<Option<indicatif::ProgressBar>>,
     warned: Mutex<Vec<String>>,
     endless_warned: AtomicBool,
+    /// Where a benchmark's interval output goes as its run proceeds (schbench's periodic
+    /// reports); `None`: it comes only with the native report at the end. For one run only.
+    pub stream: Option<crate::workload::results::TextSink>,
 }
 
 impl RunContext {
@@ -418,6 +421,11 @@ pub fn run_once_in(
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
     engine.set_numa_kernel(&scn.kernel);
     engine.set_control(RunControl::new(ctx.shared.clone()));
+    if let (Some(sink), workloads::WorkloadKind::Bench(spec)) = (&ctx.stream, &workload.kind)
+        && let Some(hook) = crate::workload::results::interval_hook(spec, &engine, sink.clone())
+    {
+        engine.set_interval_hook(hook);
+    }
     let trace_label = instruments.trace.as_ref().map(|t| t.label.clone());
     let trace_pending = instruments.trace.as_mut().and_then(|t| t.pending.take());
     instruments.attach(&mut engine)?;

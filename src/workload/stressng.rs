@@ -580,7 +580,14 @@ fn line(pid: u32, tag: &str, text: &str) -> String {
 /// order): timeout line, dispatch line, the per-instance method hint, the metrics table if
 /// asked, the exit-status summary and the completion line.
 pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
-    let pid = res.pid;
+    let mut out = startup_lines(cfg, res.pid);
+    out += &metrics_table(cfg, res);
+    out += &summary_lines(res);
+    out
+}
+
+/// The timeout and dispatch lines and the per-instance hints.
+fn startup_lines(cfg: &StressNgConfig, pid: u32) -> String {
     let info = "info: ";
     let mut out = String::new();
     let timeout = match cfg.timeout_s {
@@ -617,6 +624,13 @@ pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
             "cpu: CPU affinity probably set, this can affect CPU loading",
         );
     }
+    out
+}
+
+/// The `--metrics-brief` / `--metrics` table (nothing without either).
+fn metrics_table(cfg: &StressNgConfig, res: &StressNgResult) -> String {
+    let pid = res.pid;
+    let mut out = String::new();
     let m = res.metrics();
     match cfg.metrics {
         MetricsMode::Off => {}
@@ -711,6 +725,14 @@ pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
             );
         }
     }
+    out
+}
+
+/// The exit-status summary and the completion line.
+fn summary_lines(res: &StressNgResult) -> String {
+    let pid = res.pid;
+    let info = "info: ";
+    let mut out = String::new();
     let passed = res.instances.iter().filter(|i| i.completed).count();
     let failed = res.instances.len() - passed;
     out += &line(pid, info, "skipped: 0");
