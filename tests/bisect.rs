@@ -80,10 +80,12 @@ fn unit(x: u64) -> f64 {
     (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
 }
 
+/// The metric without noise, as a function of the configuration.
+type MetricFn<'a> = Box<dyn Fn(&Difference, &Config) -> f64 + 'a>;
+
 struct Synthetic<'a> {
     diff: &'a Difference,
-    /// The metric without noise.
-    f: Box<dyn Fn(&Difference, &Config) -> f64 + 'a>,
+    f: MetricFn<'a>,
     jobs: RefCell<Vec<(String, u64)>>,
 }
 
@@ -256,6 +258,31 @@ fn the_budget_is_respected_and_named() {
     );
     let text = schedlab::experiment::bisect::report::render(&d, &r, &[]);
     assert!(text.contains("--budget of 40 runs"), "{text}");
+}
+
+#[test]
+fn the_greedy_selection_corrects_an_overshoot() {
+    // LB_MIN alone overshoots the total (+15 of +10); HRTICK pulls back (-5).
+    let d = difference();
+    let (a, b) = (
+        change_of(&d, Feature::LB_MIN),
+        change_of(&d, Feature::HRTICK),
+    );
+    let (r, _) = bisect(
+        &d,
+        |d, c| {
+            100.0 + if on(d, c, Feature::LB_MIN) { 15.0 } else { 0.0 }
+                - if on(d, c, Feature::HRTICK) { 5.0 } else { 0.0 }
+        },
+        Limits::default(),
+    );
+    let at = r.attribution.unwrap();
+    assert_eq!(at.rows[0].change, a);
+    assert_eq!(at.rows[1].change, b);
+    assert!((at.rows[1].effect.mean + 5.0).abs() < 0.5);
+    assert_eq!(at.selection.changes, vec![a, b]);
+    assert!(at.selection.explained);
+    assert!(!at.selection.interaction.unwrap().significant(), "additive");
 }
 
 #[test]

@@ -636,8 +636,7 @@ impl<'a, R: Runner> Bisector<'a, R> {
         let n = self.limits.runs;
         let explained = |r: &Estimate| {
             r.mean.abs() <= EXPLAINED_FRACTION * total.mean.abs()
-                || (!r.significant()
-                    && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
+                || (!r.significant() && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
         };
         let mut cur = self.diff.good_config();
         let halt = loop {
