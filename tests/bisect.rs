@@ -344,7 +344,7 @@ fn end_to_end_through_the_cli() {
             "--runs",
             "2",
             "--budget",
-            "60",
+            "20",
             "--set",
             "run.duration_s=0.03",
             "--json",
@@ -363,7 +363,7 @@ fn end_to_end_through_the_cli() {
     assert!(stdout.contains("delay_dequeue"), "{stdout}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(doc["bisection"]["metric"], "perf_stat.context_switches");
-    assert!(doc["bisection"]["runs_executed"].as_u64().unwrap() <= 60);
+    assert!(doc["bisection"]["runs_executed"].as_u64().unwrap() <= 20);
     assert!(
         doc["changes"]
             .as_array()
