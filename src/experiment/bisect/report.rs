@@ -56,7 +56,7 @@ const COUNTERS_PER_CATEGORY: usize = 3;
 /// Mean of counter `k` over the first `n` cached seeds of `cfg`.
 fn mean_of<R: Runner>(b: &Bisector<R>, cfg: &super::Config, k: &str, n: usize) -> f64 {
     let v: Vec<f64> = (0..n)
-        .filter_map(|s| b.cached(cfg, s).and_then(|m| m.get(k).copied()))
+        .filter_map(|s| b.cached(cfg, s).map(|m| m.get(k).copied().unwrap_or(0.0)))
         .collect();
     crate::stats::summary::Summary::of(&v).mean
 }

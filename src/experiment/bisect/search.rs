@@ -283,15 +283,17 @@ impl<'a, R: Runner> Bisector<'a, R> {
             .unwrap_or(0)
     }
 
-    /// `name` of `cfg` for seeds `0..n` (NaN where a run lacks it).
+    /// `name` of `cfg` for seeds `0..n`. Where a run lacks it: NaN for the metric, 0 for a
+    /// counter (the results list only the ping-pong pairs and reasons that occurred).
     fn values_of(&self, cfg: &Config, n: usize, name: &str) -> Vec<f64> {
         let key = &self.keys[cfg];
+        let missing = if name == self.metric { f64::NAN } else { 0.0 };
         (0..n)
             .map(|i| {
                 self.cache[&(key.clone(), self.seed(i))]
                     .get(name)
                     .copied()
-                    .unwrap_or(f64::NAN)
+                    .unwrap_or(missing)
             })
             .collect()
     }
@@ -636,8 +638,7 @@ impl<'a, R: Runner> Bisector<'a, R> {
         let n = self.limits.runs;
         let explained = |r: &Estimate| {
             r.mean.abs() <= EXPLAINED_FRACTION * total.mean.abs()
-                || (!r.significant()
-                    && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
+                || (!r.significant() && r.mean.abs() <= 2.5 * EXPLAINED_FRACTION * total.mean.abs())
         };
         let mut cur = self.diff.good_config();
         let halt = loop {
