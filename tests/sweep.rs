@@ -152,6 +152,14 @@ fn bad_grids_are_one_line_errors_with_exit_2() {
             "[base]\nmachine = \"skl-2s\"\ncommand = \"hackbench\"\n[axes]\nprofiles = [\"v6.99\"]\n",
             "kernel.profile",
         ),
+        (
+            "[base]\ncommand = \"hackbench\"\n[axes]\nmachines = [\"skl-2s\", \"skl2s\"]\n",
+            "skl-2s",
+        ),
+        (
+            "[base]\nmachine = \"skl-2s\"\n[axes]\ncommands = [\"hackbench -g 2\", \"hackbench -g x\"]\n",
+            "run 1",
+        ),
     ] {
         let g = write_grid(&d, "bad.toml", grid);
         let o = schedlab(&[

@@ -188,6 +188,9 @@ fn plan(a: &PlanArgs) -> anyhow::Result<i32> {
 /// Time a few runs (first, middle, last; kept as results) and extrapolate.
 fn calibrate(dir: &Path, m: &Manifest) -> InputResult<()> {
     let n = m.runs.len();
+    if n == 0 {
+        return Ok(());
+    }
     let mut sample: Vec<usize> = vec![0, n / 2, n - 1];
     sample.dedup();
     let ctx = RunContext::default();

@@ -128,7 +128,7 @@ pub fn run(
             i.to_string(),
             format!(
                 "accepted: 0 to {} (the sweep has {} runs)",
-                m.runs.len() - 1,
+                m.runs.len().saturating_sub(1),
                 m.runs.len()
             ),
         ));

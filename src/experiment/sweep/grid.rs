@@ -245,7 +245,11 @@ impl Grid {
 
     /// [`Grid::scenario_doc`], parsed and checked.
     pub fn scenario(&self, point: &Point) -> InputResult<Scenario> {
-        let scn = Scenario::from_doc(self.scenario_doc(point)?)?;
+        self.checked(Scenario::from_doc(self.scenario_doc(point)?)?)
+    }
+
+    /// `scn` if it names its machine (see [`Grid::scenario`]).
+    pub fn checked(&self, scn: Scenario) -> InputResult<Scenario> {
         if crate::experiment::is_host(&scn) {
             return Err(InputError::with_key(
                 self.origin.clone(),

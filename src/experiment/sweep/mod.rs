@@ -20,6 +20,7 @@ pub mod grid;
 pub mod query;
 pub mod slurm;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -90,6 +91,7 @@ pub fn run_id(scn: &Scenario, seed: u64) -> String {
 /// Expand a grid into its manifest (every configuration parsed and checked).
 pub fn plan(grid: &Grid) -> InputResult<Manifest> {
     let mut runs = Vec::new();
+    let mut checked = BTreeSet::new();
     for (index, point) in grid.points().iter().enumerate() {
         let doc = grid.scenario_doc(point)?;
         let scenario_toml = toml::to_string(&doc.table).map_err(|e| {
@@ -98,8 +100,12 @@ pub fn plan(grid: &Grid) -> InputResult<Manifest> {
                 format!("cannot write the scenario: {e}"),
             )
         })?;
-        let scn = grid.scenario(point)?;
+        let scn = grid.checked(Scenario::from_doc(doc)?)?;
         let seed = grid.seed(point);
+        resolve_once(&scn, seed, &mut checked).map_err(|mut e| {
+            e.origin = format!("{} (run {index})", grid.origin);
+            e
+        })?;
         runs.push(PlannedRun {
             index,
             id: run_id(&scn, seed),
@@ -120,6 +126,22 @@ pub fn plan(grid: &Grid) -> InputResult<Manifest> {
             .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
         runs,
     })
+}
+
+/// Resolve the machine, cost model and workload of `scn` (what a run does before it starts)
+/// once per distinct machine and workload, so that a name only the topology or workload
+/// module checks (a preset, a benchmark option) fails the plan, not a run on a cluster.
+fn resolve_once(scn: &Scenario, seed: u64, done: &mut BTreeSet<String>) -> InputResult<()> {
+    let key = serde_json::to_string(&(&scn.machine, &scn.workload, &scn.run.max_tasks))
+        .expect("JSON serializes");
+    if done.contains(&key) {
+        return Ok(());
+    }
+    let machine = crate::experiment::resolve_machine(scn)?;
+    crate::experiment::resolve_cost(scn, &machine)?;
+    crate::experiment::workloads::resolve(scn, &machine, seed)?;
+    done.insert(key);
+    Ok(())
 }
 
 impl Manifest {
