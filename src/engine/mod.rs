@@ -225,7 +225,7 @@ pub struct Task {
     /// A wasted-core violation was reported for this wait (once per run).
     pub(crate) wasted_core_reported: bool,
     pub(crate) rng: RngStream,
-    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
+    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutyCall`).
     pub(crate) duty: DutyState,
     /// The last migration, for the ping-pong detector.
     pub(crate) last_move: Option<pingpong::LastMove>,
