@@ -181,7 +181,38 @@ fn task_off_its_memory_node_is_moved_back_to_the_idle_preferred_node() {
             "{profile}: moved by NUMA balancing"
         );
         assert_eq!(r.node_of(0), 1, "{profile}: ends on its memory's node");
+        assert_eq!(
+            vm.numa_task_migrated,
+            r.engine.numa().unwrap().moves.numa_move
+        );
+        // The results' numa object reports the same.
+        let j = schedlab::stats::report::numa(&r.engine).unwrap();
+        assert_eq!(j["tasks"][0]["preferred_nid"], 1, "{profile}");
+        assert_eq!(j["tasks"].as_array().unwrap().len(), 1, "only memory tasks");
+        assert_eq!(j["pages_per_node"][1], 32 * 512 - vm.numa_pages_migrated);
     }
+}
+
+/// `--vmstat` text: /proc/vmstat's names and order, base pages, the huge-PTE count in
+/// page groups.
+#[test]
+fn vmstat_text_has_proc_vmstat_names() {
+    let v = schedlab::sched::numa::state::Vmstat {
+        numa_pte_updates: 3 * 512,
+        numa_hint_faults: 1024,
+        numa_hint_faults_local: 512,
+        numa_pages_migrated: 512,
+        pgmigrate_success: 512,
+        pgmigrate_fail: 0,
+        numa_task_migrated: 1,
+        numa_task_swapped: 2,
+    };
+    assert_eq!(
+        v.proc_text(),
+        "numa_pte_updates 1536\nnuma_huge_pte_updates 3\nnuma_hint_faults 1024\n\
+         numa_hint_faults_local 512\nnuma_pages_migrated 512\npgmigrate_success 512\n\
+         pgmigrate_fail 0\nnuma_task_migrated 1\nnuma_task_swapped 2\n"
+    );
 }
 
 /// `numa_balancing=0`: no scanning, no faults, no NUMA moves; the task stays where its

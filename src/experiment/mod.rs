@@ -475,6 +475,8 @@ pub fn run_once_in(
             .then(|| engine.invariant_violations_dropped()),
         host_kernel,
         placement: workload.placement.as_ref().map(|p| p.to_json()),
+        vmstat: report::vmstat(&engine),
+        numa: report::numa(&engine),
     };
     Ok((
         RunOutput {
