@@ -389,3 +389,44 @@ fn same_seed_same_vmstat() {
     let _ = TaskId(0);
     let _ = MemPolicy::Local;
 }
+
+/// Remote memory costs what the SLIT says (m = 1: 2.1 × at distance 21); page migration
+/// brings it back: the task's speed is re-rated as its pages arrive.
+#[test]
+fn remote_memory_slows_by_the_distance_and_migration_restores_speed() {
+    let plan = || {
+        let mut t = memory_task("p", 0, 1, 64);
+        t.mem_intensity_permille = 1000;
+        WorkloadPlan {
+            programs: vec![Program {
+                name: "p".into(),
+                ops: vec![
+                    Op::SetAffinity { mask: 1 },
+                    Op::Run { work_ns: 1_000_000 },
+                    Op::SetAffinity { mask: 0 },
+                    Op::Run {
+                        work_ns: 2_000_000_000,
+                    },
+                    Op::Exit,
+                ],
+            }],
+            tasks: vec![t],
+            cpumasks: masks(1),
+            ..WorkloadPlan::default()
+        }
+    };
+    let off = run(two_nodes(1), plan(), "v6.12", false, 1);
+    let rt_off = off.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    // 1 ms local + 2 s of work at 1/2.1 speed (plus the affinity switch).
+    assert!((rt_off - (0.001 + 4.2)).abs() < 0.01, "remote: {rt_off} s");
+    let on = run(two_nodes(1), plan(), "v6.12", true, 1);
+    let rt_on = on.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    assert!(
+        on.vmstat().numa_pages_migrated == 32 * 512,
+        "all pages moved"
+    );
+    assert!(
+        rt_on < 0.75 * rt_off,
+        "migration restores speed: {rt_on} vs {rt_off}"
+    );
+}

@@ -671,22 +671,23 @@ impl Engine {
                 .is_some_and(|tm| tm.bw_mb_s > 0.0)
         };
         if bw(a) || bw(b) {
-            self.numa_refresh_speeds(true);
+            self.numa_refresh_speeds(true, false);
         }
     }
 
-    /// Re-rate the running memory-model tasks (progress so far at the old speed), after a
-    /// page migration or (with `resolve`) a change in the bandwidth-bound running set.
-    pub(crate) fn numa_refresh_speeds(&mut self, resolve: bool) {
+    /// Re-rate the running memory-model tasks (progress so far at the old speed): with
+    /// `resolve` after re-solving the congestion (only if it changed, unless `always`);
+    /// `always` after a page migration (the placement itself changed).
+    pub(crate) fn numa_refresh_speeds(&mut self, resolve: bool, always: bool) {
         let Some(mut n) = self.numa.take() else {
             return;
         };
-        let mut changed = !resolve;
+        let mut changed = always;
         if resolve {
             let mut running = std::mem::take(&mut n.curr_buf_tasks);
             running.clear();
             running.extend(self.cpus.iter().map(|c| c.curr));
-            changed = n.solve_congestion(&running);
+            changed |= n.solve_congestion(&running);
             n.curr_buf_tasks = running;
         }
         self.numa = Some(n);
@@ -783,7 +784,7 @@ impl Engine {
         self.numa = Some(n);
         self.charge(cpu, cost + batch.cost_ns);
         if batch.migrated {
-            self.numa_refresh_speeds(true);
+            self.numa_refresh_speeds(true, true);
         }
         if !batch.attempt_migrate {
             return None;
