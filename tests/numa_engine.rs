@@ -181,7 +181,38 @@ fn task_off_its_memory_node_is_moved_back_to_the_idle_preferred_node() {
             "{profile}: moved by NUMA balancing"
         );
         assert_eq!(r.node_of(0), 1, "{profile}: ends on its memory's node");
+        assert_eq!(
+            vm.numa_task_migrated,
+            r.engine.numa().unwrap().moves.numa_move
+        );
+        // The results' numa object reports the same.
+        let j = schedlab::stats::report::numa(&r.engine).unwrap();
+        assert_eq!(j["tasks"][0]["preferred_nid"], 1, "{profile}");
+        assert_eq!(j["tasks"].as_array().unwrap().len(), 1, "only memory tasks");
+        assert_eq!(j["pages_per_node"][1], 32 * 512 - vm.numa_pages_migrated);
     }
+}
+
+/// `--vmstat` text: /proc/vmstat's names and order, base pages, the huge-PTE count in
+/// page groups.
+#[test]
+fn vmstat_text_has_proc_vmstat_names() {
+    let v = schedlab::sched::numa::state::Vmstat {
+        numa_pte_updates: 3 * 512,
+        numa_hint_faults: 1024,
+        numa_hint_faults_local: 512,
+        numa_pages_migrated: 512,
+        pgmigrate_success: 512,
+        pgmigrate_fail: 0,
+        numa_task_migrated: 1,
+        numa_task_swapped: 2,
+    };
+    assert_eq!(
+        v.proc_text(),
+        "numa_pte_updates 1536\nnuma_huge_pte_updates 3\nnuma_hint_faults 1024\n\
+         numa_hint_faults_local 512\nnuma_pages_migrated 512\npgmigrate_success 512\n\
+         pgmigrate_fail 0\nnuma_task_migrated 1\nnuma_task_swapped 2\n"
+    );
 }
 
 /// `numa_balancing=0`: no scanning, no faults, no NUMA moves; the task stays where its
@@ -357,4 +388,45 @@ fn same_seed_same_vmstat() {
     assert_eq!(a.engine.events(), b.engine.events());
     let _ = TaskId(0);
     let _ = MemPolicy::Local;
+}
+
+/// Remote memory costs what the SLIT says (m = 1: 2.1 × at distance 21); page migration
+/// brings it back: the task's speed is re-rated as its pages arrive.
+#[test]
+fn remote_memory_slows_by_the_distance_and_migration_restores_speed() {
+    let plan = || {
+        let mut t = memory_task("p", 0, 1, 64);
+        t.mem_intensity_permille = 1000;
+        WorkloadPlan {
+            programs: vec![Program {
+                name: "p".into(),
+                ops: vec![
+                    Op::SetAffinity { mask: 1 },
+                    Op::Run { work_ns: 1_000_000 },
+                    Op::SetAffinity { mask: 0 },
+                    Op::Run {
+                        work_ns: 2_000_000_000,
+                    },
+                    Op::Exit,
+                ],
+            }],
+            tasks: vec![t],
+            cpumasks: masks(1),
+            ..WorkloadPlan::default()
+        }
+    };
+    let off = run(two_nodes(1), plan(), "v6.12", false, 1);
+    let rt_off = off.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    // 1 ms local + 2 s of work at 1/2.1 speed (plus the affinity switch).
+    assert!((rt_off - (0.001 + 4.2)).abs() < 0.01, "remote: {rt_off} s");
+    let on = run(two_nodes(1), plan(), "v6.12", true, 1);
+    let rt_on = on.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    assert!(
+        on.vmstat().numa_pages_migrated == 32 * 512,
+        "all pages moved"
+    );
+    assert!(
+        rt_on < 0.75 * rt_off,
+        "migration restores speed: {rt_on} vs {rt_off}"
+    );
 }

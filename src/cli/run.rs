@@ -49,6 +49,10 @@ pub struct RunArgs {
     /// Write /proc/schedstat (version 17) as it reads at the end of the first run.
     #[arg(long, value_name = "FILE")]
     pub schedstat: Option<PathBuf>,
+    /// Write the NUMA-balancing counters of /proc/vmstat (`name value` lines) of the first
+    /// run's measured interval (all zero when no task declares a working set).
+    #[arg(long, value_name = "FILE")]
+    pub vmstat: Option<PathBuf>,
     /// Write a scheduling trace of the first run to FILE: `.pftrace`/`.perfetto-trace` =
     /// Perfetto protobuf (open in ui.perfetto.dev), `.txt`/`.ftrace` = ftrace text. With
     /// --runs > 1 only the first run (the first seed) is traced.
@@ -148,6 +152,9 @@ fn output_paths(args: &RunArgs) -> Vec<(&'static str, PathBuf)> {
     if let Some(r) = &args.report {
         outs.push(("--report", r.clone()));
     }
+    if let Some(v) = &args.vmstat {
+        outs.push(("--vmstat", v.clone()));
+    }
     outs
 }
 
@@ -180,6 +187,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let schedstat_file = match &args.schedstat {
         Some(dest) => Some(output::AtomicFile::create("--schedstat", dest)?),
+        None => None,
+    };
+    let vmstat_file = match &args.vmstat {
+        Some(dest) => Some(output::AtomicFile::create("--vmstat", dest)?),
         None => None,
     };
     let report_file = match &args.report {
@@ -266,6 +277,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         let results = experiment::results_json_stopped(&scn, &runs, stopped);
         let doc = crate::report::ReportDoc::from_json("schedlab run", &results)?;
         file.write_commit(crate::report::render(&doc).as_bytes())?;
+    }
+    if let (Some(file), Some(first)) = (vmstat_file, runs.first()) {
+        let text = first.result.vmstat.unwrap_or_default().proc_text();
+        file.write_commit(text.as_bytes())?;
     }
     if args.json.is_some() {
         let mut doc =

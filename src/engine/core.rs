@@ -885,6 +885,7 @@ impl Engine {
         self.counters.migrations_by_reason[i] += 1;
         self.ping_pong
             .record(&mut t.last_move, self.now_ns, from, to, reason);
+        self.numa_record_move(p, from, to, reason);
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
             let t = &self.tasks[p.idx()];
@@ -2000,6 +2001,7 @@ impl Engine {
 
     /// End of warm-up: statistics restart from now.
     pub(crate) fn reset_counters(&mut self) {
+        self.numa_reset_counters();
         let now = self.now_ns;
         self.stats_start_ns = now;
         self.counters = Default::default();

@@ -128,6 +128,118 @@ pub struct NumaMoveCounts {
     pub numa_move_fail: u64,
 }
 
+/// Window of the node-level ping-pong detector: NUMA balancing acts at most every
+/// `numa_migrate_retry` (≥ 1/16 of a scan period, 62.5 ms at the 1 s minimum), so its
+/// fights with the load balancer play out over up to a second.
+pub const NODE_PINGPONG_WINDOW_NS: u64 = 1_000_000_000;
+
+const NR_REASONS: usize = MigrationReason::COUNT;
+
+fn reason_idx(r: MigrationReason) -> usize {
+    MigrationReason::ALL
+        .iter()
+        .position(|&x| x == r)
+        .expect("every reason is listed")
+}
+
+fn is_numa(r: MigrationReason) -> bool {
+    matches!(r, MigrationReason::Numa | MigrationReason::NumaSwap)
+}
+
+/// A task's cross-node move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeMove {
+    pub time_ns: u64,
+    pub from: usize,
+    pub to: usize,
+    pub reason: MigrationReason,
+}
+
+/// The node-level ping-pong detector of NUMA balancing against the other mechanisms: a
+/// task moved node A→B and back B→A within [`NODE_PINGPONG_WINDOW_NS`] by two different
+/// mechanisms, at least one of them NUMA balancing (`numa`/`numa_swap`), counts as the pair
+/// `first->second`; a NUMA move undone by another mechanism and then redone by NUMA
+/// balancing (A→B numa, B→A other, A→B numa, within two windows) counts one
+/// `numa->X->numa` cycle. (The engine's CPU-level detector compares CPUs and misses these
+/// when the tasks land on different CPUs of the same nodes.)
+#[derive(Clone, Debug)]
+pub struct NodePingPong {
+    /// Per task: the last two cross-node moves (latest first).
+    last: Vec<[Option<NodeMove>; 2]>,
+    /// `[first reason][second reason]`, indices of `MigrationReason::ALL`.
+    pub by_pair: [[u64; NR_REASONS]; NR_REASONS],
+    /// `numa -> X -> numa` cycles by the middle mechanism X.
+    pub cycles_by_middle: [u64; NR_REASONS],
+}
+
+impl NodePingPong {
+    fn new(nr_tasks: usize) -> NodePingPong {
+        NodePingPong {
+            last: vec![[None, None]; nr_tasks],
+            by_pair: [[0; NR_REASONS]; NR_REASONS],
+            cycles_by_middle: [0; NR_REASONS],
+        }
+    }
+
+    /// Record a cross-node move of `p`.
+    pub fn record(&mut self, p: TaskId, now_ns: u64, from: usize, to: usize, r: MigrationReason) {
+        let Some(slot) = self.last.get_mut(p.idx()) else {
+            return;
+        };
+        let [prev, prev2] = *slot;
+        if let Some(m1) = prev
+            && m1.from == to
+            && m1.to == from
+            && m1.reason != r
+            && now_ns - m1.time_ns <= NODE_PINGPONG_WINDOW_NS
+            && (is_numa(m1.reason) || is_numa(r))
+        {
+            self.by_pair[reason_idx(m1.reason)][reason_idx(r)] += 1;
+            if let Some(m0) = prev2
+                && is_numa(r)
+                && is_numa(m0.reason)
+                && !is_numa(m1.reason)
+                && m0.from == from
+                && m0.to == to
+                && now_ns - m0.time_ns <= 2 * NODE_PINGPONG_WINDOW_NS
+            {
+                self.cycles_by_middle[reason_idx(m1.reason)] += 1;
+            }
+        }
+        let m = NodeMove {
+            time_ns: now_ns,
+            from,
+            to,
+            reason: r,
+        };
+        *slot = [Some(m), prev];
+    }
+
+    /// Non-zero pairs as `first->second` (results order: `MigrationReason::ALL`).
+    pub fn pairs(&self) -> Vec<(String, u64)> {
+        let mut out = Vec::new();
+        for (i, row) in self.by_pair.iter().enumerate() {
+            for (j, &c) in row.iter().enumerate() {
+                if c > 0 {
+                    let (a, b) = (MigrationReason::ALL[i], MigrationReason::ALL[j]);
+                    out.push((format!("{}->{}", a.name(), b.name()), c));
+                }
+            }
+        }
+        out
+    }
+
+    /// Non-zero `numa->X->numa` cycles.
+    pub fn cycles(&self) -> Vec<(String, u64)> {
+        self.cycles_by_middle
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, &c)| (format!("numa->{}->numa", MigrationReason::ALL[i].name()), c))
+            .collect()
+    }
+}
+
 /// A decided NUMA move, applied at the end of the tick that decided it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PendingNumaMove {
@@ -160,6 +272,10 @@ pub struct EngineNuma {
     pub migrate_cost: MigrateCost,
     pub moves: NumaMoveCounts,
     pub history: Vec<NumaSample>,
+    pub ping_pong: NodePingPong,
+    /// Per task: run time before the warm-up reset of `TaskStats` (NUMA balancing reads
+    /// the task's whole `sum_exec_runtime`).
+    runtime_base_ns: Vec<u64>,
     hz: u32,
     scratch: Vec<TaskMemDemand>,
     congestion_new: Vec<f64>,
@@ -269,6 +385,8 @@ impl EngineNuma {
             migrate_cost: MigrateCost::default(),
             moves: NumaMoveCounts::default(),
             history: Vec::new(),
+            ping_pong: NodePingPong::new(specs.len()),
+            runtime_base_ns: vec![0; specs.len()],
             hz: 250,
             scratch: Vec::new(),
             congestion_new: vec![1.0; nr_nodes],
@@ -553,22 +671,23 @@ impl Engine {
                 .is_some_and(|tm| tm.bw_mb_s > 0.0)
         };
         if bw(a) || bw(b) {
-            self.numa_refresh_speeds(true);
+            self.numa_refresh_speeds(true, false);
         }
     }
 
-    /// Re-rate the running memory-model tasks (progress so far at the old speed), after a
-    /// page migration or (with `resolve`) a change in the bandwidth-bound running set.
-    pub(crate) fn numa_refresh_speeds(&mut self, resolve: bool) {
+    /// Re-rate the running memory-model tasks (progress so far at the old speed): with
+    /// `resolve` after re-solving the congestion (only if it changed, unless `always`);
+    /// `always` after a page migration (the placement itself changed).
+    pub(crate) fn numa_refresh_speeds(&mut self, resolve: bool, always: bool) {
         let Some(mut n) = self.numa.take() else {
             return;
         };
-        let mut changed = !resolve;
+        let mut changed = always;
         if resolve {
             let mut running = std::mem::take(&mut n.curr_buf_tasks);
             running.clear();
             running.extend(self.cpus.iter().map(|c| c.curr));
-            changed = n.solve_congestion(&running);
+            changed |= n.solve_congestion(&running);
             n.curr_buf_tasks = running;
         }
         self.numa = Some(n);
@@ -603,7 +722,9 @@ impl Engine {
         let mut n = self.numa.take()?;
         let now = self.now_ns;
         let t = &self.tasks[p.idx()];
-        let runtime = t.stats.sum_exec_runtime_ns + now.saturating_sub(t.exec_start_ns);
+        let runtime = n.runtime_base_ns[p.idx()]
+            + t.stats.sum_exec_runtime_ns
+            + now.saturating_sub(t.exec_start_ns);
         let (params, v, hz) = (n.params, n.sched.variant, n.hz);
         let tick_ns = 1_000_000_000 / u64::from(hz.max(1));
         let mm = n.tm[p.idx()].as_ref().expect("checked").mm.0 as usize;
@@ -663,7 +784,7 @@ impl Engine {
         self.numa = Some(n);
         self.charge(cpu, cost + batch.cost_ns);
         if batch.migrated {
-            self.numa_refresh_speeds(true);
+            self.numa_refresh_speeds(true, true);
         }
         if !batch.attempt_migrate {
             return None;
@@ -715,19 +836,25 @@ impl Engine {
         let ok = |dst: usize| queued && t.cpu == cpu && t.cpus_allowed.test(dst) && dst != cpu;
         match action {
             NumaMove::Move { dst_cpu } if ok(dst_cpu) => {
-                self.count_numa(|m| m.numa_move += 1);
+                self.count_numa(|n| {
+                    n.moves.numa_move += 1;
+                    n.sched.state.vmstat.numa_task_migrated += 1;
+                });
                 self.migration_cpu_stop(cpu, p, dst_cpu, MigrationReason::Numa);
             }
             NumaMove::Swap { dst_cpu, other } if ok(dst_cpu) => {
                 let o = &self.tasks[other.idx()];
                 if o.cpu != dst_cpu || !o.cpus_allowed.test(cpu) {
-                    self.count_numa(|m| m.numa_move_fail += 1);
+                    self.count_numa(|n| n.moves.numa_move_fail += 1);
                     return;
                 }
-                self.count_numa(|m| m.numa_swap += 1);
+                self.count_numa(|n| {
+                    n.moves.numa_swap += 1;
+                    n.sched.state.vmstat.numa_task_swapped += 1;
+                });
                 self.migrate_swap(cpu, p, dst_cpu, other);
             }
-            _ => self.count_numa(|m| m.numa_move_fail += 1),
+            _ => self.count_numa(|n| n.moves.numa_move_fail += 1),
         }
     }
 
@@ -768,9 +895,47 @@ impl Engine {
         }
     }
 
-    fn count_numa(&mut self, f: impl FnOnce(&mut NumaMoveCounts)) {
+    /// End of warm-up: the counters the results report restart (vmstat, move counts,
+    /// ping-pongs); the statistics that drive decisions do not. Called before the engine
+    /// resets `TaskStats`, whose run time is kept as a base.
+    pub(crate) fn numa_reset_counters(&mut self) {
+        let Some(n) = self.numa.as_deref_mut() else {
+            return;
+        };
+        let now = self.now_ns;
+        for (t, base) in self.tasks.iter().zip(n.runtime_base_ns.iter_mut()) {
+            *base += t.stats.sum_exec_runtime_ns;
+            if t.state == TaskState::Running {
+                *base += now.saturating_sub(t.exec_start_ns);
+            }
+        }
+        n.sched.state.vmstat = Default::default();
+        n.moves = NumaMoveCounts::default();
+        n.ping_pong.by_pair = [[0; NR_REASONS]; NR_REASONS];
+        n.ping_pong.cycles_by_middle = [0; NR_REASONS];
+    }
+
+    fn count_numa(&mut self, f: impl FnOnce(&mut EngineNuma)) {
         if let Some(n) = self.numa.as_deref_mut() {
-            f(&mut n.moves);
+            f(n);
+        }
+    }
+
+    /// Every migration of a run with a memory model: cross-node moves feed the node-level
+    /// ping-pong detector ([`NodePingPong`]).
+    pub(crate) fn numa_record_move(
+        &mut self,
+        p: TaskId,
+        from: usize,
+        to: usize,
+        reason: MigrationReason,
+    ) {
+        let Some(n) = self.numa.as_deref_mut() else {
+            return;
+        };
+        let (a, b) = (self.machine.cpus[from].node, self.machine.cpus[to].node);
+        if a != b {
+            n.ping_pong.record(p, self.now_ns, a, b, reason);
         }
     }
 
@@ -838,5 +1003,51 @@ mod tests {
                 "numa_balancing={val}"
             );
         }
+    }
+
+    #[test]
+    fn node_ping_pong_pairs_and_numa_lb_numa_cycles() {
+        use MigrationReason as R;
+        let mut pp = NodePingPong::new(2);
+        let p = TaskId(0);
+        // numa 0->1, load_balance 1->0 (within 1 s), numa 0->1 again: two pairs, one cycle.
+        pp.record(p, 0, 0, 1, R::Numa);
+        pp.record(p, 300_000_000, 1, 0, R::LoadBalance);
+        pp.record(p, 600_000_000, 0, 1, R::Numa);
+        assert_eq!(
+            pp.pairs(),
+            vec![
+                ("load_balance->numa".to_string(), 1),
+                ("numa->load_balance".to_string(), 1)
+            ]
+        );
+        assert_eq!(
+            pp.cycles(),
+            vec![("numa->load_balance->numa".to_string(), 1)]
+        );
+        // Two load-balancer moves undoing each other involve no NUMA move: not counted;
+        // nor is a reversal after the window, nor one by the same mechanism.
+        let q = TaskId(1);
+        pp.record(q, 0, 0, 1, R::LoadBalance);
+        pp.record(q, 1, 1, 0, R::Wakeup);
+        pp.record(q, 10, 0, 1, R::Numa);
+        pp.record(q, 10 + NODE_PINGPONG_WINDOW_NS + 1, 1, 0, R::LoadBalance);
+        pp.record(q, 2 * NODE_PINGPONG_WINDOW_NS, 0, 1, R::LoadBalance);
+        assert_eq!(
+            pp.by_pair.iter().flatten().sum::<u64>(),
+            3,
+            "{:?}",
+            pp.pairs()
+        );
+        assert_eq!(pp.cycles().len(), 1);
+    }
+
+    #[test]
+    fn stall_share_is_the_capacity_miss_ratio_times_the_memory_bound_share() {
+        assert_eq!(stall_share_from_footprint(0, 1024), 0.0);
+        assert_eq!(stall_share_from_footprint(512, 1024), 0.0, "fits the LLC");
+        // 4 MiB over 1 MiB of LLC: 3/4 of accesses miss.
+        let m = stall_share_from_footprint(4096, 1024);
+        assert!((m - 0.75 * STALL_SHARE_MAX).abs() < 1e-12);
     }
 }

@@ -491,6 +491,8 @@ pub fn run_once_in(
         host_kernel,
         placement: workload.placement.as_ref().map(|p| p.to_json()),
         timeline,
+        vmstat: report::vmstat(&engine),
+        numa: report::numa(&engine),
     };
     Ok((
         RunOutput {

@@ -334,8 +334,53 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
         TaskState::New => "never forked".to_string(),
         other => format!("{other:?} on CPU {}", t.cpu).to_lowercase(),
     };
+    numa_lines(engine, t.id, &mut out);
     let _ = writeln!(out, "  at the end: {state}");
     out
+}
+
+/// The task's NUMA balancing history (a task with a working set): its preferred node and
+/// its process's pages per node at each preferred-node change, then the state at the end.
+fn numa_lines(engine: &Engine, p: crate::task::TaskId, out: &mut String) {
+    let Some(n) = engine.numa() else {
+        return;
+    };
+    let Some(tm) = n.task_mem(p) else {
+        return;
+    };
+    let pages = |g: &[u64]| -> Vec<u64> {
+        g.iter()
+            .map(|x| x * crate::memory::PAGES_PER_GROUP)
+            .collect()
+    };
+    let tn = &n.sched.state.tasks[p.idx()];
+    let nid = |x: Option<usize>| x.map_or("none".to_string(), |v| v.to_string());
+    let _ = writeln!(
+        out,
+        "  numa: balancing {}, preferred node {}, scan period {} ms, {} pages migrated by its faults",
+        if n.sched.balancing { "on" } else { "off" },
+        nid(tn.preferred_nid),
+        tn.numa_scan_period_ms,
+        tn.numa_pages_migrated
+    );
+    for s in n.history.iter().filter(|s| s.task == p) {
+        let _ = writeln!(
+            out,
+            "  {:>16}  numa     preferred node {}, mm pages per node {:?}",
+            ms(s.time_ns),
+            nid(s.preferred_nid),
+            pages(&s.groups_per_node)
+        );
+    }
+    let mm = &n.mms[tm.mm.0 as usize];
+    let _ = writeln!(
+        out,
+        "  numa at the end: mm pages per node {:?}, faults per node {:?}",
+        pages(&mm.groups_per_node),
+        (0..mm.groups_per_node.len())
+            .map(|nid| tn.task_faults(nid))
+            .collect::<Vec<_>>()
+    );
 }
 
 /// One line of the decision history: where the task went and which path chose it.

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::histogram::Histogram;
 use super::perf::PerfStat;
@@ -248,6 +248,16 @@ pub struct RunResult {
     /// only when a report was asked for (`--report`), for the first run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeline: Option<super::timeline::Timeline>,
+    /// `/proc/vmstat`'s NUMA-balancing counters over the measured interval; present only
+    /// when a task declares a working set (`TaskSpec::memory`), so other runs' JSON is
+    /// unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vmstat: Option<crate::sched::numa::state::Vmstat>,
+    /// NUMA balancing and dynamic memory ([`numa`]): move counts, pages per node, per-node
+    /// bandwidth and congestion, node-level ping-pongs, per-task NUMA state. Present with
+    /// `vmstat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<Value>,
 }
 
 impl RunResult {
@@ -297,6 +307,26 @@ impl RunResult {
                 out.push((format!("latency_us.{name}.{k}"), v));
             }
         }
+        if let Some(v) = &self.vmstat
+            && let Ok(Value::Object(m)) = serde_json::to_value(v)
+        {
+            for (k, v) in m {
+                out.push((format!("vmstat.{k}"), v.as_f64().unwrap_or(f64::NAN)));
+            }
+        }
+        if let Some(Value::Object(m)) = self.numa.as_ref().and_then(|n| n.get("moves")) {
+            for (k, v) in m {
+                out.push((format!("numa.moves.{k}"), v.as_f64().unwrap_or(f64::NAN)));
+            }
+        }
+        if let Some(Value::Object(m)) = self.numa.as_ref().and_then(|n| n.get("ping_pong")) {
+            for (k, v) in m {
+                out.push((
+                    format!("numa.ping_pong.{k}"),
+                    v.as_f64().unwrap_or(f64::NAN),
+                ));
+            }
+        }
         if let Some(s) = &self.schedstat {
             for (k, &v) in &s.totals {
                 out.push((format!("schedstat.totals.{k}"), v as f64));
@@ -312,6 +342,61 @@ impl RunResult {
         out.retain(|(_, v)| v.is_finite());
         out
     }
+}
+
+/// The run's NUMA `/proc/vmstat` counters (`None` without a memory model).
+pub fn vmstat(engine: &Engine) -> Option<crate::sched::numa::state::Vmstat> {
+    engine.numa().map(|n| n.sched.state.vmstat)
+}
+
+/// The `numa` object of a run with a memory model: `balancing`, `moves` (`numa_move`,
+/// `numa_swap`, `numa_stick`, `numa_move_fail`), `pages_per_node` (base pages of every
+/// process), `node_bandwidth_mib_s`, `congestion` at the end, `ping_pong` (node-level pairs
+/// and `numa->X->numa` cycles), and `tasks[]` (memory-model tasks: `pid`, `comm`, `mm`,
+/// `preferred_nid`, `numa_scan_period_ms`, `numa_pages_migrated`, `total_numa_faults`,
+/// `faults_per_node`, `group`).
+pub fn numa(engine: &Engine) -> Option<Value> {
+    let n = engine.numa()?;
+    let pages: Vec<u64> = engine
+        .numa_groups_per_node()
+        .iter()
+        .map(|g| g * crate::memory::PAGES_PER_GROUP)
+        .collect();
+    let mut ping_pong = Map::new();
+    for (k, v) in n.ping_pong.pairs().into_iter().chain(n.ping_pong.cycles()) {
+        ping_pong.insert(k, json!(v));
+    }
+    let tasks: Vec<Value> = engine
+        .tasks()
+        .iter()
+        .filter_map(|t| {
+            let tm = n.task_mem(t.id)?;
+            let tn = &n.sched.state.tasks[t.id.idx()];
+            let faults: Vec<i64> = (0..engine.machine().nr_nodes())
+                .map(|nid| tn.task_faults(nid))
+                .collect();
+            Some(json!({
+                "pid": t.id.0,
+                "comm": t.comm,
+                "mm": tm.mm.0,
+                "preferred_nid": tn.preferred_nid,
+                "numa_scan_period_ms": tn.numa_scan_period_ms,
+                "numa_pages_migrated": tn.numa_pages_migrated,
+                "total_numa_faults": tn.total_numa_faults,
+                "faults_per_node": faults,
+                "group": tn.group.map(|g| g.0),
+            }))
+        })
+        .collect();
+    Some(json!({
+        "balancing": n.sched.balancing,
+        "moves": n.moves,
+        "pages_per_node": pages,
+        "node_bandwidth_mib_s": n.node_bw_mb_s,
+        "congestion": n.congestion,
+        "ping_pong": ping_pong,
+        "tasks": tasks,
+    }))
 }
 
 /// perf-stat counters of a finished run (task-clock of all workload tasks).

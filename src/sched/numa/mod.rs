@@ -31,8 +31,8 @@
 //! testable on a constructed state (`fake::FakeNumaEnv`, test builds only). Memory itself (pages per node,
 //! first touch, page migration, bandwidth) is in the bottom-layer `crate::memory`.
 //!
-//! Not wired into the engine yet (phase 2, see docs/numa.md): nothing here runs in a
-//! simulation until a scenario enables NUMA balancing through the new code paths.
+//! Wired into runs by `crate::engine::numa` (tasks with a declared working set) and the fair
+//! class's `NumaEnv` (`crate::policy::numa_view`); see docs/numa.md, "Phase 2: status".
 
 #[cfg(test)]
 pub mod fake;

@@ -24,7 +24,7 @@ use crate::memory::{Mm, PAGES_PER_GROUP, cpu_pid_to_cpupid, cpupid_to_cpu};
 use crate::task::{MemPolicy, TaskId};
 
 /// The NUMA balancing `/proc/vmstat` counters (base pages / events).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Vmstat {
     pub numa_pte_updates: u64,
     pub numa_hint_faults: u64,
@@ -32,6 +32,34 @@ pub struct Vmstat {
     pub numa_pages_migrated: u64,
     pub pgmigrate_success: u64,
     pub pgmigrate_fail: u64,
+    /// `numa_task_migrated` / `numa_task_swapped` (v6.16+ vm events, "sched/numa: add
+    /// statistics of numa balance task"): NUMA task moves (`migrate_task_to()`) and swaps
+    /// (`migrate_swap()`) applied, one per decision (counted for every release here).
+    #[serde(default)]
+    pub numa_task_migrated: u64,
+    #[serde(default)]
+    pub numa_task_swapped: u64,
+}
+
+impl Vmstat {
+    /// `/proc/vmstat` lines (`name value`), in the kernel's `vmstat_text[]` order.
+    pub fn proc_text(&self) -> String {
+        let rows = [
+            ("numa_pte_updates", self.numa_pte_updates),
+            (
+                "numa_huge_pte_updates",
+                self.numa_pte_updates / crate::memory::PAGES_PER_GROUP,
+            ),
+            ("numa_hint_faults", self.numa_hint_faults),
+            ("numa_hint_faults_local", self.numa_hint_faults_local),
+            ("numa_pages_migrated", self.numa_pages_migrated),
+            ("pgmigrate_success", self.pgmigrate_success),
+            ("pgmigrate_fail", self.pgmigrate_fail),
+            ("numa_task_migrated", self.numa_task_migrated),
+            ("numa_task_swapped", self.numa_task_swapped),
+        ];
+        rows.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
+    }
 }
 
 /// Scheduler-side NUMA state: per task, per group, per mm, per node.
