@@ -572,3 +572,18 @@ fn rtapp_unknown_event_keys_name_the_key_and_suggest() {
     assert!(e.contains("tasks.t.instanse"), "{e}");
     assert!(e.contains("(did you mean instance?)"), "{e}");
 }
+
+/// Config-layer messages that echo a user-given name (profile, feature, tunable, key) write
+/// control characters as escapes, so the error stays one line.
+#[test]
+fn control_characters_in_echoed_names_are_escaped() {
+    for set in [
+        "kernel.profile=v6\n18",
+        "kernel.features.TTWU\nQUEUE=true",
+        "workload.gr\noups=4",
+    ] {
+        let e = bad(&["run", "scenarios/hackbench.toml", "--set", set]);
+        assert_eq!(e.trim_end().lines().count(), 1, "{set:?}: {e}");
+        assert!(e.contains("\\n"), "{set:?}: {e}");
+    }
+}

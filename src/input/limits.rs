@@ -50,8 +50,15 @@ pub const MAX_CLIENTS: u64 = 100_000;
 pub const MAX_ECHOED_NAME_CHARS: usize = 64;
 
 /// `name` clipped to [`MAX_ECHOED_NAME_CHARS`] for a message (`abc…` plus its full length; a
-/// path keeps its end instead, `…/cpu1/topology/core_id`, since the file is what matters).
+/// path keeps its end instead, `…/cpu1/topology/core_id`, since the file is what matters;
+/// control characters are escaped).
 pub fn clip(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.chars().any(char::is_control) {
+        // A newline or other control character in a user-given name is written as its
+        // escape (`\n`), so the message stays on one line.
+        let escaped = crate::error::escape_controls(name).into_owned();
+        return std::borrow::Cow::Owned(clip(&escaped).into_owned());
+    }
     if name.chars().count() <= MAX_ECHOED_NAME_CHARS {
         return std::borrow::Cow::Borrowed(name);
     }
