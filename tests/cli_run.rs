@@ -329,3 +329,38 @@ fn rt_placement_and_ttwu_variants_are_byte_identical_across_reruns() {
         );
     }
 }
+
+/// The perf-stat header names the command that actually ran: a `--set` applied on top of a
+/// command-form workload shows up in it (and the run used it: 4 groups of 40 tasks).
+#[test]
+fn perf_header_shows_the_command_after_set() {
+    let o = schedlab(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "workload.groups=4",
+        "--set",
+        "run.duration_s=0.2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains("with 4 groups"), "{out}");
+    assert!(
+        out.contains(
+            "Performance counter stats for 'hackbench -g 10 -l 500 --set workload.groups=4':"
+        ),
+        "{out}"
+    );
+    // Without --set the header is the command as written.
+    let o = schedlab(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "--set",
+        "run.duration_s=0.2",
+    ]);
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        out.contains("Performance counter stats for 'hackbench -g 10 -l 500':"),
+        "{out}"
+    );
+}

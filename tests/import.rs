@@ -575,3 +575,92 @@ fn resolve_accepts_every_form() {
     assert!(e.message.contains("preset"), "{e}");
     assert!(e.message.contains("host"), "{e}");
 }
+
+/// Unpack `topology/sysfs/NAME.tar.bz2` into a temp dir and return it with the path of its
+/// `sys/devices/system` directory (the fixture itself is never modified).
+fn sysfs_tree(name: &str) -> (TempDir, PathBuf) {
+    let tarball = fixtures().join(format!("topology/sysfs/{name}.tar.bz2"));
+    let tmp = TempDir::new(&format!("broken-{name}"));
+    let status = Command::new("tar")
+        .arg("xjf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&tmp.0)
+        .status()
+        .expect("tar (with bzip2) must be installed to unpack sysfs fixtures");
+    assert!(status.success());
+    let top = std::fs::read_dir(&tmp.0)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("sys/devices/system/cpu").is_dir())
+        .expect("a snapshot directory");
+    let sys = top.join("sys/devices/system");
+    (tmp, sys)
+}
+
+/// Garbage in a topology file is one error naming that file and what it should hold.
+#[test]
+fn sysfs_garbage_topology_files_name_the_file_and_what_was_expected() {
+    let fixture = "8em64t-2s4c-asymcaches";
+    // (file under sys/devices/system, garbage, files removed first, expected words)
+    let cases: &[(&str, &str, &[&str], &str)] = &[
+        (
+            "cpu/cpu1/topology/physical_package_id",
+            "zero",
+            &[],
+            "'zero' is not a number; expected a package id",
+        ),
+        (
+            "cpu/cpu2/topology/core_id",
+            "x1",
+            &[
+                "cpu/cpu2/topology/thread_siblings_list",
+                "cpu/cpu2/topology/thread_siblings",
+            ],
+            "'x1' is not a number; expected a core id",
+        ),
+        (
+            "cpu/cpu3/topology/thread_siblings_list",
+            "3-",
+            &[],
+            "expected a CPU list such as 0-3,8-11",
+        ),
+        (
+            "cpu/cpu0/cache/index0/shared_cpu_list",
+            "zz",
+            &[],
+            "expected a CPU list such as 0-3,8-11",
+        ),
+        (
+            "cpu/cpu0/cache/index1/level",
+            "two",
+            &[],
+            "'two' is not a number; expected a cache level",
+        ),
+        (
+            "node/node0/cpulist",
+            "0-3,a",
+            &[],
+            "expected a CPU list such as 0-3,8-11",
+        ),
+        (
+            "node/node0/distance",
+            "10 far",
+            &[],
+            "'far' is not a distance; expected one non-negative integer per node",
+        ),
+    ];
+    for (file, garbage, remove, want) in cases {
+        let (tmp, sys) = sysfs_tree(fixture);
+        for r in *remove {
+            let _ = std::fs::remove_file(sys.join(r));
+        }
+        let path = sys.join(file);
+        assert!(path.is_file(), "{file} is in the fixture");
+        std::fs::write(&path, garbage).unwrap();
+        let e = sysfs::import(&tmp.0).expect_err(file).to_string();
+        assert!(e.contains(file), "{file}: {e}");
+        assert!(e.contains(want), "{file}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}

@@ -505,3 +505,85 @@ fn rtapp_semantic_checks() {
     let e = rtapp_err(r#"{"run": 10, "timer": {"ref": "t", "period": 0}}"#);
     assert!(e.contains("timer.period: 0: a timer needs a period"), "{e}");
 }
+
+/// rt-app's top-level `resources` section: each named resource's `type` must be one that
+/// rt-app's `string_to_resource()` knows (mutex, signal, wait, broadcast, sync, sleep, run,
+/// timer; a missing `type` is a mutex) — rt-app stops with "Invalid type of resource" on any
+/// other, `barrier` included. The error names the file, the key and the accepted types, with a
+/// did-you-mean. Valid sections (and a non-object section, which rt-app skips) still parse.
+#[test]
+fn rtapp_resource_types_are_the_ones_rt_app_accepts() {
+    use schedlab::workload::rtapp::parse_str;
+    let doc = |res: &str| {
+        format!(
+            r#"{{"resources": {res}, "tasks": {{"t": {{"lock": "m", "run": 10, "unlock": "m"}}}}}}"#
+        )
+    };
+    for ok in [
+        r#"{"m": {"type": "mutex"}, "c": {"type": "wait"}, "t": {"type": "timer"}}"#,
+        r#"{"m": {}}"#,
+        r#"{"s": {"type": "signal"}, "b": {"type": "broadcast"}, "y": {"type": "sync"}, "z": {"type": "sleep"}, "r": {"type": "run"}}"#,
+        "3",
+    ] {
+        parse_str(&doc(ok), "r.json", 8).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+    let e = parse_str(&doc(r#"{"m": {"type": "mutx"}}"#), "r.json", 8)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("r.json"), "{e}");
+    assert!(e.contains("resources.m.type"), "{e}");
+    assert!(
+        e.contains("Invalid type of resource 'mutx' (did you mean mutex?)"),
+        "{e}"
+    );
+    assert!(
+        e.contains("accepted: mutex, signal, wait, broadcast, sync, sleep, run, timer"),
+        "{e}"
+    );
+    let e = parse_str(&doc(r#"{"b": {"type": "barrier"}}"#), "r.json", 8)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Invalid type of resource 'barrier'"), "{e}");
+    let e = parse_str(&doc(r#"{"m": {"type": 1}}"#), "r.json", 8)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("resources.m.type"), "{e}");
+}
+
+/// An unknown key in a task or phase (not an event prefix rt-app recognises) is an error
+/// naming the file and key, with a did-you-mean over the keys and event names.
+#[test]
+fn rtapp_unknown_event_keys_name_the_key_and_suggest() {
+    use schedlab::workload::rtapp::parse_str;
+    let e = parse_str(r#"{"tasks": {"t": {"slep": 10, "run": 5}}}"#, "r.json", 8)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("r.json"), "{e}");
+    assert!(e.contains("tasks.t.slep"), "{e}");
+    assert!(e.contains("(did you mean sleep?)"), "{e}");
+    assert!(e.contains("events (run, runtime, sleep"), "{e}");
+    let e = parse_str(
+        r#"{"tasks": {"t": {"instanse": 2, "phases": {"p": {"run": 5}}}}}"#,
+        "r.json",
+        8,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("tasks.t.instanse"), "{e}");
+    assert!(e.contains("(did you mean instance?)"), "{e}");
+}
+
+/// Config-layer messages that echo a user-given name (profile, feature, tunable, key) write
+/// control characters as escapes, so the error stays one line.
+#[test]
+fn control_characters_in_echoed_names_are_escaped() {
+    for set in [
+        "kernel.profile=v6\n18",
+        "kernel.features.TTWU\nQUEUE=true",
+        "workload.gr\noups=4",
+    ] {
+        let e = bad(&["run", "scenarios/hackbench.toml", "--set", set]);
+        assert_eq!(e.trim_end().lines().count(), 1, "{set:?}: {e}");
+        assert!(e.contains("\\n"), "{set:?}: {e}");
+    }
+}

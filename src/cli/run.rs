@@ -219,12 +219,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         None
     };
     let mut text = native_texts(&streamed, &setup, &runs);
-    let command = scn
-        .workload
-        .command
-        .clone()
-        .or_else(|| scn.workload.kind.clone())
-        .unwrap_or_default();
+    let command = perf_command(&scn.workload);
     let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
     if !runs.is_empty() {
         text.push_str(&perf::render(&command, &perfs));
@@ -355,4 +350,18 @@ fn native_texts(
         }
     }
     text
+}
+
+/// The command the perf-stat header names: the workload's command line (else its kind) and,
+/// when keys from `--set` or a variant were applied on top of the command, those keys as the
+/// `--set` options that changed what ran (`'hackbench -g 10 -l 500 --set workload.groups=4'`).
+fn perf_command(w: &crate::config::scenario::WorkloadSection) -> String {
+    let Some(cmd) = &w.command else {
+        return w.kind.clone().unwrap_or_default();
+    };
+    let mut out = cmd.clone();
+    for (k, v) in &w.params {
+        out.push_str(&format!(" --set workload.{k}={v}"));
+    }
+    out
 }

@@ -49,10 +49,24 @@ pub const MAX_CLIENTS: u64 = 100_000;
 /// Characters of a user-given name echoed in a message; longer names are clipped.
 pub const MAX_ECHOED_NAME_CHARS: usize = 64;
 
-/// `name` clipped to [`MAX_ECHOED_NAME_CHARS`] for a message (`abc…` plus its full length).
+/// `name` clipped to [`MAX_ECHOED_NAME_CHARS`] for a message (`abc…` plus its full length; a
+/// path keeps its end instead, `…/cpu1/topology/core_id`, since the file is what matters;
+/// control characters are escaped).
 pub fn clip(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.chars().any(char::is_control) {
+        // A newline or other control character in a user-given name is written as its
+        // escape (`\n`), so the message stays on one line.
+        let escaped = crate::error::escape_controls(name).into_owned();
+        return std::borrow::Cow::Owned(clip(&escaped).into_owned());
+    }
     if name.chars().count() <= MAX_ECHOED_NAME_CHARS {
         return std::borrow::Cow::Borrowed(name);
+    }
+    if name.contains('/') {
+        // A path: its end (the file) is what tells the user where to look.
+        let n = name.chars().count();
+        let tail: String = name.chars().skip(n - MAX_ECHOED_NAME_CHARS).collect();
+        return std::borrow::Cow::Owned(format!("...{tail} ({} bytes)", name.len()));
     }
     let head: String = name.chars().take(MAX_ECHOED_NAME_CHARS).collect();
     std::borrow::Cow::Owned(format!("{head}... ({} bytes)", name.len()))

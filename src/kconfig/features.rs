@@ -801,8 +801,9 @@ impl Feature {
             origin,
             key,
             format!(
-                "unknown scheduler feature '{name}'{}; run `schedlab list features` for all {} \
+                "unknown scheduler feature '{}'{}; run `schedlab list features` for all {} \
                  names",
+                crate::input::limits::clip(name),
                 super::did_you_mean(name, &names),
                 NR_FEATURES
             ),

@@ -202,8 +202,9 @@ impl Profile {
                 origin,
                 key,
                 format!(
-                    "unknown kernel profile '{name}'{}; accepted: {} (see `schedlab list \
+                    "unknown kernel profile '{}'{}; accepted: {} (see `schedlab list \
                      profiles`)",
+                    crate::input::limits::clip(name),
                     super::did_you_mean(name, &names),
                     names.join(", ")
                 ),

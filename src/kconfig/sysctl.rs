@@ -564,7 +564,8 @@ impl SysctlInfo {
                 origin,
                 key,
                 format!(
-                    "unknown tunable '{name}'{}; accepted: {}",
+                    "unknown tunable '{}'{}; accepted: {}",
+                    crate::input::limits::clip(name),
                     did_you_mean(name, &names),
                     names.join(", ")
                 ),

@@ -189,7 +189,10 @@ fn read_distances(
                 d.parse().map_err(|_| {
                     InputError::new(
                         path.display().to_string(),
-                        format!("'{d}' is not a distance (accepted: non-negative integers)"),
+                        format!(
+                            "'{}' is not a distance; expected one non-negative integer per node",
+                            crate::input::limits::clip(d)
+                        ),
                     )
                 })
             })
@@ -264,29 +267,39 @@ fn read_opt(path: &Path) -> Option<String> {
 fn read_mask(dir: &Path, list_name: &str, map_name: Option<&str>) -> InputResult<Option<CpuMask>> {
     let list_path = dir.join(list_name);
     if let Some(text) = read_opt(&list_path) {
-        return CpuMask::parse(&text)
-            .map(Some)
-            .map_err(|e| InputError::new(list_path.display().to_string(), e.to_string()));
+        return CpuMask::parse(&text).map(Some).map_err(|e| {
+            InputError::new(
+                list_path.display().to_string(),
+                format!("{e}; expected a CPU list such as 0-3,8-11"),
+            )
+        });
     }
     if let Some(map_name) = map_name {
         let map_path = dir.join(map_name);
         if let Some(text) = read_opt(&map_path) {
-            return parse_hex_mask(&text)
-                .map(Some)
-                .map_err(|e| InputError::new(map_path.display().to_string(), e));
+            return parse_hex_mask(&text).map(Some).map_err(|e| {
+                InputError::new(
+                    map_path.display().to_string(),
+                    format!("{e}; expected a hex CPU bitmap such as 00000000,0000000f"),
+                )
+            });
         }
     }
     Ok(None)
 }
 
-/// A number from a file, `None` when absent.
-fn read_num<T: std::str::FromStr>(path: &Path) -> InputResult<Option<T>> {
+/// A number from a file, `None` when absent; `expected` says what the file holds, for the
+/// error on anything else.
+fn read_num<T: std::str::FromStr>(path: &Path, expected: &str) -> InputResult<Option<T>> {
     match read_opt(path) {
         None => Ok(None),
         Some(text) => text.parse().map(Some).map_err(|_| {
             InputError::new(
                 path.display().to_string(),
-                format!("'{}' is not a number", crate::error::escape_controls(&text)),
+                format!(
+                    "'{}' is not a number; expected {expected}",
+                    crate::input::limits::clip(&crate::error::escape_controls(&text))
+                ),
             )
         }),
     }
@@ -304,7 +317,8 @@ fn read_caches(dir: &Path) -> InputResult<Vec<Cache>> {
     let mut caches = Vec::new();
     for index in numbered_entries(&cache_dir, "index") {
         let idir = cache_dir.join(format!("index{index}"));
-        let Some(level) = read_num::<u32>(&idir.join("level"))? else {
+        let Some(level) = read_num::<u32>(&idir.join("level"), "a cache level (1, 2, 3...)")?
+        else {
             continue;
         };
         let instruction = read_opt(&idir.join("type")).is_some_and(|t| t == "Instruction");
@@ -355,13 +369,19 @@ fn read_cpu(
             Some(m) => Some(m),
             None => read_mask(&topo, "thread_siblings_list", Some("thread_siblings"))?,
         };
-        let package = read_num::<i64>(&topo.join("physical_package_id"))?;
+        let package = read_num::<i64>(
+            &topo.join("physical_package_id"),
+            "a package id (an integer, -1 = unknown)",
+        )?;
         raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
         match siblings {
             Some(m) => raw.core = m,
             None => {
-                if let Some(core_id) = read_num::<i64>(&topo.join("core_id"))? {
-                    let die = read_num::<i64>(&topo.join("die_id"))?.unwrap_or(0);
+                if let Some(core_id) =
+                    read_num::<i64>(&topo.join("core_id"), "a core id (an integer)")?
+                {
+                    let die = read_num::<i64>(&topo.join("die_id"), "a die id (an integer)")?
+                        .unwrap_or(0);
                     core_key = Some((package.unwrap_or(0), die, core_id));
                 }
             }
@@ -375,8 +395,12 @@ fn read_cpu(
     if raw.cluster.is_none() {
         raw.cluster = l2;
     }
-    raw.capacity = read_num::<u32>(&dir.join("cpu_capacity"))?;
-    raw.max_freq_khz = read_num::<u64>(&dir.join("cpufreq/cpuinfo_max_freq"))?;
+    raw.capacity = read_num::<u32>(
+        &dir.join("cpu_capacity"),
+        "a capacity (an integer, at most 1024)",
+    )?;
+    raw.max_freq_khz =
+        read_num::<u64>(&dir.join("cpufreq/cpuinfo_max_freq"), "a frequency in kHz")?;
     Ok((raw, core_key))
 }
 

@@ -24,7 +24,8 @@
 //! silently dropped. Unknown non-event keys in tasks and phases are errors listing the accepted
 //! keys (rt-app would ignore them, but they are nearly always typos). Unknown *global* keys
 //! (old files carry `"frag"`) and the legacy top-level `"resources"` are accepted and reported
-//! in [`RtAppSpec::ignored_keys`].
+//! in [`RtAppSpec::ignored_keys`]; a resource there must have a type rt-app accepts
+//! ([`RESOURCE_TYPES`]), as rt-app stops on any other.
 
 use std::path::Path;
 
@@ -969,10 +970,13 @@ impl Ctx<'_> {
                     } else {
                         PHASE_ONLY_KEYS
                     });
+                    let mut all = accepted.clone();
+                    all.extend(MODELLED_EVENTS);
                     return Err(self.err(
                         &format!("{path}.{k}"),
                         format!(
-                            "unknown key; accepted: {} and events ({})",
+                            "unknown key{}; accepted: {} and events ({})",
+                            crate::input::did_you_mean(k, &all),
                             accepted.join(", "),
                             MODELLED_EVENTS.join(", ")
                         ),
@@ -1064,10 +1068,13 @@ impl Ctx<'_> {
                         if !SCHED_KEYS.contains(&k.as_str())
                             && !TASK_ONLY_KEYS.contains(&k.as_str())
                         {
+                            let all: Vec<&str> =
+                                SCHED_KEYS.iter().chain(TASK_ONLY_KEYS).copied().collect();
                             return Err(self.err(
                                 &format!("{path}.{k}"),
                                 format!(
-                                    "unknown key; accepted: {}, {}",
+                                    "unknown key{}; accepted: {}, {}",
+                                    crate::input::did_you_mean(k, &all),
                                     SCHED_KEYS.join(", "),
                                     TASK_ONLY_KEYS.join(", ")
                                 ),
@@ -1238,6 +1245,50 @@ impl Ctx<'_> {
     }
 }
 
+/// The resource types rt-app's top-level `resources` section accepts (`string_to_resource()`
+/// in rt-app_utils.c; a missing `type` is `mutex`). `barrier` and the event-only kinds are
+/// not among them: rt-app stops with "Invalid type of resource".
+pub const RESOURCE_TYPES: &[&str] = &[
+    "mutex",
+    "signal",
+    "wait",
+    "broadcast",
+    "sync",
+    "sleep",
+    "run",
+    "timer",
+];
+
+impl Ctx<'_> {
+    /// The legacy top-level `resources` section (`parse_resources()`): an object of named
+    /// resources whose `type` must be one rt-app knows. rt-app creates resources on first use
+    /// by an event anyway, so a valid section changes nothing; a section that is not an object
+    /// is skipped, as rt-app skips it.
+    fn resources(&self, section: Option<&JsonValue>) -> InputResult<()> {
+        let Some(JsonValue::Object(members)) = section else {
+            return Ok(());
+        };
+        for (name, res) in members {
+            let path = format!("resources.{name}");
+            let Some(t) = self.string(res, "type", &path)? else {
+                continue;
+            };
+            if !RESOURCE_TYPES.contains(&t.as_str()) {
+                return Err(self.err(
+                    &format!("{path}.type"),
+                    format!(
+                        "Invalid type of resource '{}'{}; accepted: {}",
+                        crate::input::limits::clip(&t),
+                        crate::input::did_you_mean(&t, RESOURCE_TYPES),
+                        RESOURCE_TYPES.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Parse rt-app JSON text. `origin` names the file in errors; `nr_cpus` bounds `cpus`.
 pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppSpec> {
     let root = parse_json_c(text, origin)?;
@@ -1256,7 +1307,10 @@ pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppS
     for (k, _) in top {
         match k.as_str() {
             "tasks" | "global" => {}
-            "resources" => cx.ignored.push("resources".into()),
+            "resources" => {
+                cx.resources(root.get("resources"))?;
+                cx.ignored.push("resources".into());
+            }
             _ => {
                 return Err(cx.err(
                     k,
