@@ -102,6 +102,13 @@ pub struct CostModel {
     /// [`CostModel::nontask_pct`] resolved per CPU (filled by [`CostModel::resolve_nontask`]).
     #[serde(skip)]
     pub nontask_pct_by_cpu: Vec<u32>,
+    /// Memory bandwidth of one NUMA node (MiB/s) for the page-group memory model's
+    /// congestion (`memory::bandwidth`): a STREAM-triad-like sustained figure per socket of
+    /// the preset's family (see [`CostModel::default_for`]; docs/fidelity.md).
+    pub mem_bw_mib_s_per_node: u64,
+    /// Last-level cache per CPU (KiB): the LLC size divided by the CPUs sharing it. The
+    /// memory model derives a task's memory-stall share from its working set against it.
+    pub llc_kib_per_cpu: u64,
 }
 
 impl Default for CostModel {
@@ -133,8 +140,33 @@ impl Default for CostModel {
             sched_setaffinity_ns: 1_000,
             nontask_pct: std::collections::BTreeMap::new(),
             nontask_pct_by_cpu: Vec::new(),
+            mem_bw_mib_s_per_node: 20_000,
+            llc_kib_per_cpu: 1024,
         }
     }
+}
+
+/// `(mem_bw_mib_s_per_node, llc_kib_per_cpu)` of a preset family: sustained per-socket
+/// memory bandwidth (STREAM triad class, MiB/s) and LLC per hardware thread. Estimates from
+/// the parts' channel counts and published STREAM results; one node per socket.
+pub fn memory_defaults(preset: &str) -> Option<(u64, u64)> {
+    Some(match preset {
+        // X5570: 3 × DDR3-1333, ~17 GB/s; 8 MiB L3 / 8 threads.
+        "nehalem-2s" => (16_000, 1024),
+        // E5-2699 v3 / E7-8890 v3: 4 × DDR4-2133, ~55 GB/s; 45 MiB L3 / 36 threads.
+        "haswell-2s" | "haswell-4s" => (52_000, 1280),
+        // Skylake-SP: 6 × DDR4-2666, ~100 GB/s; 1.375 MiB L3 per core / 2 threads.
+        "skl-2s" => (95_000, 704),
+        // Sapphire Rapids: 8 × DDR5-4800, ~200 GB/s; 1.875 MiB per core / 2 threads.
+        "spr-2s" => (190_000, 960),
+        // Milan: 8 × DDR4-3200, ~150 GB/s; 32 MiB per 8-core CCX / 16 threads.
+        "milan-2s" => (140_000, 2048),
+        // Turin: 12 × DDR5-6000, ~400 GB/s; 32 MiB per 8-core CCD / 16 threads.
+        "turin-2s" | "turin-dense-2s" => (380_000, 2048),
+        // Altra: 8 × DDR4-3200, ~150 GB/s; 32 MiB SLC / 80 cores.
+        "altra-2s" => (140_000, 400),
+        _ => return None,
+    })
 }
 
 /// Time scale of a task's work from memory locality, in ppm (1_000_000 = as fast as with all
@@ -241,6 +273,10 @@ impl CostModel {
                     cost.cpuidle_governor = g;
                 }
             }
+        }
+        if let Some((bw, llc)) = memory_defaults(&machine.name) {
+            cost.mem_bw_mib_s_per_node = bw;
+            cost.llc_kib_per_cpu = llc;
         }
         let smt_width = (0..machine.nr_cpus())
             .map(|c| machine.smt_mask(c).weight())

@@ -18,6 +18,7 @@ pub mod kconfig;
 pub mod memory;
 pub mod output;
 pub mod policy;
+pub mod report;
 pub mod rng;
 pub mod sched;
 pub mod stats;

@@ -21,6 +21,8 @@ pub enum StreamKind {
     NoiseTask = 5,
     /// Machine noise of a CPU (`crate::engine::noise`).
     NoiseCpu = 6,
+    /// NUMA hinting-fault sampling of a task (`crate::engine::numa`).
+    Numa = 7,
 }
 
 /// One random stream.

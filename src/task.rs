@@ -111,13 +111,26 @@ pub enum Op {
         period_ns: u64,
         absolute: bool,
     },
-    /// Start of a stress-ng load slice: remember wall time and the task's CPU time, and (after
-    /// a `DutySleep` sleep) the oversleep `bias`.
-    DutyStart,
-    /// End of a stress-ng load slice with `-l load_pct`: sleep
-    /// `cpu·(100−P)/P + (cpu − wall) − bias` (µs-truncated, as `select()` takes it), or go on
-    /// at once (and clear `bias`) when that is negative.
-    DutySleep { load_pct: u8 },
+    /// Start of stress-ng's first load slice (`t1` of `stress_cpu()`'s loop): remember wall
+    /// and CPU time, and draw the random slice length (`--cpu-load-slice 0`).
+    DutyStart { slice_ms: i16 },
+    /// The end of one method call in stress-ng's load-slice loop (`stress_cpu()` with
+    /// 0 < `-l` < 100; stress-cpu.c). Counts the call; then, if the slice is over —
+    /// `slice_ms` < 0: after −`slice_ms` calls; `slice_ms` > 0: once the task's CPU time has
+    /// grown by `slice_ms` ms since the slice began; `slice_ms` = 0: by r/131072 s, r a 16-bit
+    /// draw from the task's RNG at the slice start — computes
+    /// `delay = cpu·(100−P)/P + (cpu − wall) − bias` and sleeps it through `select()`
+    /// (µs-truncated timeval, slack `max(delay/1000, timer_slack)`), or clears `bias` when it
+    /// is negative. The op is executed again when the task wakes: `bias` becomes the
+    /// oversleep, and `stress_continue()` is checked — with `stop_calls` > 0 and that many
+    /// calls made the task jumps to `exit_to`; otherwise the next slice starts (as
+    /// `DutyStart`).
+    DutyCall {
+        load_pct: u8,
+        slice_ms: i16,
+        exit_to: u32,
+        stop_calls: u64,
+    },
     /// Record a snapshot of the run's counters (time, all ops ever counted, and with `full`
     /// the metric histograms and every task's run-delay totals), as a benchmark's
     /// statistics thread reads them (schbench's once-a-second pass).

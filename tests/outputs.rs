@@ -405,7 +405,9 @@ fn message_nits() {
     let line = help
         .lines()
         .skip_while(|l| !l.contains("--explain <TASK>"))
-        .take(4)
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || !l.trim_start().starts_with('-'))
+        .map(|(_, l)| l)
         .collect::<Vec<_>>()
         .join(" ");
     assert!(
@@ -551,4 +553,96 @@ fn progress_bar_ticks_within_a_run_on_a_terminal() {
         .output()
         .unwrap();
     assert!(!stderr_of(&o).contains("s simulated"), "{}", stderr_of(&o));
+}
+
+// ----- streamed interval output (issue 11: schbench's periodic reports as time passes) -----
+
+/// schbench `-i 1 -r 3`: its statistics thread prints an interval report every simulated
+/// second. Each reaches the stream while the run is still going (the engine's progress counter
+/// is below the run's end when it arrives, and grows from one report to the next), carries its
+/// own simulated time (`runtime 1 (s)`, 2, 3, in order), and what was streamed is exactly the
+/// start of the run's native report (the final report follows it).
+#[test]
+fn schbench_interval_reports_stream_in_simulated_time_order() {
+    use std::sync::atomic::Ordering;
+    use std::sync::{Arc, Mutex};
+    let scn = schedlab::config::scenario::Scenario::parse(
+        "[machine]\npreset = \"skl-2s\"\n[workload]\ncommand = \"schbench -m 2 -t 4 -i 1 -r 3\"\n",
+        "test.toml",
+    )
+    .unwrap();
+    let mut ctx = schedlab::experiment::RunContext::default();
+    let shared = ctx.shared.clone();
+    let chunks: Arc<Mutex<Vec<(String, u64)>>> = Arc::default();
+    let log = chunks.clone();
+    ctx.stream = Some(schedlab::workload::results::TextSink(Arc::new(
+        move |t: &str| {
+            let at = shared.progress_ns.load(Ordering::Relaxed);
+            log.lock().unwrap().push((t.to_string(), at));
+        },
+    )));
+    let (run, _) = schedlab::experiment::run_once_in(
+        &ctx,
+        &scn,
+        1,
+        schedlab::stats::trace::Instruments::default(),
+    )
+    .unwrap();
+    let chunks = chunks.lock().unwrap();
+    // The preamble, then one chunk per interval report.
+    assert_eq!(chunks.len(), 4, "{chunks:?}");
+    let mut last_at = 0;
+    for (k, (text, at)) in chunks[1..].iter().enumerate() {
+        let first = text.lines().next().unwrap();
+        let want = format!("Wakeup Latencies percentiles (usec) runtime {} (s)", k + 1);
+        assert!(first.starts_with(&want), "{first}");
+        assert!(text.contains("current rps: "), "{text}");
+        assert!(*at < 3_000_000_000, "report {} arrived at {at} ns", k + 1);
+        assert!(*at >= last_at);
+        last_at = *at;
+    }
+    let streamed: String = chunks.iter().map(|(t, _)| t.as_str()).collect();
+    let rest = run
+        .native_text
+        .strip_prefix(&streamed)
+        .expect("streamed text is the start of the native report");
+    assert!(
+        rest.starts_with("Wakeup Latencies percentiles (usec) runtime 3 (s)"),
+        "{rest}"
+    );
+    assert!(rest.contains("average rps: "), "{rest}");
+}
+
+/// On the command line the streamed reports land on stdout after the setup line and before
+/// the final report, the perf-stat block and the summary — the same order the non-streamed
+/// (several-runs) output has for each run.
+#[test]
+fn schbench_stdout_interleaves_interval_reports_before_the_final_report() {
+    let o = bin()
+        .args([
+            "run", "-m", "skl-2s", "--", "schbench", "-m", "2", "-t", "4", "-i", "1", "-r", "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.starts_with("schedlab: machine skl-2s"), "{out}");
+    let pos = |needle: &str, from: usize| {
+        from + out[from..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("'{needle}' after byte {from} in:\n{out}"))
+    };
+    let mut at = 0;
+    for t in 1..=3 {
+        at = pos(
+            &format!("Wakeup Latencies percentiles (usec) runtime {t} (s)"),
+            at,
+        );
+        at = pos("current rps: ", at);
+    }
+    // The final report (runtime 3 again, with the average) comes after the last interval.
+    at = pos("Wakeup Latencies percentiles (usec) runtime 3 (s)", at);
+    at = pos("average rps: ", at);
+    pos("seed ", at);
+    assert_eq!(out.matches("schedlab: machine").count(), 1);
 }

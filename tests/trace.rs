@@ -206,6 +206,7 @@ fn traced_hackbench(name: &str, policy: &str) -> (PathBuf, serde_json::Value) {
         Instruments {
             trace: Some(sink),
             explain: None,
+            timeline: false,
         },
     )
     .expect("run");
@@ -405,6 +406,7 @@ fn tracing_and_explaining_change_no_decision_and_are_deterministic() {
                         pending: None,
                     }),
                     explain: explain.map(str::to_string),
+                    timeline: false,
                 },
             )
             .unwrap();
@@ -589,6 +591,7 @@ fn explain_history_lists_placements_and_migrations_of_one_task() {
         Instruments {
             trace: None,
             explain: Some("7".into()),
+            timeline: false,
         },
     )
     .unwrap();
@@ -642,6 +645,7 @@ fn explain_selects_by_pid_or_name() {
         Instruments {
             trace: None,
             explain: Some("hackbench".into()),
+            timeline: false,
         },
     )
     .unwrap();

@@ -212,3 +212,83 @@ fn delayed_wakee_is_reselected_and_forwarded_with_ttwu_queue_delayed() {
     assert!(queued > 0 && forwarded > 0, "{queued} {forwarded}");
     assert!(migrations >= forwarded);
 }
+
+/// `plan()` with the waker `b` on `b_cpu` instead of CPU 1.
+fn plan_waker_on(a_work_ns: u64, b_cpu: &str) -> WorkloadPlan {
+    let mut p = plan(a_work_ns, "0");
+    p.tasks[1].cpus_allowed = Some(CpuMask::parse(b_cpu).unwrap());
+    p.tasks[1].parent_cpu = b_cpu.parse().unwrap();
+    p
+}
+
+/// Run on milan-2s; the whole engine (every CPU's counters).
+fn run_engine(kernel: &str, plan: WorkloadPlan) -> Engine {
+    let toml = format!("[machine]\npreset = \"milan-2s\"\n[kernel]\n{kernel}\n");
+    let mut e = engine(&toml, plan, SEC);
+    e.run();
+    assert!(e.invariant_violations().is_empty());
+    assert_eq!(e.tasks()[0].state, schedlab::task::TaskState::Dead);
+    e
+}
+
+#[test]
+fn cross_llc_wakeup_goes_through_the_wake_list_and_its_cost_lands_on_the_target() {
+    // The waker on CPU 8 (another CCX) wakes `a` on CPU 0, which runs the hog: a cross-LLC
+    // wakeup is queued on CPU 0's wake list whatever CPU 0 runs (ttwu_queue_cond()), so the
+    // waker pays only the IPI send and CPU 0 does the activation (interrupt included). With
+    // TTWU_QUEUE off the waker takes CPU 0's runqueue lock across the LLCs instead.
+    // (DELAY_DEQUEUE off: a delayed wakee would be requeued under the lock either way.)
+    let on = run_engine(
+        "profile = \"v6.18\"\nfeatures = { DELAY_DEQUEUE = false }",
+        plan_waker_on(20_000, "8"),
+    );
+    let off = run_engine(
+        "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE = false, DELAY_DEQUEUE = false }",
+        plan_waker_on(20_000, "8"),
+    );
+    let (w_on, w_off) = (&on.cpus()[8].stats, &off.cpus()[8].stats);
+    let (t_on, t_off) = (&on.cpus()[0].stats, &off.cpus()[0].stats);
+    let rounds = ROUNDS as u64;
+    assert!(w_on.ttwu_queued >= rounds * 9 / 10, "{w_on:?}");
+    assert_eq!(w_on.ttwu_remote_locked, 0, "{w_on:?}");
+    assert!(t_on.ipis_received >= rounds * 9 / 10, "{t_on:?}");
+    assert_eq!(w_off.ttwu_queued, 0, "{w_off:?}");
+    assert!(w_off.ttwu_remote_locked >= rounds * 9 / 10, "{w_off:?}");
+    // Who pays: the target's kernel work grows by the IPI handling, the waker's shrinks by
+    // the cross-LLC lock (both costs of the default model, per wakeup).
+    assert!(
+        t_on.kernel_work_ns > t_off.kernel_work_ns,
+        "{t_on:?} {t_off:?}"
+    );
+    assert!(
+        w_on.kernel_work_ns < w_off.kernel_work_ns,
+        "{w_on:?} {w_off:?}"
+    );
+}
+
+#[test]
+fn delayed_dequeues_and_requeues_are_counted_only_with_delay_dequeue() {
+    // `a` computes 0.3 ms beside the hog on CPU 0 and blocks with negative lag: on EEVDF with
+    // DELAY_DEQUEUE its dequeue is delayed (it stays queued, sched_delayed); the waker on
+    // CPU 1 finds it still queued and requeues it (ttwu_runnable()) unless a pick on CPU 0
+    // completed the dequeue first.
+    let e = run_engine("profile = \"v6.18\"", plan(300_000, "0"));
+    let (c0, c1) = (&e.cpus()[0].stats, &e.cpus()[1].stats);
+    assert!(c0.delayed_dequeues >= 10, "{c0:?}");
+    assert!(
+        c1.delayed_requeues > 0 && c1.delayed_requeues <= c0.delayed_dequeues,
+        "{c0:?} {c1:?}"
+    );
+    for kernel in [
+        "profile = \"v6.18\"\nfeatures = { DELAY_DEQUEUE = false }",
+        "profile = \"v6.5\"",
+    ] {
+        let e = run_engine(kernel, plan(300_000, "0"));
+        let total: u64 = e
+            .cpus()
+            .iter()
+            .map(|c| c.stats.delayed_dequeues + c.stats.delayed_requeues)
+            .sum();
+        assert_eq!(total, 0, "{kernel}");
+    }
+}

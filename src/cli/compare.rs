@@ -59,10 +59,27 @@ pub struct CompareArgs {
     /// stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
+    /// Write an HTML report (see `schedlab report`) to FILE; the first seed of every variant
+    /// also records its time series (per-CPU utilisation, tasks, migrations over time).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset` / `numactl` prefixes.
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
+    /// Compare two selections of a sweep database instead of running (`schedlab sweep
+    /// merge`): needs --a, --b and --metric (docs/sweep.md).
+    #[arg(long, value_name = "FILE", requires_all = ["sel_a", "sel_b", "metric"], conflicts_with_all = ["scenario", "variants", "command", "machine"])]
+    pub db: Option<PathBuf>,
+    /// With --db: selection A, AXIS=VALUE[,AXIS=VALUE...] (e.g. profile=v6.9).
+    #[arg(long = "a", value_name = "AXIS=VALUE,...", requires = "db")]
+    pub sel_a: Option<String>,
+    /// With --db: selection B (runs are paired with A's on the axes neither names).
+    #[arg(long = "b", value_name = "AXIS=VALUE,...", requires = "db")]
+    pub sel_b: Option<String>,
+    /// With --db: the metric compared (e.g. workload.time_s).
+    #[arg(long, value_name = "M", requires = "db")]
+    pub metric: Option<String>,
 }
 
 /// Build the baseline scenario from a file and/or the quick-form options.
@@ -226,6 +243,28 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
     })
 }
 
+/// Run the first seed of every variant again with its time series recorded (a run is
+/// deterministic, so its results are the same, now with `timeline`), for `--report`.
+fn record_timelines(ctx: &RunContext, out: &mut CompareOutput) -> InputResult<()> {
+    for (scn, runs) in out.scenarios.iter().zip(out.runs.iter_mut()) {
+        let Some(first) = runs.first_mut() else {
+            continue;
+        };
+        if ctx.stopped() {
+            break;
+        }
+        let instruments = crate::stats::trace::Instruments {
+            timeline: true,
+            ..Default::default()
+        };
+        let (again, _) = experiment::run_once_in(ctx, scn, first.seed, instruments)?;
+        if again.complete {
+            first.result.timeline = again.result.timeline;
+        }
+    }
+    Ok(())
+}
+
 /// The baseline's one-line description.
 fn describe_baseline(scn: &Scenario) -> String {
     format!(
@@ -312,6 +351,11 @@ pub fn results_json_stopped(out: &CompareOutput, stopped: Option<&str>) -> Value
 
 /// Run `schedlab compare`; returns the exit status (0, or 128 + the signal that stopped it).
 pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
+    if let (Some(db), Some(a), Some(b), Some(m)) =
+        (&args.db, &args.sel_a, &args.sel_b, &args.metric)
+    {
+        return super::sweep::compare_db(db, a, b, m);
+    }
     let variants = scenarios_from_args(args)?;
     let base = &variants[0].scenario;
     let setup = experiment::setup_line(base, &experiment::resolve_machine(base)?);
@@ -335,9 +379,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         )?),
         None => None,
     };
+    let report_file = match &args.report {
+        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
     let ctx = RunContext::for_terminal();
     let signals = super::signals::Signals::install(&ctx);
-    let out = compare_in(&ctx, &variants)?;
+    let mut out = compare_in(&ctx, &variants)?;
+    if report_file.is_some() {
+        record_timelines(&ctx, &mut out)?;
+    }
     let stopped = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT"));
     let text = format!("{setup}\n{}", render(&out));
     let json_to_stdout = args.json.as_deref() == Some("-");
@@ -352,6 +403,11 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
             out.names.len(),
             variants.len()
         );
+    }
+    if let Some(file) = report_file {
+        let results = results_json_stopped(&out, stopped);
+        let doc = crate::report::ReportDoc::from_json("schedlab compare", &results)?;
+        file.write_commit(crate::report::render(&doc).as_bytes())?;
     }
     if args.json.is_some() {
         let mut doc = serde_json::to_string_pretty(&results_json_stopped(&out, stopped))?;

@@ -6,10 +6,13 @@ use clap::{Parser, Subcommand};
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
 pub mod bench;
+pub mod bisect;
 pub mod compare;
 pub mod list;
+pub mod report;
 pub mod run;
 pub mod signals;
+pub mod sweep;
 pub mod topo;
 
 #[derive(Parser, Debug)]
@@ -38,8 +41,16 @@ pub enum Command {
     /// Compare kernel variants on the same seeds, in LKML-style tables (normalized mean,
     /// [pct imp], (CV), paired delta), with perf-stat and migration diffs.
     Compare(compare::CompareArgs),
+    /// Find which kernel changes make --bad differ from --good (history-order bisection and
+    /// attribution on paired seeds), and the mechanism counters that moved with them.
+    Bisect(bisect::BisectArgs),
     /// Measure the simulator's speed: events/s and simulated seconds per wall second.
     Bench(bench::BenchArgs),
+    /// Sweep a grid (machines x profiles x features x keys x seeds) locally or on Slurm,
+    /// resumably, into an SQLite database: plan, run, status, slurm, merge, table.
+    Sweep(sweep::SweepArgs),
+    /// Draw a run's or a comparison's results JSON as one self-contained HTML page.
+    Report(report::ReportArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -143,5 +154,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Run(args) => run::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args).map(|()| 0),
+        Command::Bisect(args) => bisect::run(&args),
+        Command::Sweep(args) => sweep::run(&args),
+        Command::Report(args) => report::run(&args).map(|()| 0),
     }
 }

@@ -2,6 +2,7 @@
 //! report, a perf-stat block and a migration summary; `--json` writes the full results.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use super::signals::{self, Signals};
 use crate::config::{QuickOptions, build_document, scenario::Scenario};
@@ -10,6 +11,7 @@ use crate::experiment::{self, RunContext};
 use crate::output;
 use crate::stats::perf;
 use crate::stats::trace::{Instruments, TraceSink};
+use crate::workload::results::TextSink;
 
 /// Arguments of `schedlab run`.
 #[derive(clap::Args, Debug)]
@@ -57,6 +59,10 @@ pub struct RunArgs {
     /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed)
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
+    /// Write an HTML report of the results to FILE (see `schedlab report`); records the first
+    /// run's time series (per-CPU utilisation, tasks, migrations), which `--json` then carries.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset [-c] MASK|CPULIST` and `numactl [-N nodes] [-C cpus] [-m|-p|-i nodes] [-l]`
     /// prefixes (e.g. `-- numactl --cpunodebind=1 --membind=1 hackbench 10`).
@@ -139,6 +145,9 @@ fn output_paths(args: &RunArgs) -> Vec<(&'static str, PathBuf)> {
     if let Some(s) = &args.schedstat {
         outs.push(("--schedstat", s.clone()));
     }
+    if let Some(r) = &args.report {
+        outs.push(("--report", r.clone()));
+    }
     outs
 }
 
@@ -173,11 +182,24 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         Some(dest) => Some(output::AtomicFile::create("--schedstat", dest)?),
         None => None,
     };
-    let ctx = RunContext::for_terminal();
+    let report_file = match &args.report {
+        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
+    let json_to_stdout = args.json.as_deref() == Some("-");
+    let mut ctx = RunContext::for_terminal();
+    // One run: the benchmark's interval output streams as simulated time passes, after the
+    // setup line, as the real program prints it (several runs print in seed order at the end).
+    let streamed = if scn.run.runs.max(1) == 1 {
+        stream_interval_output(&mut ctx, &setup, json_to_stdout)
+    } else {
+        Arc::default()
+    };
     let signals = Signals::install(&ctx);
     let instruments = Instruments {
         trace: args.trace.as_deref().map(TraceSink::create).transpose()?,
         explain: args.explain.clone(),
+        timeline: args.report.is_some(),
     };
     let (runs, explanation) = experiment::run_all_in(&ctx, &scn, instruments)?;
     let stopped = if ctx.stopped() {
@@ -185,12 +207,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
-    let json_to_stdout = args.json.as_deref() == Some("-");
-    let mut text = setup;
-    text.push('\n');
-    for r in &runs {
-        text.push_str(&r.native_text);
-    }
+    let mut text = native_texts(&streamed, &setup, &runs);
     let command = scn
         .workload
         .command
@@ -243,6 +260,13 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         })?;
         file.write_commit(text.as_bytes())?;
     }
+    if let Some(file) = report_file
+        && !runs.is_empty()
+    {
+        let results = experiment::results_json_stopped(&scn, &runs, stopped);
+        let doc = crate::report::ReportDoc::from_json("schedlab run", &results)?;
+        file.write_commit(crate::report::render(&doc).as_bytes())?;
+    }
     if args.json.is_some() {
         let mut doc =
             serde_json::to_string_pretty(&experiment::results_json_stopped(&scn, &runs, stopped))?;
@@ -253,4 +277,67 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(stopped.map_or(0, signals::exit_code))
+}
+
+/// Write streamed report text now: to stdout, or to stderr when stdout carries the JSON.
+/// Errors (a closed or full stdout) are left to the final write, which reports them.
+fn emit(text: &str, json_to_stdout: bool) {
+    use std::io::Write;
+    if json_to_stdout {
+        eprint!("{text}");
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+}
+
+/// Stream the benchmark's interval output of a single run (see [`emit`]) with the setup line
+/// before its first text. Returns what was streamed: `None` until the benchmark first prints.
+fn stream_interval_output(
+    ctx: &mut RunContext,
+    setup: &str,
+    json_to_stdout: bool,
+) -> Arc<Mutex<Option<String>>> {
+    let streamed: Arc<Mutex<Option<String>>> = Arc::default();
+    let log = streamed.clone();
+    let setup_line = format!("{setup}\n");
+    ctx.stream = Some(TextSink(Arc::new(move |text: &str| {
+        let mut log = log.lock().expect("stream log");
+        let log = log.get_or_insert_with(|| {
+            emit(&setup_line, json_to_stdout);
+            String::new()
+        });
+        emit(text, json_to_stdout);
+        log.push_str(text);
+    })));
+    streamed
+}
+
+/// The setup line and the runs' native reports, minus what was already streamed.
+fn native_texts(
+    streamed: &Mutex<Option<String>>,
+    setup: &str,
+    runs: &[experiment::RunOutput],
+) -> String {
+    let mut text = String::new();
+    match streamed.lock().expect("stream log").as_deref() {
+        Some(streamed) => {
+            // What was streamed is the start of the native report: print the rest.
+            for r in runs {
+                text.push_str(
+                    r.native_text
+                        .strip_prefix(streamed)
+                        .unwrap_or(&r.native_text),
+                );
+            }
+        }
+        None => {
+            text.push_str(setup);
+            text.push('\n');
+            for r in runs {
+                text.push_str(&r.native_text);
+            }
+        }
+    }
+    text
 }

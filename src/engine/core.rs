@@ -28,9 +28,23 @@ macro_rules! policy {
             cost: &$self.cost,
             tasks: &$self.tasks,
             cpus: &$self.cpus,
+            numa: $self.numa.as_deref().map(|n| &n.sched),
         };
         $self.policy.$method(&view, $($arg),*)
     }};
+}
+
+/// `SchedPolicy::task_numa_migrate` with the engine's view (for [`super::numa`]).
+pub(crate) fn policy_task_numa_migrate(
+    e: &mut Engine,
+    p: TaskId,
+) -> Option<crate::sched::numa::migrate::NumaMigrateDecision> {
+    policy!(e.task_numa_migrate(p))
+}
+
+/// `SchedPolicy::move_queued_task` with the engine's view (for [`super::numa`]).
+pub(crate) fn policy_move_queued_task(e: &mut Engine, p: TaskId, from: usize, to: usize) -> bool {
+    policy!(e.move_queued_task(p, from, to))
 }
 
 /// Migrations kept in the log (the first ones of the measured interval; later ones are only
@@ -46,6 +60,27 @@ pub const INVARIANT_VIOLATIONS_MAX: usize = 1000;
 
 /// Zero-time ops one task may run back to back before the engine declares a livelock.
 const ZERO_TIME_OPS_MAX: u32 = 1_000_000;
+
+/// `MAX_SLACK` of fs/select.c: the largest slack `select_estimate_accuracy()` gives (100 ms).
+const SELECT_MAX_SLACK_NS: u64 = 100_000_000;
+
+/// What the interpreter's loop in `run_ops` does after one op (returned by the op-family
+/// helpers; the loop keeps every exit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    /// Go on with the task's next op.
+    Next,
+    /// The op may have woken a task: reschedule if that set `need_resched`, else go on.
+    Resched,
+    /// Reschedule now (`sched_yield()`).
+    Schedule,
+    /// The task blocks on this op (its wait or timer is already queued).
+    Block,
+    /// The task exits.
+    Exit,
+    /// The CPU's next event is already planned (the task computes, spins, or was moved).
+    Planned,
+}
 
 fn reason_index(reason: MigrationReason) -> usize {
     MigrationReason::ALL
@@ -324,6 +359,7 @@ impl Engine {
     /// on its CPU, under that CPU's lock. No CPU selection, no migration.
     fn ttwu_runnable(&mut self, p: TaskId, this_cpu: usize, flags: WakeFlags) {
         let cpu = self.tasks[p.idx()].cpu;
+        self.cpus[this_cpu].stats.delayed_requeues += 1;
         self.lock_remote_rq(this_cpu, cpu);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Runnable;
@@ -596,7 +632,7 @@ impl Engine {
 
     /// The stop class preempts `cpu`'s current task: it stays runnable and queued
     /// (`put_prev_task()`), the CPU is the stopper's until it schedules again.
-    fn stopper_preempt_curr(&mut self, cpu: usize) {
+    pub(crate) fn stopper_preempt_curr(&mut self, cpu: usize) {
         if let Some(p) = self.cpus[cpu].curr {
             self.sync_progress(cpu);
             let now = self.now_ns;
@@ -615,6 +651,7 @@ impl Engine {
             c.continue_queued_at = None;
             self.stop_tick(cpu);
             self.update_sibling_speeds(cpu);
+            self.numa_running_changed(Some(p), None);
         }
     }
 
@@ -780,6 +817,7 @@ impl Engine {
         let irq_ns = self.noise.tick_irq_ns(cpu, self.cfg.hz);
         self.charge(cpu, irq_ns);
         let mut resched = policy!(self.task_tick(cpu, curr));
+        let numa_move = self.numa_tick(cpu, curr);
         if self.cpus[cpu].need_resched_lazy {
             resched = true;
         }
@@ -793,6 +831,7 @@ impl Engine {
             self.arm_hrtick(cpu);
         }
         self.preempt_point(cpu);
+        self.numa_apply_move(cpu, numa_move);
     }
 
     // ----- applying policy actions -------------------------------------------------------
@@ -1016,6 +1055,7 @@ impl Engine {
                     super::mempolicy::first_touch_pages(t.mempolicy, node, &self.machine);
             }
         }
+        self.numa_first_touch(cpu, next);
         let was_idle = prev.is_none();
         self.cpus[cpu].curr = Some(next);
         if was_idle {
@@ -1029,6 +1069,7 @@ impl Engine {
             self.update_sibling_speeds(cpu);
         }
         self.cpus[cpu].speed = self.speed_of(cpu);
+        self.numa_running_changed(prev, Some(next));
         self.arm_hrtick(cpu);
         self.plan_continue(cpu);
     }
@@ -1047,6 +1088,7 @@ impl Engine {
         c.continue_queued_at = None;
         self.stop_tick(cpu);
         self.update_sibling_speeds(cpu);
+        self.numa_running_changed(Some(p), None);
         self.enter_idle(cpu);
     }
 
@@ -1124,14 +1166,8 @@ impl Engine {
         let period = self.tick_period_ns();
         let c = &self.cpus[cpu];
         let mut next = c.policy_timer_at.unwrap_or(u64::MAX);
-        if c.nr_task_timers > 0 {
-            for t in &self.tasks {
-                if let Some((tc, at)) = t.timer_armed
-                    && tc as usize == cpu
-                {
-                    next = next.min(at);
-                }
-            }
+        if let Some(at) = self.task_timers.earliest(cpu) {
+            next = next.min(at);
         }
         let sleep_length_ns = if next == u64::MAX {
             crate::cpuidle::menu::NO_TIMER_NS
@@ -1156,7 +1192,7 @@ impl Engine {
     /// Current speed of `cpu`'s task in 1/1024: capacity × SMT contention × the machine's
     /// `speed_pct` ÷ the memory locality time scale of the task's pages seen from this CPU's
     /// node.
-    fn speed_of(&self, cpu: usize) -> u64 {
+    pub(crate) fn speed_of(&self, cpu: usize) -> u64 {
         let busy = self
             .machine
             .smt_mask(cpu)
@@ -1168,6 +1204,9 @@ impl Engine {
             / 100
             * u64::from(100 - self.cost.nontask_pct_of(cpu))
             / 100;
+        if let Some(s) = self.numa_scaled_speed(cpu, speed) {
+            return s;
+        }
         match self.cpus[cpu].curr {
             Some(p) if self.tasks[p.idx()].mem_intensity_permille > 0 => {
                 crate::cost::mem_scaled_speed(speed, self.mem_time_scale_ppm(cpu, p))
@@ -1286,7 +1325,8 @@ impl Engine {
 
     // ----- the program interpreter ----------------------------------------------------------
 
-    /// Run `cpu`'s current task's program until it computes, blocks or exits.
+    /// Run `cpu`'s current task's program until it computes, blocks or exits. The loop and
+    /// its exits live here; each op family is interpreted by one helper returning a [`Step`].
     fn run_ops(&mut self, cpu: usize) {
         let p = self.cpus[cpu].curr.expect("run_ops on a busy CPU");
         let mut steps = 0u32;
@@ -1315,316 +1355,364 @@ impl Engine {
             }
             let t = &self.tasks[p.idx()];
             let op = self.programs[t.program as usize].ops[t.pc as usize];
-            match op {
-                Op::Run { work_ns } => {
-                    let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
-                    self.start_run(cpu, p, work_ns);
-                    return;
+            let step = match op {
+                Op::Run { .. }
+                | Op::RunExp { .. }
+                | Op::Sleep { .. }
+                | Op::TimerStart { .. }
+                | Op::TimerWait { .. }
+                | Op::DutyStart { .. }
+                | Op::DutyCall { .. } => self.op_time(cpu, p, op),
+                Op::Down { .. }
+                | Op::TryDown { .. }
+                | Op::DownAll { .. }
+                | Op::Up { .. }
+                | Op::UpMany { .. }
+                | Op::UpStamped { .. }
+                | Op::UpThreshold { .. }
+                | Op::Wake { .. }
+                | Op::Barrier { .. } => self.op_sync(cpu, p, op),
+                Op::Loop { .. }
+                | Op::Jump { .. }
+                | Op::Mark { .. }
+                | Op::Sample { .. }
+                | Op::CountOp
+                | Op::Snapshot { .. } => self.op_flow(p, op),
+                Op::Yield
+                | Op::SetNice { .. }
+                | Op::SetAffinity { .. }
+                | Op::Fork { .. }
+                | Op::Exec
+                | Op::SpinLock { .. }
+                | Op::SpinUnlock { .. } => self.op_task(cpu, p, op),
+                Op::Exit => Step::Exit,
+                Op::Stop => {
+                    self.stop_requested = true;
+                    Step::Exit
                 }
-                Op::RunExp { mean_work_ns } => {
-                    let u = self.tasks[p.idx()].rng.next_f64();
-                    let work = (-(1.0 - u).ln() * mean_work_ns as f64) as u64;
-                    self.start_run(cpu, p, work.max(1));
-                    return;
-                }
-                Op::Sleep { ns } => {
-                    self.tasks[p.idx()].pc += 1;
-                    self.arm_sleep_timer(p, cpu, ns);
-                    self.block(cpu, p);
-                    return;
-                }
-                Op::Down { sem } => {
-                    let s = &mut self.sems[sem as usize];
-                    if s.count > 0 {
-                        s.count -= 1;
-                        let stamp = s.stamps.pop_front();
-                        let t = &mut self.tasks[p.idx()];
-                        if let Some((slot, at)) = stamp {
-                            t.marks_ns[slot as usize] = at;
-                        }
-                        t.pc += 1;
-                    } else {
-                        s.waiters.push_back(p);
-                        self.block(cpu, p);
-                        return;
-                    }
-                }
-                Op::Up { sem, sync } => {
-                    self.tasks[p.idx()].pc += 1;
-                    self.sem_up(cpu, p, sem, sync);
+            };
+            match step {
+                Step::Next => {}
+                Step::Resched => {
                     if self.cpus[cpu].need_resched {
                         self.schedule(cpu);
                         return;
                     }
                 }
-                Op::UpMany { sem, n } => {
-                    self.tasks[p.idx()].pc += 1;
-                    for _ in 0..n {
-                        self.sem_up(cpu, p, sem, false);
-                    }
-                    if self.cpus[cpu].need_resched {
-                        self.schedule(cpu);
-                        return;
-                    }
-                }
-                Op::Barrier { id, count } => {
-                    let b = &mut self.barriers[id as usize];
-                    if b.waiters.len() as u32 + 1 >= count {
-                        let waiters = std::mem::take(&mut b.waiters);
-                        self.tasks[p.idx()].pc += 1;
-                        for &w in &waiters {
-                            self.tasks[w.idx()].pc += 1;
-                            self.try_to_wake_up(w, cpu, Some(p), false);
-                        }
-                        if self.cpus[cpu].need_resched {
-                            self.schedule(cpu);
-                            return;
-                        }
-                    } else {
-                        b.waiters.push(p);
-                        self.block(cpu, p);
-                        return;
-                    }
-                }
-                Op::Loop { to, times, slot } => {
-                    let t = &mut self.tasks[p.idx()];
-                    let n = t.loop_counts[slot as usize] + 1;
-                    if n < times {
-                        t.loop_counts[slot as usize] = n;
-                        t.pc = to;
-                    } else {
-                        t.loop_counts[slot as usize] = 0;
-                        t.pc += 1;
-                    }
-                }
-                Op::Jump { to } => self.tasks[p.idx()].pc = to,
-                Op::Mark { slot } => {
-                    let t = &mut self.tasks[p.idx()];
-                    t.marks_ns[slot as usize] = self.now_ns;
-                    t.pc += 1;
-                }
-                Op::Sample { slot, metric } => {
-                    let t = &mut self.tasks[p.idx()];
-                    let start = t.marks_ns[slot as usize];
-                    t.pc += 1;
-                    if start >= self.stats_start_ns {
-                        self.metrics[metric as usize].record(self.now_ns - start);
-                    }
-                }
-                Op::CountOp => {
-                    self.tasks[p.idx()].pc += 1;
-                    self.ops_done += 1;
-                    self.ops_total += 1;
-                }
-                Op::Yield => {
-                    self.tasks[p.idx()].pc += 1;
-                    self.cpus[cpu].stats.yld_count += 1;
-                    policy!(self.yield_task(cpu, p));
+                Step::Schedule => {
                     self.schedule(cpu);
                     return;
                 }
-                Op::SetNice { nice } => {
-                    self.tasks[p.idx()].pc += 1;
-                    self.tasks[p.idx()].nice = nice;
-                    policy!(self.set_nice(p, nice));
+                Step::Block => {
+                    self.block(cpu, p);
+                    return;
                 }
-                Op::SetAffinity { mask } => {
-                    self.tasks[p.idx()].pc += 1;
-                    if self.sched_setaffinity(cpu, p, mask) {
-                        return;
-                    }
-                }
-                Op::Exit => {
+                Step::Exit => {
                     self.exit_task(cpu, p);
                     return;
                 }
-                Op::TryDown { sem, else_to } => {
-                    let s = &mut self.sems[sem as usize];
-                    if s.count > 0 {
-                        s.count -= 1;
-                        let stamp = s.stamps.pop_front();
-                        let t = &mut self.tasks[p.idx()];
-                        if let Some((slot, at)) = stamp {
-                            t.marks_ns[slot as usize] = at;
-                        }
-                        t.pc += 1;
-                    } else {
-                        self.tasks[p.idx()].pc = else_to;
-                    }
+                Step::Planned => return,
+            }
+        }
+    }
+
+    /// Compute, sleep and timer ops (`Run`, `RunExp`, `Sleep`, `TimerStart`, `TimerWait`,
+    /// `DutyStart`, `DutyCall`) of task `p` on `cpu`.
+    fn op_time(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
+        match op {
+            Op::Run { work_ns } => {
+                let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
+                self.start_run(cpu, p, work_ns);
+                Step::Planned
+            }
+            Op::RunExp { mean_work_ns } => {
+                let u = self.tasks[p.idx()].rng.next_f64();
+                let work = (-(1.0 - u).ln() * mean_work_ns as f64) as u64;
+                self.start_run(cpu, p, work.max(1));
+                Step::Planned
+            }
+            Op::Sleep { ns } => {
+                self.tasks[p.idx()].pc += 1;
+                self.arm_sleep_timer(p, cpu, ns);
+                Step::Block
+            }
+            Op::TimerStart { timer } => {
+                self.tasks[p.idx()].pc += 1;
+                let t = &mut self.timers[timer as usize];
+                if t.is_none() {
+                    *t = Some(self.now_ns);
                 }
-                Op::DownAll { sem, into } => {
-                    self.tasks[p.idx()].pc += 1;
-                    let s = &mut self.sems[sem as usize];
-                    let n = std::mem::take(&mut s.count);
-                    let mut stamps = std::mem::take(&mut s.stamps);
-                    for _ in 0..n {
-                        let stamp = stamps.pop_front();
-                        self.post(cpu, p, into, false, stamp);
-                    }
-                    if self.cpus[cpu].need_resched {
-                        self.schedule(cpu);
-                        return;
-                    }
+                Step::Next
+            }
+            Op::TimerWait {
+                timer,
+                period_ns,
+                absolute,
+            } => {
+                self.tasks[p.idx()].pc += 1;
+                let now = self.now_ns;
+                let next = self.timers[timer as usize].unwrap_or(now) + period_ns;
+                if now < next {
+                    self.timers[timer as usize] = Some(next);
+                    self.arm_timer_at(p, cpu, next);
+                    return Step::Block;
                 }
-                Op::UpStamped { sem, sync, slot } => {
-                    let t = &mut self.tasks[p.idx()];
-                    t.pc += 1;
-                    let at = t.marks_ns[slot as usize];
-                    self.post(cpu, p, sem, sync, Some((slot, at)));
-                    if self.cpus[cpu].need_resched {
-                        self.schedule(cpu);
-                        return;
-                    }
+                self.timers[timer as usize] = Some(if absolute { next } else { now });
+                Step::Next
+            }
+            Op::DutyStart { slice_ms } => {
+                self.tasks[p.idx()].pc += 1;
+                self.duty_slice_start(p, slice_ms);
+                Step::Next
+            }
+            Op::DutyCall {
+                load_pct,
+                slice_ms,
+                exit_to,
+                stop_calls,
+            } => self.duty_call(cpu, p, load_pct, slice_ms, exit_to, stop_calls),
+            _ => unreachable!("op_time: {op:?}"),
+        }
+    }
+
+    /// Semaphore, pipe-wakeup and barrier ops (`Down`, `TryDown`, `DownAll`, `Up`, `UpMany`,
+    /// `UpStamped`, `UpThreshold`, `Wake`, `Barrier`) of task `p` on `cpu`.
+    fn op_sync(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
+        match op {
+            Op::Down { sem } => {
+                if self.sem_try_down(p, sem) {
+                    return Step::Next;
                 }
-                Op::UpThreshold {
-                    sem,
-                    sync,
-                    min_count,
-                } => {
-                    self.tasks[p.idx()].pc += 1;
-                    let s = &mut self.sems[sem as usize];
-                    s.count += 1;
-                    if s.count >= u64::from(min_count) {
-                        while self.sems[sem as usize].count > 0 {
-                            let s = &mut self.sems[sem as usize];
-                            let Some(w) = s.waiters.pop_front() else {
-                                break;
-                            };
-                            s.count -= 1;
-                            self.tasks[w.idx()].pc += 1;
-                            self.try_to_wake_up(w, cpu, Some(p), sync);
-                        }
-                    }
-                    if self.cpus[cpu].need_resched {
-                        self.schedule(cpu);
-                        return;
-                    }
+                self.sems[sem as usize].waiters.push_back(p);
+                Step::Block
+            }
+            Op::TryDown { sem, else_to } => {
+                if !self.sem_try_down(p, sem) {
+                    self.tasks[p.idx()].pc = else_to;
                 }
-                Op::Wake { sem, all } => {
-                    self.tasks[p.idx()].pc += 1;
-                    while let Some(w) = self.sems[sem as usize].waiters.pop_front() {
-                        self.tasks[w.idx()].pc += 1;
-                        self.try_to_wake_up(w, cpu, Some(p), false);
-                        if !all {
+                Step::Next
+            }
+            Op::DownAll { sem, into } => {
+                self.tasks[p.idx()].pc += 1;
+                let s = &mut self.sems[sem as usize];
+                let n = std::mem::take(&mut s.count);
+                let mut stamps = std::mem::take(&mut s.stamps);
+                for _ in 0..n {
+                    let stamp = stamps.pop_front();
+                    self.post(cpu, p, into, false, stamp);
+                }
+                Step::Resched
+            }
+            Op::Up { sem, sync } => {
+                self.tasks[p.idx()].pc += 1;
+                self.sem_up(cpu, p, sem, sync);
+                Step::Resched
+            }
+            Op::UpMany { sem, n } => {
+                self.tasks[p.idx()].pc += 1;
+                for _ in 0..n {
+                    self.sem_up(cpu, p, sem, false);
+                }
+                Step::Resched
+            }
+            Op::UpStamped { sem, sync, slot } => {
+                let t = &mut self.tasks[p.idx()];
+                t.pc += 1;
+                let at = t.marks_ns[slot as usize];
+                self.post(cpu, p, sem, sync, Some((slot, at)));
+                Step::Resched
+            }
+            Op::UpThreshold {
+                sem,
+                sync,
+                min_count,
+            } => {
+                self.tasks[p.idx()].pc += 1;
+                let s = &mut self.sems[sem as usize];
+                s.count += 1;
+                if s.count >= u64::from(min_count) {
+                    while self.sems[sem as usize].count > 0 {
+                        let s = &mut self.sems[sem as usize];
+                        let Some(w) = s.waiters.pop_front() else {
                             break;
-                        }
-                    }
-                    if self.cpus[cpu].need_resched {
-                        self.schedule(cpu);
-                        return;
-                    }
-                }
-                Op::TimerStart { timer } => {
-                    self.tasks[p.idx()].pc += 1;
-                    let t = &mut self.timers[timer as usize];
-                    if t.is_none() {
-                        *t = Some(self.now_ns);
+                        };
+                        s.count -= 1;
+                        self.tasks[w.idx()].pc += 1;
+                        self.try_to_wake_up(w, cpu, Some(p), sync);
                     }
                 }
-                Op::TimerWait {
-                    timer,
-                    period_ns,
-                    absolute,
-                } => {
-                    self.tasks[p.idx()].pc += 1;
-                    let now = self.now_ns;
-                    let next = self.timers[timer as usize].unwrap_or(now) + period_ns;
-                    if now < next {
-                        self.timers[timer as usize] = Some(next);
-                        self.arm_timer_at(p, cpu, next);
-                        self.block(cpu, p);
-                        return;
+                Step::Resched
+            }
+            Op::Wake { sem, all } => {
+                self.tasks[p.idx()].pc += 1;
+                while let Some(w) = self.sems[sem as usize].waiters.pop_front() {
+                    self.tasks[w.idx()].pc += 1;
+                    self.try_to_wake_up(w, cpu, Some(p), false);
+                    if !all {
+                        break;
                     }
-                    self.timers[timer as usize] = Some(if absolute { next } else { now });
                 }
-                Op::DutyStart => {
-                    let now = self.now_ns;
-                    let cpu_time = self.task_cpu_time(p);
-                    let t = &mut self.tasks[p.idx()];
+                Step::Resched
+            }
+            Op::Barrier { id, count } => {
+                let b = &mut self.barriers[id as usize];
+                if (b.waiters.len() as u32 + 1) < count {
+                    b.waiters.push(p);
+                    return Step::Block;
+                }
+                let waiters = std::mem::take(&mut b.waiters);
+                self.tasks[p.idx()].pc += 1;
+                for &w in &waiters {
+                    self.tasks[w.idx()].pc += 1;
+                    self.try_to_wake_up(w, cpu, Some(p), false);
+                }
+                Step::Resched
+            }
+            _ => unreachable!("op_sync: {op:?}"),
+        }
+    }
+
+    /// Take one unit of semaphore `sem` for `p` if it has one (advancing `p` past the op and
+    /// taking over the unit's time stamp); false when the count is zero.
+    #[inline]
+    fn sem_try_down(&mut self, p: TaskId, sem: u32) -> bool {
+        let s = &mut self.sems[sem as usize];
+        if s.count == 0 {
+            return false;
+        }
+        s.count -= 1;
+        let stamp = s.stamps.pop_front();
+        let t = &mut self.tasks[p.idx()];
+        if let Some((slot, at)) = stamp {
+            t.marks_ns[slot as usize] = at;
+        }
+        t.pc += 1;
+        true
+    }
+
+    /// Control-flow and bookkeeping ops that take no time (`Loop`, `Jump`, `Mark`, `Sample`,
+    /// `CountOp`, `Snapshot`) of task `p`.
+    fn op_flow(&mut self, p: TaskId, op: Op) -> Step {
+        match op {
+            Op::Loop { to, times, slot } => {
+                let t = &mut self.tasks[p.idx()];
+                let n = t.loop_counts[slot as usize] + 1;
+                if n < times {
+                    t.loop_counts[slot as usize] = n;
+                    t.pc = to;
+                } else {
+                    t.loop_counts[slot as usize] = 0;
                     t.pc += 1;
-                    if let Some((start, requested)) = t.duty.sleeping.take() {
-                        t.duty.bias_ns = (now - start) as i64 - requested;
-                    }
-                    t.duty.wall_start_ns = now;
-                    t.duty.cpu_start_ns = cpu_time;
-                }
-                Op::DutySleep { load_pct } => {
-                    let now = self.now_ns;
-                    let cpu_time = self.task_cpu_time(p);
-                    let t = &mut self.tasks[p.idx()];
-                    t.pc += 1;
-                    let busy_cpu = cpu_time.saturating_sub(t.duty.cpu_start_ns) as i64;
-                    let busy_wall = (now - t.duty.wall_start_ns) as i64;
-                    let pct = i64::from(load_pct);
-                    let delay =
-                        busy_cpu * (100 - pct) / pct + (busy_cpu - busy_wall) - t.duty.bias_ns;
-                    if delay < 0 {
-                        t.duty.bias_ns = 0;
-                    } else {
-                        t.duty.sleeping = Some((now, delay));
-                        // select() takes a timeval: whole microseconds.
-                        let sleep_ns = delay as u64 / 1000 * 1000;
-                        self.arm_timer_at(p, cpu, now + sleep_ns);
-                        self.block(cpu, p);
-                        return;
-                    }
-                }
-                Op::Snapshot { full } => {
-                    self.tasks[p.idx()].pc += 1;
-                    let snap = super::Snapshot {
-                        time_ns: self.now_ns,
-                        ops_total: self.ops_total,
-                        metrics: if full {
-                            self.metrics.clone()
-                        } else {
-                            Vec::new()
-                        },
-                        task_waits: if full {
-                            self.tasks
-                                .iter()
-                                .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
-                                .collect()
-                        } else {
-                            Vec::new()
-                        },
-                    };
-                    self.snapshots.push(snap);
-                }
-                Op::Fork { task } => {
-                    self.tasks[p.idx()].pc += 1;
-                    let child = TaskId(task);
-                    if !self.tasks[child.idx()].forked {
-                        self.tasks[child.idx()].cpu = cpu;
-                        self.wake_up_new_task(child);
-                    }
-                    if self.cpus[cpu].need_resched {
-                        self.schedule(cpu);
-                        return;
-                    }
-                }
-                Op::SpinLock { lock } => {
-                    if !self.spin_lock(p, lock) {
-                        // Spinning: the CPU stays busy with this task until the lock is
-                        // handed over (spin_unlock) or the task is preempted.
-                        return;
-                    }
-                }
-                Op::Exec => {
-                    self.tasks[p.idx()].pc += 1;
-                    if self.sched_exec(cpu, p) {
-                        return;
-                    }
-                }
-                Op::SpinUnlock { lock } => {
-                    self.tasks[p.idx()].pc += 1;
-                    self.spin_unlock(p, lock);
-                }
-                Op::Stop => {
-                    self.stop_requested = true;
-                    self.exit_task(cpu, p);
-                    return;
                 }
             }
+            Op::Jump { to } => self.tasks[p.idx()].pc = to,
+            Op::Mark { slot } => {
+                let t = &mut self.tasks[p.idx()];
+                t.marks_ns[slot as usize] = self.now_ns;
+                t.pc += 1;
+            }
+            Op::Sample { slot, metric } => {
+                let t = &mut self.tasks[p.idx()];
+                let start = t.marks_ns[slot as usize];
+                t.pc += 1;
+                if start >= self.stats_start_ns {
+                    self.metrics[metric as usize].record(self.now_ns - start);
+                }
+            }
+            Op::CountOp => {
+                self.tasks[p.idx()].pc += 1;
+                self.ops_done += 1;
+                self.ops_total += 1;
+            }
+            Op::Snapshot { full } => {
+                self.tasks[p.idx()].pc += 1;
+                self.take_snapshot(full);
+            }
+            _ => unreachable!("op_flow: {op:?}"),
+        }
+        Step::Next
+    }
+
+    /// Record a [`super::Snapshot`] of the run's counters (and, when `full`, its metrics and
+    /// per-task waits) for a benchmark's interval report.
+    fn take_snapshot(&mut self, full: bool) {
+        let snap = super::Snapshot {
+            time_ns: self.now_ns,
+            ops_total: self.ops_total,
+            metrics: if full {
+                self.metrics.clone()
+            } else {
+                Vec::new()
+            },
+            task_waits: if full {
+                self.tasks
+                    .iter()
+                    .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        };
+        self.snapshots.push(snap);
+        if let Some(hook) = self.interval_hook.as_deref_mut() {
+            let index = self.snapshots.len() - 1;
+            hook.snapshot(index, &self.snapshots[index]);
+        }
+    }
+
+    /// Scheduler-facing task ops (`Yield`, `SetNice`, `SetAffinity`, `Fork`, `Exec`,
+    /// `SpinLock`, `SpinUnlock`) of task `p` on `cpu`.
+    fn op_task(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
+        match op {
+            Op::Yield => {
+                self.tasks[p.idx()].pc += 1;
+                self.cpus[cpu].stats.yld_count += 1;
+                policy!(self.yield_task(cpu, p));
+                Step::Schedule
+            }
+            Op::SetNice { nice } => {
+                self.tasks[p.idx()].pc += 1;
+                self.tasks[p.idx()].nice = nice;
+                policy!(self.set_nice(p, nice));
+                Step::Next
+            }
+            Op::SetAffinity { mask } => {
+                self.tasks[p.idx()].pc += 1;
+                if self.sched_setaffinity(cpu, p, mask) {
+                    return Step::Planned;
+                }
+                Step::Next
+            }
+            Op::Fork { task } => {
+                self.tasks[p.idx()].pc += 1;
+                let child = TaskId(task);
+                if !self.tasks[child.idx()].forked {
+                    self.tasks[child.idx()].cpu = cpu;
+                    self.wake_up_new_task(child);
+                }
+                Step::Resched
+            }
+            Op::Exec => {
+                self.tasks[p.idx()].pc += 1;
+                if self.sched_exec(cpu, p) {
+                    return Step::Planned;
+                }
+                Step::Next
+            }
+            Op::SpinLock { lock } => {
+                if self.spin_lock(p, lock) {
+                    return Step::Next;
+                }
+                // Spinning: the CPU stays busy with this task until the lock is handed over
+                // (spin_unlock) or the task is preempted.
+                Step::Planned
+            }
+            Op::SpinUnlock { lock } => {
+                self.tasks[p.idx()].pc += 1;
+                self.spin_unlock(p, lock);
+                Step::Next
+            }
+            _ => unreachable!("op_task: {op:?}"),
         }
     }
 
@@ -1717,6 +1805,81 @@ impl Engine {
         t.stats.sum_exec_runtime_ns + running
     }
 
+    /// stress-ng's load-slice loop top: `t1_wall_clock`, `t1_cpu_clock`, and for
+    /// `--cpu-load-slice` ≥ 0 the slice's CPU-time length (0: `stress_mwc16() / 131072` s).
+    fn duty_slice_start(&mut self, p: TaskId, slice_ms: i16) {
+        let now = self.now_ns;
+        let cpu_time = self.task_cpu_time(p);
+        let t = &mut self.tasks[p.idx()];
+        t.duty.wall_start_ns = now;
+        t.duty.cpu_start_ns = cpu_time;
+        t.duty.slice_calls = 0;
+        t.duty.slice_cpu_ns = match slice_ms {
+            0 => (t.rng.next_u64() & 0xffff) * 1_000_000_000 / 131_072,
+            ms if ms > 0 => ms as u64 * 1_000_000,
+            _ => 0,
+        };
+    }
+
+    /// `Op::DutyCall`: one method call done; end the slice when its rule says so (sleep, or
+    /// after the sleep check `stress_continue()` and start the next). Returns `Step::Block`
+    /// when the task sleeps in select().
+    fn duty_call(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        load_pct: u8,
+        slice_ms: i16,
+        exit_to: u32,
+        stop_calls: u64,
+    ) -> Step {
+        let now = self.now_ns;
+        let cpu_time = self.task_cpu_time(p);
+        let t = &mut self.tasks[p.idx()];
+        if let Some((start, requested)) = t.duty.sleeping.take() {
+            // Back from select(): bias = (t3 − t2) − delay.
+            t.duty.bias_ns = (now - start) as i64 - requested;
+        } else {
+            t.duty.calls += 1;
+            t.duty.slice_calls += 1;
+            let busy_cpu = cpu_time.saturating_sub(t.duty.cpu_start_ns);
+            let over = if slice_ms < 0 {
+                t.duty.slice_calls >= u32::from(slice_ms.unsigned_abs())
+            } else {
+                busy_cpu >= t.duty.slice_cpu_ns
+            };
+            if !over {
+                t.pc += 1;
+                return Step::Next;
+            }
+            let busy_cpu = busy_cpu as i64;
+            let busy_wall = (now - t.duty.wall_start_ns) as i64;
+            let pct = i64::from(load_pct);
+            let delay = busy_cpu * (100 - pct) / pct + (busy_cpu - busy_wall) - t.duty.bias_ns;
+            if delay < 0 {
+                t.duty.bias_ns = 0;
+            } else {
+                t.duty.sleeping = Some((now, delay));
+                // select() takes a timeval (whole µs) and sleeps with the slack
+                // select_estimate_accuracy() gives: delay/1000, at least timer_slack_ns.
+                let sleep_ns = delay as u64 / 1000 * 1000;
+                let extra_slack = (sleep_ns / 1000)
+                    .min(SELECT_MAX_SLACK_NS)
+                    .saturating_sub(self.cfg.timer_slack_ns);
+                self.arm_timer_at(p, cpu, now + sleep_ns + extra_slack);
+                return Step::Block;
+            }
+        }
+        let t = &mut self.tasks[p.idx()];
+        if stop_calls > 0 && t.duty.calls >= stop_calls {
+            t.pc = exit_to;
+        } else {
+            t.pc += 1;
+            self.duty_slice_start(p, slice_ms);
+        }
+        Step::Next
+    }
+
     /// Post one unit of `sem`, optionally with a timestamp for the receiver's mark.
     fn post(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool, stamp: Option<(u8, u64)>) {
         let s = &mut self.sems[sem as usize];
@@ -1753,8 +1916,8 @@ impl Engine {
     /// `p`'s armed hrtimer fired or is replaced: it no longer counts for its CPU's next
     /// timer event.
     pub(crate) fn timer_fired(&mut self, p: TaskId) {
-        if let Some((cpu, _)) = self.tasks[p.idx()].timer_armed.take() {
-            self.cpus[cpu as usize].nr_task_timers -= 1;
+        if self.tasks[p.idx()].timer_armed.take().is_some() {
+            self.task_timers.disarm(p.idx());
         }
     }
 
@@ -1770,7 +1933,7 @@ impl Engine {
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
         t.timer_armed = Some((cpu as u32, expires_ns));
-        self.cpus[cpu].nr_task_timers += 1;
+        self.task_timers.arm(cpu, p.idx(), expires_ns);
         self.queue.push(
             expires_ns,
             Event::Timer {
@@ -1786,6 +1949,7 @@ impl Engine {
         let dequeued = policy!(self.dequeue_sleep(cpu, p));
         let work = self.policy.take_cost_ns();
         self.charge(cpu, work);
+        self.cpus[cpu].stats.delayed_dequeues += u64::from(!dequeued);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Blocked;
         t.on_rq = !dequeued;

@@ -35,7 +35,7 @@ use crate::hist::Histogram;
 use crate::policy::{Actions, MigrationReason, SchedPolicy};
 use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
-use observer::Observer;
+use observer::{IntervalHook, Observer};
 use pingpong::PingPong;
 use queue::EventQueue;
 use rng::{RngStream, StreamKind};
@@ -225,7 +225,7 @@ pub struct Task {
     /// A wasted-core violation was reported for this wait (once per run).
     pub(crate) wasted_core_reported: bool,
     pub(crate) rng: RngStream,
-    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutySleep`).
+    /// stress-ng load-slice controller state (`Op::DutyStart`/`Op::DutyCall`).
     pub(crate) duty: DutyState,
     /// The last migration, for the ping-pong detector.
     pub(crate) last_move: Option<pingpong::LastMove>,
@@ -241,14 +241,18 @@ pub struct Task {
     pub(crate) forked: bool,
 }
 
-/// Per-task state of stress-ng's load-slice controller: slice start (wall and CPU time), the
-/// oversleep `bias`, and the sleep in progress.
+/// Per-task state of stress-ng's load-slice controller (`Op::DutyStart`/`Op::DutyCall`):
+/// slice start (wall and CPU time), the slice's CPU-time length (`--cpu-load-slice` ≥ 0) and
+/// calls so far, all calls of the task, the oversleep `bias`, and the sleep in progress.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct DutyState {
     pub wall_start_ns: u64,
     pub cpu_start_ns: u64,
+    pub slice_cpu_ns: u64,
+    pub slice_calls: u32,
+    pub calls: u64,
     pub bias_ns: i64,
-    /// Set while a `DutySleep` sleep is in progress: (sleep start, requested delay).
+    /// Set while a `DutyCall` sleep is in progress: (sleep start, requested delay).
     pub sleeping: Option<(u64, i64)>,
 }
 
@@ -290,8 +294,6 @@ pub struct CpuCore {
     pub cpuidle: crate::cpuidle::CpuIdleDev,
     /// When the current idle-loop iteration entered its state; `None` once reflected.
     pub(crate) idle_iter_start_ns: Option<u64>,
-    /// Task hrtimers armed on this CPU (their expiries are in `Task::timer_armed`).
-    pub(crate) nr_task_timers: u32,
     /// Kernel-work horizon: tasks make no progress on this CPU before it.
     pub busy_until_ns: u64,
     /// When the runqueue lock is next free (for contention of remote activations).
@@ -367,6 +369,11 @@ pub struct CpuStats {
     /// and those it completed there and sent on to another CPU.
     pub ttwu_delayed_queued: u64,
     pub ttwu_delayed_forwarded: u64,
+    /// Blocks on this CPU whose dequeue was delayed (DELAY_DEQUEUE: the task stays queued,
+    /// `sched_delayed`), and wakeups this CPU made of such a still-queued task
+    /// (`ttwu_runnable()` → `requeue_delayed_entity()`).
+    pub delayed_dequeues: u64,
+    pub delayed_requeues: u64,
     /// `schedule()` calls, of which left the CPU idle (`sched_count`, `sched_goidle`).
     pub sched_count: u64,
     pub sched_goidle: u64,
@@ -448,6 +455,8 @@ pub struct Engine {
     pub(crate) barriers: Vec<Barrier>,
     pub(crate) spinlocks: Vec<SpinLockState>,
     pub(crate) queue: EventQueue<Event>,
+    /// The task hrtimers armed per CPU (their earliest expiry, for the idle governor).
+    pub(crate) task_timers: queue::CpuTimers,
     pub(crate) policy: Box<dyn SchedPolicy>,
     pub(crate) act: Actions,
     pub(crate) counters: RunCounters,
@@ -467,6 +476,10 @@ pub struct Engine {
     /// Stop requests and progress from outside ([`control`]), polled every few events.
     pub(crate) control: Option<control::RunControl>,
     pub(crate) events: u64,
+    /// Popped queue entries that did nothing (superseded by a later re-plan: a stale
+    /// generation, or an early entry re-queued at its new time). Counted in `events` too
+    /// (the JSON's count); `schedlab bench` reports them apart.
+    pub(crate) superseded: u64,
     pub(crate) live_tasks: usize,
     pub(crate) stats_start_ns: u64,
     pub(crate) end_ns: Option<u64>,
@@ -477,8 +490,12 @@ pub struct Engine {
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) observer: Option<Box<dyn Observer>>,
+    /// A benchmark's interval output, called at each snapshot (see [`IntervalHook`]).
+    pub(crate) interval_hook: Option<Box<dyn IntervalHook>>,
     /// Reused buffer: CPUs whose policy timer changed during the last event.
     pub(crate) timer_changes: Vec<usize>,
+    /// Dynamic memory and NUMA balancing ([`numa`]); `None` when no task has a working set.
+    pub(crate) numa: Option<Box<numa::EngineNuma>>,
 }
 
 /// One migration, for the log.
@@ -559,112 +576,15 @@ impl Engine {
     ) -> Result<Engine, PlanError> {
         validate_plan(&machine, &plan)?;
         let online = machine.online;
-        let tasks = plan
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| Task {
-                id: TaskId(i as u32),
-                comm: spec.comm.clone(),
-                state: TaskState::New,
-                cpu: spec.parent_cpu,
-                on_rq: false,
-                cpus_allowed: task_cpuset(spec, &online).and(&spec.cpus_allowed.unwrap_or(online)),
-                cpuset: task_cpuset(spec, &online),
-                nice: spec.nice,
-                policy: spec.policy,
-                mempolicy: spec.mempolicy,
-                mem_intensity_permille: spec.mem_intensity_permille.min(1000),
-                numa_pages: Vec::new(),
-                footprint_kib: spec.footprint_kib,
-                last_ran_cpu: None,
-                stats: TaskStats::default(),
-                program: spec.program,
-                pc: 0,
-                loop_counts: [0; 4],
-                marks_ns: [0; 4],
-                remaining_work: 0,
-                in_run: false,
-                refill_debt: 0,
-                progress_mark_ns: 0,
-                exec_start_ns: 0,
-                runnable_since_ns: 0,
-                woken_at_ns: None,
-                perf_migrated: false,
-                timer_gen: 0,
-                timer_armed: None,
-                wasted_core_reported: false,
-                rng: RngStream::new(cfg.seed, StreamKind::Task, i as u64),
-                duty: DutyState::default(),
-                last_move: None,
-                on_cpu_until_ns: 0,
-                wake_delayed_from: None,
-                spinning: false,
-                forked: false,
-            })
+        let tasks = (plan.tasks.iter().enumerate())
+            .map(|(i, spec)| new_task(i, spec, &online, cfg.seed))
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
-            .map(|cpu| CpuCore {
-                cpu,
-                curr: None,
-                wake_list: Vec::with_capacity(16),
-                need_resched: false,
-                need_resched_lazy: false,
-                idle_stamp_ns: 0,
-                avg_idle_ns: 2 * cfg.migration_cost_ns,
-                idle_state: 0,
-                idle_polling: false,
-                tick_stopped: false,
-                cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
-                idle_iter_start_ns: None,
-                nr_task_timers: 0,
-                busy_until_ns: 0,
-                rq_lock_free_at_ns: 0,
-                speed: 1024,
-                ipi_pending: false,
-                resched_ipi_pending: false,
-                done_gen: 0,
-                continue_at_ns: 0,
-                continue_queued_at: None,
-                tick_gen: 0,
-                hrtick_gen: 0,
-                tick_armed: false,
-                tick_queued_at: None,
-                policy_timer_at: None,
-                policy_timer_queued: None,
-                policy_timer_gen: 0,
-                busy_since_ns: 0,
-                distribute_cpu_mask_prev: 0,
-                stats: CpuStats::default(),
-            })
+            .map(|cpu| new_cpu(cpu, &cfg, &cost))
             .collect();
-        let mut queue = EventQueue::new();
-        for (i, spec) in plan.tasks.iter().enumerate() {
-            if spec.start_ns == TaskSpec::START_ON_FORK_OP {
-                continue;
-            }
-            queue.push(
-                spec.start_ns,
-                Event::Fork {
-                    task: TaskId(i as u32),
-                },
-            );
-        }
-        queue.push(cfg.duration_ns, Event::End);
-        if cfg.warmup_ns > 0 && cfg.warmup_ns < cfg.duration_ns {
-            queue.push(cfg.warmup_ns, Event::WarmupEnd);
-        }
+        let queue = initial_queue(&plan, &cfg);
         let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
-        let nr_timers = plan
-            .programs
-            .iter()
-            .flat_map(|p| p.ops.iter())
-            .filter_map(|op| match *op {
-                Op::TimerStart { timer } | Op::TimerWait { timer, .. } => Some(timer as usize + 1),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
+        let nr_timers = nr_timers(&plan.programs);
         let noise = noise::Noise::new(cfg.noise, cfg.seed, tasks.len(), machine.nr_cpus());
         Ok(Engine {
             now_ns: 0,
@@ -685,6 +605,7 @@ impl Engine {
             barriers: vec![Barrier::default(); plan.nr_barriers],
             spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
             queue,
+            task_timers: queue::CpuTimers::new(machine.nr_cpus()),
             policy,
             act: Actions::default(),
             counters: RunCounters::default(),
@@ -699,6 +620,7 @@ impl Engine {
             stop_requested: false,
             control: None,
             events: 0,
+            superseded: 0,
             stats_start_ns: 0,
             end_ns: None,
             migration_log: Vec::new(),
@@ -706,7 +628,15 @@ impl Engine {
             invariant_violations: invariants::ViolationLog::new(),
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             observer: None,
+            interval_hook: None,
             timer_changes: Vec::new(),
+            numa: numa::EngineNuma::from_plan(
+                &machine,
+                &plan.tasks,
+                cfg.seed,
+                cost.llc_kib_per_cpu,
+                cost.mem_bw_mib_s_per_node as f64,
+            ),
             machine,
             cost,
             cfg,
@@ -772,9 +702,12 @@ impl Engine {
                         let at = c.continue_at_ns;
                         c.continue_queued_at = Some(at);
                         self.queue.push(at, Event::Continue { cpu, generation });
+                        self.superseded += 1;
                     } else {
                         self.continue_curr(cpu as usize);
                     }
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::Tick { cpu, generation } => {
@@ -783,12 +716,18 @@ impl Engine {
                     c.tick_queued_at = None;
                     if c.tick_armed {
                         self.sched_tick(cpu as usize);
+                    } else {
+                        self.superseded += 1;
                     }
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::HrTick { cpu, generation } => {
                 if self.cpus[cpu as usize].hrtick_gen == generation {
                     self.hrtick(cpu as usize);
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::Timer {
@@ -799,6 +738,8 @@ impl Engine {
                 if self.tasks[task.idx()].timer_gen == generation {
                     self.timer_fired(task);
                     self.hrtimer_expire(task, cpu as usize, generation);
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::TimerWake {
@@ -808,6 +749,8 @@ impl Engine {
             } => {
                 if self.tasks[task.idx()].timer_gen == generation {
                     self.timer_wakeup(task, cpu as usize);
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
@@ -822,10 +765,13 @@ impl Engine {
                         Some(at) if at > self.now_ns => {
                             c.policy_timer_queued = Some((at, generation));
                             self.queue.push(at, Event::PolicyTimer { cpu, generation });
+                            self.superseded += 1;
                         }
                         Some(_) => self.policy_timer(cpu as usize),
-                        None => {}
+                        None => self.superseded += 1,
                     }
+                } else {
+                    self.superseded += 1;
                 }
             }
             Event::WarmupEnd => self.reset_counters(),
@@ -841,6 +787,11 @@ impl Engine {
 
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Of [`Self::events`], the popped entries that did nothing (superseded).
+    pub fn superseded_events(&self) -> u64 {
+        self.superseded
     }
 
     pub fn tasks(&self) -> &[Task] {
@@ -923,6 +874,12 @@ impl Engine {
     /// the same with or without it.
     pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
         self.observer = Some(observer);
+    }
+
+    /// Attach a benchmark's interval output (e.g. schbench's periodic reports) before
+    /// [`Engine::run`]; it is called at each snapshot a task program takes.
+    pub fn set_interval_hook(&mut self, hook: Box<dyn IntervalHook>) {
+        self.interval_hook = Some(hook);
     }
 
     /// Detach the observer after the run (for a recorder: its trace is complete and flushed).
@@ -1018,8 +975,11 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 Op::UpStamped { slot, .. } if slot >= 4 => {
                     return Err(bad("mark slot", slot as u32));
                 }
-                Op::DutySleep { load_pct } if load_pct == 0 || load_pct >= 100 => {
+                Op::DutyCall { load_pct, .. } if load_pct == 0 || load_pct >= 100 => {
                     return Err(bad("load percentage (1-99)", load_pct as u32));
+                }
+                Op::DutyCall { exit_to, .. } if exit_to as usize >= p.ops.len() => {
+                    return Err(bad("op", exit_to));
                 }
                 Op::SpinLock { lock } | Op::SpinUnlock { lock }
                     if lock as usize >= plan.nr_spinlocks =>
@@ -1107,6 +1067,121 @@ fn validate_affinities(plan: &WorkloadPlan, i: usize, cpuset: &CpuMask) -> Resul
         }
     }
     Ok(())
+}
+
+/// The task `i` of a plan, as it is before its fork: `TaskState::New`, its cpuset and
+/// affinity resolved against the `online` CPUs, its own random stream.
+fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
+    Task {
+        id: TaskId(i as u32),
+        comm: spec.comm.clone(),
+        state: TaskState::New,
+        cpu: spec.parent_cpu,
+        on_rq: false,
+        cpus_allowed: task_cpuset(spec, online).and(&spec.cpus_allowed.unwrap_or(*online)),
+        cpuset: task_cpuset(spec, online),
+        nice: spec.nice,
+        policy: spec.policy,
+        mempolicy: spec.mempolicy,
+        mem_intensity_permille: spec.mem_intensity_permille.min(1000),
+        numa_pages: Vec::new(),
+        footprint_kib: spec.footprint_kib,
+        last_ran_cpu: None,
+        stats: TaskStats::default(),
+        program: spec.program,
+        pc: 0,
+        loop_counts: [0; 4],
+        marks_ns: [0; 4],
+        remaining_work: 0,
+        in_run: false,
+        refill_debt: 0,
+        progress_mark_ns: 0,
+        exec_start_ns: 0,
+        runnable_since_ns: 0,
+        woken_at_ns: None,
+        perf_migrated: false,
+        timer_gen: 0,
+        timer_armed: None,
+        wasted_core_reported: false,
+        rng: RngStream::new(seed, StreamKind::Task, i as u64),
+        duty: DutyState::default(),
+        last_move: None,
+        on_cpu_until_ns: 0,
+        wake_delayed_from: None,
+        spinning: false,
+        forked: false,
+    }
+}
+
+/// CPU `cpu` at the start of a run: idle, no tick, no timers.
+fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
+    CpuCore {
+        cpu,
+        curr: None,
+        wake_list: Vec::with_capacity(16),
+        need_resched: false,
+        need_resched_lazy: false,
+        idle_stamp_ns: 0,
+        avg_idle_ns: 2 * cfg.migration_cost_ns,
+        idle_state: 0,
+        idle_polling: false,
+        tick_stopped: false,
+        cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
+        idle_iter_start_ns: None,
+        busy_until_ns: 0,
+        rq_lock_free_at_ns: 0,
+        speed: 1024,
+        ipi_pending: false,
+        resched_ipi_pending: false,
+        done_gen: 0,
+        continue_at_ns: 0,
+        continue_queued_at: None,
+        tick_gen: 0,
+        hrtick_gen: 0,
+        tick_armed: false,
+        tick_queued_at: None,
+        policy_timer_at: None,
+        policy_timer_queued: None,
+        policy_timer_gen: 0,
+        busy_since_ns: 0,
+        distribute_cpu_mask_prev: 0,
+        stats: CpuStats::default(),
+    }
+}
+
+/// The events a run starts with: each task's fork (except those a `Fork` op starts), the
+/// end, and the end of the warm-up.
+fn initial_queue(plan: &WorkloadPlan, cfg: &EngineConfig) -> EventQueue<Event> {
+    let mut queue = EventQueue::new();
+    for (i, spec) in plan.tasks.iter().enumerate() {
+        if spec.start_ns == TaskSpec::START_ON_FORK_OP {
+            continue;
+        }
+        queue.push(
+            spec.start_ns,
+            Event::Fork {
+                task: TaskId(i as u32),
+            },
+        );
+    }
+    queue.push(cfg.duration_ns, Event::End);
+    if cfg.warmup_ns > 0 && cfg.warmup_ns < cfg.duration_ns {
+        queue.push(cfg.warmup_ns, Event::WarmupEnd);
+    }
+    queue
+}
+
+/// How many program timers a plan uses (one past the highest `TimerStart`/`TimerWait` id).
+fn nr_timers(programs: &[Program]) -> usize {
+    programs
+        .iter()
+        .flat_map(|p| p.ops.iter())
+        .filter_map(|op| match *op {
+            Op::TimerStart { timer } | Op::TimerWait { timer, .. } => Some(timer as usize + 1),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 //! - **Per-call work variance** ([`NoiseParams::work_cv_ppm`]): every `Op::Run` amount is
 //!   scaled by a factor uniform in `[1 − a, 1 + a]` with `a = cv·√3` (coefficient of variation
 //!   `cv`), standing for cache, branch-predictor and frequency differences between calls of
-//!   the same code. Default 1 %. (Not modelled: stress-ng's `--cpu-method all` as a mix of
-//!   per-method costs; the generator still uses one mean call cost.)
+//!   the same code. Default 1 %. (stress-ng's `--cpu-method all` mix of per-method costs is
+//!   the generator's own: each call has its method's cost.)
 //! - **Timer expiry jitter** ([`NoiseParams::timer_jitter_ns_max`]): an hrtimer (sleep,
 //!   load-slice sleep, periodic timer) fires a delay uniform in `[0, max)` after its
 //!   programmed expiry plus slack — the hrtimer interrupt latency (interrupt entry, a

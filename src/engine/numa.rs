@@ -1,18 +1,63 @@
-//! NUMA balancing of one run: whether it runs and which variant (phase 2 entry point of
-//! docs/numa.md; the per-mm scan, fault and move hooks are to be added here, called by
-//! one-line hooks in `core.rs`).
+//! NUMA balancing and dynamic process memory in a run (docs/numa.md, "Phase 2").
 //!
-//! The kernel turns NUMA balancing on when `kernel.numa_balancing` has
-//! `NUMA_BALANCING_NORMAL` (bit 0) set — the default, which `check_numabalancing_enable()`
-//! leaves on only when more than one node is online. `NUMA_BALANCING_MEMORY_TIERING` (bit 1)
-//! alone promotes slow-tier pages, which is not modelled (no memory tiers): it counts as off.
+//! Whether balancing runs and in which variant ([`numa_run`]); the per-process memory of
+//! the tasks that declare one (`TaskSpec::memory`): one [`Mm`] per process with a shared
+//! region and one private region per thread, first-touched under the task's memory policy
+//! when the task first runs; the speed model that turns page placement and per-node
+//! bandwidth congestion into a running task's progress rate; and the NUMA-balancing hooks
+//! of the event loop — `task_tick_numa()` / `task_numa_work()` from the fair tick, sampled
+//! hinting faults, `task_numa_migrate()` decisions applied through the migration stopper.
+//!
+//! Tasks with a default `TaskMemory` (no private or shared working set) are not part of this
+//! model: they keep the per-task page shares of [`super::mempolicy`] and a run without any
+//! memory-model task has no [`EngineNuma`] at all (results identical to before).
+//!
+//! **Hinting-fault sampling model** (an approximation, docs/fidelity.md): a running task
+//! accesses page groups at `access_mib_s` = max(its `bandwidth_mib_s`,
+//! [`MIN_ACCESS_MIB_S`]) / 2 MiB groups per second of run time. At each tick the accesses
+//! of the run time since the last sample (with a fractional carry; at most
+//! [`MAX_ACCESSES_PER_TICK`]) are drawn from the task's own NUMA random stream: the shared
+//! region with probability `shared_access_permille`, else its private region, then a
+//! uniform page group of that region. A drawn group that is PROT_NONE takes a hinting
+//! fault (`do_numa_page()` → `task_numa_fault()`), in draw order.
 
+use std::collections::BTreeMap;
+
+use super::Engine;
 use crate::kconfig::ResolvedKernel;
+use crate::memory::bandwidth::{TaskMemDemand, node_congestion_into};
+use crate::memory::migrate::MigrateCost;
+use crate::memory::policy::{alloc_node, vma_policy_mof};
+use crate::memory::{Mm, MmId, PAGE_GROUP_BYTES};
+use crate::policy::MigrationReason;
+use crate::rng::{RngStream, StreamKind};
 use crate::sched::numa::features::NumaVariant;
+use crate::sched::numa::group::RqCurr;
+use crate::sched::numa::migrate::{NumaMigrateDecision, NumaMove};
+use crate::sched::numa::scan::{ScanParams, task_scan_max, task_scan_min};
+use crate::sched::numa::state::{FaultSite, NumaSched, NumaState, TickSite};
+use crate::sched::numa::{NumaTopo, TaskNuma};
+use crate::task::{TaskId, TaskSpec, TaskState};
 use crate::topology::Machine;
 
 /// `NUMA_BALANCING_NORMAL`.
 pub const NUMA_BALANCING_NORMAL: u32 = 1;
+
+/// Lowest access rate of a memory-model task (MiB/s of page-group touches): a task that is
+/// not bandwidth-bound still walks its working set.
+pub const MIN_ACCESS_MIB_S: f64 = 512.0;
+/// Bound on the accesses drawn per tick (keeps a tick's fault sampling cheap).
+pub const MAX_ACCESSES_PER_TICK: u64 = 64;
+/// Cost of one NUMA hinting fault (trap, `do_numa_page()`, PTE restore): an estimate of
+/// `shared/reference/kernel-numa-balancing.md` §7.3 (1–3 µs).
+pub const HINT_FAULT_NS: u64 = 2_000;
+/// Cost of `task_numa_work()`: per marked page group (a PMD `change_prot_numa()` update)
+/// and per pass (VMA walk, TLB flush), estimates.
+pub const SCAN_GROUP_NS: u64 = 400;
+pub const SCAN_BASE_NS: u64 = 5_000;
+/// Memory-stall share of a task whose working set misses the LLC entirely (top-down
+/// analyses put memory-bound codes at 60–80 % backend-memory stalls; docs/fidelity.md).
+pub const STALL_SHARE_MAX: f64 = 0.7;
 
 /// NUMA balancing as configured for one run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +73,720 @@ pub fn numa_run(kernel: &ResolvedKernel, machine: &Machine) -> Option<NumaRun> {
     on.then(|| NumaRun {
         variant: NumaVariant::from_kernel(kernel.version, &kernel.features),
     })
+}
+
+/// The scan tunables of a resolved kernel.
+pub fn scan_params(kernel: &ResolvedKernel) -> ScanParams {
+    let s = &kernel.sysctl;
+    ScanParams {
+        scan_delay_ms: s.numa_balancing_scan_delay_ms,
+        scan_period_min_ms: s.numa_balancing_scan_period_min_ms,
+        scan_period_max_ms: s.numa_balancing_scan_period_max_ms,
+        scan_size_mb: s.numa_balancing_scan_size_mb,
+    }
+}
+
+/// Memory-stall share `m` of a task with a working set of `ws_kib` and `llc_kib` of last
+/// level cache to itself: the capacity-miss ratio of a uniformly accessed working set,
+/// `1 − min(1, llc / ws)`, times [`STALL_SHARE_MAX`].
+pub fn stall_share_from_footprint(ws_kib: u64, llc_kib: u64) -> f64 {
+    if ws_kib == 0 {
+        return 0.0;
+    }
+    let miss = 1.0 - (llc_kib as f64 / ws_kib as f64).min(1.0);
+    STALL_SHARE_MAX * miss
+}
+
+/// One memory-model task's memory: its mm, regions and access pattern.
+#[derive(Clone, Debug)]
+pub struct TaskMem {
+    pub mm: MmId,
+    pub private_region: usize,
+    pub shared_region: Option<usize>,
+    /// Share of accesses to the shared region (0..=1).
+    pub shared_share: f64,
+    /// MiB/s moved at full local speed (0 = not bandwidth-bound).
+    pub bw_mb_s: f64,
+    /// `m` of the bandwidth model.
+    pub stall_share: f64,
+    /// First touch done.
+    pub touched: bool,
+    /// Run time up to which accesses were sampled.
+    pub sampled_runtime_ns: u64,
+    access_carry: f64,
+    rng: RngStream,
+}
+
+/// Counters of NUMA task moves (the kernel's `sched_move_numa` / `sched_swap_numa` /
+/// `sched_stick_numa` tracepoints, counted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct NumaMoveCounts {
+    pub numa_move: u64,
+    pub numa_swap: u64,
+    pub numa_stick: u64,
+    /// Decisions that could not be applied (the task or its partner moved, -EAGAIN).
+    pub numa_move_fail: u64,
+}
+
+/// A decided NUMA move, applied at the end of the tick that decided it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingNumaMove {
+    pub p: TaskId,
+    pub action: NumaMove,
+}
+
+/// One per-task sample of the NUMA history (for `--explain`): at a placement.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct NumaSample {
+    pub time_ns: u64,
+    pub task: TaskId,
+    pub preferred_nid: Option<usize>,
+    /// Page groups of the task's mm per node.
+    pub groups_per_node: Vec<u64>,
+}
+
+/// The engine's NUMA state of one run.
+#[derive(Clone, Debug)]
+pub struct EngineNuma {
+    pub sched: NumaSched,
+    pub params: ScanParams,
+    pub mms: Vec<Mm>,
+    /// By task index; `None` = not a memory-model task.
+    pub tm: Vec<Option<TaskMem>>,
+    /// Per-node memory bandwidth (MiB/s).
+    pub node_bw_mb_s: Vec<f64>,
+    /// Per-node congestion factor `c_n` (1 = uncongested), solved by `memory::bandwidth`.
+    pub congestion: Vec<f64>,
+    pub migrate_cost: MigrateCost,
+    pub moves: NumaMoveCounts,
+    pub history: Vec<NumaSample>,
+    hz: u32,
+    scratch: Vec<TaskMemDemand>,
+    congestion_new: Vec<f64>,
+    curr_buf: Vec<Option<RqCurr>>,
+    curr_buf_tasks: Vec<Option<TaskId>>,
+}
+
+/// Samples kept in [`EngineNuma::history`].
+pub const HISTORY_MAX: usize = 10_000;
+
+impl EngineNuma {
+    /// The memory model of a plan, `None` when no task declares a working set.
+    /// `llc_kib` is the last-level cache a task has to itself, `node_bw_mb_s` each node's
+    /// memory bandwidth. Balancing starts off ([`EngineNuma::set_kernel`] turns it on).
+    pub fn from_plan(
+        machine: &Machine,
+        specs: &[TaskSpec],
+        seed: u64,
+        llc_kib: u64,
+        node_bw_mb_s: f64,
+    ) -> Option<Box<EngineNuma>> {
+        let has = |s: &TaskSpec| s.memory.private_mib > 0 || s.memory.shared_mib > 0;
+        if !specs.iter().any(has) {
+            return None;
+        }
+        let nr_nodes = machine.nr_nodes();
+        let params = ScanParams::default();
+        let mut mms: Vec<Mm> = Vec::new();
+        let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut tm = Vec::with_capacity(specs.len());
+        let mut tasks = Vec::with_capacity(specs.len());
+        for (i, s) in specs.iter().enumerate() {
+            let pid = i as u32 + 1;
+            if !has(s) {
+                tm.push(None);
+                tasks.push(TaskNuma::new(pid, None, params.scan_delay_ms as u32));
+                continue;
+            }
+            let m = &s.memory;
+            let existing = m.process.and_then(|p| by_process.get(&p).copied());
+            let mm_idx = match existing {
+                Some(idx) => {
+                    mms[idx].mm_users += 1;
+                    idx
+                }
+                None => {
+                    let idx = mms.len();
+                    let mut mm = Mm::new(MmId(idx as u32), nr_nodes);
+                    if m.shared_mib > 0 {
+                        mm.map(u64::from(m.shared_mib) << 20, false, true);
+                    }
+                    mms.push(mm);
+                    if let Some(p) = m.process {
+                        by_process.insert(p, idx);
+                    }
+                    idx
+                }
+            };
+            let mm = &mut mms[mm_idx];
+            let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
+            let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
+            let ws_kib = (u64::from(m.private_mib) + u64::from(m.shared_mib)) << 10;
+            let stall_share = if s.mem_intensity_permille > 0 {
+                f64::from(s.mem_intensity_permille.min(1000)) / 1000.0
+            } else {
+                stall_share_from_footprint(ws_kib, llc_kib)
+            };
+            let shared_share = if shared_region.is_some() {
+                f64::from(m.shared_access_permille.min(1000)) / 1000.0
+            } else {
+                0.0
+            };
+            tm.push(Some(TaskMem {
+                mm: MmId(mm_idx as u32),
+                private_region,
+                shared_region,
+                shared_share,
+                bw_mb_s: f64::from(m.bandwidth_mib_s),
+                stall_share,
+                touched: false,
+                sampled_runtime_ns: 0,
+                access_carry: 0.0,
+                rng: RngStream::new(seed, StreamKind::Numa, i as u64),
+            }));
+            tasks.push(TaskNuma::new(
+                pid,
+                Some(MmId(mm_idx as u32)),
+                params.scan_delay_ms as u32,
+            ));
+        }
+        let state = NumaState {
+            tasks,
+            ..NumaState::default()
+        };
+        Some(Box::new(EngineNuma {
+            sched: NumaSched {
+                state,
+                topo: NumaTopo::from_machine(machine),
+                variant: NumaVariant::for_version(6, 12),
+                balancing: false,
+            },
+            params,
+            mms,
+            tm,
+            node_bw_mb_s: vec![node_bw_mb_s; nr_nodes],
+            congestion: vec![1.0; nr_nodes],
+            migrate_cost: MigrateCost::default(),
+            moves: NumaMoveCounts::default(),
+            history: Vec::new(),
+            hz: 250,
+            scratch: Vec::new(),
+            congestion_new: vec![1.0; nr_nodes],
+            curr_buf: vec![None; machine.nr_cpus()],
+            curr_buf_tasks: Vec::with_capacity(machine.nr_cpus()),
+        }))
+    }
+
+    /// Apply the kernel configuration: balancing on with `run`'s variant (off for `None`),
+    /// the scan tunables, HZ.
+    pub fn set_kernel(&mut self, run: Option<NumaRun>, params: ScanParams, hz: u32) {
+        self.sched.balancing = run.is_some();
+        if let Some(r) = run {
+            self.sched.variant = r.variant;
+        }
+        self.params = params;
+        self.hz = hz;
+        for t in &mut self.sched.state.tasks {
+            t.numa_scan_period_ms = params.scan_delay_ms as u32;
+        }
+    }
+
+    /// The task's memory, if it is a memory-model task.
+    pub fn task_mem(&self, p: TaskId) -> Option<&TaskMem> {
+        self.tm.get(p.idx()).and_then(Option::as_ref)
+    }
+
+    /// Share of task `p`'s accesses that go to node `n`'s pages (sums to 1 over nodes once
+    /// touched; 0 everywhere before).
+    fn access_share(&self, tm: &TaskMem, n: usize) -> f64 {
+        let mm = &self.mms[tm.mm.0 as usize];
+        let frac = |r: usize| {
+            let g = &mm.regions[r].groups_per_node;
+            let total: u64 = g.iter().sum();
+            (total > 0).then(|| g[n] as f64 / total as f64)
+        };
+        let private = frac(tm.private_region);
+        let shared = tm.shared_region.and_then(frac);
+        match (private, shared) {
+            (Some(p), Some(s)) => (1.0 - tm.shared_share) * p + tm.shared_share * s,
+            (Some(p), None) => p,
+            (None, Some(s)) => s,
+            (None, None) => 0.0,
+        }
+    }
+
+    /// The bandwidth model's `time_scale` of task `p` running on a CPU of `cpu_node` under
+    /// the current congestion (1.0 = all local, uncongested); `None` for other tasks.
+    pub fn time_scale(&self, p: TaskId, cpu_node: usize) -> Option<f64> {
+        let tm = self.task_mem(p)?;
+        let d = &self.sched.topo.distance;
+        let mut stretch = 0.0;
+        let mut any = false;
+        for (n, &c) in self.congestion.iter().enumerate() {
+            let s = self.access_share(tm, n);
+            if s > 0.0 {
+                any = true;
+                stretch += s * f64::from(d[cpu_node][n]) / 10.0 * c;
+            }
+        }
+        if !any {
+            return Some(1.0);
+        }
+        Some((1.0 - tm.stall_share) + tm.stall_share * stretch)
+    }
+
+    /// Solve the per-node congestion for the bandwidth-bound tasks running now
+    /// (`running[cpu]`); returns whether it changed. Allocation-free once warmed up.
+    fn solve_congestion(&mut self, running: &[Option<TaskId>]) -> bool {
+        let nr_nodes = self.congestion.len();
+        let mut k = 0;
+        for (cpu, p) in running.iter().enumerate() {
+            let Some(tm) = p.and_then(|p| self.task_mem(p)) else {
+                continue;
+            };
+            if tm.bw_mb_s <= 0.0 {
+                continue;
+            }
+            let (m, bw) = (tm.stall_share, tm.bw_mb_s);
+            let mut pages = std::mem::take(self.scratch_pages(k));
+            pages.clear();
+            let tm = p.and_then(|p| self.task_mem(p)).expect("checked");
+            for n in 0..nr_nodes {
+                pages.push((self.access_share(tm, n) * 1e6).round() as u64);
+            }
+            let cpu_node = self.sched.topo.cpu_node[cpu];
+            let slot = &mut self.scratch[k];
+            slot.cpu_node = cpu_node;
+            slot.stall_share = m;
+            slot.bw_mb_per_s = bw;
+            slot.pages_per_node = pages;
+            k += 1;
+        }
+        let mut c = std::mem::take(&mut self.congestion_new);
+        if k == 0 {
+            c.iter_mut().for_each(|x| *x = 1.0);
+        } else {
+            node_congestion_into(
+                &self.scratch[..k],
+                &self.sched.topo.distance,
+                &self.node_bw_mb_s,
+                &ZERO_BACKGROUND[..nr_nodes],
+                &mut c,
+            );
+        }
+        let changed = c
+            .iter()
+            .zip(&self.congestion)
+            .any(|(a, b)| (a - b).abs() > 1e-9);
+        if changed {
+            std::mem::swap(&mut self.congestion, &mut c);
+        }
+        self.congestion_new = c;
+        changed
+    }
+
+    /// Slot `k` of the solver's scratch table (grown on first use), its page buffer taken.
+    fn scratch_pages(&mut self, k: usize) -> &mut Vec<u64> {
+        while self.scratch.len() <= k {
+            self.scratch.push(TaskMemDemand {
+                cpu_node: 0,
+                stall_share: 0.0,
+                bw_mb_per_s: 0.0,
+                pages_per_node: Vec::new(),
+            });
+        }
+        &mut self.scratch[k].pages_per_node
+    }
+}
+
+/// Background traffic of the solver: none (page-migration traffic is not added; see
+/// docs/fidelity.md). Sized for any machine this simulator builds.
+const ZERO_BACKGROUND: [f64; 64] = [0.0; 64];
+
+/// What one tick's hinting faults did.
+#[derive(Clone, Copy, Debug, Default)]
+struct FaultBatch {
+    cost_ns: u64,
+    migrated: bool,
+    attempt_migrate: bool,
+    placement_changed: bool,
+}
+
+/// The hinting faults of task `p` (running on `cpu`) for its run time up to `runtime_ns`
+/// (see the module doc's sampling model). `site` carries everything but the page group.
+fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSite) -> FaultBatch {
+    let mut out = FaultBatch::default();
+    let v = n.sched.variant;
+    let EngineNuma {
+        sched,
+        mms,
+        tm,
+        curr_buf,
+        migrate_cost,
+        ..
+    } = n;
+    let Some(tm) = tm[p.idx()].as_mut() else {
+        return out;
+    };
+    let d = runtime_ns.saturating_sub(tm.sampled_runtime_ns);
+    tm.sampled_runtime_ns = runtime_ns;
+    let groups_per_s = tm.bw_mb_s.max(MIN_ACCESS_MIB_S) / (PAGE_GROUP_BYTES >> 20) as f64;
+    let acc = d as f64 * groups_per_s / 1e9 + tm.access_carry;
+    let mut k = acc.floor() as u64;
+    tm.access_carry = acc - acc.floor();
+    if k > MAX_ACCESSES_PER_TICK {
+        k = MAX_ACCESSES_PER_TICK;
+        tm.access_carry = 0.0;
+    }
+    let mm = &mut mms[tm.mm.0 as usize];
+    for _ in 0..k {
+        let region = match tm.shared_region {
+            Some(r) if tm.rng.next_f64() < tm.shared_share => r,
+            _ => tm.private_region,
+        };
+        let (first, len, writable) = {
+            let r = &mm.regions[region];
+            (r.first, r.len, r.writable)
+        };
+        let g = first + tm.rng.below(len as u64) as usize;
+        let pg = mm.groups[g];
+        if !pg.prot_none || pg.nid.is_none() {
+            continue;
+        }
+        let site = FaultSite { writable, ..*site };
+        let f = sched
+            .state
+            .numa_hint_fault(mm, g, &site, &sched.topo, &v, |c| curr_buf[c]);
+        out.cost_ns += HINT_FAULT_NS;
+        if f.migrated_to.is_some() {
+            out.migrated = true;
+            out.cost_ns += migrate_cost.time_ns(1, PAGE_GROUP_BYTES);
+        }
+        out.attempt_migrate |= f.attempt_migrate;
+        out.placement_changed |= f.placement.preferred_changed;
+    }
+    out
+}
+
+impl Engine {
+    /// Configure NUMA balancing from the resolved kernel (a run without memory-model tasks
+    /// ignores it).
+    pub fn set_numa_kernel(&mut self, kernel: &ResolvedKernel) {
+        let run = numa_run(kernel, &self.machine);
+        let params = scan_params(kernel);
+        self.set_numa(run, params);
+    }
+
+    /// Configure NUMA balancing directly: `run` = `None` keeps it off.
+    pub fn set_numa(&mut self, run: Option<NumaRun>, params: ScanParams) {
+        let hz = self.cfg.hz;
+        if let Some(n) = self.numa.as_deref_mut() {
+            n.set_kernel(run, params, hz);
+        }
+    }
+
+    /// The run's NUMA state (memory model, balancing state, counters), if any task has a
+    /// working set.
+    pub fn numa(&self) -> Option<&EngineNuma> {
+        self.numa.as_deref()
+    }
+
+    /// Mutable NUMA state, for tests that construct a state (placement of pages, faults).
+    pub fn numa_mut(&mut self) -> Option<&mut EngineNuma> {
+        self.numa.as_deref_mut()
+    }
+
+    /// First run of memory-model task `p` on `cpu`: it touches its private region and
+    /// whatever of its process's shared region no thread touched yet, under its memory
+    /// policy (`alloc_node()`; interleave by group index).
+    pub(crate) fn numa_first_touch(&mut self, cpu: usize, p: TaskId) {
+        let Some(n) = self.numa.as_deref_mut() else {
+            return;
+        };
+        let Some(tm) = n.tm[p.idx()].as_mut() else {
+            return;
+        };
+        if tm.touched {
+            return;
+        }
+        tm.touched = true;
+        let node = self.machine.cpus[cpu].node;
+        let policy = self.tasks[p.idx()].mempolicy;
+        let mm = &mut n.mms[tm.mm.0 as usize];
+        for r in [Some(tm.private_region), tm.shared_region]
+            .into_iter()
+            .flatten()
+        {
+            let (first, len) = (mm.regions[r].first, mm.regions[r].len);
+            for g in first..first + len {
+                let nid = alloc_node(
+                    policy,
+                    node,
+                    (g - first) as u64,
+                    &self.machine.node_distance,
+                );
+                mm.touch(g, nid);
+            }
+        }
+    }
+
+    /// `speed` of `cpu`'s current task scaled by the memory model, when it is a
+    /// memory-model task.
+    pub(crate) fn numa_scaled_speed(&self, cpu: usize, speed: u64) -> Option<u64> {
+        let n = self.numa.as_deref()?;
+        let p = self.cpus[cpu].curr?;
+        let ts = n.time_scale(p, self.machine.cpus[cpu].node)?;
+        Some(crate::cost::mem_scaled_speed(
+            speed,
+            (ts * 1_000_000.0).round() as u64,
+        ))
+    }
+
+    /// A task left or joined the running set: when it is bandwidth-bound, re-solve the
+    /// node congestion and re-rate every running memory-model task.
+    pub(crate) fn numa_running_changed(&mut self, a: Option<TaskId>, b: Option<TaskId>) {
+        let Some(n) = self.numa.as_deref() else {
+            return;
+        };
+        let bw = |p: Option<TaskId>| {
+            p.and_then(|p| n.task_mem(p))
+                .is_some_and(|tm| tm.bw_mb_s > 0.0)
+        };
+        if bw(a) || bw(b) {
+            self.numa_refresh_speeds(true);
+        }
+    }
+
+    /// Re-rate the running memory-model tasks (progress so far at the old speed), after a
+    /// page migration or (with `resolve`) a change in the bandwidth-bound running set.
+    pub(crate) fn numa_refresh_speeds(&mut self, resolve: bool) {
+        let Some(mut n) = self.numa.take() else {
+            return;
+        };
+        let mut changed = !resolve;
+        if resolve {
+            let mut running = std::mem::take(&mut n.curr_buf_tasks);
+            running.clear();
+            running.extend(self.cpus.iter().map(|c| c.curr));
+            changed = n.solve_congestion(&running);
+            n.curr_buf_tasks = running;
+        }
+        self.numa = Some(n);
+        if !changed {
+            return;
+        }
+        for cpu in 0..self.cpus.len() {
+            let Some(p) = self.cpus[cpu].curr else {
+                continue;
+            };
+            if self.numa.as_deref().and_then(|n| n.task_mem(p)).is_none() {
+                continue;
+            }
+            self.sync_progress(cpu);
+            let speed = self.speed_of(cpu);
+            if speed != self.cpus[cpu].speed {
+                self.cpus[cpu].speed = speed;
+                self.plan_continue(cpu);
+            }
+        }
+    }
+
+    /// NUMA balancing at `cpu`'s tick for its current task `p`: `task_tick_numa()` and,
+    /// when due, `task_numa_work()` (run at once: the return to user space that follows the
+    /// tick), then the hinting faults of the run time since the last tick and, when one
+    /// asks for it, `task_numa_migrate()`. Returns the move to apply after the tick.
+    pub(crate) fn numa_tick(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
+        let n = self.numa.as_deref()?;
+        if !n.sched.balancing || n.task_mem(p).is_none() {
+            return None;
+        }
+        let mut n = self.numa.take()?;
+        let now = self.now_ns;
+        let t = &self.tasks[p.idx()];
+        let runtime = t.stats.sum_exec_runtime_ns + now.saturating_sub(t.exec_start_ns);
+        let (params, v, hz) = (n.params, n.sched.variant, n.hz);
+        let tick_ns = 1_000_000_000 / u64::from(hz.max(1));
+        let mm = n.tm[p.idx()].as_ref().expect("checked").mm.0 as usize;
+        let site = TickSite {
+            p,
+            sum_exec_runtime_ns: runtime,
+            now_ns: now,
+            mof: vma_policy_mof(t.mempolicy),
+            tick_ns,
+        };
+        let mut cost = 0;
+        if let Some(w) = n.sched.state.tick(&mut n.mms[mm], &site, &params, &v)
+            && w.ran
+        {
+            let c = SCAN_BASE_NS + w.groups_marked * SCAN_GROUP_NS;
+            cost += c;
+            n.sched.state.tasks[p.idx()].node_stamp_ns +=
+                crate::sched::numa::scan::numa_work_overhead_stamp_ns(c);
+        }
+        for (c, slot) in self.cpus.iter().zip(n.curr_buf.iter_mut()) {
+            *slot = c.curr.map(|q| {
+                let tq = &n.sched.state.tasks[q.idx()];
+                RqCurr {
+                    pid: tq.pid,
+                    mm: tq.mm,
+                    group: tq.group,
+                }
+            });
+        }
+        let rss = n.mms[mm].rss_pages();
+        let ng = n.sched.state.tasks[p.idx()]
+            .group
+            .map(|g| n.sched.state.groups.get(g));
+        let fsite = FaultSite {
+            p,
+            cpu,
+            policy: t.mempolicy,
+            writable: true,
+            shared: false,
+            exec_start_ns: t.exec_start_ns,
+            sum_exec_runtime_ns: runtime,
+            scan_min_ms: task_scan_min(&params, rss),
+            scan_max_ms: task_scan_max(&params, rss, ng, &v),
+            now_ns: now,
+            hz,
+        };
+        let batch = sample_faults(&mut n, p, runtime, &fsite);
+        if batch.placement_changed && n.history.len() < HISTORY_MAX {
+            let sample = NumaSample {
+                time_ns: now,
+                task: p,
+                preferred_nid: n.sched.state.tasks[p.idx()].preferred_nid,
+                groups_per_node: n.mms[mm].groups_per_node.clone(),
+            };
+            n.history.push(sample);
+        }
+        self.numa = Some(n);
+        self.charge(cpu, cost + batch.cost_ns);
+        if batch.migrated {
+            self.numa_refresh_speeds(true);
+        }
+        if !batch.attempt_migrate {
+            return None;
+        }
+        let decision = super::core::policy_task_numa_migrate(self, p)?;
+        self.numa_decided(p, &decision)
+    }
+
+    /// The side effects of a `task_numa_migrate()` decision (`sched_setnuma()`, scan-period
+    /// reset, the stick count); the move itself is returned for after the tick.
+    fn numa_decided(&mut self, p: TaskId, d: &NumaMigrateDecision) -> Option<PendingNumaMove> {
+        let n = self.numa.as_deref_mut()?;
+        let params = n.params;
+        let rss = {
+            let mm = n.sched.state.tasks[p.idx()].mm?;
+            n.mms[mm.0 as usize].rss_pages()
+        };
+        let t = &mut n.sched.state.tasks[p.idx()];
+        if let Some(nid) = d.set_preferred {
+            t.preferred_nid = Some(nid);
+        }
+        match d.action {
+            NumaMove::Move { .. } | NumaMove::Swap { .. } => {
+                if d.reset_scan_period {
+                    t.numa_scan_period_ms = task_scan_min(&params, rss) as u32;
+                }
+                Some(PendingNumaMove {
+                    p,
+                    action: d.action,
+                })
+            }
+            NumaMove::Stay | NumaMove::NoNumaDomain => {
+                n.moves.numa_stick += 1;
+                None
+            }
+        }
+    }
+
+    /// Apply a NUMA move decided at this tick: `migrate_task_to()` through `cpu`'s stopper
+    /// (reason `numa`) or `migrate_swap()` stopping both CPUs (reason `numa_swap`; a
+    /// sleeping partner is left where it is — `wake_cpu` is not modelled). A task that
+    /// moved meanwhile or lost the right to run on the target fails with `-EAGAIN`.
+    pub(crate) fn numa_apply_move(&mut self, cpu: usize, mv: Option<PendingNumaMove>) {
+        let Some(PendingNumaMove { p, action }) = mv else {
+            return;
+        };
+        let t = &self.tasks[p.idx()];
+        let queued = matches!(t.state, TaskState::Running | TaskState::Runnable);
+        let ok = |dst: usize| queued && t.cpu == cpu && t.cpus_allowed.test(dst) && dst != cpu;
+        match action {
+            NumaMove::Move { dst_cpu } if ok(dst_cpu) => {
+                self.count_numa(|m| m.numa_move += 1);
+                self.migration_cpu_stop(cpu, p, dst_cpu, MigrationReason::Numa);
+            }
+            NumaMove::Swap { dst_cpu, other } if ok(dst_cpu) => {
+                let o = &self.tasks[other.idx()];
+                if o.cpu != dst_cpu || !o.cpus_allowed.test(cpu) {
+                    self.count_numa(|m| m.numa_move_fail += 1);
+                    return;
+                }
+                self.count_numa(|m| m.numa_swap += 1);
+                self.migrate_swap(cpu, p, dst_cpu, other);
+            }
+            _ => self.count_numa(|m| m.numa_move_fail += 1),
+        }
+    }
+
+    /// `migrate_swap(p, other, dst, src)` → `migrate_swap_stop()`: the stoppers of both
+    /// CPUs run; `p` (queued on `src`) and a queued `other` (on `dst`) trade places; a
+    /// sleeping `other` stays (its `wake_cpu` hint is not modelled).
+    fn migrate_swap(&mut self, src: usize, p: TaskId, dst: usize, other: TaskId) {
+        let other_queued = matches!(
+            self.tasks[other.idx()].state,
+            TaskState::Running | TaskState::Runnable
+        );
+        let dst_busy = other_queued && self.cpus[dst].curr.is_some();
+        self.charge(src, self.cost.context_switch_ns);
+        self.stopper_preempt_curr(src);
+        if dst_busy {
+            self.charge(dst, self.cost.context_switch_ns);
+            self.stopper_preempt_curr(dst);
+        }
+        let preempt = super::core::policy_move_queued_task(self, p, src, dst);
+        self.tasks[p.idx()].cpu = dst;
+        self.count_migration(src, p, src, dst, MigrationReason::NumaSwap);
+        if other_queued {
+            super::core::policy_move_queued_task(self, other, dst, src);
+            self.tasks[other.idx()].cpu = src;
+            self.count_migration(src, other, dst, src, MigrationReason::NumaSwap);
+        }
+        if dst_busy {
+            self.schedule(dst);
+            if self.cpus[dst].curr.is_none() {
+                self.enter_idle(dst);
+            }
+        } else if preempt || self.cpus[dst].curr.is_none() {
+            self.resched_curr(dst, src);
+        }
+        self.schedule(src);
+        if self.cpus[src].curr.is_none() {
+            self.enter_idle(src);
+        }
+    }
+
+    fn count_numa(&mut self, f: impl FnOnce(&mut NumaMoveCounts)) {
+        if let Some(n) = self.numa.as_deref_mut() {
+            f(&mut n.moves);
+        }
+    }
+
+    /// Per-node page groups of every mm, summed (for the results).
+    pub fn numa_groups_per_node(&self) -> Vec<u64> {
+        let Some(n) = self.numa.as_deref() else {
+            return Vec::new();
+        };
+        let mut out = vec![0; self.machine.nr_nodes()];
+        for mm in &n.mms {
+            for (o, g) in out.iter_mut().zip(&mm.groups_per_node) {
+                *o += g;
+            }
+        }
+        out
+    }
 }
 
 #[cfg(test)]

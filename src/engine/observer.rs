@@ -11,12 +11,15 @@
 //! Counters the results need (migrations by reason, ping-pongs, latency histograms) stay in
 //! the engine's own accounting; they are not observers.
 //!
+//! [`IntervalHook`] is the other probe: a benchmark's interval output (schbench's periodic
+//! reports) computed from the snapshots its statistics thread takes, as simulated time passes.
+//!
 //! Left out: balance-pass events (`sched_balance_rq` outcomes) — the policy keeps them in its
 //! schedstats, and no observer needs them yet.
 
 use std::any::Any;
 
-use super::Task;
+use super::{Snapshot, Task};
 use crate::sched::types::{MigrationReason, Placement};
 
 /// The state a task leaves the CPU in (`prev_state` of `sched_switch`).
@@ -117,4 +120,14 @@ pub trait Observer: Send + Any {
 
     /// The observer back as its own type, after the run (`Box<dyn Any>::downcast`).
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+/// A benchmark's interval output as simulated time passes: the engine calls it each time a task
+/// program records a [`Snapshot`] (`Op::Snapshot`: a benchmark's statistics pass, such as
+/// schbench's once-a-second loop), right after recording it, so whatever the hook prints comes
+/// out at the simulated time the real program would print it. The workload layer implements
+/// it; like an [`Observer`] it only reads (nothing it does reaches the simulation).
+pub trait IntervalHook: Send {
+    /// Snapshot number `index` (0-based, in time order) was just taken.
+    fn snapshot(&mut self, index: usize, snap: &Snapshot);
 }

@@ -3,6 +3,8 @@
 //! workload; runs the engine once per seed; and assembles the contract's results JSON
 //! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
 
+pub mod bisect;
+pub mod sweep;
 pub mod workloads;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +52,10 @@ pub struct RunOutput {
     pub schedstat_text: Option<String>,
     /// False when a stop request (SIGINT/SIGTERM) cut the run short.
     pub complete: bool,
+    /// Simulated time at the end of the run, warm-up included (`schedlab bench`).
+    pub end_ns: u64,
+    /// Of `result.events`, the queue entries that did nothing (`schedlab bench`).
+    pub superseded_events: u64,
 }
 
 /// What the runs of one command share: the stop flag the signal handlers set, the progress
@@ -67,6 +73,9 @@ pub struct RunContext {
     bar: Mutex<Option<indicatif::ProgressBar>>,
     warned: Mutex<Vec<String>>,
     endless_warned: AtomicBool,
+    /// Where a benchmark's interval output goes as its run proceeds (schbench's periodic
+    /// reports); `None`: it comes only with the native report at the end. For one run only.
+    pub stream: Option<crate::workload::results::TextSink>,
 }
 
 impl RunContext {
@@ -410,13 +419,20 @@ pub fn run_once_in(
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
+    engine.set_numa_kernel(&scn.kernel);
     engine.set_control(RunControl::new(ctx.shared.clone()));
+    if let (Some(sink), workloads::WorkloadKind::Bench(spec)) = (&ctx.stream, &workload.kind)
+        && let Some(hook) = crate::workload::results::interval_hook(spec, &engine, sink.clone())
+    {
+        engine.set_interval_hook(hook);
+    }
     let trace_label = instruments.trace.as_ref().map(|t| t.label.clone());
     let trace_pending = instruments.trace.as_mut().and_then(|t| t.pending.take());
     instruments.attach(&mut engine)?;
     engine.run();
     let complete = !engine.interrupted();
-    let explanation = crate::stats::trace::detach(&mut engine, trace_label.as_deref())?;
+    let (explanation, timeline) =
+        crate::stats::trace::detach_with_timeline(&mut engine, trace_label.as_deref())?;
     if let Some(pending) = trace_pending
         && complete
     {
@@ -474,6 +490,7 @@ pub fn run_once_in(
             .then(|| engine.invariant_violations_dropped()),
         host_kernel,
         placement: workload.placement.as_ref().map(|p| p.to_json()),
+        timeline,
     };
     Ok((
         RunOutput {
@@ -485,6 +502,8 @@ pub fn run_once_in(
             invariant_violations: engine.invariant_violations().to_vec(),
             schedstat_text: engine.schedstat_text(),
             complete,
+            end_ns: engine.end_ns(),
+            superseded_events: engine.superseded_events(),
         },
         explanation,
     ))

@@ -820,6 +820,199 @@ impl Feature {
     }
 }
 
+/// A group of settings that only make sense together: a mechanism, the switches that refine
+/// it, and its tunables (`schedlab bisect` toggles a group as one change). Declared here,
+/// next to the features, so the registry and the grouping cannot drift apart; a feature or
+/// tunable in no group is a change of its own. The rule for membership: a member has no
+/// effect, or no meaning, unless the group's first feature is on — or the kernel replaced
+/// one member by another in a single commit.
+#[derive(Debug)]
+pub struct ChangeGroup {
+    /// Short name used in tables (`delay_dequeue`).
+    pub name: &'static str,
+    pub features: &'static [Feature],
+    /// Tunables of the group, by [`super::sysctl::SysctlInfo`] name.
+    pub sysctls: &'static [&'static str],
+    /// Why these belong together.
+    pub why: &'static str,
+}
+
+/// Every declared group (a feature or tunable appears in at most one; a test checks it).
+pub static CHANGE_GROUPS: &[ChangeGroup] = &[
+    ChangeGroup {
+        name: "delay_dequeue",
+        features: &[DELAY_DEQUEUE, DELAY_ZERO],
+        sysctls: &[],
+        why: "DELAY_ZERO only acts on delayed-dequeued tasks (152e11f6df29, 54a58a787791)",
+    },
+    ChangeGroup {
+        name: "fair_server",
+        features: &[DL_SERVER, DL_SERVER_LAZY_STOP, RT_DEFAULT_BANDWIDTH],
+        sysctls: &[
+            "dl_server_runtime_ns",
+            "dl_server_period_ns",
+            "sched_rt_runtime_us",
+            "sched_rt_period_us",
+        ],
+        why: "the fair dl_server replaced default RT throttling in one series (557a6bfc662c, \
+              5f6bd380c7bd); lazy stop and the runtime/period knobs only act with it",
+    },
+    ChangeGroup {
+        name: "buddy",
+        features: &[NEXT_BUDDY, PICK_BUDDY],
+        sysctls: &[],
+        why: "PICK_BUDDY picks cfs_rq->next, which NEXT_BUDDY sets (2a77e4be12cb)",
+    },
+    ChangeGroup {
+        name: "ttwu_queue",
+        features: &[
+            TTWU_QUEUE,
+            TTWU_QUEUE_ON_CPU,
+            TTWU_QUEUE_DELAYED,
+            TTWU_QUEUE_DEFAULT,
+        ],
+        sysctls: &[],
+        why: "the refinements of the wake-list path act only when TTWU_QUEUE is on",
+    },
+    ChangeGroup {
+        name: "sis_scan_limit",
+        features: &[SIS_UTIL, SIS_PROP],
+        sysctls: &[],
+        why: "SIS_UTIL replaced SIS_PROP as select_idle_cpu's scan limit (70fb5ccf2ebb)",
+    },
+    ChangeGroup {
+        name: "proportional_newidle",
+        features: &[NI_RANDOM, NI_RATE],
+        sysctls: &[],
+        why: "NI_RATE refines NI_RANDOM's success ratio (9fe89f022c05)",
+    },
+    ChangeGroup {
+        name: "util_est",
+        features: &[UTIL_EST, UTIL_EST_FASTUP],
+        sysctls: &[],
+        why: "UTIL_EST_FASTUP only acts on util_est",
+    },
+    ChangeGroup {
+        name: "cfs_slice",
+        features: &[ALT_PERIOD, BASE_SLICE],
+        sysctls: &[],
+        why: "one commit (0c2de3f054a5)",
+    },
+    ChangeGroup {
+        name: "smt_balance",
+        features: &[GROUP_SMT_BALANCE, SMT_VS_NONSMT_SPARE],
+        sysctls: &[],
+        why: "one commit (fee1759e4f04)",
+    },
+    ChangeGroup {
+        name: "numa_has_capacity",
+        features: &[NUMA_HAS_CAPACITY, NUMA_HAS_CAPACITY_PCT],
+        sysctls: &[],
+        why: "the imbalance_pct slack only acts inside numa_has_capacity()",
+    },
+    ChangeGroup {
+        name: "numa_locality",
+        features: &[
+            NUMA_LOCALITY_TRISTATE,
+            NUMA_FAVOUR_HIGHER,
+            NUMA_RESIST_LOWER,
+        ],
+        sysctls: &[],
+        why: "the v4.3 tri-state migrate_degrades_locality() replaced the two v3.13 bits",
+    },
+    ChangeGroup {
+        name: "numa_scan",
+        features: &[],
+        sysctls: &[
+            "numa_balancing",
+            "numa_balancing_scan_delay_ms",
+            "numa_balancing_scan_period_min_ms",
+            "numa_balancing_scan_period_max_ms",
+            "numa_balancing_scan_size_mb",
+        ],
+        why: "the NUMA balancing switch and its scanner knobs",
+    },
+    ChangeGroup {
+        name: "cfs_tunables",
+        features: &[],
+        sysctls: &[
+            "sched_latency_ns",
+            "sched_min_granularity_ns",
+            "sched_wakeup_granularity_ns",
+        ],
+        why: "the CFS period and granularities are read together by sched_slice()",
+    },
+];
+
+impl ChangeGroup {
+    /// The group `feature` belongs to, if any.
+    pub fn of_feature(feature: Feature) -> Option<&'static ChangeGroup> {
+        CHANGE_GROUPS.iter().find(|g| g.features.contains(&feature))
+    }
+
+    /// The group tunable `name` belongs to, if any.
+    pub fn of_sysctl(name: &str) -> Option<&'static ChangeGroup> {
+        CHANGE_GROUPS.iter().find(|g| g.sysctls.contains(&name))
+    }
+}
+
+/// Model code that reads the kernel release instead of a feature bit (`at_least(..)`,
+/// `EevdfVersion`, `TtwuQueueRule`, `NumaVariant`): what changes in each release. Used to
+/// describe the "release code" change of `schedlab bisect` (the part of a release that no
+/// feature or tunable switches). Keep in step with the version checks of the model.
+pub static VERSION_KEYED_CODE: &[(KernelVersion, &str)] = &[
+    (v(3, 11), "select_task_rq_fair wake_affine path (wakeup)"),
+    (v(3, 18), "NUMA balancing form v3.18 (numa)"),
+    (v(3, 19), "find_idlest_cpu: v3.19 rules (wakeup/idlest)"),
+    (v(4, 3), "select_task_rq_fair sd_flag rules (wakeup)"),
+    (v(4, 9), "select_idle_sibling: idle-core scan (wakeup/sis)"),
+    (v(4, 16), "select_idle_sibling recent_used_cpu (wakeup/sis)"),
+    (v(4, 19), "NUMA balancing form v4.19 (numa)"),
+    (v(5, 5), "find_idlest_group rewrite (wakeup/idlest)"),
+    (v(5, 7), "asym-capacity select_idle_sibling; NUMA form v5.7"),
+    (v(5, 8), "TtwuQueueRule: queue on p->on_cpu (engine)"),
+    (v(5, 10), "asym-capacity shortcuts (wakeup/sis)"),
+    (
+        v(5, 12),
+        "select_idle_sibling prev/target checks (wakeup/sis)",
+    ),
+    (v(5, 13), "recent_used_cpu unconditional (wakeup/sis)"),
+    (v(5, 16), "select_idle_sibling v5.16 rules (wakeup/sis)"),
+    (
+        v(6, 0),
+        "TtwuQueueRule: idle target in the same LLC (engine)",
+    ),
+    (v(6, 6), "EEVDF replaces CFS (mode)"),
+    (v(6, 8), "cluster-aware select_idle_sibling (wakeup/sis)"),
+    (
+        v(6, 12),
+        "EEVDF v6.12 code: did_preempt_short/do_preempt_short (fair)",
+    ),
+    (
+        v(6, 14),
+        "wake_affine_idle: sync wakeup ignores delayed tasks (wakeup/affine)",
+    ),
+    (
+        v(6, 17),
+        "EEVDF v6.17 code: vprot run-to-parity, resched at end of protection (fair)",
+    ),
+];
+
+impl Feature {
+    /// The release in `(lo, hi]` (or `(hi, lo]` when `lo > hi`) where this feature's
+    /// behaviour last changed: what `schedlab bisect` tags a feature change with. `None`
+    /// when its history has no entry in that range.
+    pub fn changed_between(self, lo: KernelVersion, hi: KernelVersion) -> Option<KernelVersion> {
+        let (a, b) = if lo <= hi { (lo, hi) } else { (hi, lo) };
+        self.info()
+            .history
+            .iter()
+            .filter(|(since, _)| a < *since && *since <= b)
+            .map(|(since, _)| *since)
+            .next_back()
+    }
+}
+
 /// The kernel names, parallel to [`Feature::ALL`] (a test checks they equal the variant
 /// names; `Debug` is not usable in const context).
 static NAMES: [&str; NR_FEATURES] = [
@@ -1091,6 +1284,63 @@ mod tests {
         assert!(!NEWIDLE_MIGRATION_COST_GATE.value_at(v(5, 16)));
         assert!(NEWIDLE_FAIL_BUMP.value_at(v(6, 17)));
         assert!(!NEWIDLE_FAIL_BUMP.value_at(v(6, 18)));
+    }
+
+    #[test]
+    fn change_groups_are_disjoint_and_name_real_tunables() {
+        let mut seen: Vec<Feature> = Vec::new();
+        let mut knobs: Vec<&str> = Vec::new();
+        for g in CHANGE_GROUPS {
+            for f in g.features {
+                assert!(!seen.contains(f), "{f} is in two groups");
+                seen.push(*f);
+            }
+            for n in g.sysctls {
+                assert!(!knobs.contains(n), "{n} is in two groups");
+                assert!(
+                    crate::kconfig::sysctl::SysctlInfo::find(n).is_some(),
+                    "{}: no tunable named {n}",
+                    g.name
+                );
+                knobs.push(n);
+            }
+        }
+        assert_eq!(
+            ChangeGroup::of_feature(DELAY_ZERO).unwrap().name,
+            "delay_dequeue"
+        );
+        assert!(ChangeGroup::of_feature(PLACE_LAG).is_none());
+        assert_eq!(
+            ChangeGroup::of_sysctl("dl_server_runtime_ns").unwrap().name,
+            "fair_server"
+        );
+    }
+
+    #[test]
+    fn changed_between_tags_the_last_toggle() {
+        assert_eq!(
+            DELAY_DEQUEUE.changed_between(v(6, 9), v(6, 15)),
+            Some(v(6, 12))
+        );
+        assert_eq!(
+            PICK_BUDDY.changed_between(v(6, 9), v(6, 15)),
+            Some(v(6, 14))
+        );
+        // Reverse order gives the same release.
+        assert_eq!(
+            PICK_BUDDY.changed_between(v(6, 15), v(6, 9)),
+            Some(v(6, 14))
+        );
+        assert_eq!(
+            NEWIDLE_FAIL_BUMP.changed_between(v(6, 15), v(6, 18)),
+            Some(v(6, 18))
+        );
+        assert_eq!(TTWU_QUEUE.changed_between(v(6, 9), v(6, 15)), None);
+        let mut last = v(0, 0);
+        for (r, _) in VERSION_KEYED_CODE {
+            assert!(*r > last, "VERSION_KEYED_CODE out of release order at {r}");
+            last = *r;
+        }
     }
 
     #[test]

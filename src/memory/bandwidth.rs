@@ -80,6 +80,27 @@ pub fn node_demand(
     d
 }
 
+/// Demand (MiB/s) on node `n` alone for given congestions (no allocation).
+fn node_demand_one(
+    tasks: &[TaskMemDemand],
+    distance: &[Vec<u32>],
+    congestion: &[f64],
+    background_mb_per_s: &[f64],
+    n: usize,
+) -> f64 {
+    let mut d = background_mb_per_s[n];
+    for t in tasks {
+        let total: u64 = t.pages_per_node.iter().sum();
+        let p = t.pages_per_node.get(n).copied().unwrap_or(0);
+        if total == 0 || p == 0 || t.bw_mb_per_s <= 0.0 {
+            continue;
+        }
+        let speed = 1.0 / time_scale(t, distance, congestion);
+        d += t.bw_mb_per_s * (p as f64 / total as f64) * speed;
+    }
+    d
+}
+
 /// The congestion factor `c_n` of every node (see the module doc). `node_bw_mb_per_s[n]` is
 /// node n's memory bandwidth; `background_mb_per_s[n]` fixed traffic on it (page migrations).
 pub fn node_congestion(
@@ -88,31 +109,52 @@ pub fn node_congestion(
     node_bw_mb_per_s: &[f64],
     background_mb_per_s: &[f64],
 ) -> Vec<f64> {
+    let mut c = vec![1.0f64; node_bw_mb_per_s.len()];
+    node_congestion_into(
+        tasks,
+        distance,
+        node_bw_mb_per_s,
+        background_mb_per_s,
+        &mut c,
+    );
+    c
+}
+
+/// [`node_congestion`] into a caller's buffer (`c.len()` = nodes), without allocating: the
+/// engine re-solves it in its event loop when the set of running bandwidth-bound tasks or
+/// their page placement changes.
+pub fn node_congestion_into(
+    tasks: &[TaskMemDemand],
+    distance: &[Vec<u32>],
+    node_bw_mb_per_s: &[f64],
+    background_mb_per_s: &[f64],
+    c: &mut [f64],
+) {
     let nr = node_bw_mb_per_s.len();
-    let mut c = vec![1.0f64; nr];
+    c.iter_mut().for_each(|x| *x = 1.0);
     for _sweep in 0..100 {
         let mut max_change = 0.0f64;
         for n in 0..nr {
-            let demand_at = |cn: f64, c: &mut Vec<f64>| {
-                c[n] = cn;
-                node_demand(tasks, distance, c, background_mb_per_s)[n]
-            };
             let bw = node_bw_mb_per_s[n];
             let old = c[n];
-            let new = if demand_at(1.0, &mut c) <= bw {
+            let demand_at = |cn: f64, c: &mut [f64]| {
+                c[n] = cn;
+                node_demand_one(tasks, distance, c, background_mb_per_s, n)
+            };
+            let new = if demand_at(1.0, c) <= bw {
                 1.0
             } else {
                 let (mut lo, mut hi) = (1.0f64, 2.0f64);
-                while hi < CONGESTION_MAX && demand_at(hi, &mut c) > bw {
+                while hi < CONGESTION_MAX && demand_at(hi, c) > bw {
                     lo = hi;
                     hi = (hi * 2.0).min(CONGESTION_MAX);
                 }
-                if demand_at(hi, &mut c) > bw {
+                if demand_at(hi, c) > bw {
                     CONGESTION_MAX
                 } else {
                     for _ in 0..60 {
                         let mid = 0.5 * (lo + hi);
-                        if demand_at(mid, &mut c) > bw {
+                        if demand_at(mid, c) > bw {
                             lo = mid;
                         } else {
                             hi = mid;
@@ -128,7 +170,6 @@ pub fn node_congestion(
             break;
         }
     }
-    c
 }
 
 /// Each task's speed (1.0 = all pages local, no congestion) under the solved congestion.

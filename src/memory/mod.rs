@@ -85,6 +85,9 @@ pub struct Region {
     /// Mapped writable. Hinting faults on a read-only mapping carry `TNF_NO_GROUP` (they never
     /// cause numa_group joins).
     pub writable: bool,
+    /// Touched page groups of this region per node (index = node id), kept in step with
+    /// the groups (the speed model reads a task's placement from it without a walk).
+    pub groups_per_node: Vec<u64>,
 }
 
 /// One page group: where it lives and the NUMA-hinting state of its folio.
@@ -98,6 +101,8 @@ pub struct PageGroup {
     /// The PTEs are PROT_NONE (marked by `task_numa_work`); the next access takes a NUMA
     /// hinting fault.
     pub prot_none: bool,
+    /// Index of the region holding the group in [`Mm::regions`].
+    pub region: u32,
 }
 
 impl Default for PageGroup {
@@ -106,6 +111,7 @@ impl Default for PageGroup {
             nid: None,
             last_cpupid: LAST_CPUPID_UNSET,
             prot_none: false,
+            region: 0,
         }
     }
 }
@@ -140,12 +146,17 @@ impl Mm {
     pub fn map(&mut self, bytes: u64, shared: bool, writable: bool) -> usize {
         let len = bytes.div_ceil(PAGE_GROUP_BYTES).max(1) as usize;
         let first = self.groups.len();
-        self.groups.resize(first + len, PageGroup::default());
+        let region = PageGroup {
+            region: self.regions.len() as u32,
+            ..PageGroup::default()
+        };
+        self.groups.resize(first + len, region);
         self.regions.push(Region {
             first,
             len,
             shared,
             writable,
+            groups_per_node: vec![0; self.groups_per_node.len()],
         });
         self.regions.len() - 1
     }
@@ -175,7 +186,9 @@ impl Mm {
             return false;
         }
         pg.nid = Some(nid as u16);
+        let r = pg.region as usize;
         self.groups_per_node[nid] += 1;
+        self.regions[r].groups_per_node[nid] += 1;
         true
     }
 
@@ -188,9 +201,11 @@ impl Mm {
                 "groups_per_node out of step with page groups"
             );
             self.groups_per_node[old as usize] -= 1;
+            self.regions[pg.region as usize].groups_per_node[old as usize] -= 1;
         }
         pg.nid = Some(nid as u16);
         self.groups_per_node[nid] += 1;
+        self.regions[pg.region as usize].groups_per_node[nid] += 1;
     }
 
     /// Share of the touched page groups of `region` per node, in page groups (index = node).
@@ -239,5 +254,11 @@ mod tests {
         assert_eq!(mm.groups_per_node, vec![2, 1]);
         assert_eq!(mm.pages_on_node(0), 1024);
         assert_eq!(mm.region_groups_per_node(r), vec![2, 1]);
+        assert_eq!(mm.regions[r].groups_per_node, vec![2, 1], "kept in step");
+        let r2 = mm.map(2 << 20, true, true);
+        mm.touch(3, 1);
+        assert_eq!(mm.groups[3].region as usize, r2);
+        assert_eq!(mm.regions[r2].groups_per_node, vec![0, 1]);
+        assert_eq!(mm.regions[r].groups_per_node, vec![2, 1]);
     }
 }

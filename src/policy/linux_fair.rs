@@ -386,6 +386,17 @@ impl LbEnv for BalanceView<'_> {
     fn is_delayed(&self, p: TaskId) -> bool {
         self.ents[p.idx()].sched_delayed
     }
+    fn nr_numa_running(&self, cpu: usize) -> u32 {
+        super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu]).0
+    }
+    fn nr_preferred_running(&self, cpu: usize) -> u32 {
+        super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu]).1
+    }
+    fn migrate_degrades_locality(&self, p: TaskId, src: usize, dst: usize, idle: bool) -> i32 {
+        let pref = self.nr_preferred_running(src);
+        let src = (src, self.nr_running(src), pref);
+        super::numa_view::lb_locality(self.core, p, src, dst, idle)
+    }
     fn detach_task(&mut self, p: TaskId, from: usize, _to: usize) {
         let now = self.now_ns;
         self.rqs[from].dequeue_task(
@@ -756,6 +767,25 @@ impl SchedPolicy for LinuxFair {
     /// `move_queued_task()`: the same detach / attach as a balance migration
     /// (`DEQUEUE_MIGRATING`, `ENQUEUE_MIGRATED | ENQUEUE_MIGRATING`), then `wakeup_preempt()`
     /// on the destination.
+    fn task_numa_migrate(
+        &mut self,
+        core: &dyn CoreView,
+        p: TaskId,
+    ) -> Option<crate::sched::numa::migrate::NumaMigrateDecision> {
+        let numa = core.numa()?;
+        let view = super::numa_view::NumaView {
+            core,
+            numa,
+            params: &self.params,
+            rqs: &self.rqs,
+            ents: &self.ents,
+            rt: &self.rt,
+            domains: &self.domains,
+        };
+        let v = numa.variant;
+        Some(crate::sched::numa::migrate::task_numa_migrate(&view, p, &v))
+    }
+
     fn move_queued_task(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) -> bool {
         if self.rt.is_rt(p) {
             self.rt.dequeue(from, p);

@@ -11,6 +11,7 @@
 pub mod fifo;
 pub mod linux_fair;
 pub mod linux_rt;
+pub mod numa_view;
 
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;
@@ -55,6 +56,13 @@ pub trait CoreView {
     fn cpu_idle_stamp_ns(&self, cpu: usize) -> u64;
     /// The C-state `cpu` is in (index into the cost model's `idle_states`; 0 = polling).
     fn cpu_idle_state(&self, cpu: usize) -> usize;
+
+    /// The run's NUMA-balancing state (task statistics, groups, topology, variant), when
+    /// the run has a page-group memory model. Default `None`: no NUMA statistics (every
+    /// NUMA hook keeps the kernel's answer without them).
+    fn numa(&self) -> Option<&crate::sched::numa::state::NumaSched> {
+        None
+    }
 
     /// `rq->curr == rq->idle && !rq->ttwu_pending`: the engine's half of `idle_cpu()`; a
     /// policy adds its own runqueue count.
@@ -181,6 +189,18 @@ pub trait SchedPolicy: Send {
         };
         self.enqueue_task(core, to, p, flags);
         self.wakeup_preempt(core, to, p, WakeFlags::default())
+    }
+
+    /// `task_numa_migrate(p)` (NUMA balancing asks after a hinting fault): where `p` should
+    /// move or whom it should swap with, read from the policy's runqueues and
+    /// [`CoreView::numa`]. The engine applies the decision through its migration stopper.
+    /// Default `None`: the policy has no NUMA mover.
+    fn task_numa_migrate(
+        &mut self,
+        _core: &dyn CoreView,
+        _p: TaskId,
+    ) -> Option<crate::sched::numa::migrate::NumaMigrateDecision> {
+        None
     }
 
     /// Whether `p` is still on a runqueue (a delayed-dequeue sleeper not yet dequeued).

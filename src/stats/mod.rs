@@ -5,6 +5,7 @@ pub mod explain;
 pub mod perf;
 pub mod report;
 pub mod summary;
+pub mod timeline;
 pub mod trace;
 
 /// The migration ping-pong detector is part of the engine's migration accounting

@@ -149,6 +149,10 @@ impl WorkloadMetrics {
     }
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// One CPU's counters (an extension of the contract).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuResult {
@@ -169,6 +173,12 @@ pub struct CpuResult {
     pub on_cpu_spin_ns: u64,
     pub ttwu_delayed_queued: u64,
     pub ttwu_delayed_forwarded: u64,
+    /// DELAY_DEQUEUE: blocks that left the task queued, and wakeups that requeued it
+    /// (`ttwu_runnable()`). Omitted when zero.
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub delayed_dequeues: u64,
+    #[serde(skip_serializing_if = "is_zero", default)]
+    pub delayed_requeues: u64,
 }
 
 /// One task's statistics like /proc/PID/sched (an extension of the contract).
@@ -234,6 +244,10 @@ pub struct RunResult {
     pub host_kernel: Option<crate::kconfig::host::HostKernel>,
     /// The resolved placement (`taskset`/`numactl`, placement keys), null when none.
     pub placement: Option<Value>,
+    /// The run's compact time series ([`crate::stats::timeline`]); recorded, and so present,
+    /// only when a report was asked for (`--report`), for the first run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<super::timeline::Timeline>,
 }
 
 impl RunResult {
@@ -361,6 +375,8 @@ pub fn cpus(engine: &Engine) -> Vec<CpuResult> {
             on_cpu_spin_ns: c.stats.on_cpu_spin_ns,
             ttwu_delayed_queued: c.stats.ttwu_delayed_queued,
             ttwu_delayed_forwarded: c.stats.ttwu_delayed_forwarded,
+            delayed_dequeues: c.stats.delayed_dequeues,
+            delayed_requeues: c.stats.delayed_requeues,
         })
         .collect()
 }

@@ -14,9 +14,9 @@
 //!   thread's once-a-second snapshots; `loop_count` from the op counter (never reset, like
 //!   the program's); sched delay from each thread's run delay / times scheduled in
 //!   (`/proc/<tid>/schedstat`).
-//! - stress-ng: each instance's call counter semaphore (bogo ops = ⌊calls × bogo-ops per
-//!   call⌋), its CPU time, and its wall time (metric `instance_wall` at exit, else until the
-//!   run ended).
+//! - stress-ng: each instance's call counter semaphore (bogo ops = the counter after that
+//!   many calls of the method cycle), its CPU time, and its wall time (metric
+//!   `instance_wall` at exit, else until the run ended).
 //! - netperf/tbench: transactions counted since the statistics start, over that interval.
 //! - web: metric `response` (arrival stamp → end of the request, [`crate::workload::web`]),
 //!   requests counted since the statistics start, over that interval.
@@ -151,6 +151,142 @@ fn sched_delays(cfg: &SchbenchConfig, waits: &[(u64, u64)]) -> (u64, u64) {
     )
 }
 
+/// The statistics thread's log (warm-up notice and interval reports), rebuilt one snapshot at
+/// a time: [`schbench_result`] replays every snapshot at the end, and [`SchbenchStream`] feeds
+/// it as the run goes, so both print the same entries.
+#[derive(Debug, Clone)]
+pub struct SchbenchLog {
+    /// Indexes of the wakeup and request metrics in the snapshots.
+    wakeup_metric: Option<usize>,
+    request_metric: Option<usize>,
+    start_us: u64,
+    last_t_us: u64,
+    last_ops: u64,
+    warmup_done: bool,
+    /// The RPS samples so far (reset at the end of the warm-up).
+    pub rps: PlatHistogram,
+}
+
+impl SchbenchLog {
+    pub fn new(wakeup_metric: Option<usize>, request_metric: Option<usize>) -> Self {
+        SchbenchLog {
+            wakeup_metric,
+            request_metric,
+            start_us: 0,
+            last_t_us: 0,
+            last_ops: 0,
+            warmup_done: false,
+            rps: PlatHistogram::new(),
+        }
+    }
+
+    /// Snapshot `k` (pass `k` of the statistics loop): its RPS sample, and the log entry it
+    /// prints, if any.
+    pub fn push(
+        &mut self,
+        cfg: &SchbenchConfig,
+        k: usize,
+        s: &crate::engine::Snapshot,
+    ) -> Option<SchbenchLogEntry> {
+        let pipe = cfg.pipe_bytes > 0;
+        let now_us = s.time_ns / 1000;
+        if k == 0 {
+            self.start_us = now_us;
+            self.last_t_us = now_us;
+        }
+        let runtime_delta = now_us - self.start_us;
+        if cfg.rps == 0
+            && !pipe
+            && cfg.warmup_s > 0
+            && !self.warmup_done
+            && runtime_delta > u64::from(cfg.warmup_s) * 1_000_000
+        {
+            self.warmup_done = true;
+            self.rps.reset();
+            return Some(SchbenchLogEntry::WarmupDone);
+        }
+        if pipe {
+            return None;
+        }
+        let delta = now_us - self.last_t_us;
+        let current = (s.ops_total - self.last_ops) as f64 * 1e6 / delta as f64;
+        self.last_ops = s.ops_total;
+        self.last_t_us = now_us;
+        self.rps.add(if current.is_finite() {
+            current as u32
+        } else {
+            0
+        });
+        if !gsb::full_snapshot_pass(cfg, k as u64) || s.metrics.is_empty() {
+            return None;
+        }
+        let (m, w) = sched_delays(cfg, &s.task_waits);
+        let pick = |i: Option<usize>| i.map(|i| to_plat_us(&s.metrics[i])).unwrap_or_default();
+        Some(SchbenchLogEntry::Interval(Box::new(SchbenchInterval {
+            elapsed_s: runtime_delta / 1_000_000,
+            wakeup: pick(self.wakeup_metric),
+            request: pick(self.request_metric),
+            rps: self.rps.clone(),
+            sched_delay_message_ns: m,
+            sched_delay_worker_ns: w,
+            current_rps: if current.is_finite() { current } else { 0.0 },
+        })))
+    }
+}
+
+/// Where streamed benchmark output goes (stdout, or stderr when stdout carries the JSON).
+#[derive(Clone)]
+pub struct TextSink(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for TextSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TextSink")
+    }
+}
+
+/// schbench's periodic output as the run goes: the preamble at the start, then each warm-up
+/// notice and interval report at the simulated time its statistics pass runs — what the
+/// real program prints while it runs. The final report follows from [`native_report`].
+pub struct SchbenchStream {
+    cfg: SchbenchConfig,
+    log: SchbenchLog,
+    sink: TextSink,
+}
+
+impl crate::engine::observer::IntervalHook for SchbenchStream {
+    fn snapshot(&mut self, index: usize, snap: &crate::engine::Snapshot) {
+        if let Some(entry) = self.log.push(&self.cfg, index, snap) {
+            (self.sink.0)(&schbench::format_log_entry(&entry));
+        }
+    }
+}
+
+/// The streaming hook of a benchmark that prints as it runs (the current schbench; the other
+/// benchmarks print only at the end), with its preamble already sent to `sink`.
+pub fn interval_hook(
+    spec: &WorkloadSpec,
+    engine: &Engine,
+    sink: TextSink,
+) -> Option<Box<dyn crate::engine::observer::IntervalHook>> {
+    let WorkloadSpec::Schbench(cfg) = spec else {
+        return None;
+    };
+    if cfg.version != SchbenchVersion::Current {
+        return None;
+    }
+    let metric_index = |name: &str| engine.metrics().position(|(n, _)| n == name);
+    let log = SchbenchLog::new(
+        metric_index(gsb::WAKEUP_METRIC),
+        metric_index(gsb::REQUEST_METRIC),
+    );
+    (sink.0)(&cfg.format_preamble());
+    Some(Box::new(SchbenchStream {
+        cfg: cfg.clone(),
+        log,
+        sink,
+    }))
+}
+
 /// Fill [`SchbenchResult`] from a finished run of the current schbench.
 pub fn schbench_result(cfg: &SchbenchConfig, engine: &Engine) -> SchbenchResult {
     let empty = Histogram::new();
@@ -162,54 +298,15 @@ pub fn schbench_result(cfg: &SchbenchConfig, engine: &Engine) -> SchbenchResult 
         metric_index(gsb::REQUEST_METRIC),
     );
     let pipe = cfg.pipe_bytes > 0;
-    let rps_mode = cfg.rps > 0;
     let mut res = SchbenchResult::default();
-    let mut rps = PlatHistogram::new();
     let snaps = engine.snapshots();
-    let start_us = snaps.first().map(|s| s.time_ns / 1000).unwrap_or(0);
-    let (mut last_t_us, mut last_ops) = (start_us, 0u64);
-    let mut warmup_done = false;
+    let mut log = SchbenchLog::new(wi, ri);
     for (k, s) in snaps.iter().enumerate() {
-        let now_us = s.time_ns / 1000;
-        let runtime_delta = now_us - start_us;
-        if !rps_mode
-            && !pipe
-            && cfg.warmup_s > 0
-            && !warmup_done
-            && runtime_delta > u64::from(cfg.warmup_s) * 1_000_000
-        {
-            warmup_done = true;
-            res.log.push(SchbenchLogEntry::WarmupDone);
-            rps.reset();
-            continue;
-        }
-        if pipe {
-            continue;
-        }
-        let delta = now_us - last_t_us;
-        let current = (s.ops_total - last_ops) as f64 * 1e6 / delta as f64;
-        last_ops = s.ops_total;
-        last_t_us = now_us;
-        rps.add(if current.is_finite() {
-            current as u32
-        } else {
-            0
-        });
-        if gsb::full_snapshot_pass(cfg, k as u64) && !s.metrics.is_empty() {
-            let (m, w) = sched_delays(cfg, &s.task_waits);
-            let pick = |i: Option<usize>| i.map(|i| to_plat_us(&s.metrics[i])).unwrap_or_default();
-            res.log
-                .push(SchbenchLogEntry::Interval(Box::new(SchbenchInterval {
-                    elapsed_s: runtime_delta / 1_000_000,
-                    wakeup: pick(wi),
-                    request: pick(ri),
-                    rps: rps.clone(),
-                    sched_delay_message_ns: m,
-                    sched_delay_worker_ns: w,
-                    current_rps: if current.is_finite() { current } else { 0.0 },
-                })));
+        if let Some(entry) = log.push(cfg, k, s) {
+            res.log.push(entry);
         }
     }
+    let rps = log.rps;
     res.wakeup = to_plat_us(wake_h);
     res.request = to_plat_us(req_h);
     res.rps = rps;
@@ -289,7 +386,6 @@ fn schbench_classic_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Va
 
 /// Fill [`StressNgResult`] from a finished run.
 pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult {
-    let per_call = cfg.bogo_ops_per_call();
     let end = engine.end_ns();
     let timeout_ns = cfg.effective_timeout_s().saturating_mul(1_000_000_000);
     let timed_out = timeout_ns > 0 && end >= timeout_ns;
@@ -307,7 +403,7 @@ pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult 
             _ => end.saturating_sub(start),
         };
         instances.push(StressNgInstance {
-            bogo_ops: (calls as f64 * per_call).floor() as u64,
+            bogo_ops: cfg.bogo_ops_after_calls(calls),
             wall_s: wall_ns as f64 / 1e9,
             usr_s: t.stats.sum_exec_runtime_ns as f64 / 1e9,
             sys_s: 0.0,

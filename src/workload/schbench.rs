@@ -313,7 +313,6 @@ const CURRENT_LONGOPTS: &[LongOpt] = &[
 /// Numbers go through `atoi` as in the program, but values the program would misbehave on
 /// (negative counts, zero message threads) are refused with a clear error.
 pub fn parse_current(args: &[String], nr_cpus: usize) -> InputResult<SchbenchConfig> {
-    let err = |m: String| InputError::new("schbench", m);
     let p = cmdline::getopt_long(
         "schbench",
         args,
@@ -321,93 +320,126 @@ pub fn parse_current(args: &[String], nr_cpus: usize) -> InputResult<SchbenchCon
         CURRENT_LONGOPTS,
         OptStyle::Glibc,
     )
-    .map_err(err)?;
+    .map_err(schbench_err)?;
     let mut c = SchbenchConfig::current_defaults(nr_cpus);
-    let mut worker_threads: i64 = 0;
-    let mut found_warmup: Option<u32> = None;
+    let mut late = CurrentLate::default();
     for o in &p.opts {
-        let arg = o.arg.as_deref().unwrap_or("");
-        let nonneg = |what: &str| -> InputResult<u64> {
-            let v = cmdline::atoi(arg);
-            if v < 0 {
-                Err(err(format!(
-                    "{} {what} must not be negative, got '{arg}'",
-                    o.spelled
-                )))
-            } else {
-                Ok(v as u64)
-            }
-        };
-        let u32v = |what: &str| -> InputResult<u32> {
-            nonneg(what).map(|v| v.min(u64::from(u32::MAX)) as u32)
-        };
-        match o.id {
-            'C' => c.calibrate = true,
-            'L' => c.skip_locking = true,
-            'A' => {
-                c.auto_rps_pct = Some(u32v("auto-rps percentage")?);
-                c.warmup_s = 0;
-                if c.rps == 0 {
-                    c.rps = 10;
-                }
-            }
-            'p' => {
-                let mut v = u32v("pipe size")?;
-                if v > PIPE_TRANSFER_BUFFER {
-                    c.parse_notes
-                        .push(format!("pipe size too big, using {PIPE_TRANSFER_BUFFER}"));
-                    v = PIPE_TRANSFER_BUFFER;
-                }
-                c.pipe_bytes = v;
-                c.warmup_s = 0;
-            }
-            'w' => found_warmup = Some(u32v("warmup time")?),
-            'm' => c.message_threads = u32v("message threads")?,
-            'M' | 'W' => {
-                let pin = if arg == "auto" {
-                    CpuPin::Auto
-                } else {
-                    CpuPin::List(
-                        parse_cpuset(arg)
-                            .ok_or_else(|| err("failed to parse cpuset information".into()))?,
-                    )
-                };
-                if o.id == 'M' {
-                    c.message_cpus = pin;
-                } else {
-                    c.worker_cpus = pin;
-                }
-            }
-            't' => worker_threads = nonneg("worker threads")? as i64,
-            'r' => c.runtime_s = u32v("runtime")?,
-            'i' => c.interval_s = u32v("interval time")?,
-            'z' => c.zero_s = u32v("zero time")?,
-            'R' => c.rps = u32v("requests per second")?,
-            'n' => c.operations = nonneg("operations")?,
-            's' => c.sleep_usec = nonneg("sleep usec")?,
-            'F' => c.cache_footprint_kb = nonneg("cache footprint")?,
-            'f' => {} // see CURRENT_LONGOPTS
-            'j' => {
-                return Err(err(format!(
-                    "--json {}: schbench's own JSON file is not written by the simulation; \
-                     accepted: schedlab's --json FILE, whose runs[].workload holds schbench's \
-                     metrics",
-                    crate::input::limits::clip(arg)
-                )));
-            }
-            'J' => c.jobname = Some(arg.to_string()),
-            'S' => {
-                let v = cmdline::atoi(arg);
-                if !(0..=100).contains(&v) {
-                    return Err(err("split must be between 0 and 100".into()));
-                }
-                c.split_private_pct = Some(v as u32);
-            }
-            'h' => return Err(err("--help prints usage; nothing to simulate".into())),
-            _ => unreachable!("getopt only returns ids from the table"),
-        }
+        apply_current_opt(&mut c, &mut late, o)?;
     }
-    if let Some(w) = found_warmup {
+    finish_current(c, &late, &p.positional, nr_cpus)
+}
+
+fn schbench_err(m: String) -> InputError {
+    InputError::new("schbench", m)
+}
+
+/// Options the current schbench applies after the option loop (`-t`, `-w`).
+#[derive(Default)]
+struct CurrentLate {
+    worker_threads: i64,
+    found_warmup: Option<u32>,
+}
+
+/// One option of the current schbench's `parse_options()` switch.
+fn apply_current_opt(
+    c: &mut SchbenchConfig,
+    late: &mut CurrentLate,
+    o: &cmdline::OptHit,
+) -> InputResult<()> {
+    let err = schbench_err;
+    let arg = o.arg.as_deref().unwrap_or("");
+    let nonneg = |what: &str| -> InputResult<u64> {
+        let v = cmdline::atoi(arg);
+        if v < 0 {
+            Err(err(format!(
+                "{} {what} must not be negative, got '{arg}'",
+                o.spelled
+            )))
+        } else {
+            Ok(v as u64)
+        }
+    };
+    let u32v = |what: &str| -> InputResult<u32> {
+        nonneg(what).map(|v| v.min(u64::from(u32::MAX)) as u32)
+    };
+    match o.id {
+        'C' => c.calibrate = true,
+        'L' => c.skip_locking = true,
+        'A' => {
+            c.auto_rps_pct = Some(u32v("auto-rps percentage")?);
+            c.warmup_s = 0;
+            if c.rps == 0 {
+                c.rps = 10;
+            }
+        }
+        'p' => {
+            let mut v = u32v("pipe size")?;
+            if v > PIPE_TRANSFER_BUFFER {
+                c.parse_notes
+                    .push(format!("pipe size too big, using {PIPE_TRANSFER_BUFFER}"));
+                v = PIPE_TRANSFER_BUFFER;
+            }
+            c.pipe_bytes = v;
+            c.warmup_s = 0;
+        }
+        'w' => late.found_warmup = Some(u32v("warmup time")?),
+        'm' => c.message_threads = u32v("message threads")?,
+        'M' | 'W' => {
+            let pin = if arg == "auto" {
+                CpuPin::Auto
+            } else {
+                CpuPin::List(
+                    parse_cpuset(arg)
+                        .ok_or_else(|| err("failed to parse cpuset information".into()))?,
+                )
+            };
+            if o.id == 'M' {
+                c.message_cpus = pin;
+            } else {
+                c.worker_cpus = pin;
+            }
+        }
+        't' => late.worker_threads = nonneg("worker threads")? as i64,
+        'r' => c.runtime_s = u32v("runtime")?,
+        'i' => c.interval_s = u32v("interval time")?,
+        'z' => c.zero_s = u32v("zero time")?,
+        'R' => c.rps = u32v("requests per second")?,
+        'n' => c.operations = nonneg("operations")?,
+        's' => c.sleep_usec = nonneg("sleep usec")?,
+        'F' => c.cache_footprint_kb = nonneg("cache footprint")?,
+        'f' => {} // see CURRENT_LONGOPTS
+        'j' => {
+            return Err(err(format!(
+                "--json {}: schbench's own JSON file is not written by the simulation; \
+                 accepted: schedlab's --json FILE, whose runs[].workload holds schbench's \
+                 metrics",
+                crate::input::limits::clip(arg)
+            )));
+        }
+        'J' => c.jobname = Some(arg.to_string()),
+        'S' => {
+            let v = cmdline::atoi(arg);
+            if !(0..=100).contains(&v) {
+                return Err(err("split must be between 0 and 100".into()));
+            }
+            c.split_private_pct = Some(v as u32);
+        }
+        'h' => return Err(err("--help prints usage; nothing to simulate".into())),
+        _ => unreachable!("getopt only returns ids from the table"),
+    }
+    Ok(())
+}
+
+/// What the current schbench does after its option loop: the late options, `-C` implying
+/// `-L`, no warm-up below 30 s, extra arguments, the default worker count, and CPU checks.
+fn finish_current(
+    mut c: SchbenchConfig,
+    late: &CurrentLate,
+    positional: &[String],
+    nr_cpus: usize,
+) -> InputResult<SchbenchConfig> {
+    let err = schbench_err;
+    if let Some(w) = late.found_warmup {
         c.warmup_s = w;
     }
     if c.calibrate {
@@ -416,7 +448,7 @@ pub fn parse_current(args: &[String], nr_cpus: usize) -> InputResult<SchbenchCon
     if c.runtime_s < 30 {
         c.warmup_s = 0;
     }
-    if let Some(w) = p.positional.first() {
+    if let Some(w) = positional.first() {
         return Err(err(format!("Error Extra arguments '{w}'")));
     }
     if c.message_threads == 0 {
@@ -424,28 +456,23 @@ pub fn parse_current(args: &[String], nr_cpus: usize) -> InputResult<SchbenchCon
             "-m must be at least 1 (the program divides by it)".into()
         ));
     }
-    if worker_threads == 0 {
+    if late.worker_threads == 0 {
         let n = nr_cpus.max(1) as u64;
         let m = u64::from(c.message_threads);
         c.workers_per_message_thread = n.div_ceil(m) as u32;
         c.workers_defaulted = true;
     } else {
-        c.workers_per_message_thread = worker_threads.min(i64::from(u32::MAX)) as u32;
+        c.workers_per_message_thread = late.worker_threads.min(i64::from(u32::MAX)) as u32;
         c.workers_defaulted = false;
     }
-    if let CpuPin::List(m) = c.message_cpus
-        && let Some(bad) = m.iter().find(|&cpu| cpu >= nr_cpus)
-    {
-        return Err(err(format!(
-            "-M: CPU {bad} does not exist (machine has {nr_cpus} CPUs)"
-        )));
-    }
-    if let CpuPin::List(m) = c.worker_cpus
-        && let Some(bad) = m.iter().find(|&cpu| cpu >= nr_cpus)
-    {
-        return Err(err(format!(
-            "-W: CPU {bad} does not exist (machine has {nr_cpus} CPUs)"
-        )));
+    for (flag, pin) in [("-M", c.message_cpus), ("-W", c.worker_cpus)] {
+        if let CpuPin::List(m) = pin
+            && let Some(bad) = m.iter().find(|&cpu| cpu >= nr_cpus)
+        {
+            return Err(err(format!(
+                "{flag}: CPU {bad} does not exist (machine has {nr_cpus} CPUs)"
+            )));
+        }
     }
     Ok(c)
 }
@@ -815,36 +842,42 @@ fn pretty_size(mut n: f64) -> (f64, &'static str) {
     (n, UNITS[i])
 }
 
+/// One entry of the statistics thread's log as the program prints it.
+pub fn format_log_entry(e: &SchbenchLogEntry) -> String {
+    match e {
+        SchbenchLogEntry::WarmupDone => "warmup done, zeroing stats\n".into(),
+        SchbenchLogEntry::Interval(iv) => {
+            let t = iv.elapsed_s;
+            let mut out = format_latency_block(
+                "Wakeup Latencies",
+                "usec",
+                t,
+                &iv.wakeup,
+                PLIST_FOR_LAT,
+                STAR_99,
+            );
+            out += &format_latency_block(
+                "Request Latencies",
+                "usec",
+                t,
+                &iv.request,
+                PLIST_FOR_LAT,
+                STAR_99,
+            );
+            out += &format_latency_block("RPS", "requests", t, &iv.rps, PLIST_FOR_RPS, STAR_50);
+            out += &sched_delay_line(iv.sched_delay_message_ns, iv.sched_delay_worker_ns);
+            out += &format!("current rps: {:.2}\n", iv.current_rps);
+            out
+        }
+    }
+}
+
 /// Everything the current schbench prints to stderr for one run: preamble, the log
 /// (warmup/interval reports), then the final report.
 pub fn format_report(cfg: &SchbenchConfig, res: &SchbenchResult) -> String {
     let mut out = cfg.format_preamble();
     for e in &res.log {
-        match e {
-            SchbenchLogEntry::WarmupDone => out.push_str("warmup done, zeroing stats\n"),
-            SchbenchLogEntry::Interval(iv) => {
-                let t = iv.elapsed_s;
-                out += &format_latency_block(
-                    "Wakeup Latencies",
-                    "usec",
-                    t,
-                    &iv.wakeup,
-                    PLIST_FOR_LAT,
-                    STAR_99,
-                );
-                out += &format_latency_block(
-                    "Request Latencies",
-                    "usec",
-                    t,
-                    &iv.request,
-                    PLIST_FOR_LAT,
-                    STAR_99,
-                );
-                out += &format_latency_block("RPS", "requests", t, &iv.rps, PLIST_FOR_RPS, STAR_50);
-                out += &sched_delay_line(iv.sched_delay_message_ns, iv.sched_delay_worker_ns);
-                out += &format!("current rps: {:.2}\n", iv.current_rps);
-            }
-        }
+        out += &format_log_entry(e);
     }
     let runtime = u64::from(cfg.runtime_s);
     if cfg.pipe_bytes > 0 {

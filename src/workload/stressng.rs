@@ -12,11 +12,12 @@
 //! [`StressNgConfig::bogo_ops_per_call`] (stress-ng's own normalisation, CPU-independent).
 //!
 //! `--cpu-method all` (the default) cycles through every method in table order, one call per
-//! step, so consecutive calls differ by orders of magnitude in cost. We model it as a mean call
-//! cost ([`ALL_MEAN_CALL_NS`], the mean of `1/bogo_op_rate` over the 83 methods of a gcc
-//! x86-64 build). Why: the engine needs one cost per call, and over a 64-call slice the cycle
-//! averages out; per-call variance (which makes stress-ng's own duty cycle uneven) is lost.
-//! Specific methods use their own rate from a small table of common ones.
+//! step (`stress_call_cpu_method()`'s static index, per process, starting at the first
+//! method), so consecutive calls differ by orders of magnitude in cost. The generator follows
+//! that cycle call by call ([`StressNgConfig::call_cycle`]) with each method's own cost,
+//! measured on this project's VM ([`methods`]) and scaled to the reference CPU, so the
+//! `--cpu-load-slice` busy periods are as uneven as the real ones (a 1 ms slice ends after the
+//! first call that crosses 1 ms, often a long one).
 //!
 //! Left out: every other stressor and most global options (only `--taskset` of the affinity
 //! options is modelled); `--timestamp` (no timestamps are printed, so output is deterministic).
@@ -31,16 +32,19 @@ pub const BOGO_OPS_PER_REFERENCE_SECOND: f64 = 1484.50;
 /// One bogo op in i5-8350U nanoseconds (1e9 / 1484.5).
 pub const BOGO_OP_NS: f64 = 1e9 / BOGO_OPS_PER_REFERENCE_SECOND;
 
-/// Time of a method call on schedlab's reference CPU over its time on stress-ng's i5-8350U:
+/// Time of a bogo op on schedlab's reference CPU over its time on stress-ng's i5-8350U:
 /// measured on the reference machine (docs/host-benchmarks.md), where
 /// `stress-ng --cpu 1 --cpu-ops 2002` (`--cpu-method all`) used 2.39 s of task-clock for
 /// 2002 bogo ops, i.e. 1.194 ms per bogo op against the i5-8350U's 673.6 µs: 1.772.
 pub const I5_8350U_TO_REFERENCE: f64 = 1.772;
 
-/// Mean i5-8350U cost of one method call under `--cpu-method all`: mean of
-/// `1e9 / bogo_op_rate` over the 83 methods in stress-cpu.c (HEAD 291fc4341, methods compiled
-/// by gcc on x86-64). Computed once from the table; see the module docs for why a mean.
-pub const ALL_MEAN_CALL_NS: u64 = 643_382;
+/// Reference-CPU nanoseconds of one bogo op under `--cpu-method all`
+/// ([`BOGO_OP_NS`] × [`I5_8350U_TO_REFERENCE`]). The per-method costs measured on the
+/// project VM are scaled so that a whole `all` cycle takes exactly this per bogo op.
+pub const REFERENCE_ALL_BOGO_OP_NS: f64 = BOGO_OP_NS * I5_8350U_TO_REFERENCE;
+
+pub mod methods;
+pub use methods::{CpuMethod, METHODS};
 
 /// Default timeout when `-t` is not given: one day (`DEFAULT_TIMEOUT`).
 pub const DEFAULT_TIMEOUT_S: u64 = 24 * 60 * 60;
@@ -49,26 +53,26 @@ pub const DEFAULT_TIMEOUT_S: u64 = 24 * 60 * 60;
 pub const MIN_OPS: u64 = 1;
 pub const MAX_OPS: u64 = 100_000_000;
 
-/// `bogo_op_rate` (calls per second on the reference CPU) of the methods we accept by name.
-/// Values from stress-cpu.c's method table.
-pub const METHOD_RATES: &[(&str, f64)] = &[
-    ("ackermann", 2008.64),
-    ("double", 11172.11),
-    ("fft", 1516.20),
-    ("fibonacci", 35976352.02),
-    ("float", 11085.77),
-    ("hanoi", 54804.26),
-    ("int32", 65527.15),
-    ("int64", 61950.47),
-    ("loop", 31424.67),
-    ("matrixprod", 263.84),
-    ("nsqrt", 32783.07),
-    ("pi", 469787.65),
-    ("prime", 443.99),
-    ("queens", 637.03),
-    ("sqrt", 5821.64),
-    ("trig", 1200.32),
-];
+/// VM CPU nanoseconds of one call of `m` (see [`methods`]).
+fn vm_call_ns(m: &CpuMethod) -> f64 {
+    1e9 * BOGO_OPS_PER_REFERENCE_SECOND / (m.vm_bogo_ops_per_cpu_s * m.bogo_op_rate)
+}
+
+/// Reference ns per VM ns: a bogo op of the whole `all` cycle on the VM
+/// (Σ call ns / Σ bogo ops per call) becomes [`REFERENCE_ALL_BOGO_OP_NS`].
+pub fn vm_to_reference() -> f64 {
+    let ns: f64 = METHODS.iter().map(vm_call_ns).sum();
+    let ops: f64 = METHODS
+        .iter()
+        .map(|m| BOGO_OPS_PER_REFERENCE_SECOND / m.bogo_op_rate)
+        .sum();
+    REFERENCE_ALL_BOGO_OP_NS / (ns / ops)
+}
+
+/// Reference-CPU nanoseconds of one call of method `m`.
+pub fn method_reference_ns(m: &CpuMethod) -> u64 {
+    ((vm_call_ns(m) * vm_to_reference()).round() as u64).max(1)
+}
 
 /// How a busy slice ends (`--cpu-load-slice S`, only used when 0 < P < 100).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -131,37 +135,67 @@ impl StressNgConfig {
         self.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S)
     }
 
-    fn method_rate(&self) -> Option<f64> {
-        METHOD_RATES
-            .iter()
-            .find(|(n, _)| *n == self.cpu_method)
-            .map(|(_, r)| *r)
+    /// The method's index in [`METHODS`], `None` for `all`.
+    pub fn method_index(&self) -> Option<usize> {
+        METHODS.iter().position(|m| m.name == self.cpu_method)
     }
 
-    /// Reference-CPU nanoseconds of one method call (the engine scales by CPU speed):
-    /// [`Self::i5_call_ns`] × [`I5_8350U_TO_REFERENCE`].
+    /// The calls an instance makes, in order, as (reference-CPU ns, bogo ops added) — one
+    /// entry for a specific method, the whole table for `all` (the instance repeats the
+    /// cycle).
+    pub fn call_cycle(&self) -> Vec<(u64, f64)> {
+        let call = |m: &CpuMethod| {
+            let ops = if self.cpu_old_metrics {
+                1.0
+            } else {
+                BOGO_OPS_PER_REFERENCE_SECOND / m.bogo_op_rate
+            };
+            (method_reference_ns(m), ops)
+        };
+        match self.method_index() {
+            Some(i) => vec![call(&METHODS[i])],
+            None => METHODS.iter().map(call).collect(),
+        }
+    }
+
+    /// Reference-CPU nanoseconds of one method call (the engine scales by CPU speed): the
+    /// method's cost, or the mean over the cycle for `all`.
     pub fn method_call_ns(&self) -> u64 {
-        (self.i5_call_ns() as f64 * I5_8350U_TO_REFERENCE).round() as u64
+        let c = self.call_cycle();
+        (c.iter().map(|(ns, _)| *ns as f64).sum::<f64>() / c.len() as f64).round() as u64
     }
 
-    /// i5-8350U nanoseconds of one method call: `1/rate` of stress-ng's table.
-    pub fn i5_call_ns(&self) -> u64 {
-        match self.method_rate() {
-            Some(rate) => (1e9 / rate).round() as u64,
-            None => ALL_MEAN_CALL_NS,
-        }
-    }
-
-    /// Bogo ops added per method call: `1484.5 / rate` (the same for `all` in expectation:
-    /// 1484.5 × mean call seconds), or 1 with `--cpu-old-metrics`.
+    /// Bogo ops added per method call: `1484.5 / rate` (the mean over the cycle for `all`),
+    /// or 1 with `--cpu-old-metrics`.
     pub fn bogo_ops_per_call(&self) -> f64 {
-        if self.cpu_old_metrics {
-            return 1.0;
+        let c = self.call_cycle();
+        c.iter().map(|(_, o)| o).sum::<f64>() / c.len() as f64
+    }
+
+    /// The bogo counter after `calls` calls: ⌊Σ ops of the calls made⌋ (`stress_bogo_set(args,
+    /// (uint64_t)counter)`), whole cycles plus the first calls of the next.
+    pub fn bogo_ops_after_calls(&self, calls: u64) -> u64 {
+        let c = self.call_cycle();
+        let n = c.len() as u64;
+        let per_cycle: f64 = c.iter().map(|(_, o)| o).sum();
+        let part: f64 = c[..(calls % n) as usize].iter().map(|(_, o)| o).sum();
+        ((calls / n) as f64 * per_cycle + part).floor() as u64
+    }
+
+    /// Calls an instance makes before its counter reaches `ops` (the smallest n with
+    /// [`Self::bogo_ops_after_calls`]`(n) ≥ ops`); 0 for `ops` = 0.
+    pub fn calls_for_ops(&self, ops: u64) -> u64 {
+        if ops == 0 {
+            return 0;
         }
-        match self.method_rate() {
-            Some(rate) => BOGO_OPS_PER_REFERENCE_SECOND / rate,
-            None => BOGO_OPS_PER_REFERENCE_SECOND * ALL_MEAN_CALL_NS as f64 / 1e9,
+        let c = self.call_cycle();
+        let per_cycle: f64 = c.iter().map(|(_, o)| o).sum();
+        let cycles = (ops as f64 / per_cycle).floor() as u64;
+        let mut n = cycles.saturating_sub(1) * c.len() as u64;
+        while self.bogo_ops_after_calls(n) < ops {
+            n += 1;
         }
+        n
     }
 
     /// The busy-slice rule for `--cpu-load-slice`.
@@ -358,9 +392,9 @@ pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
             }
             'S' => c.cpu_load_slice = range("cpu-load-slice", -5000, 5000)? as i32,
             'x' => {
-                if arg != "all" && !METHOD_RATES.iter().any(|(n, _)| *n == arg) {
+                if arg != "all" && !METHODS.iter().any(|m| m.name == arg) {
                     let mut names = vec!["all"];
-                    names.extend(METHOD_RATES.iter().map(|(n, _)| *n));
+                    names.extend(METHODS.iter().map(|m| m.name));
                     return Err(err(format!(
                         "option cpu-method choice '{arg}' not known, choices are: {} (schedlab models these cpu methods)",
                         names.join(" ")
@@ -546,7 +580,14 @@ fn line(pid: u32, tag: &str, text: &str) -> String {
 /// order): timeout line, dispatch line, the per-instance method hint, the metrics table if
 /// asked, the exit-status summary and the completion line.
 pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
-    let pid = res.pid;
+    let mut out = startup_lines(cfg, res.pid);
+    out += &metrics_table(cfg, res);
+    out += &summary_lines(res);
+    out
+}
+
+/// The timeout and dispatch lines and the per-instance hints.
+fn startup_lines(cfg: &StressNgConfig, pid: u32) -> String {
     let info = "info: ";
     let mut out = String::new();
     let timeout = match cfg.timeout_s {
@@ -583,6 +624,13 @@ pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
             "cpu: CPU affinity probably set, this can affect CPU loading",
         );
     }
+    out
+}
+
+/// The `--metrics-brief` / `--metrics` table (nothing without either).
+fn metrics_table(cfg: &StressNgConfig, res: &StressNgResult) -> String {
+    let pid = res.pid;
+    let mut out = String::new();
     let m = res.metrics();
     match cfg.metrics {
         MetricsMode::Off => {}
@@ -677,6 +725,14 @@ pub fn format_report(cfg: &StressNgConfig, res: &StressNgResult) -> String {
             );
         }
     }
+    out
+}
+
+/// The exit-status summary and the completion line.
+fn summary_lines(res: &StressNgResult) -> String {
+    let pid = res.pid;
+    let info = "info: ";
+    let mut out = String::new();
     let passed = res.instances.iter().filter(|i| i.completed).count();
     let failed = res.instances.len() - passed;
     out += &line(pid, info, "skipped: 0");
@@ -799,9 +855,9 @@ mod tests {
         assert_eq!(c.ops_per_instance(), Some(1389)); // ceil(100000 / 72)
         assert_eq!(c.load_slice(), LoadSlice::CpuTimeMs(1));
         assert_eq!(c.effective_timeout_s(), DEFAULT_TIMEOUT_S);
-        // 1 ms slice with ~1.14 ms calls (643 µs on the i5-8350U): one call.
+        // 1 ms slice with ~1.14 ms mean calls (643 µs on the i5-8350U): one mean call.
         assert_eq!(c.slice_busy_ns(), Some(c.method_call_ns()));
-        assert_eq!(c.method_call_ns(), 1_140_073);
+        assert_eq!(c.method_call_ns(), 1_140_072);
         // 50 %: idle = busy, truncated to µs.
         assert_eq!(c.nominal_idle_ns(1_286_764), 1_286_000);
     }
@@ -844,19 +900,20 @@ mod tests {
     #[test]
     fn method_costs() {
         let all = parse(&w("--cpu 1"), 4).unwrap();
-        // One bogo op = 1/1484.5 s of i5-8350U time regardless of method: 1.194 ms on the
-        // reference CPU.
-        let per_op_ns = all.i5_call_ns() as f64 / all.bogo_ops_per_call();
-        assert!((per_op_ns - BOGO_OP_NS).abs() < 1.0, "{per_op_ns}");
+        // One bogo op of the whole `all` cycle is 1.194 ms on the reference CPU (673.6 µs of
+        // i5-8350U time × 1.772).
         let per_op_ref_ns = all.method_call_ns() as f64 / all.bogo_ops_per_call();
         assert!(
             (per_op_ref_ns - 1_193_600.0).abs() < 100.0,
             "{per_op_ref_ns}"
         );
+        // The i5-8350U mean call (the table's mean 1/rate) is 643.4 µs.
+        assert!((all.bogo_ops_per_call() * BOGO_OP_NS - 643_382.0).abs() < 1.0);
         let mp = parse(&w("--cpu 1 --cpu-method matrixprod"), 4).unwrap();
-        assert_eq!(mp.i5_call_ns(), 3_790_176);
-        assert_eq!(mp.method_call_ns(), 6_716_192);
+        // 4336 µs measured on the VM × 2.5019.
+        assert_eq!(mp.method_call_ns(), 10_848_322);
         assert!((mp.bogo_ops_per_call() - 1484.5 / 263.84).abs() < 1e-12);
+        assert_eq!(mp.call_cycle().len(), 1);
         let old = parse(&w("--cpu 1 --cpu-method matrixprod --cpu-old-metrics"), 4).unwrap();
         assert_eq!(old.bogo_ops_per_call(), 1.0);
     }

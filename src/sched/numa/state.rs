@@ -94,14 +94,39 @@ impl NumaState {
         curr_of: impl Fn(usize) -> Option<RqCurr>,
     ) -> FaultOutcome {
         let mut out = FaultOutcome::default();
-        let nr_nodes = topo.nr_nodes();
         let this_nid = topo.cpu_node[site.cpu];
         let pg = mm.groups[g];
         let Some(page_nid) = pg.nid.map(usize::from) else {
             return out;
         };
         mm.groups[g].prot_none = false;
-        let pid = self.tasks[site.p.idx()].pid;
+        let mut flags = self.count_hint_fault(site, page_nid == this_nid);
+        let last_cpupid = pg.last_cpupid;
+        let target = self.misplaced_target(mm, g, site, topo, v, page_nid);
+        let mut mem_nid = page_nid;
+        if let Some(dst) = target {
+            let (moved, fault_flag) = self.migrate_misplaced(mm, g, dst, site, topo, v);
+            flags |= fault_flag;
+            if moved {
+                mem_nid = dst;
+                out.migrated_to = Some(dst);
+            } else {
+                out.migrate_failed = true;
+            }
+        }
+        let fault = TaskFault {
+            last_cpupid,
+            this_nid,
+            mem_nid,
+            flags,
+        };
+        self.task_numa_fault(&fault, site, topo, v, curr_of, &mut out);
+        out
+    }
+
+    /// The head of `do_numa_page()`: the `TNF_*` flags known before `mpol_misplaced()`
+    /// (no-group, shared, local) and the `numa_hint_faults[_local]` counters.
+    fn count_hint_fault(&mut self, site: &FaultSite, local: bool) -> u32 {
         let mut flags = 0;
         if !site.writable {
             flags |= TNF_NO_GROUP;
@@ -109,75 +134,102 @@ impl NumaState {
         if site.shared {
             flags |= TNF_SHARED;
         }
-        let last_cpupid = pg.last_cpupid;
         self.vmstat.numa_hint_faults += PAGES_PER_GROUP;
-        if page_nid == this_nid {
+        if local {
             self.vmstat.numa_hint_faults_local += PAGES_PER_GROUP;
             flags |= TNF_FAULT_LOCAL;
         }
-        // mpol_misplaced(): should_numa_migrate_memory() exchanges last_cpupid.
-        let target = {
-            let t = &self.tasks[site.p.idx()];
-            let ng = t.group.map(|id| self.groups.get(id));
-            let page = &mut mm.groups[g];
-            mpol_misplaced(
-                site.policy,
-                page_nid,
-                this_nid,
-                g as u64,
-                &topo.distance,
-                || {
-                    let last =
-                        std::mem::replace(&mut page.last_cpupid, cpu_pid_to_cpupid(site.cpu, pid));
-                    should_numa_migrate_memory(
-                        t,
-                        ng,
-                        last,
-                        page_nid,
-                        this_nid,
-                        |c| topo.cpu_node[c],
-                        v,
-                    )
-                },
-            )
-        };
-        let mut mem_nid = page_nid;
-        if let Some(dst) = target {
-            let limited = match v.rate_limit {
-                Some(limit) => {
-                    if self.rate.len() < nr_nodes {
-                        self.rate.resize(nr_nodes, NodeRateLimit::default());
-                    }
-                    self.rate[dst].update(&limit, site.now_ns, PAGES_PER_GROUP)
+        flags
+    }
+
+    /// `mpol_misplaced()`: the node page group `g` should move to, if any;
+    /// `should_numa_migrate_memory()` exchanges the group's `last_cpupid` on the way.
+    fn misplaced_target(
+        &self,
+        mm: &mut Mm,
+        g: usize,
+        site: &FaultSite,
+        topo: &NumaTopo,
+        v: &NumaVariant,
+        page_nid: usize,
+    ) -> Option<usize> {
+        let this_nid = topo.cpu_node[site.cpu];
+        let t = &self.tasks[site.p.idx()];
+        let pid = t.pid;
+        let ng = t.group.map(|id| self.groups.get(id));
+        let page = &mut mm.groups[g];
+        mpol_misplaced(
+            site.policy,
+            page_nid,
+            this_nid,
+            g as u64,
+            &topo.distance,
+            || {
+                let last =
+                    std::mem::replace(&mut page.last_cpupid, cpu_pid_to_cpupid(site.cpu, pid));
+                should_numa_migrate_memory(t, ng, last, page_nid, this_nid, |c| topo.cpu_node[c], v)
+            },
+        )
+    }
+
+    /// `migrate_misplaced_folio()` of page group `g` to node `dst`, behind the variant's
+    /// per-node rate limit. Returns whether it moved and the `TNF_*` flag to add.
+    fn migrate_misplaced(
+        &mut self,
+        mm: &mut Mm,
+        g: usize,
+        dst: usize,
+        site: &FaultSite,
+        topo: &NumaTopo,
+        v: &NumaVariant,
+    ) -> (bool, u32) {
+        let nr_nodes = topo.nr_nodes();
+        let limited = match v.rate_limit {
+            Some(limit) => {
+                if self.rate.len() < nr_nodes {
+                    self.rate.resize(nr_nodes, NodeRateLimit::default());
                 }
-                None => false,
-            };
-            if limited {
-                flags |= TNF_MIGRATE_FAIL;
-                out.migrate_failed = true;
-                self.vmstat.pgmigrate_fail += PAGES_PER_GROUP;
-            } else {
-                mm.move_group(g, dst);
-                flags |= TNF_MIGRATED;
-                mem_nid = dst;
-                out.migrated_to = Some(dst);
-                self.vmstat.numa_pages_migrated += PAGES_PER_GROUP;
-                self.vmstat.pgmigrate_success += PAGES_PER_GROUP;
+                self.rate[dst].update(&limit, site.now_ns, PAGES_PER_GROUP)
             }
+            None => false,
+        };
+        if limited {
+            self.vmstat.pgmigrate_fail += PAGES_PER_GROUP;
+            (false, TNF_MIGRATE_FAIL)
+        } else {
+            mm.move_group(g, dst);
+            self.vmstat.numa_pages_migrated += PAGES_PER_GROUP;
+            self.vmstat.pgmigrate_success += PAGES_PER_GROUP;
+            (true, TNF_MIGRATED)
         }
-        // task_numa_fault(last_cpupid, mem_nid, pages, flags).
+    }
+
+    /// `task_numa_fault(last_cpupid, mem_nid, pages, flags)`: private/shared (with the group
+    /// join), the group-local override, placement and the migrate retry, then accounting.
+    fn task_numa_fault(
+        &mut self,
+        f: &TaskFault,
+        site: &FaultSite,
+        topo: &NumaTopo,
+        v: &NumaVariant,
+        curr_of: impl Fn(usize) -> Option<RqCurr>,
+        out: &mut FaultOutcome,
+    ) {
+        let nr_nodes = topo.nr_nodes();
+        let (this_nid, mem_nid, flags) = (f.this_nid, f.mem_nid, f.flags);
         let t = &mut self.tasks[site.p.idx()];
+        let pid = t.pid;
         if t.faults.is_none() {
             t.faults = Some(super::faults::NumaFaults::new(nr_nodes));
             t.faults_locality = [0; 3];
         }
-        let private = match classify_fault(last_cpupid, pid, flags) {
+        let private = match classify_fault(f.last_cpupid, pid, flags) {
             FaultClass::Private => true,
             FaultClass::Shared => false,
             FaultClass::SharedTryGroup => {
-                let tsk = curr_of(cpupid_to_cpu(last_cpupid));
+                let tsk = curr_of(cpupid_to_cpu(f.last_cpupid));
                 self.groups
-                    .task_numa_group(t, nr_nodes, this_nid, last_cpupid, flags, tsk)
+                    .task_numa_group(t, nr_nodes, this_nid, f.last_cpupid, flags, tsk)
             }
         };
         let ng = t.group.map(|id| self.groups.get(id));
@@ -225,8 +277,15 @@ impl NumaState {
             private,
             local,
         );
-        out
     }
+}
+
+/// What `do_numa_page()` hands to `task_numa_fault()`.
+struct TaskFault {
+    last_cpupid: u32,
+    this_nid: usize,
+    mem_nid: usize,
+    flags: u32,
 }
 
 /// The scan parameters and clock of one tick.
@@ -292,5 +351,34 @@ impl NumaState {
         );
         self.vmstat.numa_pte_updates += w.pte_updates;
         Some(w)
+    }
+}
+
+/// The scheduler-visible NUMA side of one run: the state, the machine's NUMA topology, the
+/// variant, and whether balancing runs (`kernel.numa_balancing` normal bit on a multi-node
+/// machine). The engine owns it; the policy reads it (through `CoreView::numa`) for
+/// `task_numa_migrate()` and the load balancer's NUMA hooks.
+#[derive(Clone, Debug)]
+pub struct NumaSched {
+    pub state: NumaState,
+    pub topo: NumaTopo,
+    pub variant: NumaVariant,
+    /// `sched_numa_balancing`: scanning, hinting faults, moves and the balancer's NUMA
+    /// predicates run. Off: memory stays where first touch put it.
+    pub balancing: bool,
+}
+
+impl NumaSched {
+    /// `(rq->nr_numa_running, rq->nr_preferred_running)` of a CPU on `nid` whose queued CFS
+    /// tasks (the running one included) are `tasks`: what `account_numa_enqueue()` /
+    /// `account_numa_dequeue()` keep, counted on demand.
+    pub fn rq_numa_counts(&self, tasks: &[TaskId], nid: usize) -> (u32, u32) {
+        let mut c = super::locality::RqNumaCounters::default();
+        for p in tasks {
+            if let Some(t) = self.state.tasks.get(p.idx()) {
+                c.enqueue(t.preferred_nid, nid);
+            }
+        }
+        (c.nr_numa_running, c.nr_preferred_running)
     }
 }

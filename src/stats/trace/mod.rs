@@ -51,6 +51,7 @@ use crate::engine::{Engine, Task};
 use crate::error::{InputError, InputResult};
 use crate::policy::{MigrationReason, Placement};
 use crate::stats::explain::{ExplainLog, select_task};
+use crate::stats::timeline::{Timeline, TimelineRecorder};
 
 /// Kernel release written into the trace's `SystemInfo`, so that Perfetto's trace processor
 /// decodes `prev_state` with the post-4.14 `TASK_REPORT` encoding (it assumes 4.4 otherwise).
@@ -281,11 +282,13 @@ pub struct Instruments {
     pub trace: Option<TraceSink>,
     /// `--explain TASK`: a pid (task index) or a comm.
     pub explain: Option<String>,
+    /// Record the run's compact time series ([`crate::stats::timeline`], `--report`).
+    pub timeline: bool,
 }
 
 impl Instruments {
     pub fn is_empty(&self) -> bool {
-        self.trace.is_none() && self.explain.is_none()
+        self.trace.is_none() && self.explain.is_none() && !self.timeline
     }
 
     /// Attach a recorder to `engine` before it runs. The explained task is resolved here,
@@ -306,6 +309,9 @@ impl Instruments {
         };
         let label = self.trace.as_ref().map(|t| t.label.clone());
         let mut rec = TraceRecorder::new(engine.cpus().len(), self.trace, explain);
+        if self.timeline {
+            rec.timeline = Some(TimelineRecorder::new(engine.cpus().len()));
+        }
         rec.start(engine.tasks(), engine.cpus().len());
         if let Some(label) = label {
             check_io(Some(&mut rec), &label)?;
@@ -329,9 +335,19 @@ fn check_io(rec: Option<&mut TraceRecorder>, label: &str) -> InputResult<()> {
 /// Detach the recorder of a finished run: report a trace write error, and return the
 /// `--explain` text (if a task was explained).
 pub fn detach(engine: &mut Engine, trace_label: Option<&str>) -> InputResult<Option<String>> {
-    let Some(rec) = take_recorder(engine) else {
-        return Ok(None);
+    detach_with_timeline(engine, trace_label).map(|(explanation, _)| explanation)
+}
+
+/// [`detach`], also returning the run's time series when one was recorded
+/// ([`Instruments::timeline`]).
+pub fn detach_with_timeline(
+    engine: &mut Engine,
+    trace_label: Option<&str>,
+) -> InputResult<(Option<String>, Option<Timeline>)> {
+    let Some(mut rec) = take_recorder(engine) else {
+        return Ok((None, None));
     };
+    let timeline = rec.finished_timeline.take();
     let (error, explain) = rec.into_parts();
     if let Some(e) = error {
         return Err(InputError::with_key(
@@ -340,7 +356,10 @@ pub fn detach(engine: &mut Engine, trace_label: Option<&str>) -> InputResult<Opt
             format!("cannot write: {e}"),
         ));
     }
-    Ok(explain.map(|log| crate::stats::explain::render(&log, engine)))
+    Ok((
+        explain.map(|log| crate::stats::explain::render(&log, engine)),
+        timeline,
+    ))
 }
 
 /// Detach the engine's observer after a run, as the [`TraceRecorder`] it is (`None` when no
@@ -358,6 +377,9 @@ pub struct TraceRecorder {
     explain: Option<ExplainLog>,
     /// `swapper/N` per CPU.
     idle_comms: Vec<String>,
+    /// The time series being recorded (`--report`), and once the run finished, the series.
+    timeline: Option<TimelineRecorder>,
+    finished_timeline: Option<Timeline>,
 }
 
 impl TraceRecorder {
@@ -370,6 +392,8 @@ impl TraceRecorder {
             sink,
             explain,
             idle_comms: (0..nr_cpus).map(|c| format!("swapper/{c}")).collect(),
+            timeline: None,
+            finished_timeline: None,
         }
     }
 
@@ -422,6 +446,9 @@ impl Observer for TraceRecorder {
         prev_state: PrevState,
         next: Option<&Task>,
     ) {
+        if let Some(tl) = self.timeline.as_mut() {
+            tl.switch(ts_ns, cpu, next.map(|t| t.id.0 as usize));
+        }
         if self.writer.is_none() {
             return;
         }
@@ -504,6 +531,9 @@ impl Observer for TraceRecorder {
             && let Some(e) = self.explain.as_mut()
         {
             e.migrate(ts_ns, from, to, reason);
+        }
+        if let Some(tl) = self.timeline.as_mut() {
+            tl.migrate(ts_ns, p.id.0 as usize, from, to, reason);
         }
         if self.writer.is_none() {
             return;
@@ -603,6 +633,7 @@ impl Observer for TraceRecorder {
         for &(cpu, t) in running {
             self.switch(ts_ns, cpu, Some(t), PrevState::Runnable, None);
         }
+        self.finished_timeline = self.timeline.take().map(|tl| tl.finish(ts_ns));
         if let Some(w) = self.writer.as_mut()
             && let Err(e) = w.finish()
         {

@@ -57,7 +57,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::WorkloadPlan;
 use crate::engine::rng::{RngStream, StreamKind};
 use crate::error::{InputError, InputResult};
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, SemId, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::schbench::{SchbenchConfig, SchbenchVersion};
 
@@ -133,30 +133,16 @@ pub fn worker_footprint_kib(cfg: &SchbenchConfig) -> u32 {
 }
 
 pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<WorkloadPlan> {
-    let err = |m: &str| Err(InputError::new("schbench", m.to_string()));
-    if cfg.auto_rps_pct.is_some() {
-        return err(
-            "-A/--auto-rps is not modelled (it rescales the RPS from /proc/stat busy time); \
-             give a fixed rate with -R",
-        );
-    }
-    if cfg.version != SchbenchVersion::Current
-        && (cfg.pipe_bytes > 0 || cfg.rps > 0 || cfg.classic_autobench)
-    {
-        return err(
-            "the classic schbench's -p, -R and -a modes are not modelled; only its default mode",
-        );
-    }
-    if cfg.workers_per_message_thread == 0 {
-        return err("-t 0 after defaults: no workers to run");
-    }
+    check_modes(cfg)?;
     let nr_cpus = machine.nr_cpus();
     let mut b = PlanBuilder::new();
-    let wakeup = b.metric(WAKEUP_METRIC);
-    let request = if cfg.version == SchbenchVersion::Current {
-        Some(b.metric(REQUEST_METRIC))
-    } else {
-        None
+    let metrics = Metrics {
+        wakeup: b.metric(WAKEUP_METRIC),
+        request: if cfg.version == SchbenchVersion::Current {
+            Some(b.metric(REQUEST_METRIC))
+        } else {
+            None
+        },
     };
     let main_cpu = creator_cpu(machine, None);
     let worker_mask = cfg.worker_mask(nr_cpus);
@@ -200,111 +186,18 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
         let t = cfg.workers_per_message_thread;
 
         // Semaphores of this message thread.
-        let msg = b.sem(0);
-        let batch = b.sem(0);
-        let gate = b.sem(0);
-        let reqs: Vec<u32> = if cfg.rps > 0 {
-            (0..t).map(|_| b.sem(0)).collect()
-        } else {
-            Vec::new()
+        let sems = MsgSems {
+            msg: b.sem(0),
+            batch: b.sem(0),
+            gate: b.sem(0),
+            reqs: if cfg.rps > 0 {
+                (0..t).map(|_| b.sem(0)).collect()
+            } else {
+                Vec::new()
+            },
         };
 
-        // Message thread program.
-        let mut p = Prog::new();
-        p.run(u64::from(t) * THREAD_CREATE_NS);
-        if cfg.rps > 0 {
-            let per_thread = u64::from(cfg.rps_per_message_thread());
-            let timer = i;
-            p.push(Op::TimerStart { timer });
-            let top = p.here();
-            let full_rounds = per_thread / u64::from(t);
-            let rest = per_thread % u64::from(t);
-            let post = |p: &mut Prog, w: usize| {
-                p.push(Op::Mark { slot: 0 });
-                p.run(FUTEX_WAKE_NS);
-                p.push(Op::UpStamped {
-                    sem: reqs[w],
-                    sync: false,
-                    slot: 0,
-                });
-            };
-            p.repeat(full_rounds, 0, "schbench -R", |p| {
-                for w in 0..t as usize {
-                    post(p, w);
-                }
-                Ok(())
-            })?;
-            for w in 0..rest as usize {
-                post(&mut p, w);
-            }
-            p.push(Op::TimerWait {
-                timer,
-                period_ns: 1_000_000_000,
-                absolute: false,
-            });
-            p.push(Op::Jump { to: top });
-        } else {
-            let top = p.here();
-            if cfg.version != SchbenchVersion::Current {
-                // Classic: after a post, usleep(s + rand() % (s/4)), then wake the batch. The
-                // jitter is 64 seeded draws, cycled: 64 copies of the batch loop.
-                let s = cfg.classic_sleeptime_us;
-                const COPIES: u32 = 64;
-                const BLOCK: u32 = 8;
-                for k in 0..COPIES {
-                    let jitter = if s >= 4 { rng.below(s / 4) } else { 0 };
-                    debug_assert_eq!(p.here(), top + k * BLOCK);
-                    p.push(Op::Down { sem: msg });
-                    p.push(Op::Sleep {
-                        ns: (s + jitter) * 1000,
-                    });
-                    p.push(Op::DownAll {
-                        sem: msg,
-                        into: batch,
-                    });
-                    p.push(Op::Mark { slot: 0 });
-                    let wake = p.here();
-                    p.push(Op::Run {
-                        work_ns: FUTEX_WAKE_NS,
-                    });
-                    p.push(Op::UpStamped {
-                        sem: gate,
-                        sync: false,
-                        slot: 0,
-                    });
-                    p.push(Op::TryDown {
-                        sem: batch,
-                        else_to: top + ((k + 1) % COPIES) * BLOCK,
-                    });
-                    p.push(Op::Jump { to: wake });
-                }
-            } else {
-                p.push(Op::Down { sem: msg });
-                p.push(Op::DownAll {
-                    sem: msg,
-                    into: batch,
-                });
-                if cfg.pipe_bytes == 0 {
-                    p.push(Op::Mark { slot: 0 });
-                }
-                let wake = p.here();
-                if cfg.pipe_bytes > 0 {
-                    p.run(copy_ns(u64::from(cfg.pipe_bytes)));
-                    p.push(Op::Mark { slot: 0 });
-                }
-                p.run(FUTEX_WAKE_NS);
-                p.push(Op::UpStamped {
-                    sem: gate,
-                    sync: false,
-                    slot: 0,
-                });
-                p.push(Op::TryDown {
-                    sem: batch,
-                    else_to: top,
-                });
-                p.push(Op::Jump { to: wake });
-            }
-        }
+        let p = message_program(cfg, i, &sems, &mut rng)?;
         let id = b.program(format!("schbench-msg-{i}"), p);
         b.task(TaskSpec {
             comm: "schbench-msg".into(),
@@ -319,89 +212,7 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
 
         // Workers.
         for w in 0..t {
-            let mut p = Prog::new();
-            let request_ops = |p: &mut Prog| {
-                if cfg.calibrate && cfg.sleep_usec > 0 {
-                    p.push(Op::Sleep {
-                        ns: cfg.sleep_usec * 1000,
-                    });
-                }
-                p.push(Op::Mark { slot: 1 });
-                if !cfg.calibrate && cfg.sleep_usec > 0 {
-                    p.push(Op::Sleep {
-                        ns: cfg.sleep_usec * 1000,
-                    });
-                }
-                p.run(work);
-                if let Some(r) = request {
-                    p.push(Op::Sample { slot: 1, metric: r });
-                }
-                p.push(Op::CountOp);
-            };
-            match cfg.version {
-                SchbenchVersion::Current if cfg.rps > 0 => {
-                    let req = reqs[w as usize];
-                    // 0: TryDown(req, else → 3); request; Jump 0; 3: Down(req); Sample; request;
-                    // Jump 0.
-                    let top = p.here();
-                    let try_at = p.here();
-                    p.push(Op::TryDown {
-                        sem: req,
-                        else_to: 0,
-                    });
-                    request_ops(&mut p);
-                    p.push(Op::Jump { to: top });
-                    let block = p.here();
-                    p.ops[try_at as usize] = Op::TryDown {
-                        sem: req,
-                        else_to: block,
-                    };
-                    p.push(Op::Down { sem: req });
-                    p.push(Op::Sample {
-                        slot: 0,
-                        metric: wakeup,
-                    });
-                    request_ops(&mut p);
-                    p.push(Op::Jump { to: top });
-                }
-                SchbenchVersion::Current => {
-                    if cfg.pipe_bytes > 0 {
-                        p.run(copy_ns(u64::from(cfg.pipe_bytes)));
-                    }
-                    p.push(Op::Mark { slot: 0 });
-                    p.push(Op::Up {
-                        sem: msg,
-                        sync: false,
-                    });
-                    p.push(Op::Down { sem: gate });
-                    p.push(Op::Sample {
-                        slot: 0,
-                        metric: wakeup,
-                    });
-                    if cfg.pipe_bytes > 0 {
-                        p.push(Op::CountOp);
-                    } else {
-                        request_ops(&mut p);
-                    }
-                    p.push(Op::Jump { to: 0 });
-                }
-                _ => {
-                    // Classic: spin, count, queue/post/wait, record.
-                    p.run(cfg.classic_cputime_us * 1000);
-                    p.push(Op::CountOp);
-                    p.push(Op::Mark { slot: 0 });
-                    p.push(Op::Up {
-                        sem: msg,
-                        sync: false,
-                    });
-                    p.push(Op::Down { sem: gate });
-                    p.push(Op::Sample {
-                        slot: 0,
-                        metric: wakeup,
-                    });
-                    p.push(Op::Jump { to: 0 });
-                }
-            }
+            let p = worker_program(cfg, w, &sems, work, metrics);
             let id = b.program(format!("schbench-worker-{i}-{w}"), p);
             b.task(TaskSpec {
                 comm: "schbench-worker".into(),
@@ -416,6 +227,255 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
         }
     }
     Ok(b.finish())
+}
+
+/// The modes and option values [`plan`] refuses.
+fn check_modes(cfg: &SchbenchConfig) -> InputResult<()> {
+    let err = |m: &str| Err(InputError::new("schbench", m.to_string()));
+    if cfg.auto_rps_pct.is_some() {
+        return err(
+            "-A/--auto-rps is not modelled (it rescales the RPS from /proc/stat busy time); \
+             give a fixed rate with -R",
+        );
+    }
+    if cfg.version != SchbenchVersion::Current
+        && (cfg.pipe_bytes > 0 || cfg.rps > 0 || cfg.classic_autobench)
+    {
+        return err(
+            "the classic schbench's -p, -R and -a modes are not modelled; only its default mode",
+        );
+    }
+    if cfg.workers_per_message_thread == 0 {
+        return err("-t 0 after defaults: no workers to run");
+    }
+    Ok(())
+}
+
+/// The latency metrics the workers sample.
+#[derive(Clone, Copy)]
+struct Metrics {
+    wakeup: u8,
+    /// Current schbench only.
+    request: Option<u8>,
+}
+
+/// The semaphores of one message thread (see the module docs).
+struct MsgSems {
+    msg: SemId,
+    batch: SemId,
+    gate: SemId,
+    /// RPS mode: one request counter per worker.
+    reqs: Vec<SemId>,
+}
+
+/// The program of message thread `i`: create its workers, then post requests (RPS mode) or
+/// wake batches of queued workers (saturate and classic).
+fn message_program(
+    cfg: &SchbenchConfig,
+    i: u32,
+    sems: &MsgSems,
+    rng: &mut RngStream,
+) -> InputResult<Prog> {
+    let t = cfg.workers_per_message_thread;
+    let mut p = Prog::new();
+    p.run(u64::from(t) * THREAD_CREATE_NS);
+    if cfg.rps > 0 {
+        rps_poster(&mut p, cfg, i, &sems.reqs)?;
+    } else if cfg.version != SchbenchVersion::Current {
+        classic_batches(&mut p, cfg, sems, rng);
+    } else {
+        let top = p.here();
+        p.push(Op::Down { sem: sems.msg });
+        p.push(Op::DownAll {
+            sem: sems.msg,
+            into: sems.batch,
+        });
+        if cfg.pipe_bytes == 0 {
+            p.push(Op::Mark { slot: 0 });
+        }
+        let wake = p.here();
+        if cfg.pipe_bytes > 0 {
+            p.run(copy_ns(u64::from(cfg.pipe_bytes)));
+            p.push(Op::Mark { slot: 0 });
+        }
+        p.run(FUTEX_WAKE_NS);
+        p.push(Op::UpStamped {
+            sem: sems.gate,
+            sync: false,
+            slot: 0,
+        });
+        p.push(Op::TryDown {
+            sem: sems.batch,
+            else_to: top,
+        });
+        p.push(Op::Jump { to: wake });
+    }
+    Ok(p)
+}
+
+/// RPS mode: once per 1 s window (timer `i`), post this message thread's share of `-R`
+/// round-robin over its workers' request counters `reqs`.
+fn rps_poster(p: &mut Prog, cfg: &SchbenchConfig, i: u32, reqs: &[SemId]) -> InputResult<()> {
+    let t = cfg.workers_per_message_thread;
+    let per_thread = u64::from(cfg.rps_per_message_thread());
+    let timer = i;
+    p.push(Op::TimerStart { timer });
+    let top = p.here();
+    let full_rounds = per_thread / u64::from(t);
+    let rest = per_thread % u64::from(t);
+    let post = |p: &mut Prog, w: usize| {
+        p.push(Op::Mark { slot: 0 });
+        p.run(FUTEX_WAKE_NS);
+        p.push(Op::UpStamped {
+            sem: reqs[w],
+            sync: false,
+            slot: 0,
+        });
+    };
+    p.repeat(full_rounds, 0, "schbench -R", |p| {
+        for w in 0..t as usize {
+            post(p, w);
+        }
+        Ok(())
+    })?;
+    for w in 0..rest as usize {
+        post(p, w);
+    }
+    p.push(Op::TimerWait {
+        timer,
+        period_ns: 1_000_000_000,
+        absolute: false,
+    });
+    p.push(Op::Jump { to: top });
+    Ok(())
+}
+
+/// Classic: after a post, usleep(s + rand() % (s/4)), then wake the batch. The jitter is 64
+/// seeded draws, cycled: 64 copies of the batch loop.
+fn classic_batches(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, rng: &mut RngStream) {
+    let top = p.here();
+    let s = cfg.classic_sleeptime_us;
+    const COPIES: u32 = 64;
+    const BLOCK: u32 = 8;
+    for k in 0..COPIES {
+        let jitter = if s >= 4 { rng.below(s / 4) } else { 0 };
+        debug_assert_eq!(p.here(), top + k * BLOCK);
+        p.push(Op::Down { sem: sems.msg });
+        p.push(Op::Sleep {
+            ns: (s + jitter) * 1000,
+        });
+        p.push(Op::DownAll {
+            sem: sems.msg,
+            into: sems.batch,
+        });
+        p.push(Op::Mark { slot: 0 });
+        let wake = p.here();
+        p.push(Op::Run {
+            work_ns: FUTEX_WAKE_NS,
+        });
+        p.push(Op::UpStamped {
+            sem: sems.gate,
+            sync: false,
+            slot: 0,
+        });
+        p.push(Op::TryDown {
+            sem: sems.batch,
+            else_to: top + ((k + 1) % COPIES) * BLOCK,
+        });
+        p.push(Op::Jump { to: wake });
+    }
+}
+
+/// One request of a current-schbench worker: the usleep (before `Mark 1` with `-C`), the
+/// math, the request-latency sample and `loop_count++`.
+fn request_ops(p: &mut Prog, cfg: &SchbenchConfig, work: u64, request: Option<u8>) {
+    if cfg.calibrate && cfg.sleep_usec > 0 {
+        p.push(Op::Sleep {
+            ns: cfg.sleep_usec * 1000,
+        });
+    }
+    p.push(Op::Mark { slot: 1 });
+    if !cfg.calibrate && cfg.sleep_usec > 0 {
+        p.push(Op::Sleep {
+            ns: cfg.sleep_usec * 1000,
+        });
+    }
+    p.run(work);
+    if let Some(r) = request {
+        p.push(Op::Sample { slot: 1, metric: r });
+    }
+    p.push(Op::CountOp);
+}
+
+/// The program of worker `w` of a message thread with semaphores `sems`.
+fn worker_program(cfg: &SchbenchConfig, w: u32, sems: &MsgSems, work: u64, m: Metrics) -> Prog {
+    let mut p = Prog::new();
+    let wakeup = m.wakeup;
+    match cfg.version {
+        SchbenchVersion::Current if cfg.rps > 0 => {
+            let req = sems.reqs[w as usize];
+            // 0: TryDown(req, else → 3); request; Jump 0; 3: Down(req); Sample; request;
+            // Jump 0.
+            let top = p.here();
+            let try_at = p.here();
+            p.push(Op::TryDown {
+                sem: req,
+                else_to: 0,
+            });
+            request_ops(&mut p, cfg, work, m.request);
+            p.push(Op::Jump { to: top });
+            let block = p.here();
+            p.ops[try_at as usize] = Op::TryDown {
+                sem: req,
+                else_to: block,
+            };
+            p.push(Op::Down { sem: req });
+            p.push(Op::Sample {
+                slot: 0,
+                metric: wakeup,
+            });
+            request_ops(&mut p, cfg, work, m.request);
+            p.push(Op::Jump { to: top });
+        }
+        SchbenchVersion::Current => {
+            if cfg.pipe_bytes > 0 {
+                p.run(copy_ns(u64::from(cfg.pipe_bytes)));
+            }
+            p.push(Op::Mark { slot: 0 });
+            p.push(Op::Up {
+                sem: sems.msg,
+                sync: false,
+            });
+            p.push(Op::Down { sem: sems.gate });
+            p.push(Op::Sample {
+                slot: 0,
+                metric: wakeup,
+            });
+            if cfg.pipe_bytes > 0 {
+                p.push(Op::CountOp);
+            } else {
+                request_ops(&mut p, cfg, work, m.request);
+            }
+            p.push(Op::Jump { to: 0 });
+        }
+        _ => {
+            // Classic: spin, count, queue/post/wait, record.
+            p.run(cfg.classic_cputime_us * 1000);
+            p.push(Op::CountOp);
+            p.push(Op::Mark { slot: 0 });
+            p.push(Op::Up {
+                sem: sems.msg,
+                sync: false,
+            });
+            p.push(Op::Down { sem: sems.gate });
+            p.push(Op::Sample {
+                slot: 0,
+                metric: wakeup,
+            });
+            p.push(Op::Jump { to: 0 });
+        }
+    }
+    p
 }
 
 /// Pass `k` of the statistics loop takes a full snapshot (for an interval report) when `-i`

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Measure `schedlab run` of bench's cases the same way for several binaries (e.g. the
+baseline 85414e0, whose `bench` lacks the cases): process CPU time (user+sys, via wait4) and
+peak RSS of one `run --json` per case and binary, then the bare binary-heap loop of the last
+binary (`bench --case bare`) right after. Prints a Markdown table for docs/performance.md.
+
+Usage: benches/run-cpu.py [--case NAME]... BIN [BIN...]
+"""
+import json, os, subprocess, sys, tempfile
+
+# (case, argv after `run`, simulated seconds): bench's cases at a fixed medium length.
+CASES = [
+    ("spr-2s", "-m spr-2s -- schbench -m 4 -t 128 -r 5", 2.0),
+    ("skl-v6.9", "-m skl-2s --offline 20-39,60-79 -k v6.9 -- schbench -L -m 4 -M auto -t 128 -n 0 -r 3", 0.3),
+    ("skl-hackbench", "-m skl-2s -- hackbench -g 10 -l 2000", 0.5),
+    ("turin-2s", "-m turin-2s -- schbench -m 16 -t 32 -r 2", 1.0),
+    ("milan-2s", "-m milan-2s -- stress-ng --cpu=256 -l 50 --cpu-load-slice=1 --timeout 3", 2.0),
+    ("turin-dense-2s", "-m turin-dense-2s -- stress-ng --cpu=768 -l 50 --cpu-load-slice=1 --timeout 2", 0.5),
+    ("spr-1k", "-m spr-2s -- schbench -m 4 -t 250 -r 2", 0.5),
+    ("spr-20k", "-m spr-2s -- schbench -m 4 -t 5000 -r 2", 0.2),
+    ("spr-50k", "-m spr-2s -- schbench -m 4 -t 12500 -r 1", 0.1),
+]
+
+
+def run(bin_, argv, sim_s):
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        pre, post = argv.split(" -- ")
+        cmd = [bin_, "run", *pre.split(), "--set", f"run.duration_s={sim_s}", "--json", f.name, "--", *post.split()]
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, ru = os.wait4(p.pid, 0)
+        assert status == 0, cmd
+        events = json.load(open(f.name))["runs"][0]["events"]
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, events
+
+
+def bare(bin_):
+    out = subprocess.run([bin_, "bench", "--case", "bare", "--json", "-"], capture_output=True, check=True)
+    return json.loads(out.stdout)["bare_events_per_cpu_s"]
+
+
+def main():
+    args = sys.argv[1:]
+    only = []
+    while args and args[0] == "--case":
+        only.append(args[1]); args = args[2:]
+    bins = args
+    print("| case | sim s | binary | cpu s | events (popped) | sim s / cpu s | peak RSS MiB | bare M ev/cpu s | sim s / cpu s per bare M ev |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, argv, sim_s in CASES:
+        if only and name not in only:
+            continue
+        for b in bins:
+            cpu, rss, ev = run(b, argv, sim_s)
+            bm = bare(bins[-1]) / 1e6
+            print(f"| {name} | {sim_s} | {b} | {cpu:.2f} | {ev} | {sim_s/cpu:.3f} | {rss:.0f} | {bm:.1f} | {sim_s/cpu/bm:.4f} |", flush=True)
+
+
+main()

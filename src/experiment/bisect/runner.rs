@@ -1,0 +1,88 @@
+//! The real [`Runner`]: each configuration resolved to a scenario and run on the
+//! experiment's parallel pool ([`crate::experiment::run_seeds_in`], the entry point
+//! `compare` uses), configurations of one batch side by side.
+
+use std::collections::BTreeMap;
+
+use super::Metrics;
+use super::diff::{Config, Difference};
+use super::search::Runner;
+use crate::config::scenario::Scenario;
+use crate::error::InputResult;
+use crate::experiment::{self, RunContext, RunOutput};
+
+/// Runs configurations of a [`Difference`] as scenarios.
+pub struct ScenarioRunner<'a> {
+    pub diff: &'a Difference,
+    /// The stop flag and progress counter (its progress bar should be off: batches run
+    /// several configurations at once).
+    pub ctx: &'a RunContext,
+    /// Print one line per batch on stderr.
+    pub verbose: bool,
+}
+
+/// The cache identity of a resolved scenario: what a run depends on (machine, kernel,
+/// workload, run settings), as canonical JSON.
+pub fn config_key(scn: &Scenario) -> String {
+    serde_json::json!({
+        "machine": scn.machine,
+        "kernel": {
+            "version": scn.kernel.version,
+            "mode": scn.kernel.mode,
+            "policy": scn.kernel.policy,
+            "features": scn.kernel.features,
+            "sysctl": scn.kernel.sysctl,
+        },
+        "workload": scn.workload,
+        "run": scn.run,
+    })
+    .to_string()
+}
+
+/// The numeric metrics of a run.
+pub fn metrics_of(run: &RunOutput) -> Metrics {
+    run.result.metrics().into_iter().collect()
+}
+
+impl Runner for ScenarioRunner<'_> {
+    fn key(&self, cfg: &Config) -> InputResult<String> {
+        Ok(config_key(&self.diff.scenario(cfg)?))
+    }
+
+    fn run(&self, jobs: &[(Config, u64)]) -> InputResult<Option<Vec<Metrics>>> {
+        use rayon::prelude::*;
+        let mut groups: BTreeMap<&Config, Vec<(usize, u64)>> = BTreeMap::new();
+        for (i, (cfg, seed)) in jobs.iter().enumerate() {
+            groups.entry(cfg).or_default().push((i, *seed));
+        }
+        let groups: Vec<(Scenario, Vec<(usize, u64)>)> = groups
+            .into_iter()
+            .map(|(cfg, js)| Ok((self.diff.scenario(cfg)?, js)))
+            .collect::<InputResult<_>>()?;
+        if self.verbose {
+            eprintln!(
+                "schedlab: bisect: {} runs of {} configurations",
+                jobs.len(),
+                groups.len()
+            );
+        }
+        let outs: Vec<InputResult<Vec<RunOutput>>> = groups
+            .par_iter()
+            .map(|(scn, js)| {
+                let seeds: Vec<u64> = js.iter().map(|j| j.1).collect();
+                experiment::run_seeds_in(self.ctx, scn, &seeds, "bisect")
+            })
+            .collect();
+        let mut results: Vec<Option<Metrics>> = vec![None; jobs.len()];
+        for ((_, js), out) in groups.iter().zip(outs) {
+            let out = out?;
+            if out.len() < js.len() || self.ctx.stopped() {
+                return Ok(None);
+            }
+            for ((i, _), run) in js.iter().zip(&out) {
+                results[*i] = Some(metrics_of(run));
+            }
+        }
+        Ok(results.into_iter().collect())
+    }
+}

@@ -1,0 +1,210 @@
+//! Sweeps: a grid of configurations (machines x profiles x features x `--set` keys x
+//! benchmark arguments x seeds) planned into a manifest of content-addressed runs, executed
+//! locally or as a Slurm job array (each run's result a file written atomically, so a rerun
+//! skips what finished and a killed run leaves nothing that looks finished), and merged into
+//! one SQLite database (docs/sweep.md).
+//!
+//! Layout of a sweep directory:
+//! - `manifest.json`: every run (index, id, axis values, seed, the resolved scenario as TOML);
+//! - `results/ID.json`: one finished run (renamed into place only when complete);
+//! - `slurm/`: the job scripts `schedlab sweep slurm` writes, and their logs.
+//!
+//! A run's id is [`run_id`]: FNV-1a (128 bit) over the schedlab version, the canonical
+//! resolved scenario (its JSON, keys sorted, without the `source` path) and the seed. The
+//! same configuration gets the same id on every machine and in every plan; any change to it
+//! (or another schedlab version) gives another id.
+
+pub mod db;
+pub mod exec;
+pub mod grid;
+pub mod query;
+pub mod slurm;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ScenarioDoc;
+use crate::config::scenario::Scenario;
+use crate::error::{InputError, InputResult};
+use grid::Grid;
+
+/// The manifest's file name in a sweep directory.
+pub const MANIFEST: &str = "manifest.json";
+/// The results directory in a sweep directory.
+pub const RESULTS: &str = "results";
+
+/// One planned run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlannedRun {
+    pub index: usize,
+    pub id: String,
+    pub seed: u64,
+    /// `(axis, value)` in axis order.
+    pub axes: Vec<(String, String)>,
+    /// The resolved scenario document (one run, this seed) as TOML.
+    pub scenario_toml: String,
+}
+
+/// `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub schedlab_version: String,
+    /// The grid file it was planned from.
+    pub grid: String,
+    pub description: Option<String>,
+    /// Axis names in expansion order.
+    pub axes: Vec<String>,
+    /// Directory that relative paths of the base scenario resolve against.
+    pub base_dir: Option<PathBuf>,
+    pub runs: Vec<PlannedRun>,
+}
+
+/// 128-bit FNV-1a (offset basis and prime from the FNV reference).
+pub fn fnv1a_128(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    let mut h = OFFSET;
+    for &b in bytes {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+/// The content-addressed id of a run: 32 hex digits of [`fnv1a_128`] over
+/// `schedlab-sweep-v1\n{version}\n{canonical scenario JSON}\n{seed}`.
+pub fn run_id(scn: &Scenario, seed: u64) -> String {
+    let mut v = serde_json::to_value(scn).expect("the scenario serializes");
+    if let Some(m) = v.as_object_mut() {
+        m.remove("source");
+    }
+    let canonical = serde_json::to_string(&v).expect("JSON serializes");
+    let text = format!(
+        "schedlab-sweep-v1\n{}\n{canonical}\n{seed}",
+        crate::experiment::SCHEDLAB_VERSION
+    );
+    format!("{:032x}", fnv1a_128(text.as_bytes()))
+}
+
+/// Expand a grid into its manifest (every configuration parsed and checked).
+pub fn plan(grid: &Grid) -> InputResult<Manifest> {
+    let mut runs = Vec::new();
+    let mut checked = BTreeSet::new();
+    for (index, point) in grid.points().iter().enumerate() {
+        let doc = grid.scenario_doc(point)?;
+        let scenario_toml = toml::to_string(&doc.table).map_err(|e| {
+            InputError::new(
+                grid.origin.clone(),
+                format!("cannot write the scenario: {e}"),
+            )
+        })?;
+        let scn = grid.checked(Scenario::from_doc(doc)?)?;
+        let seed = grid.seed(point);
+        resolve_once(&scn, seed, &mut checked).map_err(|mut e| {
+            e.origin = format!("{} (run {index})", grid.origin);
+            e
+        })?;
+        runs.push(PlannedRun {
+            index,
+            id: run_id(&scn, seed),
+            seed,
+            axes: grid.labels(point),
+            scenario_toml,
+        });
+    }
+    Ok(Manifest {
+        schedlab_version: crate::experiment::SCHEDLAB_VERSION.to_string(),
+        grid: grid.origin.clone(),
+        description: grid.description.clone(),
+        axes: grid.axes.iter().map(|a| a.name.clone()).collect(),
+        base_dir: grid
+            .scenario
+            .as_deref()
+            .and_then(Path::parent)
+            .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
+        runs,
+    })
+}
+
+/// Resolve the machine, cost model and workload of `scn` (what a run does before it starts)
+/// once per distinct machine and workload, so that a name only the topology or workload
+/// module checks (a preset, a benchmark option) fails the plan, not a run on a cluster.
+fn resolve_once(scn: &Scenario, seed: u64, done: &mut BTreeSet<String>) -> InputResult<()> {
+    let key = serde_json::to_string(&(&scn.machine, &scn.workload, &scn.run.max_tasks))
+        .expect("JSON serializes");
+    if done.contains(&key) {
+        return Ok(());
+    }
+    let machine = crate::experiment::resolve_machine(scn)?;
+    crate::experiment::resolve_cost(scn, &machine)?;
+    crate::experiment::workloads::resolve(scn, &machine, seed)?;
+    done.insert(key);
+    Ok(())
+}
+
+impl Manifest {
+    /// Read `DIR/manifest.json`.
+    pub fn load(dir: &Path) -> InputResult<Manifest> {
+        let path = dir.join(MANIFEST);
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            InputError::new(
+                origin.clone(),
+                format!(
+                    "cannot read the sweep manifest: {e}; accepted: a directory made by \
+                     `schedlab sweep plan GRID.toml -o DIR`"
+                ),
+            )
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|e| InputError::new(origin, format!("not a sweep manifest: {e}")))
+    }
+
+    /// The scenario of a planned run, checked against its id: a manifest planned by another
+    /// schedlab version (or edited) is refused rather than run under the wrong id.
+    pub fn scenario(&self, run: &PlannedRun) -> InputResult<Scenario> {
+        let origin = format!("{} (run {})", self.grid, run.index);
+        let mut doc = ScenarioDoc::parse(&run.scenario_toml, origin.clone())?;
+        doc.base_dir = self.base_dir.clone();
+        let scn = Scenario::from_doc(doc)?;
+        let id = run_id(&scn, run.seed);
+        if id != run.id {
+            return Err(InputError::new(
+                origin,
+                format!(
+                    "the run's configuration hashes to {id}, not to the manifest's {}: the sweep \
+                     was planned by schedlab {} (this is {}) or the manifest was edited; \
+                     accepted: plan the grid again with this schedlab",
+                    run.id,
+                    self.schedlab_version,
+                    crate::experiment::SCHEDLAB_VERSION
+                ),
+            ));
+        }
+        Ok(scn)
+    }
+}
+
+/// The result file of run `id` in sweep directory `dir`.
+pub fn result_path(dir: &Path, id: &str) -> PathBuf {
+    dir.join(RESULTS).join(format!("{id}.json"))
+}
+
+/// Whether run `id` has a result (results are renamed into place only when complete).
+pub fn finished(dir: &Path, id: &str) -> bool {
+    result_path(dir, id).is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv_matches_the_reference_vectors() {
+        // FNV-1a 128 test vectors (draft-eastlake-fnv).
+        assert_eq!(fnv1a_128(b""), 0x6c62272e07bb014262b821756295c58d);
+        assert_eq!(fnv1a_128(b"a"), 0xd228cb696f1a8caf78912b704e4a8964);
+    }
+}

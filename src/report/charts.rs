@@ -1,0 +1,516 @@
+//! The report's charts, drawn with `plotters` into SVG strings that the page inlines.
+//!
+//! Size is bounded whatever the run: grids (heat map, task timeline) are cut to at most
+//! [`GRID_CELLS_MAX`] cells by averaging neighbouring time buckets, and neighbouring cells of
+//! one colour are drawn as one rectangle; at most [`MARKS_DRAWN_MAX`] migrations are marked.
+
+use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
+use plotters::prelude::*;
+
+use super::palette::{self, series, viridis};
+use crate::stats::timeline::Timeline;
+
+/// Most cells (CPU rows × time columns) one grid chart draws.
+pub const GRID_CELLS_MAX: usize = 24_000;
+/// Most migrations marked on the task timeline.
+pub const MARKS_DRAWN_MAX: usize = 1_500;
+/// Utilisation levels a heat-map cell is quantized to (cells of one level merge).
+pub const HEAT_LEVELS: usize = 20;
+
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+const FONT: &str = "sans-serif";
+
+/// Draw into an SVG of `w` × `h` pixels; a drawing error gives a note instead of a chart.
+fn svg(
+    w: u32,
+    h: u32,
+    f: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> String {
+    let mut out = String::new();
+    let result = {
+        let root = SVGBackend::with_string(&mut out, (w, h)).into_drawing_area();
+        root.fill(&WHITE)
+            .map_err(|e| e.into())
+            .and_then(|()| f(&root))
+            .and_then(|()| root.present().map_err(|e| e.into()))
+    };
+    match result {
+        Ok(()) => out,
+        Err(e) => format!(
+            "<p class=\"note\">chart not drawn: {}</p>",
+            super::html::esc(&e.to_string())
+        ),
+    }
+}
+
+/// CPUs in drawing order (top to bottom) with the rows where an LLC (or a package) begins.
+#[derive(Debug, Clone, Default)]
+pub struct RowLayout {
+    pub cpus: Vec<usize>,
+    /// `(row, package_boundary)` for each row that starts a new LLC (or package).
+    pub boundaries: Vec<(usize, bool)>,
+}
+
+/// Columns of `buckets` merged `k` at a time so that `rows × columns <= GRID_CELLS_MAX`.
+fn merge_factor(rows: usize, buckets: usize) -> usize {
+    (rows * buckets).div_ceil(GRID_CELLS_MAX).max(1)
+}
+
+fn grid_chart<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: &str,
+    x_max: f64,
+    rows: &'a RowLayout,
+) -> Result<
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    Box<dyn std::error::Error>,
+> {
+    let n = rows.cpus.len();
+    let mut chart = ChartBuilder::on(root)
+        .caption(caption, (FONT, 16))
+        .margin(8)
+        .x_label_area_size(36)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0.0..x_max, 0.0..n as f64)?;
+    let label = |y: &f64| {
+        let row = n as f64 - y.round() - 1.0;
+        if row >= 0.0 && (row as usize) < n {
+            format!("cpu {}", rows.cpus[row as usize])
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc("simulated time (ms)")
+        .y_desc("CPU (topology order)")
+        .y_labels(n.min(24))
+        .y_label_formatter(&label)
+        .label_style((FONT, 11))
+        .draw()?;
+    Ok(chart)
+}
+
+fn draw_boundaries(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    rows: &RowLayout,
+    x_max: f64,
+) -> DrawResult {
+    let n = rows.cpus.len() as f64;
+    chart.draw_series(
+        rows.boundaries
+            .iter()
+            .filter(|(r, _)| *r > 0)
+            .map(|&(r, pkg)| {
+                let y = n - r as f64;
+                let style = if pkg {
+                    BLACK.stroke_width(2)
+                } else {
+                    WHITE.stroke_width(1)
+                };
+                PathElement::new(vec![(0.0, y), (x_max, y)], style)
+            }),
+    )?;
+    Ok(())
+}
+
+/// Per-CPU utilisation over time, rows in topology order, viridis from idle to busy.
+pub fn heatmap(tl: &Timeline, rows: &RowLayout) -> String {
+    let n = rows.cpus.len();
+    let k = merge_factor(n, tl.buckets());
+    let cols = tl.buckets().div_ceil(k);
+    let col_ms = tl.bucket_ns as f64 * k as f64 / 1e6;
+    let x_max = tl.end_ns as f64 / 1e6;
+    let height = (120 + n * 4).clamp(260, 1000) as u32;
+    svg(960, height, |root| {
+        let caption = format!("CPU utilisation (busy fraction per {col_ms:.3} ms)");
+        let mut chart = grid_chart(root, &caption, x_max, rows)?;
+        let mut cells = Vec::new();
+        for (row, &cpu) in rows.cpus.iter().enumerate() {
+            let level = |c: usize| {
+                let (b0, b1) = (c * k, ((c + 1) * k).min(tl.buckets()));
+                let f: f64 =
+                    (b0..b1).map(|b| tl.busy_fraction(cpu, b)).sum::<f64>() / (b1 - b0) as f64;
+                (f * HEAT_LEVELS as f64).round() as usize
+            };
+            let mut c = 0;
+            while c < cols {
+                let l = level(c);
+                let mut e = c + 1;
+                while e < cols && level(e) == l {
+                    e += 1;
+                }
+                let y = (n - row - 1) as f64;
+                let x1 = (e as f64 * col_ms).min(x_max);
+                let color = viridis(l as f64 / HEAT_LEVELS as f64);
+                cells.push(Rectangle::new(
+                    [(c as f64 * col_ms, y), (x1, y + 1.0)],
+                    color.filled(),
+                ));
+                c = e;
+            }
+        }
+        chart.draw_series(cells)?;
+        draw_boundaries(&mut chart, rows, x_max)
+    })
+}
+
+/// Per-CPU timeline of the task that ran longest in each interval (a colour per pid,
+/// cycling through the palette; idle is white), migrations marked at their destination by
+/// reason.
+pub fn task_timeline(tl: &Timeline, rows: &RowLayout, reasons: &[String]) -> String {
+    let n = rows.cpus.len();
+    let k = merge_factor(n, tl.buckets());
+    let cols = tl.buckets().div_ceil(k);
+    let col_ms = tl.bucket_ns as f64 * k as f64 / 1e6;
+    let x_max = tl.end_ns as f64 / 1e6;
+    let height = (140 + n * 4).clamp(280, 1000) as u32;
+    svg(960, height, |root| {
+        let caption =
+            format!("Task on each CPU (longest runner per {col_ms:.3} ms; ▲ = migration in)");
+        let mut chart = grid_chart(root, &caption, x_max, rows)?;
+        let row_of: std::collections::BTreeMap<usize, usize> =
+            rows.cpus.iter().enumerate().map(|(r, &c)| (c, r)).collect();
+        let mut cells = Vec::new();
+        for (row, &cpu) in rows.cpus.iter().enumerate() {
+            let top = |c: usize| {
+                let (b0, b1) = (c * k, ((c + 1) * k).min(tl.buckets()));
+                (b0..b1).find_map(|b| tl.cpu_top_pid[cpu][b])
+            };
+            let mut c = 0;
+            while c < cols {
+                let t = top(c);
+                let mut e = c + 1;
+                while e < cols && top(e) == t {
+                    e += 1;
+                }
+                if let Some(pid) = t {
+                    let y = (n - row - 1) as f64;
+                    let x1 = (e as f64 * col_ms).min(x_max);
+                    let color = series(pid);
+                    cells.push(Rectangle::new(
+                        [(c as f64 * col_ms, y + 0.1), (x1, y + 0.9)],
+                        color.filled(),
+                    ));
+                }
+                c = e;
+            }
+        }
+        chart.draw_series(cells)?;
+        draw_boundaries(&mut chart, rows, x_max)?;
+        let step = tl.migration_marks.len().div_ceil(MARKS_DRAWN_MAX).max(1);
+        for (i, reason) in reasons.iter().enumerate() {
+            let color = palette::OKABE_ITO[(i + 4) % 8];
+            let marks: Vec<_> = tl
+                .migration_marks
+                .iter()
+                .step_by(step)
+                .filter(|m| &m.reason == reason)
+                .filter_map(|m| {
+                    row_of
+                        .get(&m.to)
+                        .map(|&r| (m.ts_ns as f64 / 1e6, (n - r) as f64 - 0.5))
+                })
+                .collect();
+            if marks.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(
+                    marks
+                        .into_iter()
+                        .map(move |p| TriangleMarker::new(p, 4, color.filled())),
+                )?
+                .label(reason.as_str())
+                .legend(move |(x, y)| TriangleMarker::new((x + 6, y), 5, color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Latency percentiles of one metric, one line per variant: x = the percentile on a
+/// "number of nines" axis (p50, p90, p99, p99.9, then max), y = µs on a log scale.
+pub fn percentiles(metric: &str, lines: &[(String, [f64; 5])]) -> String {
+    let xs = [0.301, 1.0, 2.0, 3.0, 3.6];
+    let all = lines
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .filter(|v| *v > 0.0);
+    let lo = all.clone().fold(f64::INFINITY, f64::min);
+    let hi = all.fold(0.0f64, f64::max);
+    if !lo.is_finite() || hi <= 0.0 {
+        return "<p class=\"note\">no samples</p>".to_string();
+    }
+    let (lo, hi) = (lo / 1.5, hi * 1.5);
+    svg(460, 300, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(format!("{metric} latency percentiles"), (FONT, 15))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..3.9, (lo..hi).log_scale())?;
+        let xfmt = |x: &f64| match (x * 10.0).round() as i64 {
+            3 => "p50".into(),
+            10 => "p90".into(),
+            20 => "p99".into(),
+            30 => "p99.9".into(),
+            36 => "max".into(),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .x_labels(40)
+            .x_label_formatter(&xfmt)
+            .x_desc("percentile")
+            .y_desc("latency (µs, log scale)")
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, (name, v)) in lines.iter().enumerate() {
+            let color = series(i);
+            let pts: Vec<(f64, f64)> = xs
+                .iter()
+                .zip(v)
+                .filter(|(_, y)| **y > 0.0)
+                .map(|(x, y)| (*x, *y))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+            chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Lines over simulated time: `series[i]` has one value per step of `step_ms`.
+pub fn lines_over_time(
+    caption: &str,
+    y_desc: &str,
+    step_ms: f64,
+    lines: &[(String, Vec<f64>)],
+) -> String {
+    let y_max = lines
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0f64, f64::max);
+    let x_max = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0) as f64 * step_ms;
+    if y_max <= 0.0 || x_max <= 0.0 {
+        return "<p class=\"note\">nothing happened over time</p>".to_string();
+    }
+    svg(960, 300, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 15))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.1)?;
+        chart
+            .configure_mesh()
+            .x_desc("simulated time (ms)")
+            .y_desc(y_desc)
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, (name, v)) in lines.iter().enumerate() {
+            let color = series(i);
+            let pts = v
+                .iter()
+                .enumerate()
+                .map(|(b, y)| ((b as f64 + 0.5) * step_ms, *y));
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(2)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Grouped horizontal bars: one group per category, one bar per series (variant).
+pub fn hbars(
+    caption: &str,
+    x_desc: &str,
+    categories: &[String],
+    bars: &[(String, Vec<f64>)],
+) -> String {
+    let x_max = bars
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0f64, f64::max);
+    if categories.is_empty() || x_max <= 0.0 {
+        return "<p class=\"note\">all zero</p>".to_string();
+    }
+    let per = bars.len().max(1) as f64;
+    let height = (90 + categories.len() * (10 + 12 * bars.len())).clamp(160, 900) as u32;
+    svg(720, height, |root| {
+        let n = categories.len() as f64;
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 15))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(190)
+            .build_cartesian_2d(0.0..x_max * 1.08, 0.0..n)?;
+        let yfmt = |y: &f64| {
+            let i = n - y.floor() - 1.0;
+            let frac = y - y.floor();
+            if (0.0..n).contains(&i) && (frac - 0.5).abs() < 0.26 {
+                categories[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(categories.len() * 2 + 1)
+            .y_label_formatter(&yfmt)
+            .x_desc(x_desc)
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (s, (name, v)) in bars.iter().enumerate() {
+            let color = series(s);
+            let rects = v.iter().enumerate().map(|(c, &x)| {
+                let top = n - c as f64 - 0.1 - s as f64 * 0.8 / per;
+                Rectangle::new([(0.0, top - 0.8 / per), (x, top)], color.filled())
+            });
+            chart
+                .draw_series(rects)?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 4), (x + 12, y + 4)], color.filled())
+                });
+        }
+        if bars.len() > 1 {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font((FONT, 11))
+                .draw()?;
+        }
+        Ok(())
+    })
+}
+
+/// One paired delta to draw: the metric, the variant index, and the mean change with its
+/// confidence interval, all in % of the baseline mean.
+#[derive(Debug, Clone)]
+pub struct DeltaBar {
+    pub metric: String,
+    pub variant: usize,
+    pub mean_pct: f64,
+    pub lo_pct: f64,
+    pub hi_pct: f64,
+}
+
+/// Paired deltas with 95% confidence intervals, one row per metric, variants offset within it.
+pub fn deltas(metrics: &[String], variants: &[String], bars: &[DeltaBar]) -> String {
+    if bars.is_empty() {
+        return "<p class=\"note\">no paired metric</p>".to_string();
+    }
+    let ext = bars
+        .iter()
+        .flat_map(|b| [b.lo_pct.abs(), b.hi_pct.abs(), b.mean_pct.abs()])
+        .filter(|v| v.is_finite())
+        .fold(0.5f64, f64::max)
+        * 1.1;
+    let n = metrics.len() as f64;
+    let per = variants.len().max(1) as f64;
+    let height = (100 + metrics.len() * (8 + 12 * variants.len())).clamp(200, 1400) as u32;
+    svg(820, height, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(
+                "Paired delta vs baseline (mean over seeds, 95% CI)",
+                (FONT, 15),
+            )
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(260)
+            .build_cartesian_2d(-ext..ext, 0.0..n)?;
+        let yfmt = |y: &f64| {
+            let i = n - y.floor() - 1.0;
+            if (0.0..n).contains(&i) && ((y - y.floor()) - 0.5).abs() < 0.26 {
+                metrics[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(metrics.len() * 2 + 1)
+            .y_label_formatter(&yfmt)
+            .x_desc("change vs baseline (% of baseline mean)")
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(0.0, 0.0), (0.0, n)],
+            BLACK.stroke_width(1),
+        )))?;
+        for (v, name) in variants.iter().enumerate() {
+            let color = series(v);
+            let y_of = |b: &DeltaBar| {
+                let row = metrics.iter().position(|m| *m == b.metric).unwrap_or(0) as f64;
+                n - row - 0.5 - (v as f64 - (per - 1.0) / 2.0) * 0.7 / per
+            };
+            let mine: Vec<&DeltaBar> = bars.iter().filter(|b| b.variant == v).collect();
+            chart.draw_series(mine.iter().map(|b| {
+                ErrorBar::new_horizontal(
+                    y_of(b),
+                    b.lo_pct,
+                    b.mean_pct,
+                    b.hi_pct,
+                    color.stroke_width(2),
+                    6,
+                )
+            }))?;
+            chart
+                .draw_series(
+                    mine.iter()
+                        .map(|b| Circle::new((b.mean_pct, y_of(b)), 3, color.filled())),
+                )?
+                .label(name.as_str())
+                .legend(move |(x, y)| Circle::new((x + 6, y), 4, color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}

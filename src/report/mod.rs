@@ -1,0 +1,223 @@
+//! `schedlab report`: one self-contained HTML page of pictures from a run's or a comparison's
+//! results JSON (ARCHITECTURE.md §3): the machine drawn as its topology, per-CPU utilisation
+//! over time, a per-CPU timeline of the tasks that ran with migrations marked by reason,
+//! latency percentile plots (variants overlaid), migrations by reason and over time,
+//! ping-pong pairs, newly-idle balance passes, NUMA page placement, and for a comparison the
+//! LKML table with confidence intervals and a chart of paired deltas.
+//!
+//! This is the experiment layer: it reads typed results ([`RunResult`], [`Comparison`]), never
+//! the engine. Charts are drawn with `plotters`' SVG backend and inlined; the page has no
+//! script and loads nothing, so it reads the same in a mail client, offline, or without
+//! JavaScript.
+//!
+//! The time-series sections need the run's [`crate::stats::timeline::Timeline`], which a run
+//! records only when asked (`schedlab run --report`, `schedlab compare --report`); given
+//! results without one, those sections say how to get it. Left out: latency CDFs beyond the
+//! contract's percentiles (the results keep p50/p90/p99/p99.9/max, not histograms), and
+//! NUMA pages per node over time (the results hold only each task's end-of-run placement).
+
+pub mod charts;
+pub mod html;
+pub mod palette;
+
+use serde_json::Value;
+
+use crate::error::{InputError, InputResult};
+use crate::stats::compare::Comparison;
+use crate::stats::report::RunResult;
+use crate::topology::Machine;
+
+/// One scenario's results: the baseline or a variant of a comparison, or a plain run.
+#[derive(Debug, Clone)]
+pub struct VariantResults {
+    pub name: String,
+    /// What the variant changes against the baseline (empty for a plain run).
+    pub changes: String,
+    /// The scenario as the results JSON echoes it (`scenario`).
+    pub scenario: Value,
+    pub runs: Vec<RunResult>,
+}
+
+/// What a report is drawn from.
+#[derive(Debug, Clone)]
+pub struct ReportDoc {
+    /// Where the results came from (a file name, or the command that produced them).
+    pub source: String,
+    pub schedlab_version: String,
+    /// One entry for a run; baseline first for a comparison.
+    pub variants: Vec<VariantResults>,
+    /// Rebuilt from the runs for a comparison (the same arithmetic `compare` printed).
+    pub comparison: Option<Comparison>,
+}
+
+fn bad(source: &str, key: &str, what: &str) -> InputError {
+    InputError::with_key(source, key, what.to_string())
+}
+
+fn runs_of(source: &str, key: &str, results: &Value) -> InputResult<Vec<RunResult>> {
+    let runs = results
+        .get("runs")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            bad(
+                source,
+                key,
+                "missing; accepted: the results of schedlab run/compare --json",
+            )
+        })?;
+    runs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            serde_json::from_value(r.clone()).map_err(|e| {
+                bad(
+                    source,
+                    &format!("{key}[{i}]"),
+                    &format!("not a run's results ({e}); accepted: schedlab run --json output"),
+                )
+            })
+        })
+        .collect()
+}
+
+impl ReportDoc {
+    /// Read the results of `schedlab run --json` (`runs`) or `schedlab compare --json`
+    /// (`variants`). Errors name `source` and the key.
+    pub fn from_json(source: &str, doc: &Value) -> InputResult<ReportDoc> {
+        let version = doc
+            .get("schedlab_version")
+            .and_then(Value::as_str)
+            .unwrap_or("?")
+            .to_string();
+        let mut variants = Vec::new();
+        let compare = doc.get("variants").is_some();
+        if let Some(vs) = doc.get("variants") {
+            let vs = vs.as_array().ok_or_else(|| {
+                bad(
+                    source,
+                    "variants",
+                    "not an array; accepted: schedlab compare --json output",
+                )
+            })?;
+            for (i, v) in vs.iter().enumerate() {
+                let key = format!("variants[{i}]");
+                let results = v
+                    .get("results")
+                    .ok_or_else(|| bad(source, &format!("{key}.results"), "missing"))?;
+                variants.push(VariantResults {
+                    name: v
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("?")
+                        .to_string(),
+                    changes: v
+                        .get("changes")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    scenario: results.get("scenario").cloned().unwrap_or(Value::Null),
+                    runs: runs_of(source, &format!("{key}.results.runs"), results)?,
+                });
+            }
+        } else if doc.get("runs").is_some() {
+            variants.push(VariantResults {
+                name: "run".to_string(),
+                changes: String::new(),
+                scenario: doc.get("scenario").cloned().unwrap_or(Value::Null),
+                runs: runs_of(source, "runs", doc)?,
+            });
+        } else {
+            return Err(InputError::new(
+                source,
+                "neither `runs` nor `variants` at the top level; accepted: the JSON written by \
+                 `schedlab run --json` or `schedlab compare --json`",
+            ));
+        }
+        if variants.iter().all(|v| v.runs.is_empty()) {
+            return Err(bad(
+                source,
+                "runs",
+                "no finished run in these results; nothing to draw",
+            ));
+        }
+        let comparison = compare.then(|| comparison_of(&variants));
+        Ok(ReportDoc {
+            source: source.to_string(),
+            schedlab_version: version,
+            variants,
+            comparison,
+        })
+    }
+
+    /// Whether this is a comparison of variants.
+    pub fn is_compare(&self) -> bool {
+        self.comparison.is_some()
+    }
+}
+
+/// The comparison `schedlab compare` printed, rebuilt from the variants' runs (runs paired by
+/// position, i.e. by seed; a variant with fewer runs is cut to the common length).
+fn comparison_of(variants: &[VariantResults]) -> Comparison {
+    let n = variants.iter().map(|v| v.runs.len()).min().unwrap_or(0);
+    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    let seeds: Vec<u64> = variants[0].runs[..n].iter().map(|r| r.seed).collect();
+    let runs: Vec<Vec<&RunResult>> = variants
+        .iter()
+        .map(|v| v.runs[..n].iter().collect())
+        .collect();
+    let perfs: Vec<Vec<_>> = variants
+        .iter()
+        .map(|v| v.runs[..n].iter().map(|r| r.perf_stat).collect())
+        .collect();
+    let kind = variants[0]
+        .runs
+        .first()
+        .and_then(|r| r.workload.kind())
+        .unwrap_or("workload")
+        .to_string();
+    Comparison::build(&names, &seeds, &runs, &perfs, &kind)
+}
+
+/// The machine of a results' scenario, resolved again from what the scenario names (a preset,
+/// a topology file, a snapshot, `host`) with its offline CPUs; `None` when it cannot be (a
+/// file that moved, a table the echo does not carry): the page then lays CPUs out flat.
+pub fn machine_of(scenario: &Value) -> Option<Machine> {
+    let m = scenario.get("machine")?;
+    let s = |k: &str| m.get(k).and_then(Value::as_str);
+    let mut machine = if let Some(table) = m.get("topology").filter(|t| !t.is_null()) {
+        let table: toml::Table = serde_json::from_value(table.clone()).ok()?;
+        crate::topology::file::from_table(&table, "results", "machine.topology", "custom").ok()?
+    } else {
+        crate::topology::resolve_machine_with(
+            s("preset")
+                .or(Some("host"))
+                .filter(|_| s("sysfs_root").is_none() && s("hwloc").is_none()),
+            s("sysfs_root").map(std::path::Path::new),
+            s("hwloc").map(std::path::Path::new),
+        )
+        .ok()?
+    };
+    if let Some(list) = s("offline") {
+        machine.set_offline(list).ok()?;
+    }
+    Some(machine)
+}
+
+/// Render the page for `doc`.
+pub fn render(doc: &ReportDoc) -> String {
+    let machine = doc.variants.first().and_then(|v| machine_of(&v.scenario));
+    html::page(doc, machine.as_ref())
+}
+
+/// Read a results file and render its page. Errors name the file.
+pub fn render_file(path: &std::path::Path) -> InputResult<String> {
+    let label = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError::new(&label, format!("cannot read: {e}")))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| {
+        InputError::new(
+            &label,
+            format!("not JSON ({e}); accepted: the JSON written by schedlab run/compare --json"),
+        )
+    })?;
+    Ok(render(&ReportDoc::from_json(&label, &doc)?))
+}

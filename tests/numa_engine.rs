@@ -1,0 +1,360 @@
+//! NUMA balancing wired into the engine: constructed runs on small 2-node machines whose
+//! tasks declare working sets (`TaskSpec::memory`), checked against what the kernel does —
+//! hinting faults, the preferred node, task moves / swaps / sticks per variant, page
+//! migration under the v3.8–v4.18 rate limit, bandwidth congestion, `numa_balancing=0`, and
+//! determinism.
+
+use schedlab::cost::CostModel;
+use schedlab::cpumask::CpuMask;
+use schedlab::engine::numa::{numa_run, scan_params};
+use schedlab::engine::{Engine, EngineConfig, WorkloadPlan};
+use schedlab::kconfig::{Profile, ResolvedKernel};
+use schedlab::policy::MigrationReason;
+use schedlab::policy::linux_fair::LinuxFair;
+use schedlab::task::{MemPolicy, Op, Program, TaskId, TaskMemory, TaskSpec};
+use schedlab::topology::{CpuTopology, Machine};
+
+/// Two nodes of `per_node` CPUs (no SMT, one LLC per node), SLIT 10/21.
+fn two_nodes(per_node: usize) -> Machine {
+    let cpus = (0..2 * per_node)
+        .map(|cpu| CpuTopology {
+            cpu,
+            core: cpu,
+            cluster: cpu,
+            llc: cpu / per_node,
+            package: cpu / per_node,
+            node: cpu / per_node,
+            capacity: 1024,
+        })
+        .collect();
+    Machine::new("numa2", "test", cpus, vec![vec![10, 21], vec![21, 10]]).unwrap()
+}
+
+fn reason_idx(r: MigrationReason) -> usize {
+    MigrationReason::ALL.iter().position(|&x| x == r).unwrap()
+}
+
+/// A program: pinned to `first` for `settle_ms` of work, then to `second` for 10 ms, then
+/// free (`all`) for `free_ms`, then exit. Masks: 0 = node 0, 1 = node 1, 2 = all.
+fn phases(name: &str, first: u32, second: u32, settle_ms: u64, free_ms: u64) -> Program {
+    Program {
+        name: name.into(),
+        ops: vec![
+            Op::SetAffinity { mask: first },
+            Op::Run {
+                work_ns: settle_ms * 1_000_000,
+            },
+            Op::SetAffinity { mask: second },
+            Op::Run {
+                work_ns: 10_000_000,
+            },
+            Op::SetAffinity { mask: 2 },
+            Op::Run {
+                work_ns: free_ms * 1_000_000,
+            },
+            Op::Exit,
+        ],
+    }
+}
+
+fn memory_task(comm: &str, program: u32, start_cpu: usize, private_mib: u32) -> TaskSpec {
+    TaskSpec {
+        comm: comm.into(),
+        program,
+        parent_cpu: start_cpu,
+        cpus_allowed: Some(CpuMask::single(start_cpu)),
+        memory: TaskMemory {
+            private_mib,
+            ..TaskMemory::default()
+        },
+        ..TaskSpec::default()
+    }
+}
+
+fn masks(per_node: usize) -> Vec<CpuMask> {
+    let node0 = CpuMask::first_n(per_node);
+    let all = CpuMask::first_n(2 * per_node);
+    let node1 = all.andnot(&node0);
+    vec![node0, node1, all]
+}
+
+struct Run {
+    engine: Engine,
+}
+
+fn run(machine: Machine, plan: WorkloadPlan, profile: &str, balancing: bool, seed: u64) -> Run {
+    run_with(machine, plan, profile, balancing, seed, |_| {})
+}
+
+fn run_with(
+    machine: Machine,
+    plan: WorkloadPlan,
+    profile: &str,
+    balancing: bool,
+    seed: u64,
+    tweak: impl FnOnce(&mut CostModel),
+) -> Run {
+    let mut kernel = ResolvedKernel::from_profile(Profile::by_name(profile).unwrap());
+    if !balancing {
+        kernel.sysctl.numa_balancing = 0;
+    }
+    let mut cost = CostModel::default_for(&machine);
+    tweak(&mut cost);
+    let policy = Box::new(LinuxFair::new(&kernel, &machine, &cost, seed));
+    let cfg = EngineConfig {
+        duration_ns: 20_000_000_000,
+        seed,
+        check_invariants: false,
+        ..EngineConfig::default()
+    };
+    let run = numa_run(&kernel, &machine);
+    let params = scan_params(&kernel);
+    let mut engine = Engine::new(machine, cost, cfg, policy, plan).unwrap();
+    engine.set_numa(run, params);
+    engine.run();
+    Run { engine }
+}
+
+impl Run {
+    fn numa_migrations(&self, p: usize, r: MigrationReason) -> u64 {
+        self.engine.tasks()[p].stats.migrations_by_reason[reason_idx(r)]
+    }
+    fn node_of(&self, p: usize) -> usize {
+        self.engine.machine().cpus[self.engine.tasks()[p].cpu].node
+    }
+    fn preferred(&self, p: usize) -> Option<usize> {
+        self.engine.numa().unwrap().sched.state.tasks[p].preferred_nid
+    }
+    fn vmstat(&self) -> schedlab::sched::numa::state::Vmstat {
+        self.engine.numa().unwrap().sched.state.vmstat
+    }
+}
+
+/// A CPU hog without memory, pinned to node 0 for the whole run.
+fn hogs(program: u32) -> Vec<TaskSpec> {
+    (0..1)
+        .map(|i| TaskSpec {
+            comm: format!("hog{i}"),
+            program,
+            parent_cpu: i,
+            cpus_allowed: Some(CpuMask::first_n(2)),
+            ..TaskSpec::default()
+        })
+        .collect()
+}
+
+fn hog_program() -> Program {
+    Program {
+        name: "hog".into(),
+        ops: vec![
+            Op::Run {
+                work_ns: 12_000_000_000,
+            },
+            Op::Exit,
+        ],
+    }
+}
+
+/// One task settles on node 1 (memory and statistics there), is pushed to node 0 (which
+/// also runs a pinned CPU hog) by its affinity, then released: the next hinting fault past
+/// the retry time calls `task_numa_migrate()`, which finds node 1 idle and moves it there
+/// (reason `numa`) in every form. (With node 0 otherwise idle the v3.x–v4.18 move would
+/// not pass `load_too_imbalanced()`: 1 task vs 0 is as imbalanced as 0 vs 1.)
+#[test]
+fn task_off_its_memory_node_is_moved_back_to_the_idle_preferred_node() {
+    for profile in ["v3.16", "v3.17", "v4.2", "v5.15", "v6.12"] {
+        let mut tasks = vec![memory_task("p", 0, 2, 64)];
+        tasks.extend(hogs(1));
+        let plan = WorkloadPlan {
+            programs: vec![phases("p", 1, 0, 6000, 3000), hog_program()],
+            tasks,
+            cpumasks: masks(2),
+            ..WorkloadPlan::default()
+        };
+        let r = run(two_nodes(2), plan, profile, true, 1);
+        let vm = r.vmstat();
+        assert!(vm.numa_hint_faults > 0, "{profile}: hinting faults {vm:?}");
+        assert!(vm.numa_pte_updates > 0, "{profile}: scanning marked pages");
+        assert_eq!(r.preferred(0), Some(1), "{profile}: preferred node");
+        assert!(
+            r.numa_migrations(0, MigrationReason::Numa) >= 1,
+            "{profile}: moved by NUMA balancing"
+        );
+        assert_eq!(r.node_of(0), 1, "{profile}: ends on its memory's node");
+    }
+}
+
+/// `numa_balancing=0`: no scanning, no faults, no NUMA moves; the task stays where its
+/// affinity left it, away from its memory.
+#[test]
+fn numa_balancing_off_gives_no_scans_faults_or_moves() {
+    let plan = WorkloadPlan {
+        programs: vec![phases("p", 1, 0, 3000, 2000)],
+        tasks: vec![memory_task("p", 0, 2, 64)],
+        cpumasks: masks(2),
+        ..WorkloadPlan::default()
+    };
+    let r = run(two_nodes(2), plan, "v4.2", false, 1);
+    let vm = r.vmstat();
+    assert_eq!(vm.numa_pte_updates, 0);
+    assert_eq!(vm.numa_hint_faults, 0);
+    assert_eq!(vm.numa_pages_migrated, 0);
+    assert_eq!(r.numa_migrations(0, MigrationReason::Numa), 0);
+    assert_eq!(r.numa_migrations(0, MigrationReason::NumaSwap), 0);
+    assert_eq!(r.node_of(0), 0, "stays on node 0");
+    let n = r.engine.numa().unwrap();
+    assert_eq!(
+        n.mms[0].groups_per_node,
+        vec![0, 32],
+        "memory stays on node 1"
+    );
+}
+
+/// Two tasks on a 1-CPU-per-node box, each settled on its own memory's node, are pushed to
+/// the other node: each preferred node is busy with a task that prefers the other node.
+/// v3.17 (NUMA_MIGRATE_PREFERRED_BUSY) swaps them; v3.16 (no free capacity on the
+/// preferred node) never acts: both stick.
+#[test]
+fn busy_preferred_node_swaps_on_v3_17_and_sticks_on_v3_16() {
+    let plan = || WorkloadPlan {
+        programs: vec![phases("a", 1, 0, 3000, 3000), phases("b", 0, 1, 3000, 3000)],
+        tasks: vec![memory_task("a", 0, 1, 64), memory_task("b", 1, 0, 64)],
+        cpumasks: masks(1),
+        ..WorkloadPlan::default()
+    };
+    let r = run(two_nodes(1), plan(), "v3.17", true, 1);
+    let swaps = r.numa_migrations(0, MigrationReason::NumaSwap)
+        + r.numa_migrations(1, MigrationReason::NumaSwap);
+    assert!(swaps >= 2, "v3.17 swaps (both legs counted): {swaps}");
+    assert!(r.engine.numa().unwrap().moves.numa_swap >= 1);
+
+    let r = run(two_nodes(1), plan(), "v3.16", true, 1);
+    let numa_moves: u64 = (0..2)
+        .map(|p| {
+            r.numa_migrations(p, MigrationReason::NumaSwap)
+                + r.numa_migrations(p, MigrationReason::Numa)
+        })
+        .sum();
+    assert_eq!(numa_moves, 0, "v3.16 never acts on a busy preferred node");
+    let n = r.engine.numa().unwrap();
+    assert_eq!(n.moves.numa_swap + n.moves.numa_move, 0);
+    assert!(n.moves.numa_stick > 0, "task_numa_migrate found nothing");
+    // Both stay away from their first-touch node: their memory follows them instead.
+    assert!(r.vmstat().numa_pages_migrated > 0);
+}
+
+/// A task pinned to node 0 whose 1 GiB was first touched on node 1: its pages follow it
+/// on hinting faults. v4.2 limits migration to 128 MiB per 100 ms per destination node
+/// (some migrations fail); v6.12 has no limit for DRAM-only NUMA.
+#[test]
+fn page_migration_follows_a_pinned_task_under_the_rate_limit() {
+    let plan = || {
+        let mut t = memory_task("p", 0, 1, 1024);
+        t.memory.bandwidth_mib_s = 20_000;
+        WorkloadPlan {
+            programs: vec![Program {
+                name: "p".into(),
+                ops: vec![
+                    Op::SetAffinity { mask: 1 },
+                    Op::Run { work_ns: 1_000_000 },
+                    Op::SetAffinity { mask: 0 },
+                    Op::Run {
+                        work_ns: 4_000_000_000,
+                    },
+                    Op::Exit,
+                ],
+            }],
+            tasks: vec![t],
+            cpumasks: masks(1),
+            ..WorkloadPlan::default()
+        }
+    };
+    let r = run(two_nodes(1), plan(), "v4.2", true, 1);
+    let vm = r.vmstat();
+    assert!(vm.numa_pages_migrated > 0, "{vm:?}");
+    assert!(
+        vm.pgmigrate_fail > 0,
+        "v4.2 rate limit refused some: {vm:?}"
+    );
+    assert_eq!(vm.numa_pages_migrated, vm.pgmigrate_success);
+    let n = r.engine.numa().unwrap();
+    assert_eq!(
+        n.mms[0].groups_per_node.iter().sum::<u64>(),
+        512,
+        "all 1 GiB resident"
+    );
+    assert!(n.mms[0].groups_per_node[0] > 256, "most moved to node 0");
+
+    let r = run(two_nodes(1), plan(), "v6.12", true, 1);
+    assert_eq!(r.vmstat().pgmigrate_fail, 0, "no rate limit on v6.12");
+    assert!(r.vmstat().numa_pages_migrated > 0);
+}
+
+/// Two fully memory-bound tasks (m = 1) of 12 GB/s each on one node of 16 GB/s: the node
+/// serves 16 GB/s, so c = 24/16 = 1.5 and each runs at 2/3 speed — 100 ms of work takes
+/// 150 ms. Alone, one takes 100 ms.
+#[test]
+fn bandwidth_limit_slows_two_bound_tasks_by_the_hand_computed_factor() {
+    let plan = |n: usize| WorkloadPlan {
+        programs: vec![Program {
+            name: "stream".into(),
+            ops: vec![
+                Op::Run {
+                    work_ns: 100_000_000,
+                },
+                Op::Exit,
+            ],
+        }],
+        tasks: (0..n)
+            .map(|i| TaskSpec {
+                comm: format!("s{i}"),
+                parent_cpu: i,
+                cpus_allowed: Some(CpuMask::single(i)),
+                mem_intensity_permille: 1000,
+                memory: TaskMemory {
+                    private_mib: 256,
+                    bandwidth_mib_s: 12_000,
+                    ..TaskMemory::default()
+                },
+                ..TaskSpec::default()
+            })
+            .collect(),
+        ..WorkloadPlan::default()
+    };
+    let bw = |c: &mut CostModel| c.mem_bw_mib_s_per_node = 16_000;
+    let r = run_with(two_nodes(2), plan(2), "v6.12", false, 1, bw);
+    let c = &r.engine.numa().unwrap().congestion;
+    assert!((c[0] - 1.0).abs() < 1e-9, "all done: nothing runs, c = 1");
+    for p in 0..2 {
+        let rt = r.engine.tasks()[p].stats.sum_exec_runtime_ns as f64 / 1e6;
+        assert!((rt - 150.0).abs() < 1.0, "task {p}: {rt} ms, want 150");
+    }
+    let r = run_with(two_nodes(2), plan(1), "v6.12", false, 1, bw);
+    let rt = r.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e6;
+    assert!(
+        (rt - 100.0).abs() < 1.0,
+        "alone: {rt} ms, want 100 (12 < 16 GB/s)"
+    );
+}
+
+/// Same seed, same counters; the placement and moves come from the seeded streams only.
+#[test]
+fn same_seed_same_vmstat() {
+    let plan = || WorkloadPlan {
+        programs: vec![phases("a", 1, 0, 2000, 2000), phases("b", 0, 1, 2000, 2000)],
+        tasks: vec![memory_task("a", 0, 1, 64), memory_task("b", 1, 0, 64)],
+        cpumasks: masks(1),
+        ..WorkloadPlan::default()
+    };
+    let a = run(two_nodes(1), plan(), "v4.2", true, 7);
+    let b = run(two_nodes(1), plan(), "v4.2", true, 7);
+    assert_eq!(a.vmstat(), b.vmstat());
+    assert!(a.vmstat().numa_hint_faults > 0);
+    assert_eq!(
+        a.engine.numa().unwrap().moves,
+        b.engine.numa().unwrap().moves
+    );
+    assert_eq!(a.engine.events(), b.engine.events());
+    let _ = TaskId(0);
+    let _ = MemPolicy::Local;
+}
