@@ -122,7 +122,20 @@ impl Grid {
             sets: base.set.unwrap_or_default(),
             axes: Vec::new(),
         };
-        grid.axes = parse_axes(&origin, g.axes.unwrap_or_default())?;
+        let mut axes = g.axes.unwrap_or_default();
+        if axes.seeds.is_none() {
+            // No seeds axis: the base scenario's own seed (else 1).
+            axes.seeds = match &grid.scenario {
+                Some(p) => ScenarioDoc::from_file(p)?
+                    .table
+                    .get("run")
+                    .and_then(|r| r.get("seed"))
+                    .cloned()
+                    .map(|s| toml::Value::Array(vec![s])),
+                None => None,
+            };
+        }
+        grid.axes = parse_axes(&origin, axes)?;
         grid.check_size()?;
         Ok(grid)
     }

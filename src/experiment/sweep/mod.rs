@@ -92,6 +92,7 @@ pub fn run_id(scn: &Scenario, seed: u64) -> String {
 pub fn plan(grid: &Grid) -> InputResult<Manifest> {
     let mut runs = Vec::new();
     let mut checked = BTreeSet::new();
+    let mut ids: std::collections::BTreeMap<String, usize> = Default::default();
     for (index, point) in grid.points().iter().enumerate() {
         let doc = grid.scenario_doc(point)?;
         let scenario_toml = toml::to_string(&doc.table).map_err(|e| {
@@ -106,9 +107,26 @@ pub fn plan(grid: &Grid) -> InputResult<Manifest> {
             e.origin = format!("{} (run {index})", grid.origin);
             e
         })?;
+        let id = run_id(&scn, seed);
+        if let Some(&twin) = ids.get(&id) {
+            let twin: &PlannedRun = &runs[twin];
+            return Err(InputError::with_key(
+                grid.origin.clone(),
+                "axes",
+                format!(
+                    "runs {} and {index} resolve to the same configuration and seed ({} and {}); \
+                     accepted: axis values that change the configuration (a feature that is \
+                     already the profile's default changes nothing)",
+                    twin.index,
+                    labels(&twin.axes),
+                    labels(&grid.labels(point))
+                ),
+            ));
+        }
+        ids.insert(id.clone(), index);
         runs.push(PlannedRun {
             index,
-            id: run_id(&scn, seed),
+            id,
             seed,
             axes: grid.labels(point),
             scenario_toml,
@@ -126,6 +144,13 @@ pub fn plan(grid: &Grid) -> InputResult<Manifest> {
             .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())),
         runs,
     })
+}
+
+fn labels(axes: &[(String, String)]) -> String {
+    axes.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Resolve the machine, cost model and workload of `scn` (what a run does before it starts)
