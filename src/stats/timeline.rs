@@ -264,7 +264,14 @@ mod tests {
         assert_eq!(tl.cpu_busy_ns[0].iter().sum::<u64>(), 1_000_000_000);
         assert_eq!(tl.cpu_busy_ns[1].iter().sum::<u64>(), 500_000_000);
         assert!(tl.cpu_top_pid[0].iter().all(|p| *p == Some(1)));
-        assert!((tl.busy_fraction(1, 3) - 0.5).abs() < 0.01);
+        // Buckets are 6.4 ms wide (100 µs doubled until 1 s fits in 256): 6.4 half-busy
+        // periods each, so between 3.0 and 3.5 ms busy.
+        assert_eq!(tl.bucket_ns, 6_400_000);
+        for b in 0..tl.buckets() - 1 {
+            let f = tl.busy_fraction(1, b);
+            assert!((0.46..=0.55).contains(&f), "bucket {b}: {f}");
+            assert_eq!(tl.busy_fraction(0, b), 1.0);
+        }
     }
 
     #[test]
