@@ -377,3 +377,58 @@ fn compare_report_renders_in_chromium() {
     }
     png_ok(&png);
 }
+
+/// `report --trace X.txt` rebuilds the time series from the run's ftrace text trace: the page
+/// is the one drawn from the series the run recorded itself (same events, same buckets).
+#[test]
+fn trace_gives_the_same_time_series_as_the_run() {
+    let d = out_dir("trace");
+    let (json, html, trace) = (d.join("a.json"), d.join("a.html"), d.join("a.txt"));
+    let (stripped, from_trace) = (d.join("b.json"), d.join("b.html"));
+    let cmd = ["--", "hackbench", "-g", "2", "-l", "200"];
+    let mut args = vec!["run", "-m", "skl-2s", "--json", json.to_str().unwrap()];
+    args.extend([
+        "--report",
+        html.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    args.extend(cmd);
+    ok(&args);
+    let mut doc = read_json(&json);
+    assert!(doc["runs"][0]["timeline"].is_object());
+    doc["runs"][0].as_object_mut().unwrap().remove("timeline");
+    std::fs::write(&stripped, serde_json::to_string(&doc).unwrap()).unwrap();
+    ok(&[
+        "report",
+        stripped.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "-o",
+        from_trace.to_str().unwrap(),
+    ]);
+    let body = |p: &Path| {
+        let s = std::fs::read_to_string(p).unwrap();
+        s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string()
+    };
+    let (a, b) = (body(&html), body(&from_trace));
+    assert!(
+        b.contains("data-plot=\"heatmap-run\""),
+        "time series drawn from the trace"
+    );
+    assert_eq!(a, b, "the trace and the run give the same pictures");
+    // A Perfetto trace is not read: one line naming --trace, exit 2.
+    let pf = d.join("x.pftrace");
+    std::fs::write(&pf, b"\x0a\x00").unwrap();
+    let out = schedlab(&[
+        "report",
+        stripped.to_str().unwrap(),
+        "--trace",
+        pf.to_str().unwrap(),
+        "-o",
+        d.join("c.html").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--trace") && err.contains("accepted"), "{err}");
+}

@@ -244,6 +244,78 @@ impl TimelineRecorder {
     }
 }
 
+/// One line of an ftrace text trace as [`crate::stats::trace::ftrace`] writes it: the CPU,
+/// the timestamp and the rest after `: ` (`sched_switch: ...`); `None` for other lines.
+fn ftrace_fields(line: &str) -> Option<(usize, u64, &str)> {
+    let open = line.find(" [")?;
+    let rest = &line[open + 2..];
+    let close = rest.find(']')?;
+    let cpu: usize = rest[..close].trim().parse().ok()?;
+    let mut words = rest[close + 1..].split_whitespace();
+    let _flags = words.next()?;
+    let ts = words.next()?.strip_suffix(':')?;
+    let (secs, frac) = ts.split_once('.')?;
+    let ns = secs.parse::<u64>().ok()? * 1_000_000_000
+        + format!("{frac:0<9}")[..9].parse::<u64>().ok()?;
+    let at = line.find(ts)? + ts.len() + 2;
+    Some((cpu, ns, line.get(at..)?))
+}
+
+/// The value of `key=` in a `TP_printk` line.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.split_whitespace().find_map(|w| w.strip_prefix(key))
+}
+
+/// Rebuild a run's [`Timeline`] from its ftrace text trace (`schedlab run --trace X.txt`):
+/// `sched_switch` lines give the per-CPU slices, the `migrate <reason> <from>-><to>`
+/// annotations the migrations. Trace pids are task index + 1 (pid 0 is idle); the timeline
+/// uses the results' pids (the index). `Err` names the first line that does not parse.
+pub fn from_ftrace(r: impl std::io::BufRead, nr_cpus: usize) -> Result<Timeline, String> {
+    let mut rec = TimelineRecorder::new(nr_cpus);
+    let mut last = 0;
+    for (no, line) in r.lines().enumerate() {
+        let line = line.map_err(|e| format!("cannot read: {e}"))?;
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let bad = || format!("line {}: not a schedlab ftrace line: {:.80}", no + 1, line);
+        let (cpu, ts, text) = ftrace_fields(&line).ok_or_else(bad)?;
+        if cpu >= nr_cpus {
+            return Err(format!(
+                "line {}: CPU {cpu}, but the results have {nr_cpus} CPUs",
+                no + 1
+            ));
+        }
+        last = last.max(ts);
+        if let Some(sw) = text.strip_prefix("sched_switch: ") {
+            let next: usize = field(sw, "next_pid=")
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(bad)?;
+            rec.switch(ts, cpu, next.checked_sub(1));
+        } else if let Some(mark) = text.strip_prefix("tracing_mark_write: I|") {
+            let (pid, what) = mark.split_once('|').ok_or_else(bad)?;
+            let Some(m) = what.strip_prefix("migrate ") else {
+                continue;
+            };
+            let mut w = m.split_whitespace();
+            let (reason, route) = (w.next().ok_or_else(bad)?, w.next().ok_or_else(bad)?);
+            let (from, to) = route.split_once("->").ok_or_else(bad)?;
+            let reason = MigrationReason::ALL
+                .iter()
+                .copied()
+                .find(|r| r.name() == reason)
+                .ok_or_else(bad)?;
+            let pid: usize = pid.parse().map_err(|_| bad())?;
+            let (from, to) = (
+                from.parse().map_err(|_| bad())?,
+                to.parse().map_err(|_| bad())?,
+            );
+            rec.migrate(ts, pid.saturating_sub(1), from, to, reason);
+        }
+    }
+    Ok(rec.finish(last))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
