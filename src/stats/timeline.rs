@@ -255,8 +255,15 @@ fn ftrace_fields(line: &str) -> Option<(usize, u64, &str)> {
     let _flags = words.next()?;
     let ts = words.next()?.strip_suffix(':')?;
     let (secs, frac) = ts.split_once('.')?;
-    let ns = secs.parse::<u64>().ok()? * 1_000_000_000
-        + format!("{frac:0<9}")[..9].parse::<u64>().ok()?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac_ns = frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32);
+    let ns = secs
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac_ns)?;
     let at = line.find(ts)? + ts.len() + 2;
     Some((cpu, ns, line.get(at..)?))
 }
@@ -344,6 +351,30 @@ mod tests {
             assert!((0.46..=0.55).contains(&f), "bucket {b}: {f}");
             assert_eq!(tl.busy_fraction(0, b), 1.0);
         }
+    }
+
+    #[test]
+    fn ftrace_lines_parse_and_bad_ones_are_named() {
+        let text = "# tracer: nop\n          <idle>-0       [001] d..2.     0.000194500: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=r next_pid=2 next_prio=120\n               r-2       [001] d..2.     0.001194500: sched_switch: prev_comm=r prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n               r-2       [000] .....     0.000060000: tracing_mark_write: I|2|migrate fork 0->1\n";
+        let tl = from_ftrace(text.as_bytes(), 2).unwrap();
+        assert_eq!(tl.cpu_busy_ns[1].iter().sum::<u64>(), 1_000_000);
+        assert_eq!(tl.migrations_by_reason["fork"].iter().sum::<u64>(), 1);
+        assert_eq!(tl.migration_marks[0].pid, 1, "trace pid 2 is task index 1");
+        for bad in [
+            "x-1 [000] d..2. 0.é0: sched_switch: next_pid=1",
+            "x-1 [000] d..2. 99999999999999999999.0: sched_switch: next_pid=1",
+            "x-1 [000] d..2. 1.0: sched_switch: next_pid=zz",
+        ] {
+            let e = from_ftrace(bad.as_bytes(), 2).unwrap_err();
+            assert!(e.starts_with("line 1: "), "{e}");
+        }
+        assert!(
+            from_ftrace(
+                "x-1 [005] d..2. 1.0: sched_switch: next_pid=1".as_bytes(),
+                2
+            )
+            .is_err()
+        );
     }
 
     #[test]
