@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use crate::error::InputError;
 use crate::output;
 
 /// Arguments of `schedlab report`.
@@ -14,8 +13,8 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// A trace of the run (`schedlab run --trace`): accepted for the time-series sections
-    /// only when the results lack them; not read yet (record them with `run --report`).
+    /// The ftrace text trace of the run (`schedlab run --trace X.txt`): gives the first run
+    /// its time series (utilisation, tasks, migrations over time) when the results lack it.
     #[arg(long, value_name = "TRACE")]
     pub trace: Option<PathBuf>,
 }
@@ -27,16 +26,13 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<()> {
         &[("results", args.results.as_path())],
     )?;
     if let Some(t) = &args.trace {
-        return Err(InputError::with_key(
-            "--trace",
-            output::echo(&t.display().to_string()),
-            "reading traces is not supported yet; accepted: results recorded with \
-             `schedlab run --report FILE` (their JSON carries the time series)",
-        )
-        .into());
+        output::check_distinct(
+            &[("-o", args.output.as_path())],
+            &[("--trace", t.as_path())],
+        )?;
     }
     let file = output::AtomicFile::create("-o", &args.output)?;
-    let html = crate::report::render_file(&args.results)?;
+    let html = crate::report::render_file_with_trace(&args.results, args.trace.as_deref())?;
     file.write_commit(html.as_bytes())?;
     Ok(())
 }

@@ -63,8 +63,9 @@ pub struct RunArgs {
     /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed)
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
-    /// Write an HTML report of the results to FILE (see `schedlab report`); records the first
-    /// run's time series (per-CPU utilisation, tasks, migrations), which `--json` then carries.
+    /// Write an HTML report of the results to FILE (see `schedlab report`); records the time
+    /// series of the first run (per-CPU utilisation, tasks, migrations), which `--json` then
+    /// carries.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// The benchmark command line, as its users type it (after `--`), optionally behind

@@ -189,7 +189,7 @@ pub fn task_timeline(tl: &Timeline, rows: &RowLayout, reasons: &[String]) -> Str
                 if let Some(pid) = t {
                     let y = (n - row - 1) as f64;
                     let x1 = (e as f64 * col_ms).min(x_max);
-                    let color = series(pid);
+                    let color = series(pid).mix(0.55);
                     cells.push(Rectangle::new(
                         [(c as f64 * col_ms, y + 0.1), (x1, y + 0.9)],
                         color.filled(),
@@ -250,7 +250,9 @@ pub fn percentiles(metric: &str, lines: &[(String, [f64; 5])]) -> String {
     if !lo.is_finite() || hi <= 0.0 {
         return "<p class=\"note\">no samples</p>".to_string();
     }
-    let (lo, hi) = (lo / 1.5, hi * 1.5);
+    // At least a 16x span, so the log axis has a labelled power of ten inside it.
+    let mid = (lo * hi).sqrt();
+    let (lo, hi) = ((lo / 1.5).min(mid / 4.0), (hi * 1.5).max(mid * 4.0));
     svg(460, 300, |root| {
         let mut chart = ChartBuilder::on(root)
             .caption(format!("{metric} latency percentiles"), (FONT, 15))
@@ -269,6 +271,7 @@ pub fn percentiles(metric: &str, lines: &[(String, [f64; 5])]) -> String {
         chart
             .configure_mesh()
             .x_labels(40)
+            .disable_x_mesh()
             .x_label_formatter(&xfmt)
             .x_desc("percentile")
             .y_desc("latency (µs, log scale)")

@@ -80,6 +80,8 @@ pub fn page(doc: &ReportDoc, machine: Option<&Machine>) -> String {
     }
     out.push_str("</nav>\n");
     for (id, name, (status, body)) in sections {
+        // A section is drawn when it holds a chart (the header: the machine).
+        let status = status && (id == "header" || body.contains("<figure"));
         let _ = write!(
             out,
             "<section class=\"report-section\" id=\"{id}\" data-status=\"{}\"><h2>{}</h2>\n{body}</section>\n",
@@ -96,7 +98,18 @@ pub fn page(doc: &ReportDoc, machine: Option<&Machine>) -> String {
     out
 }
 
+/// A chart with its caption; a chart that had nothing to draw (a note, not an SVG) stays a
+/// note, so every figure on the page holds a drawing.
 fn figure(name: &str, svg: String, caption: &str) -> String {
+    if !svg.starts_with("<svg") {
+        return format!(
+            "<p class=\"note\" data-empty-plot=\"{}\">{}: {}</p>\n",
+            esc(name),
+            esc(caption),
+            svg.trim_start_matches("<p class=\"note\">")
+                .trim_end_matches("</p>")
+        );
+    }
     format!(
         "<figure class=\"plot\" data-plot=\"{}\">{svg}<figcaption>{}</figcaption></figure>\n",
         esc(name),

@@ -12,7 +12,8 @@
 //!
 //! The time-series sections need the run's [`crate::stats::timeline::Timeline`], which a run
 //! records only when asked (`schedlab run --report`, `schedlab compare --report`); given
-//! results without one, those sections say how to get it. Left out: latency CDFs beyond the
+//! results without one, those sections say how to get it, and an ftrace text trace of the
+//! run rebuilds it ([`render_file_with_trace`]). Left out: latency CDFs beyond the
 //! contract's percentiles (the results keep p50/p90/p99/p99.9/max, not histograms), and
 //! NUMA pages per node over time (the results hold only each task's end-of-run placement).
 
@@ -210,6 +211,15 @@ pub fn render(doc: &ReportDoc) -> String {
 
 /// Read a results file and render its page. Errors name the file.
 pub fn render_file(path: &std::path::Path) -> InputResult<String> {
+    render_file_with_trace(path, None)
+}
+
+/// [`render_file`], with the first run's time series rebuilt from its ftrace text trace
+/// (`schedlab run --trace X.txt`) when the results do not carry one.
+pub fn render_file_with_trace(
+    path: &std::path::Path,
+    trace: Option<&std::path::Path>,
+) -> InputResult<String> {
     let label = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| InputError::new(&label, format!("cannot read: {e}")))?;
@@ -219,5 +229,36 @@ pub fn render_file(path: &std::path::Path) -> InputResult<String> {
             format!("not JSON ({e}); accepted: the JSON written by schedlab run/compare --json"),
         )
     })?;
-    Ok(render(&ReportDoc::from_json(&label, &doc)?))
+    let mut doc = ReportDoc::from_json(&label, &doc)?;
+    if let Some(trace) = trace {
+        attach_trace(&mut doc, trace)?;
+    }
+    Ok(render(&doc))
+}
+
+/// Give the first run of the first variant the time series of its trace, unless it has one.
+fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()> {
+    let label = trace.display().to_string();
+    let err = |msg: String| InputError::with_key("--trace", crate::output::echo(&label), msg);
+    let is_text = trace
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e == "txt" || e == "ftrace");
+    if !is_text {
+        return Err(err(
+            "only ftrace text traces are read; accepted: a .txt or .ftrace file from \
+             `schedlab run --trace FILE.txt`"
+                .into(),
+        ));
+    }
+    let run = &mut doc.variants[0].runs[0];
+    if run.timeline.is_some() {
+        return Ok(());
+    }
+    let file = std::fs::File::open(trace).map_err(|e| err(format!("cannot read: {e}")))?;
+    let nr_cpus = run.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
+    let tl =
+        crate::stats::timeline::from_ftrace(std::io::BufReader::new(file), nr_cpus).map_err(err)?;
+    run.timeline = Some(tl);
+    Ok(())
 }

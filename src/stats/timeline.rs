@@ -244,6 +244,85 @@ impl TimelineRecorder {
     }
 }
 
+/// One line of an ftrace text trace as [`crate::stats::trace::ftrace`] writes it: the CPU,
+/// the timestamp and the rest after `: ` (`sched_switch: ...`); `None` for other lines.
+fn ftrace_fields(line: &str) -> Option<(usize, u64, &str)> {
+    let open = line.find(" [")?;
+    let rest = &line[open + 2..];
+    let close = rest.find(']')?;
+    let cpu: usize = rest[..close].trim().parse().ok()?;
+    let mut words = rest[close + 1..].split_whitespace();
+    let _flags = words.next()?;
+    let ts = words.next()?.strip_suffix(':')?;
+    let (secs, frac) = ts.split_once('.')?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac_ns = frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32);
+    let ns = secs
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1_000_000_000)?
+        .checked_add(frac_ns)?;
+    let at = line.find(ts)? + ts.len() + 2;
+    Some((cpu, ns, line.get(at..)?))
+}
+
+/// The value of `key=` in a `TP_printk` line.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.split_whitespace().find_map(|w| w.strip_prefix(key))
+}
+
+/// Rebuild a run's [`Timeline`] from its ftrace text trace (`schedlab run --trace X.txt`):
+/// `sched_switch` lines give the per-CPU slices, the `migrate <reason> <from>-><to>`
+/// annotations the migrations. Trace pids are task index + 1 (pid 0 is idle); the timeline
+/// uses the results' pids (the index). `Err` names the first line that does not parse.
+pub fn from_ftrace(r: impl std::io::BufRead, nr_cpus: usize) -> Result<Timeline, String> {
+    let mut rec = TimelineRecorder::new(nr_cpus);
+    let mut last = 0;
+    for (no, line) in r.lines().enumerate() {
+        let line = line.map_err(|e| format!("cannot read: {e}"))?;
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let bad = || format!("line {}: not a schedlab ftrace line: {:.80}", no + 1, line);
+        let (cpu, ts, text) = ftrace_fields(&line).ok_or_else(bad)?;
+        if cpu >= nr_cpus {
+            return Err(format!(
+                "line {}: CPU {cpu}, but the results have {nr_cpus} CPUs",
+                no + 1
+            ));
+        }
+        last = last.max(ts);
+        if let Some(sw) = text.strip_prefix("sched_switch: ") {
+            let next: usize = field(sw, "next_pid=")
+                .and_then(|p| p.parse().ok())
+                .ok_or_else(bad)?;
+            rec.switch(ts, cpu, next.checked_sub(1));
+        } else if let Some(mark) = text.strip_prefix("tracing_mark_write: I|") {
+            let (pid, what) = mark.split_once('|').ok_or_else(bad)?;
+            let Some(m) = what.strip_prefix("migrate ") else {
+                continue;
+            };
+            let mut w = m.split_whitespace();
+            let (reason, route) = (w.next().ok_or_else(bad)?, w.next().ok_or_else(bad)?);
+            let (from, to) = route.split_once("->").ok_or_else(bad)?;
+            let reason = MigrationReason::ALL
+                .iter()
+                .copied()
+                .find(|r| r.name() == reason)
+                .ok_or_else(bad)?;
+            let pid: usize = pid.parse().map_err(|_| bad())?;
+            let (from, to) = (
+                from.parse().map_err(|_| bad())?,
+                to.parse().map_err(|_| bad())?,
+            );
+            rec.migrate(ts, pid.saturating_sub(1), from, to, reason);
+        }
+    }
+    Ok(rec.finish(last))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,7 +343,38 @@ mod tests {
         assert_eq!(tl.cpu_busy_ns[0].iter().sum::<u64>(), 1_000_000_000);
         assert_eq!(tl.cpu_busy_ns[1].iter().sum::<u64>(), 500_000_000);
         assert!(tl.cpu_top_pid[0].iter().all(|p| *p == Some(1)));
-        assert!((tl.busy_fraction(1, 3) - 0.5).abs() < 0.01);
+        // Buckets are 6.4 ms wide (100 µs doubled until 1 s fits in 256): 6.4 half-busy
+        // periods each, so between 3.0 and 3.5 ms busy.
+        assert_eq!(tl.bucket_ns, 6_400_000);
+        for b in 0..tl.buckets() - 1 {
+            let f = tl.busy_fraction(1, b);
+            assert!((0.46..=0.55).contains(&f), "bucket {b}: {f}");
+            assert_eq!(tl.busy_fraction(0, b), 1.0);
+        }
+    }
+
+    #[test]
+    fn ftrace_lines_parse_and_bad_ones_are_named() {
+        let text = "# tracer: nop\n          <idle>-0       [001] d..2.     0.000194500: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=r next_pid=2 next_prio=120\n               r-2       [001] d..2.     0.001194500: sched_switch: prev_comm=r prev_pid=2 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120\n               r-2       [000] .....     0.000060000: tracing_mark_write: I|2|migrate fork 0->1\n";
+        let tl = from_ftrace(text.as_bytes(), 2).unwrap();
+        assert_eq!(tl.cpu_busy_ns[1].iter().sum::<u64>(), 1_000_000);
+        assert_eq!(tl.migrations_by_reason["fork"].iter().sum::<u64>(), 1);
+        assert_eq!(tl.migration_marks[0].pid, 1, "trace pid 2 is task index 1");
+        for bad in [
+            "x-1 [000] d..2. 0.é0: sched_switch: next_pid=1",
+            "x-1 [000] d..2. 99999999999999999999.0: sched_switch: next_pid=1",
+            "x-1 [000] d..2. 1.0: sched_switch: next_pid=zz",
+        ] {
+            let e = from_ftrace(bad.as_bytes(), 2).unwrap_err();
+            assert!(e.starts_with("line 1: "), "{e}");
+        }
+        assert!(
+            from_ftrace(
+                "x-1 [005] d..2. 1.0: sched_switch: next_pid=1".as_bytes(),
+                2
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -1,0 +1,434 @@
+//! `schedlab report` and `--report`: the time series agrees with the results it rides along
+//! with, recording it changes nothing else, bad input is one clear line, and the page renders
+//! in a real browser (headless Chromium) with every section drawn and no script errors.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_schedlab")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let d = repo().join("target").join("report-tests").join(name);
+    std::fs::create_dir_all(&d).expect("test output dir");
+    d
+}
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(bin())
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run schedlab")
+}
+
+fn ok(args: &[&str]) {
+    let out = schedlab(args);
+    assert!(
+        out.status.success(),
+        "schedlab {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).expect("results")).expect("json")
+}
+
+/// Drop the host-dependent keys and `timeline`.
+fn strip(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for k in ["wall_time_s", "sim_s_per_wall_s", "timeline"] {
+                m.remove(k);
+            }
+            m.values_mut().for_each(strip);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip),
+        _ => {}
+    }
+}
+
+/// A run with `--report` records a timeline whose per-CPU busy time and migrations by reason
+/// add up to the results' own counters (hackbench has no warm-up, so both cover the whole
+/// run), and apart from it the results are those of a run without `--report`.
+#[test]
+fn timeline_adds_up_to_the_results_and_changes_nothing_else() {
+    let d = out_dir("adds-up");
+    let (with, without) = (d.join("with.json"), d.join("without.json"));
+    let html = d.join("run.html");
+    let scn = "scenarios/hackbench.toml";
+    ok(&[
+        "run",
+        scn,
+        "--json",
+        with.to_str().unwrap(),
+        "--report",
+        html.to_str().unwrap(),
+    ]);
+    ok(&["run", scn, "--json", without.to_str().unwrap()]);
+    let (mut a, mut b) = (read_json(&with), read_json(&without));
+    let run = &a["runs"][0];
+    let tl = &run["timeline"];
+    assert!(tl.is_object(), "--report records runs[0].timeline");
+    let buckets = tl["cpu_busy_ns"][0].as_array().unwrap().len();
+    assert!((1..=256).contains(&buckets));
+    for c in run["cpus"].as_array().unwrap() {
+        let cpu = c["cpu"].as_u64().unwrap() as usize;
+        let sum: u64 = tl["cpu_busy_ns"][cpu]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, c["busy_ns"].as_u64().unwrap(), "cpu {cpu} busy time");
+    }
+    for (reason, n) in run["migrations"]["by_reason"].as_object().unwrap() {
+        let series: u64 = tl["migrations_by_reason"]
+            .get(reason)
+            .and_then(Value::as_array)
+            .map_or(0, |v| v.iter().map(|x| x.as_u64().unwrap()).sum());
+        assert_eq!(series, n.as_u64().unwrap(), "migrations by {reason}");
+    }
+    let marks = tl["migration_marks"].as_array().unwrap().len() as u64;
+    assert_eq!(
+        marks + tl["migration_marks_dropped"].as_u64().unwrap(),
+        run["migrations"]["total"].as_u64().unwrap()
+    );
+    strip(&mut a);
+    strip(&mut b);
+    assert_eq!(a, b, "recording the timeline changed the results");
+    // The page written by `run --report` is the page `report` draws from the JSON.
+    let again = d.join("again.html");
+    ok(&[
+        "report",
+        with.to_str().unwrap(),
+        "-o",
+        again.to_str().unwrap(),
+    ]);
+    let (p1, p2) = (
+        std::fs::read_to_string(&html).unwrap(),
+        std::fs::read_to_string(&again).unwrap(),
+    );
+    let body = |s: &str| s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string();
+    assert_eq!(body(&p1), body(&p2));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let d = out_dir("bad");
+    let missing = d.join("missing.json");
+    let out = schedlab(&[
+        "report",
+        missing.to_str().unwrap(),
+        "-o",
+        d.join("x.html").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("missing.json") && err.contains("cannot read"),
+        "{err}"
+    );
+    let notres = d.join("not-results.json");
+    std::fs::write(&notres, "{\"hello\": 1}").unwrap();
+    let out = schedlab(&[
+        "report",
+        notres.to_str().unwrap(),
+        "-o",
+        d.join("y.html").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not-results.json") && err.contains("accepted"),
+        "{err}"
+    );
+    assert!(!d.join("y.html").exists(), "no page for bad input");
+}
+
+/// Chromium from Debian's package (scripts/install-chromium), or `None` with the reason.
+fn chromium() -> Option<String> {
+    for name in ["chromium", "chromium-browser", "google-chrome"] {
+        if Command::new(name)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
+/// The page as Chromium parsed it (`--dump-dom`) plus a screenshot, and its log.
+fn open_in_chromium(browser: &str, html: &Path, png: &Path) -> (String, String) {
+    let url = format!("file://{}", html.canonicalize().unwrap().display());
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--window-size=1300,2600",
+            &format!("--screenshot={}", png.display()),
+            "--dump-dom",
+            &url,
+        ])
+        .output()
+        .expect("run chromium");
+    assert!(
+        out.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The sections of a page Chromium parsed: each `(id, status, its HTML)`.
+fn sections(dom: &str) -> Vec<(String, String, String)> {
+    dom.split("<section ")
+        .skip(1)
+        .map(|s| {
+            let attr = |name: &str| {
+                let k = format!("{name}=\"");
+                let i = s.find(&k).map(|i| i + k.len()).unwrap_or(0);
+                s[i..].split('"').next().unwrap_or("").to_string()
+            };
+            let body = s.split("</section>").next().unwrap_or("").to_string();
+            (attr("id"), attr("data-status"), body)
+        })
+        .collect()
+}
+
+/// The sections are `ids`; those in `drawn` are drawn, the others say why they are empty.
+/// Every figure holds an SVG with marks drawn in it (beyond its background) and labels; the
+/// page has no script and the browser logged no console error.
+fn check_page(dom: &str, log: &str, ids: &[&str], drawn: &[&str]) {
+    assert!(dom.contains("</html>"), "Chromium returned the parsed page");
+    assert!(!dom.contains("<script"), "the page has no script");
+    for line in log.lines() {
+        assert!(
+            !(line.contains("CONSOLE") || line.contains("Uncaught")),
+            "browser console: {line}"
+        );
+    }
+    let secs = sections(dom);
+    let got: Vec<&str> = secs.iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(got, ids, "sections");
+    for (id, status, body) in &secs {
+        if !drawn.contains(&id.as_str()) {
+            assert_eq!(status, "empty", "section {id}");
+            assert!(
+                body.contains("class=\"note\""),
+                "empty section {id} says why"
+            );
+            continue;
+        }
+        assert_eq!(status, "ok", "section {id} did not render: {body:.300}");
+        if id == "header" {
+            assert!(body.contains("data-plot=\"topology\""), "machine drawn");
+            assert!(body.matches("class=\"cpu\"").count() >= 2, "CPUs drawn");
+            continue;
+        }
+        let figures: Vec<&str> = body.split("<figure class=\"plot\"").skip(1).collect();
+        assert!(!figures.is_empty(), "section {id} has plots");
+        for f in figures {
+            let svg = f.split("</svg>").next().unwrap();
+            assert!(svg.contains("<svg"), "{id}: a figure without SVG");
+            let marks = [
+                "<rect",
+                "<polyline",
+                "<path",
+                "<circle",
+                "<polygon",
+                "<line",
+            ]
+            .iter()
+            .map(|m| svg.matches(m).count())
+            .sum::<usize>();
+            assert!(marks > 3, "{id}: empty plot ({marks} marks)");
+            assert!(svg.contains("<text"), "{id}: plot without labels");
+        }
+    }
+}
+
+fn png_ok(png: &Path) {
+    let bytes = std::fs::read(png).expect("screenshot written");
+    assert!(bytes.starts_with(b"\x89PNG"), "screenshot is a PNG");
+    assert!(
+        bytes.len() > 20_000,
+        "screenshot has content ({} bytes)",
+        bytes.len()
+    );
+}
+
+const RUN_SECTIONS: [&str; 7] = [
+    "header",
+    "utilisation",
+    "timeline",
+    "latency",
+    "migrations",
+    "balance",
+    "numa",
+];
+
+/// A bundled scenario rendered with `run --report`, opened in Chromium and checked; `drawn`
+/// are the sections that must be drawn (the others must say why they are empty).
+fn run_report_in_chromium(scn: &str, drawn: &[&str]) {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "SKIPPED: chromium is not installed and could not be (scripts/install-chromium \
+             installs Debian's package; run it as root)"
+        );
+        return;
+    };
+    let d = out_dir("chromium-run");
+    let html = d.join(format!("{scn}.html"));
+    ok(&[
+        "run",
+        &format!("scenarios/{scn}.toml"),
+        "--report",
+        html.to_str().unwrap(),
+    ]);
+    let png = d.join(format!("{scn}.png"));
+    let (dom, log) = open_in_chromium(&browser, &html, &png);
+    check_page(&dom, &log, &RUN_SECTIONS, drawn);
+    png_ok(&png);
+}
+
+/// hackbench on skl-2s (two nodes): every section drawn.
+#[test]
+fn hackbench_report_renders_in_chromium() {
+    run_report_in_chromium("hackbench", &RUN_SECTIONS);
+}
+
+/// spin on hybrid-10 (one node): every section but NUMA drawn.
+#[test]
+fn spin_report_renders_in_chromium() {
+    run_report_in_chromium("spin", &RUN_SECTIONS[..6]);
+}
+
+/// A comparison rendered with `compare --report`: every section, the LKML table with
+/// confidence intervals and the paired-delta chart with one series per variant.
+#[test]
+fn compare_report_renders_in_chromium() {
+    let Some(browser) = chromium() else {
+        eprintln!(
+            "SKIPPED: chromium is not installed and could not be (see scripts/install-chromium)"
+        );
+        return;
+    };
+    let d = out_dir("chromium-compare");
+    let html = d.join("compare.html");
+    ok(&[
+        "compare",
+        "-m",
+        "skl-2s",
+        "--runs",
+        "3",
+        "--variant",
+        "noq:NO_TTWU_QUEUE",
+        "--report",
+        html.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "4",
+        "-l",
+        "100",
+    ]);
+    let png = d.join("compare.png");
+    let (dom, log) = open_in_chromium(&browser, &html, &png);
+    let mut expected = RUN_SECTIONS.to_vec();
+    expected.push("compare");
+    check_page(&dom, &log, &expected, &expected);
+    let secs = sections(&dom);
+    let cmp = &secs.iter().find(|s| s.0 == "compare").unwrap().2;
+    assert!(
+        cmp.contains("workload.time_s"),
+        "the benchmark's metric is compared"
+    );
+    assert!(cmp.contains("±"), "means carry confidence intervals");
+    assert!(cmp.contains("data-plot=\"paired-deltas\""));
+    // Both variants have their own heat map and task timeline (first seed each).
+    for v in ["baseline", "noq"] {
+        assert!(
+            dom.contains(&format!("data-plot=\"heatmap-{v}\"")),
+            "{v} heat map"
+        );
+        assert!(
+            dom.contains(&format!("data-plot=\"tasks-{v}\"")),
+            "{v} task timeline"
+        );
+    }
+    png_ok(&png);
+}
+
+/// `report --trace X.txt` rebuilds the time series from the run's ftrace text trace: the page
+/// is the one drawn from the series the run recorded itself (same events, same buckets).
+#[test]
+fn trace_gives_the_same_time_series_as_the_run() {
+    let d = out_dir("trace");
+    let (json, html, trace) = (d.join("a.json"), d.join("a.html"), d.join("a.txt"));
+    let (stripped, from_trace) = (d.join("b.json"), d.join("b.html"));
+    let cmd = ["--", "hackbench", "-g", "2", "-l", "200"];
+    let mut args = vec!["run", "-m", "skl-2s", "--json", json.to_str().unwrap()];
+    args.extend([
+        "--report",
+        html.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    args.extend(cmd);
+    ok(&args);
+    let mut doc = read_json(&json);
+    assert!(doc["runs"][0]["timeline"].is_object());
+    doc["runs"][0].as_object_mut().unwrap().remove("timeline");
+    std::fs::write(&stripped, serde_json::to_string(&doc).unwrap()).unwrap();
+    ok(&[
+        "report",
+        stripped.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "-o",
+        from_trace.to_str().unwrap(),
+    ]);
+    let body = |p: &Path| {
+        let s = std::fs::read_to_string(p).unwrap();
+        s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string()
+    };
+    let (a, b) = (body(&html), body(&from_trace));
+    assert!(
+        b.contains("data-plot=\"heatmap-run\""),
+        "time series drawn from the trace"
+    );
+    assert_eq!(a, b, "the trace and the run give the same pictures");
+    // A Perfetto trace is not read: one line naming --trace, exit 2.
+    let pf = d.join("x.pftrace");
+    std::fs::write(&pf, b"\x0a\x00").unwrap();
+    let out = schedlab(&[
+        "report",
+        stripped.to_str().unwrap(),
+        "--trace",
+        pf.to_str().unwrap(),
+        "-o",
+        d.join("c.html").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--trace") && err.contains("accepted"), "{err}");
+}
