@@ -146,7 +146,8 @@ impl CpuMask {
     pub fn iter(&self) -> CpuMaskIter<'_> {
         CpuMaskIter {
             mask: self,
-            next: 0,
+            word_index: 0,
+            word: self.words[0],
         }
     }
 
@@ -535,18 +536,29 @@ impl FromIterator<usize> for CpuMask {
     }
 }
 
-/// Ascending iterator over a mask's CPUs.
+/// Ascending iterator over a mask's CPUs: the bits of the current word not yet returned
+/// (lowest first, each cleared as it is returned), then the next words.
 pub struct CpuMaskIter<'a> {
     mask: &'a CpuMask,
-    next: usize,
+    word_index: usize,
+    /// The bits of `words[word_index]` not yet returned.
+    word: u64,
 }
 
 impl Iterator for CpuMaskIter<'_> {
     type Item = usize;
+    #[inline]
     fn next(&mut self) -> Option<usize> {
-        let cpu = self.mask.next_from(self.next)?;
-        self.next = cpu + 1;
-        Some(cpu)
+        while self.word == 0 {
+            self.word_index += 1;
+            if self.word_index == WORDS {
+                return None;
+            }
+            self.word = self.mask.words[self.word_index];
+        }
+        let bit = self.word.trailing_zeros() as usize;
+        self.word &= self.word - 1;
+        Some(self.word_index * 64 + bit)
     }
 }
 

@@ -207,9 +207,10 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
         return Err(InputError::new("compare", "no scenario to run"));
     };
     let seeds = seeds_of(base);
+    // All variants' seeds share one parallel pool.
+    let scns: Vec<&Scenario> = variants.iter().map(|v| &v.scenario).collect();
     let mut runs = Vec::with_capacity(variants.len());
-    for v in variants {
-        let r = experiment::run_seeds_in(ctx, &v.scenario, &seeds, &v.name)?;
+    for r in experiment::run_variants_in(ctx, &scns, &seeds, "compare")? {
         if r.len() < seeds.len() {
             break;
         }

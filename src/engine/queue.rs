@@ -117,7 +117,10 @@ impl CpuTimers {
         if task >= self.pos.len() {
             self.pos.resize(task + 1, (0, NO_POS));
         }
-        assert_eq!(self.pos[task].1, NO_POS, "task {task} already has a timer armed");
+        assert_eq!(
+            self.pos[task].1, NO_POS,
+            "task {task} already has a timer armed"
+        );
         let heap = &mut self.heaps[cpu];
         heap.push((at, task as u32));
         let i = heap.len() - 1;

@@ -621,6 +621,41 @@ pub fn run_seeds_in(
     })
 }
 
+/// Run every scenario of `scns` (the variants of `compare`) on every seed of `seeds` in one
+/// parallel pool: the (variant, seed) runs are independent, so the pool stays busy across
+/// variants instead of draining at the end of each. Returns, per scenario in order, its
+/// completed runs in seed order; runs not yet started when a stop is requested are skipped.
+/// Each run is the same as [`run_seeds_in`]'s (same scenario, same seed): results identical.
+pub fn run_variants_in(
+    ctx: &RunContext,
+    scns: &[&Scenario],
+    seeds: &[u64],
+    label: &str,
+) -> InputResult<Vec<Vec<RunOutput>>> {
+    use rayon::prelude::*;
+    with_progress(ctx, label, scns.len() * seeds.len(), || {
+        let jobs: Vec<(usize, u64)> = (0..scns.len())
+            .flat_map(|v| seeds.iter().map(move |&seed| (v, seed)))
+            .collect();
+        let out = jobs
+            .par_iter()
+            .map(|&(v, seed)| {
+                if ctx.stopped() {
+                    return Ok(None);
+                }
+                run_once_in(ctx, scns[v], seed, Instruments::default()).map(|(r, _)| Some(r))
+            })
+            .collect::<Vec<_>>();
+        let mut per: Vec<Vec<RunOutput>> = scns.iter().map(|_| Vec::new()).collect();
+        for (&(v, _), r) in jobs.iter().zip(out) {
+            if let Some(r) = r?.filter(|r| r.complete) {
+                per[v].push(r);
+            }
+        }
+        Ok(per)
+    })
+}
+
 fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResult<Vec<RunOutput>> {
     use rayon::prelude::*;
     let out = seeds

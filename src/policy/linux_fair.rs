@@ -312,6 +312,17 @@ struct BalanceView<'a> {
 }
 
 impl LbEnv for BalanceView<'_> {
+    #[inline]
+    fn sg_cpu_stats(&self, cpu: usize) -> (u64, u64, u64, u32, u32) {
+        let rq = &self.rqs[cpu];
+        (
+            rq.cpu_load(),
+            rq.cpu_util_cfs(self.params),
+            rq.cpu_runnable(),
+            rq.h_nr_runnable(),
+            rq.h_nr_queued() + self.rt.rqs[cpu].nr_running_visible(),
+        )
+    }
     /// `rq->nr_running`: RT tasks count, though only `cfs_tasks` can be moved.
     fn nr_running(&self, cpu: usize) -> u32 {
         self.rqs[cpu].h_nr_queued() + self.rt.rqs[cpu].nr_running_visible()

@@ -49,6 +49,19 @@ pub trait LbEnv {
         false
     }
 
+    /// The per-CPU sums of `update_sg_lb_stats()` in one read: (`cpu_load`, `cpu_util`,
+    /// `cpu_runnable`, `h_nr_runnable`, `nr_running`). Default: the five calls; an
+    /// environment overrides it to read its runqueue once (the hottest loop of a pass).
+    fn sg_cpu_stats(&self, cpu: usize) -> (u64, u64, u64, u32, u32) {
+        (
+            self.cpu_load(cpu),
+            self.cpu_util(cpu),
+            self.cpu_runnable(cpu),
+            self.h_nr_runnable(cpu),
+            self.nr_running(cpu),
+        )
+    }
+
     /// `cpu_load(rq)`: `rq->cfs.avg.load_avg`.
     fn cpu_load(&self, cpu: usize) -> u64;
 

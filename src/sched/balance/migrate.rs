@@ -192,7 +192,9 @@ impl LoadBalancer {
         let mut list = std::mem::take(&mut self.scratch_tasks);
         list.clear();
         env.cfs_tasks(src, &mut list);
-        let mut tasks: VecDeque<TaskId> = list.drain(..).collect();
+        let mut tasks: VecDeque<TaskId> = std::mem::take(&mut self.scratch_deque);
+        tasks.clear();
+        tasks.extend(list.drain(..));
         self.scratch_tasks = list;
         let nr_balance_failed = self.sd[bal.sd.0].nr_balance_failed;
         let shift = nr_balance_failed.min(63);
@@ -284,6 +286,7 @@ impl LoadBalancer {
             env.cfs_tasks_rotate(src, p);
         }
         self.sd[bal.sd.0].stats.lb_gained[idle_index(bal.idle)] += u64::from(detached);
+        self.scratch_deque = tasks;
         detached
     }
 

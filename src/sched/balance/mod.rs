@@ -408,6 +408,8 @@ pub struct LoadBalancer {
     jiffies: u64,
     /// Scratch list for `cfs_tasks`.
     scratch_tasks: Vec<TaskId>,
+    /// `detach_tasks()`'s walk of the source's task list (storage reused across passes).
+    scratch_deque: std::collections::VecDeque<TaskId>,
 }
 
 impl LoadBalancer {
@@ -513,6 +515,7 @@ impl LoadBalancer {
             now_ns,
             jiffies,
             scratch_tasks: Vec::new(),
+            scratch_deque: std::collections::VecDeque::new(),
             domains,
         }
     }

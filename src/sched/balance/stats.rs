@@ -241,12 +241,11 @@ impl LoadBalancer {
         let mut sgs = SgLbStats::zero();
         for i in g.span.and(&bal.cpus).iter() {
             out.work.cpus += 1;
-            let load = env.cpu_load(i);
+            let (load, util, runnable, h_nr_runnable, nr_running) = env.sg_cpu_stats(i);
             sgs.group_load += load;
-            sgs.group_util += env.cpu_util(i);
-            sgs.group_runnable += env.cpu_runnable(i);
-            sgs.sum_h_nr_running += env.h_nr_runnable(i);
-            let nr_running = env.nr_running(i);
+            sgs.group_util += util;
+            sgs.group_runnable += runnable;
+            sgs.sum_h_nr_running += h_nr_runnable;
             sgs.sum_nr_running += nr_running;
             if nr_running == 0 && env.idle_cpu(i) {
                 sgs.idle_cpus += 1;
@@ -270,7 +269,7 @@ impl LoadBalancer {
                     *sg_overloaded = true;
                 }
             } else if bal.dst_idle()
-                && env.h_nr_runnable(i) == 1
+                && h_nr_runnable == 1
                 && self.check_cpu_capacity(env, i, bal.sd)
             {
                 // sched_reduced_capacity(): a single task on a CPU whose capacity is
