@@ -587,3 +587,31 @@ fn control_characters_in_echoed_names_are_escaped() {
         assert!(e.contains("\\n"), "{set:?}: {e}");
     }
 }
+
+/// A key rt-app accepts without effect (an unknown `global` key) runs, as with rt-app, but is
+/// named in one warning on stderr, so a typo is not a silent no-op; a clean file gets none.
+#[test]
+fn rtapp_ignored_keys_are_warned_about() {
+    let run = |name: &str, global: &str| {
+        let json = tmp(
+            &format!("{name}.json"),
+            &format!(r#"{{"global": {{"duration": 1{global}}}, "tasks": {{"t": {{"run": 1000}}}}}}"#),
+        );
+        let f = tmp(
+            &format!("{name}.toml"),
+            &format!(
+                "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
+                json.display()
+            ),
+        );
+        let out = schedlab(&["run", f.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let err = run("ignored", r#", "calibrationx": 90"#);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("global.calibrationx") && warnings[0].contains("ignored"), "{err}");
+    let clean = run("clean", "");
+    assert!(!clean.contains("ignored"), "{clean}");
+}

@@ -107,6 +107,26 @@ impl RunContext {
     }
 }
 
+/// One warning per input key the simulated program accepts but ignores, as the real one does
+/// (rt-app's unknown global keys and legacy top-level `resources`): accepted, so the file
+/// runs, but named, so a typo is not a silent no-op.
+fn ignored_input_warnings(workload: &workloads::ResolvedWorkload) -> Vec<String> {
+    match &workload.kind {
+        workloads::WorkloadKind::Bench(spec) => match spec.as_ref() {
+            crate::workload::WorkloadSpec::RtApp(rt) => (rt.ignored_keys.iter())
+                .map(|k| {
+                    format!(
+                        "rt-app: key {} is ignored (rt-app accepts it without effect)",
+                        crate::input::limits::clip(k)
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
 /// Resolve `[machine]`: preset / host / file / snapshot / explicit table, then `offline`.
 pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
     let spec = &scn.machine;
@@ -412,6 +432,9 @@ pub fn run_once_in(
     if let Some(w) = endless_default_warning(scn, &workload)
         && !ctx.endless_warned.swap(true, Ordering::Relaxed)
     {
+        ctx.warn_once(w);
+    }
+    for w in ignored_input_warnings(&workload) {
         ctx.warn_once(w);
     }
     ctx.run_len_ns.fetch_max(cfg.duration_ns, Ordering::Relaxed);
