@@ -595,7 +595,9 @@ fn rtapp_ignored_keys_are_warned_about() {
     let run = |name: &str, global: &str| {
         let json = tmp(
             &format!("{name}.json"),
-            &format!(r#"{{"global": {{"duration": 1{global}}}, "tasks": {{"t": {{"run": 1000}}}}}}"#),
+            &format!(
+                r#"{{"global": {{"duration": 1{global}}}, "tasks": {{"t": {{"run": 1000}}}}}}"#
+            ),
         );
         let f = tmp(
             &format!("{name}.toml"),
@@ -605,13 +607,56 @@ fn rtapp_ignored_keys_are_warned_about() {
             ),
         );
         let out = schedlab(&["run", f.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8(out.stderr).unwrap()
     };
     let err = run("ignored", r#", "calibrationx": 90"#);
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
     assert_eq!(warnings.len(), 1, "{err}");
-    assert!(warnings[0].contains("global.calibrationx") && warnings[0].contains("ignored"), "{err}");
+    assert!(
+        warnings[0].contains("global.calibrationx") && warnings[0].contains("ignored"),
+        "{err}"
+    );
     let clean = run("clean", "");
     assert!(!clean.contains("ignored"), "{clean}");
+}
+
+/// A variant name heads a compare column and names runs: a control character (a newline
+/// would split the table and every one-line message) or more than 64 characters is refused,
+/// on the command line and in a scenario's `[[variant]]`, with one error line.
+#[test]
+fn variant_names_must_be_printable_and_bounded() {
+    let e = bad(&[
+        "compare",
+        "scenarios/hackbench.toml",
+        "--runs",
+        "1",
+        "--variant",
+        "a\nb:NO_DELAY_DEQUEUE",
+    ]);
+    assert!(e.contains("control character"), "{e}");
+    let long = format!("{}:NO_DELAY_DEQUEUE", "v".repeat(65));
+    let e = bad(&[
+        "compare",
+        "scenarios/hackbench.toml",
+        "--runs",
+        "1",
+        "--variant",
+        &long,
+    ]);
+    assert!(e.contains("longer than 64"), "{e}");
+    let f = tmp(
+        "variant-nl.toml",
+        "[machine]\npreset = \"skl-2s\"\n[workload]\ncommand = \"hackbench -g 1 -l 10\"\n\
+         [[variant]]\nname = \"x\\ny\"\nkernel.features = { DELAY_DEQUEUE = false }\n",
+    );
+    let e = bad(&["compare", f.to_str().unwrap(), "--runs", "1"]);
+    assert!(
+        e.contains("variant[0].name") && e.contains("control character"),
+        "{e}"
+    );
 }

@@ -643,6 +643,9 @@ fn parse_variants(doc: &ScenarioDoc, list: Vec<toml::Table>) -> InputResult<Vec<
                 ));
             }
         };
+        if let Some(problem) = limits::variant_name_problem(&name) {
+            return Err(InputError::with_key(origin, format!("{key}.name"), problem));
+        }
         if out.iter().any(|v| v.name == name) {
             return Err(InputError::with_key(
                 origin,
@@ -704,8 +707,15 @@ pub fn parse_variant_spec(spec: &str, origin: &str) -> InputResult<VariantSpec> 
     if name.is_empty() {
         return Err(InputError::with_key(
             origin,
-            spec,
+            limits::clip(spec).into_owned(),
             "expected NAME:FEAT,NO_FEAT,sysctl=value (a name is required)",
+        ));
+    }
+    if let Some(problem) = limits::variant_name_problem(name) {
+        return Err(InputError::with_key(
+            origin,
+            limits::clip(spec).into_owned(),
+            problem,
         ));
     }
     let mut overrides = BTreeMap::new();

@@ -107,6 +107,19 @@ impl RunContext {
     }
 }
 
+/// The warnings a run's inputs deserve, printed once per command: the one-day default of a
+/// benchmark without a timeout, and keys the simulated program ignores.
+fn warn_about_inputs(ctx: &RunContext, scn: &Scenario, workload: &workloads::ResolvedWorkload) {
+    if let Some(w) = endless_default_warning(scn, workload)
+        && !ctx.endless_warned.swap(true, Ordering::Relaxed)
+    {
+        ctx.warn_once(w);
+    }
+    for w in ignored_input_warnings(workload) {
+        ctx.warn_once(w);
+    }
+}
+
 /// One warning per input key the simulated program accepts but ignores, as the real one does
 /// (rt-app's unknown global keys and legacy top-level `resources`): accepted, so the file
 /// runs, but named, so a typo is not a silent no-op.
@@ -429,14 +442,7 @@ pub fn run_once_in(
     let workload = workloads::resolve(scn, &machine, seed)?;
     let mut cfg = engine_config(scn, seed, workload.default_duration_ns);
     cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
-    if let Some(w) = endless_default_warning(scn, &workload)
-        && !ctx.endless_warned.swap(true, Ordering::Relaxed)
-    {
-        ctx.warn_once(w);
-    }
-    for w in ignored_input_warnings(&workload) {
-        ctx.warn_once(w);
-    }
+    warn_about_inputs(ctx, scn, &workload);
     ctx.run_len_ns.fetch_max(cfg.duration_ns, Ordering::Relaxed);
     let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();

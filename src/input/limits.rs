@@ -49,6 +49,30 @@ pub const MAX_CLIENTS: u64 = 100_000;
 /// Characters of a user-given name echoed in a message; longer names are clipped.
 pub const MAX_ECHOED_NAME_CHARS: usize = 64;
 
+/// Longest variant name (it heads a column of the compare table and names runs in JSON).
+pub const MAX_VARIANT_NAME_CHARS: usize = 64;
+
+/// Why `name` cannot name a variant: empty, longer than [`MAX_VARIANT_NAME_CHARS`], or holding
+/// a control character (a newline would break the table and every one-line message).
+pub fn variant_name_problem(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("a variant name cannot be empty".into());
+    }
+    if name.chars().count() > MAX_VARIANT_NAME_CHARS {
+        return Some(format!(
+            "variant name '{}' is longer than {MAX_VARIANT_NAME_CHARS} characters",
+            clip(name)
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return Some(format!(
+            "variant name '{}' holds a control character; accepted: printable text",
+            clip(name)
+        ));
+    }
+    None
+}
+
 /// `name` clipped to [`MAX_ECHOED_NAME_CHARS`] for a message (`abc…` plus its full length; a
 /// path keeps its end instead, `…/cpu1/topology/core_id`, since the file is what matters;
 /// control characters are escaped).
