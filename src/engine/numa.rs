@@ -764,7 +764,8 @@ impl Engine {
             policy: t.mempolicy,
             writable: true,
             shared: false,
-            exec_start_ns: t.exec_start_ns,
+            // update_curr() ran in this tick: the kernel's se.exec_start is now.
+            exec_start_ns: now,
             sum_exec_runtime_ns: runtime,
             scan_min_ms: task_scan_min(&params, rss),
             scan_max_ms: task_scan_max(&params, rss, ng, &v),

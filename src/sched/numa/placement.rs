@@ -164,7 +164,12 @@ pub fn task_numa_placement(
                 out.fault_types[usize::from(private)] += membuf;
                 f.add(MemBuf, nid, private, -membuf);
                 let f_weight = ((u128::from(runtime) << 16) / (u128::from(period) + 1)) as i64;
-                let f_weight = f_weight * f.get(CpuBuf, nid, private) / (total_faults + 1);
+                // The kernel's unsigned long product; runtime ≤ period keeps it far below
+                // 2^63, and i128 keeps a clock skew from overflowing (clamped, not wrapped).
+                let f_weight = (i128::from(f_weight) * i128::from(f.get(CpuBuf, nid, private))
+                    / i128::from(total_faults + 1))
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX))
+                    as i64;
                 let f_diff = f_weight - f.get(Cpu, nid, private) / 2;
                 let cpubuf = f.get(CpuBuf, nid, private);
                 f.add(CpuBuf, nid, private, -cpubuf);
