@@ -432,3 +432,164 @@ fn trace_gives_the_same_time_series_as_the_run() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--trace") && err.contains("accepted"), "{err}");
 }
+
+/// A report page from `bisect --report` or `sweep table --report`: static, with the table
+/// rows and a drawn chart.
+fn check_static_page(html: &str, rows: &[&str], plot: &str) {
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(!html.to_lowercase().contains("<script"), "no script");
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "loads nothing"
+    );
+    for r in rows {
+        assert!(html.contains(r), "row {r} missing");
+    }
+    let fig = html
+        .split(&format!("data-plot=\"{plot}\""))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no figure {plot}"));
+    let svg = &fig[..fig.find("</svg>").expect("an <svg> in the figure")];
+    assert!(svg.contains("<svg"), "figure holds an svg");
+    assert!(svg.contains("<circle"), "the chart draws its points");
+    assert!(
+        svg.contains("<line") || svg.contains("<polyline"),
+        "and its intervals"
+    );
+}
+
+#[test]
+fn bisect_report_has_the_ranked_changes_and_their_effects() {
+    let d = out_dir("bisect");
+    let page = d.join("bisect.html");
+    let _ = std::fs::remove_file(&page);
+    ok(&[
+        "bisect",
+        "-m",
+        "hybrid-10",
+        "--good",
+        "v6.6",
+        "--bad",
+        "v6.12",
+        "--metric",
+        "workload.time_s",
+        "--runs",
+        "3",
+        "--budget",
+        "400",
+        "--set",
+        "run.duration_s=0.05",
+        "--report",
+        page.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+    ]);
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(html.contains("workload.time_s"), "metric in the header");
+    assert!(html.contains("hybrid-10") && html.contains("v6.6") && html.contains("v6.12"));
+    assert!(html.contains("executed of a budget of 400"), "runs used");
+    check_static_page(
+        &html,
+        &[
+            "<tr class=\"change\"><td class=\"num\">1</td>",
+            "<td>delay_dequeue</td>",
+        ],
+        "bisect-effects",
+    );
+    // An output path that cannot be written: one line, exit 2, before any run.
+    let bad = d.join("no-such-dir").join("x.html");
+    let out = schedlab(&[
+        "bisect",
+        "-m",
+        "hybrid-10",
+        "--good",
+        "v6.9",
+        "--bad",
+        "v6.12",
+        "--report",
+        bad.to_str().unwrap(),
+        "--",
+        "hackbench",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--report"), "{err}");
+}
+
+#[test]
+fn sweep_table_report_has_the_pivot_and_a_chart() {
+    let d = out_dir("sweep");
+    let _ = std::fs::remove_dir_all(d.join("sweep"));
+    let grid = d.join("g.toml");
+    std::fs::write(
+        &grid,
+        "[base]\nmachine = \"hybrid-10\"\ncommand = \"hackbench -g 1 -l 30\"\n[axes]\n\
+         profiles = [\"v6.6\", \"v6.15\"]\nseeds = 3\n",
+    )
+    .unwrap();
+    let dir = d.join("sweep");
+    let db = d.join("r.sqlite");
+    let _ = std::fs::remove_file(&db);
+    ok(&[
+        "sweep",
+        "plan",
+        grid.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    ok(&["sweep", "run", dir.to_str().unwrap()]);
+    ok(&[
+        "sweep",
+        "merge",
+        dir.to_str().unwrap(),
+        "-o",
+        db.to_str().unwrap(),
+    ]);
+    let page = d.join("table.html");
+    let table = |report: &Path| {
+        schedlab(&[
+            "sweep",
+            "table",
+            db.to_str().unwrap(),
+            "--rows",
+            "profile",
+            "--cols",
+            "seed",
+            "--metric",
+            "perf_stat.context_switches",
+            "--report",
+            report.to_str().unwrap(),
+        ])
+    };
+    let out = table(&page);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).expect("the page");
+    check_static_page(
+        &html,
+        &[
+            "<tr class=\"pivot-row\"><th>v6.6</th>",
+            "<tr class=\"pivot-row\"><th>v6.15</th>",
+        ],
+        "sweep-table",
+    );
+    assert!(html.contains("perf_stat.context_switches"));
+    let out = table(&d.join("no-such-dir").join("x.html"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("--report"), "{err}");
+}

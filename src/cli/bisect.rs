@@ -67,6 +67,10 @@ pub struct BisectArgs {
     /// Write the bisection as JSON to FILE (`-` = stdout; the text then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
+    /// Write an HTML page of the bisection to FILE: the run header, the ranked changes with
+    /// their effects and 95% CIs, and a chart of each change's effect (see docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// The benchmark command line (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     pub command: Vec<String>,
@@ -203,14 +207,23 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
         )
         .into());
     }
-    if let (Some(dest), Some(scenario)) =
-        (args.json.as_deref().filter(|j| *j != "-"), &args.scenario)
-    {
-        output::check_distinct(
-            &[("--json", std::path::Path::new(dest))],
-            &[("scenario", scenario.as_path())],
-        )?;
+    let mut outs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(dest) = args.json.as_deref().filter(|j| *j != "-") {
+        outs.push(("--json", std::path::Path::new(dest)));
     }
+    if let Some(dest) = &args.report {
+        outs.push(("--report", dest.as_path()));
+    }
+    let ins: Vec<(&str, &std::path::Path)> = args
+        .scenario
+        .iter()
+        .map(|s| ("scenario", s.as_path()))
+        .collect();
+    output::check_distinct(&outs, &ins)?;
+    let report_file = match &args.report {
+        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
     let json_file = match args.json.as_deref().filter(|j| *j != "-") {
         Some(dest) => Some(output::AtomicFile::create(
             "--json",
@@ -255,6 +268,9 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
             Some(file) => file.write_commit(doc.as_bytes())?,
             None => output::write_stdout(&doc)?,
         }
+    }
+    if let Some(file) = report_file {
+        file.write_commit(crate::report::pages::bisect_page(&diff, &result).as_bytes())?;
     }
     let stopped = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT"));
     Ok(stopped.map_or(0, super::signals::exit_code))

@@ -120,6 +120,10 @@ pub struct TableArgs {
     /// Only runs matching AXIS=VALUE[,AXIS=VALUE...].
     #[arg(long = "where", value_name = "AXIS=VALUE,...")]
     pub filter: Option<String>,
+    /// Also write the table as an HTML page to FILE, with a chart of one line per column
+    /// value over the rows, each point with its 95% CI (see docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 /// Run `schedlab sweep ...`; returns the exit status.
@@ -381,6 +385,9 @@ fn merge(a: &MergeArgs) -> anyhow::Result<i32> {
 }
 
 fn table(a: &TableArgs) -> anyhow::Result<i32> {
+    if let Some(dest) = &a.report {
+        crate::output::check_distinct(&[("--report", dest.as_path())], &[("DB", a.db.as_path())])?;
+    }
     let conn = db::open_existing(&a.db)?;
     query::check_axis(&conn, &a.rows, "--rows")?;
     query::check_axis(&conn, &a.cols, "--cols")?;
@@ -394,7 +401,16 @@ fn table(a: &TableArgs) -> anyhow::Result<i32> {
     }
     let rows = query::rows(&conn, &a.metric, &sel)?;
     let p = query::pivot(&rows, &a.rows, &a.cols);
+    let report_file = match &a.report {
+        Some(dest) => Some(crate::output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
     crate::output::write_stdout(&query::render_pivot(&p, &a.metric, &a.rows, &a.cols))?;
+    if let Some(file) = report_file {
+        let source = format!("schedlab sweep table {}", a.db.display());
+        let page = crate::report::pages::sweep_page(&p, &a.metric, &a.rows, &a.cols, &source);
+        file.write_commit(page.as_bytes())?;
+    }
     Ok(0)
 }
 

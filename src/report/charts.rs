@@ -439,6 +439,30 @@ pub struct DeltaBar {
 
 /// Paired deltas with 95% confidence intervals, one row per metric, variants offset within it.
 pub fn deltas(metrics: &[String], variants: &[String], bars: &[DeltaBar]) -> String {
+    let axes = DeltaAxes {
+        caption: "Paired delta vs baseline (mean over seeds, 95% CI)",
+        x_desc: "change vs baseline (% of baseline mean)",
+        min_extent: 0.5,
+    };
+    deltas_on(&axes, metrics, variants, bars)
+}
+
+/// What a delta chart says around its bars.
+pub struct DeltaAxes<'a> {
+    pub caption: &'a str,
+    pub x_desc: &'a str,
+    /// The x axis spans at least ±this.
+    pub min_extent: f64,
+}
+
+/// [`deltas`] with its own caption, x label and least extent (e.g. bisect's effects in the
+/// metric's units): one row per `metrics` entry, intervals centred on zero.
+pub fn deltas_on(
+    axes: &DeltaAxes<'_>,
+    metrics: &[String],
+    variants: &[String],
+    bars: &[DeltaBar],
+) -> String {
     if bars.is_empty() {
         return "<p class=\"note\">no paired metric</p>".to_string();
     }
@@ -446,17 +470,14 @@ pub fn deltas(metrics: &[String], variants: &[String], bars: &[DeltaBar]) -> Str
         .iter()
         .flat_map(|b| [b.lo_pct.abs(), b.hi_pct.abs(), b.mean_pct.abs()])
         .filter(|v| v.is_finite())
-        .fold(0.5f64, f64::max)
-        * 1.1;
+        .fold(axes.min_extent, f64::max);
+    let ext = if ext > 0.0 { ext * 1.1 } else { 1.0 };
     let n = metrics.len() as f64;
     let per = variants.len().max(1) as f64;
     let height = (100 + metrics.len() * (8 + 12 * variants.len())).clamp(200, 1400) as u32;
     svg(820, height, |root| {
         let mut chart = ChartBuilder::on(root)
-            .caption(
-                "Paired delta vs baseline (mean over seeds, 95% CI)",
-                (FONT, 15),
-            )
+            .caption(axes.caption, (FONT, 15))
             .margin(8)
             .x_label_area_size(36)
             .y_label_area_size(260)
@@ -474,7 +495,7 @@ pub fn deltas(metrics: &[String], variants: &[String], bars: &[DeltaBar]) -> Str
             .disable_y_mesh()
             .y_labels(metrics.len() * 2 + 1)
             .y_label_formatter(&yfmt)
-            .x_desc("change vs baseline (% of baseline mean)")
+            .x_desc(axes.x_desc)
             .label_style((FONT, 11))
             .light_line_style(WHITE)
             .draw()?;
@@ -510,6 +531,99 @@ pub fn deltas(metrics: &[String], variants: &[String], bars: &[DeltaBar]) -> Str
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// A named series of `(mean, ci95 half-width)` per x position (`None`: no value there).
+pub type CiLine = (String, Vec<Option<(f64, f64)>>);
+
+/// One line per series over categorical x positions (`x_labels`), each point a mean with a
+/// vertical 95% CI error bar; `None` where a series has no value at that position.
+pub fn category_lines(
+    caption: &str,
+    x_desc: &str,
+    y_desc: &str,
+    x_labels: &[String],
+    lines: &[CiLine],
+) -> String {
+    let pts = || {
+        lines
+            .iter()
+            .flat_map(|(_, v)| v.iter().flatten())
+            .filter(|(m, c)| m.is_finite() && c.is_finite())
+    };
+    if x_labels.is_empty() || pts().next().is_none() {
+        return "<p class=\"note\">no value to draw</p>".to_string();
+    }
+    let lo = pts()
+        .map(|(m, c)| m - c)
+        .fold(f64::INFINITY, f64::min)
+        .min(0.0);
+    let hi = pts()
+        .map(|(m, c)| m + c)
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(0.0);
+    let pad = if hi > lo { (hi - lo) * 0.08 } else { 1.0 };
+    let n = x_labels.len() as f64;
+    svg(900, 360, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 15))
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(72)
+            .build_cartesian_2d(-0.5..n - 0.5, lo - pad..hi + pad)?;
+        let xfmt = |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 0.01 && (0.0..n).contains(&i) {
+                x_labels[i as usize].clone()
+            } else {
+                String::new()
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(x_labels.len() * 2 + 1)
+            .x_label_formatter(&xfmt)
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        let k = lines.len().max(1) as f64;
+        for (s, (name, v)) in lines.iter().enumerate() {
+            let color = series(s);
+            // Series side by side within a position so their bars do not hide each other.
+            let dx = (s as f64 - (k - 1.0) / 2.0) * 0.25 / k;
+            let mine: Vec<(f64, f64, f64)> = v
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.map(|(m, c)| (i as f64 + dx, m, c)))
+                .filter(|(_, m, c)| m.is_finite() && c.is_finite())
+                .collect();
+            chart.draw_series(LineSeries::new(
+                mine.iter().map(|&(x, m, _)| (x, m)),
+                color.stroke_width(2),
+            ))?;
+            chart.draw_series(mine.iter().map(|&(x, m, c)| {
+                ErrorBar::new_vertical(x, m - c, m, m + c, color.stroke_width(2), 8)
+            }))?;
+            chart
+                .draw_series(
+                    mine.iter()
+                        .map(|&(x, m, _)| Circle::new((x, m), 4, color.filled())),
+                )?
+                .label(name.as_str())
+                .legend(move |(x, y)| Circle::new((x + 6, y), 4, color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FONT, 11))

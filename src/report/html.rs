@@ -34,7 +34,7 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:sans-serif;margin:16px 24px;color:#111;max-width:1400px}\
+pub const STYLE: &str = "body{font-family:sans-serif;margin:16px 24px;color:#111;max-width:1400px}\
 h1{font-size:22px}h2{font-size:18px;border-bottom:2px solid #0072b2;padding-bottom:2px;margin-top:28px}\
 table{border-collapse:collapse;font-size:13px;margin:6px 0}td,th{border:1px solid #bbb;padding:2px 6px;text-align:left}\
 th{background:#eef}td.num{text-align:right;font-family:monospace}figure.plot{display:inline-block;margin:4px 8px 8px 0}\
@@ -100,7 +100,7 @@ pub fn page(doc: &ReportDoc, machine: Option<&Machine>) -> String {
 
 /// A chart with its caption; a chart that had nothing to draw (a note, not an SVG) stays a
 /// note, so every figure on the page holds a drawing.
-fn figure(name: &str, svg: String, caption: &str) -> String {
+pub fn figure(name: &str, svg: String, caption: &str) -> String {
     if !svg.starts_with("<svg") {
         return format!(
             "<p class=\"note\" data-empty-plot=\"{}\">{}: {}</p>\n",
@@ -117,7 +117,7 @@ fn figure(name: &str, svg: String, caption: &str) -> String {
     )
 }
 
-fn note(text: &str) -> String {
+pub fn note(text: &str) -> String {
     format!("<p class=\"note\">{}</p>\n", esc(text))
 }
 

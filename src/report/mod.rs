@@ -19,6 +19,7 @@
 
 pub mod charts;
 pub mod html;
+pub mod pages;
 pub mod palette;
 
 use serde_json::Value;
