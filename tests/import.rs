@@ -664,3 +664,75 @@ fn sysfs_garbage_topology_files_name_the_file_and_what_was_expected() {
         assert_eq!(e.lines().count(), 1, "{e}");
     }
 }
+
+/// A topology file missing from a snapshot is a warning naming the file (relative to the
+/// snapshot root) and the fallback used, printed by `schedlab topo`; an intact snapshot
+/// gives none.
+#[test]
+fn sysfs_missing_topology_files_warn_with_the_fallback() {
+    let fixture = "8em64t-2s4c-asymcaches";
+    let (tmp, _) = sysfs_tree(fixture);
+    assert_eq!(
+        sysfs::import(&tmp.0).unwrap().import_warnings,
+        Vec::<String>::new()
+    );
+    let topo = |dir: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .arg("topo")
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert_eq!(topo(&tmp.0), "");
+
+    // (fixture, files removed under sys/devices/system, expected warning)
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            fixture,
+            &[
+                "cpu/cpu3/topology/thread_siblings_list",
+                "cpu/cpu3/topology/thread_siblings",
+                "cpu/cpu3/topology/core_id",
+            ],
+            "schedlab: warning: sys/devices/system/cpu/cpu3/topology/core_id missing: \
+CPU 3 is its own core",
+        ),
+        (
+            fixture,
+            &["cpu/cpu1/topology/physical_package_id"],
+            "schedlab: warning: sys/devices/system/cpu/cpu1/topology/physical_package_id \
+missing: CPU 1 is in package 0",
+        ),
+        (
+            fixture,
+            &[
+                "cpu/cpu0/cache/index0/shared_cpu_list",
+                "cpu/cpu0/cache/index0/shared_cpu_map",
+            ],
+            "schedlab: warning: sys/devices/system/cpu/cpu0/cache/index0/shared_cpu_list \
+missing: this cache is ignored",
+        ),
+        (
+            "16amd64-8n2c",
+            &["node/node1/distance"],
+            "schedlab: warning: sys/devices/system/node/node1/distance missing: distances \
+from node 1 are the kernel defaults",
+        ),
+    ];
+    for (fixture, remove, want) in cases {
+        let (tmp, sys) = sysfs_tree(fixture);
+        for r in *remove {
+            let _ = std::fs::remove_file(sys.join(r));
+        }
+        let stderr = topo(&tmp.0);
+        // The named file's warning comes first (a lost cache may also lose the LLC).
+        assert!(
+            stderr.lines().next().is_some_and(|l| l.starts_with(want)),
+            "{remove:?}: {stderr}"
+        );
+        let m = sysfs::import(&tmp.0).unwrap();
+        assert_eq!(m.import_warnings.len(), stderr.lines().count());
+    }
+}

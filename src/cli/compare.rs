@@ -359,7 +359,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     }
     let variants = scenarios_from_args(args)?;
     let base = &variants[0].scenario;
-    let setup = experiment::setup_line(base, &experiment::resolve_machine(base)?);
+    let setup = super::setup_line_with_warnings(base)?;
     for v in &variants {
         for note in &v.scenario.kernel.notes {
             eprintln!("schedlab: note: {}: {note}", v.name);

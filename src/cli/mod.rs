@@ -159,3 +159,31 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(args) => report::run(&args).map(|()| 0),
     }
 }
+
+/// How many of a machine's import warnings are printed before "and N more".
+const MAX_IMPORT_WARNINGS: usize = 8;
+
+/// Print the machine importer's warnings (files missing from a sysfs snapshot and the
+/// fallback used) on stderr, the first [`MAX_IMPORT_WARNINGS`] in reading order.
+pub fn print_import_warnings(machine: &crate::topology::Machine) {
+    let warnings = &machine.import_warnings;
+    for w in warnings.iter().take(MAX_IMPORT_WARNINGS) {
+        eprintln!("schedlab: warning: {w}");
+    }
+    if warnings.len() > MAX_IMPORT_WARNINGS {
+        eprintln!(
+            "schedlab: warning: and {} more missing sysfs files",
+            warnings.len() - MAX_IMPORT_WARNINGS
+        );
+    }
+}
+
+/// Resolve the scenario's machine, print its import warnings, and return the setup line
+/// ([`crate::experiment::setup_line`]) of `run` and `compare`.
+fn setup_line_with_warnings(
+    scn: &crate::config::scenario::Scenario,
+) -> crate::error::InputResult<String> {
+    let machine = crate::experiment::resolve_machine(scn)?;
+    print_import_warnings(&machine);
+    Ok(crate::experiment::setup_line(scn, &machine))
+}

@@ -172,9 +172,7 @@ pub fn check_outputs(args: &RunArgs, scn: &Scenario) -> Result<(), InputError> {
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let scn = scenario_from_args(args)?;
     check_outputs(args, &scn)?;
-    let machine = experiment::resolve_machine(&scn)?;
-    let setup = experiment::setup_line(&scn, &machine);
-    drop(machine);
+    let setup = super::setup_line_with_warnings(&scn)?;
     for note in &scn.kernel.notes {
         eprintln!("schedlab: note: {note}");
     }

@@ -41,6 +41,7 @@ pub fn machine_from_args(args: &TopoArgs) -> InputResult<Machine> {
 
 pub fn run(args: &TopoArgs) -> anyhow::Result<()> {
     let machine = machine_from_args(args)?;
+    super::print_import_warnings(&machine);
     let sds = build_sched_domains(&machine);
     let text = if args.json {
         let mut json = serde_json::to_string_pretty(&topo_json(&machine, &sds))?;

@@ -123,6 +123,10 @@ pub struct Machine {
     /// powerpc `cpu_coregroup_mask()` per CPU (CPUs whose firmware associativity puts them
     /// in the same coregroup); `None` without coregroup support.
     coregroup_mask: Option<Vec<CpuMask>>,
+    /// What an importer could not read and the fallback it used instead (a sysfs file
+    /// missing from a snapshot), in reading order; empty for presets. Printed by the CLI,
+    /// never part of results.
+    pub import_warnings: Vec<String>,
 }
 
 /// Why a topology is impossible.
@@ -207,6 +211,7 @@ impl Machine {
             package_mask,
             node_mask,
             coregroup_mask: None,
+            import_warnings: Vec::new(),
         })
     }
 

@@ -35,6 +35,14 @@
 //! A directory without `sys/devices/system/cpu` but holding exactly one sub-directory that
 //! has it (an unpacked `hwloc-gather-topology` tarball) is read from that sub-directory.
 //! Unreadable files are treated as absent (sysfs refuses some reads to unprivileged users).
+//!
+//! A missing file whose absence changes the topology (no sibling list nor `core_id`, no
+//! `physical_package_id`, a cache index without `level` or `shared_cpu_list`, a CPU without
+//! any cache, a node without `cpulist` or `distance`, a CPU in no node) adds one line to
+//! [`Machine::import_warnings`] naming the file relative to the snapshot root and the
+//! fallback used. Files that are normally optional (`die_id`, cluster files, `cpu_capacity`,
+//! `cpufreq`, an offline CPU's `topology/` and `cache/`, the whole `node/` tree of a kernel
+//! without NUMA) do not warn.
 
 use std::path::{Path, PathBuf};
 
@@ -110,12 +118,16 @@ schedlab needs CPUs numbered 0..N",
     }
 
     let online_all = read_mask(&cpu_dir, "online", None)?;
+    let mut warn = Warnings {
+        base: base.clone(),
+        lines: Vec::new(),
+    };
     let mut cpus: Vec<RawCpu> = Vec::with_capacity(n);
     // (package, die, core_id) for CPUs without a sibling list.
     let mut core_keys: Vec<Option<(i64, i64, i64)>> = vec![None; n];
     for (cpu, raw_key) in core_keys.iter_mut().enumerate() {
         let dir = cpu_dir.join(format!("cpu{cpu}"));
-        let (cpu_raw, key) = read_cpu(&dir, cpu, online_all.as_ref())?;
+        let (cpu_raw, key) = read_cpu(&dir, cpu, online_all.as_ref(), &mut warn)?;
         *raw_key = key;
         cpus.push(cpu_raw);
     }
@@ -128,16 +140,33 @@ schedlab needs CPUs numbered 0..N",
 
     let node_dir = base.join(NODE_DIR);
     let node_ids = numbered_entries(&node_dir, "node");
-    assign_nodes(&cpu_dir, &node_dir, &node_ids, &mut cpus)?;
-    let distances = read_distances(&node_dir, &node_ids)?;
+    assign_nodes(&cpu_dir, &node_dir, &node_ids, &mut cpus, &mut warn)?;
+    let distances = read_distances(&node_dir, &node_ids, &mut warn)?;
 
-    assemble(RawMachine {
+    let mut machine = assemble(RawMachine {
         name: name.to_string(),
         origin,
         source: format!("sysfs {}", base.display()),
         cpus,
         distances,
-    })
+    })?;
+    machine.import_warnings = warn.lines;
+    Ok(machine)
+}
+
+/// The warnings of one import, with paths shown relative to the snapshot root.
+struct Warnings {
+    base: PathBuf,
+    lines: Vec<String>,
+}
+
+impl Warnings {
+    /// Record "`path` missing: `fallback`".
+    fn missing(&mut self, path: &Path, fallback: &str) {
+        let rel = path.strip_prefix(&self.base).unwrap_or(path);
+        self.lines
+            .push(format!("{} missing: {fallback}", rel.display()));
+    }
 }
 
 /// Each CPU's NUMA node: the first `nodeN/cpulist` (or `cpumap`) naming it, else the
@@ -147,6 +176,7 @@ fn assign_nodes(
     node_dir: &Path,
     node_ids: &[usize],
     cpus: &mut [RawCpu],
+    warn: &mut Warnings,
 ) -> InputResult<()> {
     let n = cpus.len();
     for &nid in node_ids {
@@ -157,12 +187,26 @@ fn assign_nodes(
                     cpus[cpu].node = Some(nid);
                 }
             }
+        } else {
+            warn.missing(
+                &dir.join("cpulist"),
+                &format!("node {nid}'s CPUs taken from the cpuN/node{nid} links"),
+            );
         }
     }
     for (cpu, raw) in cpus.iter_mut().enumerate() {
         if raw.node.is_none() {
             let dir = cpu_dir.join(format!("cpu{cpu}"));
             raw.node = numbered_entries(&dir, "node").first().copied();
+            if raw.node.is_none() && !node_ids.is_empty() {
+                warn.missing(
+                    &dir.join("nodeN"),
+                    &format!(
+                        "CPU {cpu} is in no node's cpulist and has no node link; \
+it goes to a node of its package, else the lowest node"
+                    ),
+                );
+            }
         }
     }
     Ok(())
@@ -173,6 +217,7 @@ fn assign_nodes(
 fn read_distances(
     node_dir: &Path,
     node_ids: &[usize],
+    warn: &mut Warnings,
 ) -> InputResult<std::collections::BTreeMap<(usize, usize), u64>> {
     let mut distances = std::collections::BTreeMap::new();
     let online_nodes: Vec<usize> = read_mask(node_dir, "online", None)?
@@ -181,6 +226,16 @@ fn read_distances(
     for &nid in node_ids {
         let path = node_dir.join(format!("node{nid}/distance"));
         let Some(text) = read_opt(&path) else {
+            if node_ids.len() > 1 {
+                warn.missing(
+                    &path,
+                    &format!(
+                        "distances from node {nid} are the kernel defaults \
+(10 to itself, {} to other nodes) unless the other nodes' rows give them",
+                        super::raw::REMOTE_DISTANCE
+                    ),
+                );
+            }
             continue;
         };
         let row: Vec<u64> = text
@@ -312,17 +367,19 @@ struct Cache {
     shared: CpuMask,
 }
 
-fn read_caches(dir: &Path) -> InputResult<Vec<Cache>> {
+fn read_caches(dir: &Path, warn: &mut Warnings) -> InputResult<Vec<Cache>> {
     let cache_dir = dir.join("cache");
     let mut caches = Vec::new();
     for index in numbered_entries(&cache_dir, "index") {
         let idir = cache_dir.join(format!("index{index}"));
         let Some(level) = read_num::<u32>(&idir.join("level"), "a cache level (1, 2, 3...)")?
         else {
+            warn.missing(&idir.join("level"), "this cache is ignored");
             continue;
         };
         let instruction = read_opt(&idir.join("type")).is_some_and(|t| t == "Instruction");
         let Some(shared) = read_mask(&idir, "shared_cpu_list", Some("shared_cpu_map"))? else {
+            warn.missing(&idir.join("shared_cpu_list"), "this cache is ignored");
             continue;
         };
         caches.push(Cache {
@@ -341,6 +398,7 @@ fn read_cpu(
     dir: &Path,
     cpu: usize,
     online_all: Option<&CpuMask>,
+    warn: &mut Warnings,
 ) -> InputResult<(RawCpu, Option<(i64, i64, i64)>)> {
     let topo = dir.join("topology");
     let has_topo = topo.is_dir();
@@ -350,7 +408,7 @@ fn read_cpu(
     let listed = online_all.is_none_or(|m| m.test(cpu));
     raw.online = listed && !offline_flag;
 
-    let caches = read_caches(dir)?;
+    let caches = read_caches(dir, warn)?;
     let data = || caches.iter().filter(|c| !c.instruction);
     let union_at = |level: u32| -> Option<CpuMask> {
         data()
@@ -360,6 +418,12 @@ fn read_cpu(
     };
     let top_level = data().map(|c| c.level).max();
     raw.llc = top_level.and_then(union_at);
+    if raw.llc.is_none() && raw.online {
+        warn.missing(
+            &dir.join("cache/indexK"),
+            &format!("no data cache of CPU {cpu} is known; its LLC is its package within its node"),
+        );
+    }
     let l2 = union_at(2);
     let l1 = union_at(1);
 
@@ -374,6 +438,12 @@ fn read_cpu(
             "a package id (an integer, -1 = unknown)",
         )?;
         raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
+        if package.is_none() {
+            warn.missing(
+                &topo.join("physical_package_id"),
+                &format!("CPU {cpu} is in package 0"),
+            );
+        }
         match siblings {
             Some(m) => raw.core = m,
             None => {
@@ -383,6 +453,14 @@ fn read_cpu(
                     let die = read_num::<i64>(&topo.join("die_id"), "a die id (an integer)")?
                         .unwrap_or(0);
                     core_key = Some((package.unwrap_or(0), die, core_id));
+                } else {
+                    warn.missing(
+                        &topo.join("core_id"),
+                        &format!(
+                            "CPU {cpu} is its own core (core_cpus_list and \
+thread_siblings_list are missing too)"
+                        ),
+                    );
                 }
             }
         }
@@ -390,6 +468,11 @@ fn read_cpu(
     } else if let Some(l1) = l1 {
         // Offline CPU without topology/: the L1 is shared by exactly the SMT siblings.
         raw.core = l1;
+    } else if raw.online {
+        warn.missing(
+            &topo,
+            &format!("CPU {cpu} has no level-1 cache either; it is its own core"),
+        );
     }
     raw.core.set(cpu);
     if raw.cluster.is_none() {
