@@ -31,8 +31,9 @@
 //! testable on a constructed state (`fake::FakeNumaEnv`, test builds only). Memory itself (pages per node,
 //! first touch, page migration, bandwidth) is in the bottom-layer `crate::memory`.
 //!
-//! Wired into runs by `crate::engine::numa` (tasks with a declared working set) and the fair
-//! class's `NumaEnv` (`crate::policy::numa_view`); see docs/numa.md, "Phase 2: status".
+//! Wired into runs from above (the engine's NUMA module for tasks with a declared working set,
+//! and the fair class's `NumaEnv` implementation); this module names neither. See
+//! docs/numa.md, "Phase 2: status".
 
 #[cfg(test)]
 pub mod fake;
