@@ -52,6 +52,19 @@ fn bucket_high(bucket: usize) -> u64 {
     low + ((1u64 << shift) - 1)
 }
 
+/// Lowest value that lands in `bucket`.
+fn bucket_low(bucket: usize) -> u64 {
+    if bucket < SUB {
+        return bucket as u64;
+    }
+    let shift = (bucket >> SUB_BITS) as u32 - 1;
+    ((bucket & (SUB - 1)) as u64 + SUB as u64) << shift
+}
+
+/// [`Histogram::compact`] always allows this many pairs: one per power of two of a `u64`,
+/// the coarsest form.
+pub const COMPACT_BUCKETS_MIN: usize = POWERS;
+
 impl Histogram {
     pub fn new() -> Self {
         Histogram {
@@ -121,14 +134,43 @@ impl Histogram {
             .filter(|(_, c)| **c > 0)
             .map(|(b, &c)| {
                 let high = bucket_high(b);
-                let low = if b < SUB {
-                    b as u64
-                } else {
-                    let shift = (b >> SUB_BITS) as u32 - 1;
-                    ((b & (SUB - 1)) as u64 + SUB as u64) << shift
-                };
-                (low, high, c)
+                (bucket_low(b), high, c)
             })
+    }
+
+    /// The non-empty buckets as `[lowest value, count]` pairs in value order, with at most
+    /// `max_buckets` pairs (at least [`COMPACT_BUCKETS_MIN`] are always allowed): when the
+    /// full resolution (128 sub-buckets per power of two) has more non-empty buckets than
+    /// that, neighbouring sub-buckets are merged in pairs, then fours, ... (64, 32, ..., 1
+    /// sub-bucket per power) until it fits. The form a results file keeps of a latency
+    /// distribution (a CDF is drawn from it): every sample is counted exactly once, and a
+    /// pair's value is the lowest value of the merged buckets.
+    pub fn compact(&self, max_buckets: usize) -> Vec<[u64; 2]> {
+        let full: Vec<(usize, u64)> = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(b, &c)| (b, c))
+            .collect();
+        for k in 0..=SUB_BITS {
+            // Bucket b = power * SUB + sub; merging 2^k sub-buckets keys on (power, sub >> k).
+            let key = |b: usize| (b >> SUB_BITS, (b & (SUB - 1)) >> k);
+            let mut out: Vec<[u64; 2]> = Vec::new();
+            let mut last = None;
+            for &(b, c) in &full {
+                if last == Some(key(b)) {
+                    out.last_mut().expect("a group is open")[1] += c;
+                } else {
+                    last = Some(key(b));
+                    out.push([bucket_low((b >> k) << k), c]);
+                }
+            }
+            if out.len() <= max_buckets.max(COMPACT_BUCKETS_MIN) || k == SUB_BITS {
+                return out;
+            }
+        }
+        unreachable!("the coarsest level returns")
     }
 
     /// Sum of all recorded values (exact).
@@ -163,6 +205,28 @@ mod tests {
         assert_eq!(h.percentile(100.0), 100);
         assert_eq!(h.max(), 100);
         assert_eq!(h.min(), 1);
+    }
+
+    #[test]
+    fn compact_keeps_every_sample_within_the_bucket_bound() {
+        let mut h = Histogram::new();
+        // 1 µs .. ~16 ms in fine steps: thousands of non-empty full-resolution buckets.
+        for i in 0..20_000u64 {
+            h.record(1_000 + i * i / 25);
+        }
+        let full = h.compact(usize::MAX);
+        assert_eq!(full.len(), h.buckets().count());
+        let c = h.compact(256);
+        assert!(c.len() <= 256 && c.len() > 64, "{} pairs", c.len());
+        assert_eq!(c.iter().map(|p| p[1]).sum::<u64>(), h.len());
+        assert!(c.windows(2).all(|w| w[0][0] < w[1][0]), "value order");
+        assert!(c[0][0] <= full[0][0] && c[0][0] * 2 > full[0][0]);
+        // The coarsest form: at most one pair per power of two.
+        let coarse = h.compact(1);
+        assert!(coarse.len() <= COMPACT_BUCKETS_MIN);
+        assert!(coarse.iter().all(|p| p[0].is_power_of_two()));
+        assert_eq!(coarse.iter().map(|p| p[1]).sum::<u64>(), h.len());
+        assert!(Histogram::new().compact(8).is_empty());
     }
 
     proptest! {

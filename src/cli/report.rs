@@ -13,8 +13,9 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: PathBuf,
-    /// The ftrace text trace of the run (`schedlab run --trace X.txt`): gives the first run
-    /// its time series (utilisation, tasks, migrations over time) when the results lack it.
+    /// The trace of the run (`schedlab run --trace X.pftrace` Perfetto protobuf, or `X.txt`
+    /// ftrace text): gives the first run its time series (utilisation, tasks, migrations
+    /// over time) when the results lack it.
     #[arg(long, value_name = "TRACE")]
     pub trace: Option<PathBuf>,
 }

@@ -2001,6 +2001,7 @@ impl Engine {
 
     /// End of warm-up: statistics restart from now.
     pub(crate) fn reset_counters(&mut self) {
+        self.numa_series_warmup();
         self.numa_reset_counters();
         let now = self.now_ns;
         self.stats_start_ns = now;

@@ -22,6 +22,7 @@ pub mod invariants;
 pub mod mempolicy;
 pub mod noise;
 pub mod numa;
+pub mod numa_series;
 pub mod observer;
 pub mod pingpong;
 pub mod queue;
@@ -496,6 +497,10 @@ pub struct Engine {
     pub(crate) timer_changes: Vec<usize>,
     /// Dynamic memory and NUMA balancing ([`numa`]); `None` when no task has a working set.
     pub(crate) numa: Option<Box<numa::EngineNuma>>,
+    /// NUMA pages per node over time ([`numa_series`]); `None` unless the run qualifies.
+    pub(crate) numa_series: Option<Box<numa_series::NumaPagesSeries>>,
+    /// When the series takes its next sample (`u64::MAX`: never).
+    pub(crate) numa_series_next_ns: u64,
 }
 
 /// One migration, for the log.
@@ -637,6 +642,8 @@ impl Engine {
                 cost.llc_kib_per_cpu,
                 cost.mem_bw_mib_s_per_node as f64,
             ),
+            numa_series: None,
+            numa_series_next_ns: u64::MAX,
             machine,
             cost,
             cfg,
@@ -651,6 +658,7 @@ impl Engine {
             for cpu in online.iter() {
                 self.enter_idle(cpu);
             }
+            self.numa_series_start();
         }
         while let Some((time_ns, event)) = self.queue.pop() {
             assert!(
@@ -658,6 +666,9 @@ impl Engine {
                 "virtual time went backwards: {time_ns} < {}",
                 self.now_ns
             );
+            if time_ns >= self.numa_series_next_ns {
+                self.numa_series_sample(time_ns);
+            }
             self.now_ns = time_ns;
             self.events += 1;
             if self.dispatch(event) || self.stop_requested {
@@ -682,6 +693,7 @@ impl Engine {
         if let Some(c) = self.control.as_mut() {
             c.finish(self.now_ns);
         }
+        self.numa_series_end();
         self.finish();
         if self.cfg.check_invariants {
             self.check_end_invariants();

@@ -493,8 +493,14 @@ pub fn run_once_in(
         "wakeup".to_string(),
         report::latency_us(engine.wakeup_latency()),
     );
+    let mut latency_hist = std::collections::BTreeMap::new();
+    latency_hist.insert(
+        "wakeup".to_string(),
+        report::latency_hist(engine.wakeup_latency()),
+    );
     for (name, h) in engine.metrics() {
         latency_us.insert(name.to_string(), report::latency_us(h));
+        latency_hist.insert(name.to_string(), report::latency_hist(h));
     }
     let result = RunResult {
         seed,
@@ -511,6 +517,7 @@ pub fn run_once_in(
         migrations,
         workload: report::WorkloadMetrics::from_value(native_json),
         latency_us,
+        latency_hist,
         cpus: report::cpus(&engine),
         tasks: report::tasks(&engine),
         all_tasks_exited: engine.all_exited(),

@@ -631,3 +631,107 @@ pub fn category_lines(
         Ok(())
     })
 }
+
+/// One CDF line: its name and `(x, cumulative fraction)` points in x order (x > 0).
+pub type CdfLine = (String, Vec<(f64, f64)>);
+
+/// CDFs on a log x axis (`x_desc`, e.g. µs), one line per series (variants overlaid), drawn
+/// as steps; y is the fraction of samples at or below x.
+pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
+    let xs = lines.iter().flat_map(|(_, v)| v.iter().map(|p| p.0));
+    let lo = xs.clone().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min);
+    let hi = xs.fold(0.0f64, f64::max);
+    if !lo.is_finite() || hi <= 0.0 {
+        return "<p class=\"note\">no samples</p>".to_string();
+    }
+    // At least a 16x span, so the log axis has a labelled power of ten inside it.
+    let mid = (lo * hi).sqrt();
+    let (lo, hi) = ((lo / 1.2).min(mid / 4.0), (hi * 1.2).max(mid * 4.0));
+    svg(460, 300, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 15))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(48)
+            .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.02)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("fraction ≤ x")
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, (name, pts)) in lines.iter().enumerate() {
+            let color = series(i);
+            let mut steps = Vec::with_capacity(pts.len() * 2 + 1);
+            let mut prev = 0.0;
+            for &(x, y) in pts.iter().filter(|p| p.0 > 0.0) {
+                steps.push((x.max(lo), prev));
+                steps.push((x.max(lo), y));
+                prev = y;
+            }
+            steps.push((hi, prev));
+            chart
+                .draw_series(LineSeries::new(steps, color.stroke_width(2)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Lines over simulated time with explicit sample times (s); `y_desc` names y and its unit.
+pub fn lines_at(caption: &str, y_desc: &str, time_s: &[f64], lines: &[(String, Vec<f64>)]) -> String {
+    let y_max = lines
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0f64, f64::max);
+    let x_max = time_s.iter().copied().fold(0.0f64, f64::max);
+    if y_max <= 0.0 || x_max <= 0.0 {
+        return "<p class=\"note\">nothing to draw over time</p>".to_string();
+    }
+    svg(700, 300, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 15))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.1)?;
+        chart
+            .configure_mesh()
+            .x_desc("simulated time (s)")
+            .y_desc(y_desc)
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, (name, v)) in lines.iter().enumerate() {
+            let color = series(i);
+            let dash = i >= palette::OKABE_ITO.len();
+            let pts: Vec<(f64, f64)> = time_s.iter().copied().zip(v.iter().copied()).collect();
+            let width = if dash { 1 } else { 2 };
+            chart
+                .draw_series(LineSeries::new(pts, color.stroke_width(width)))?
+                .label(name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 11))
+            .draw()?;
+        Ok(())
+    })
+}

@@ -408,6 +408,7 @@ fn latency(doc: &ReportDoc) -> Section {
             charts::percentiles(name, &lines),
             &cap,
         ));
+        out.push_str(&latency_cdf(doc, name));
     }
     let delays: Vec<(String, [f64; 5])> = doc
         .variants
@@ -429,11 +430,99 @@ fn latency(doc: &ReportDoc) -> Section {
             charts::percentiles("schedule delay", &delays),
             cap,
         ));
+        out.push_str(&schedule_delay_cdf(doc));
     }
     if !any {
         return (false, note("No latency samples in these results."));
     }
     (true, out)
+}
+
+/// The CDF of latency `name` of every variant whose runs all carry its histogram
+/// (`latency_hist`), the runs' buckets summed; `""` when none does.
+fn latency_cdf(doc: &ReportDoc, name: &str) -> String {
+    let lines: Vec<charts::CdfLine> = doc
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let mut sum: BTreeMap<u64, u64> = BTreeMap::new();
+            for r in &v.runs {
+                for [lo, n] in r.latency_hist.get(name)? {
+                    *sum.entry(*lo).or_default() += n;
+                }
+            }
+            let total: u64 = sum.values().sum();
+            (total > 0).then(|| {
+                let mut seen = 0;
+                let pts = sum
+                    .iter()
+                    .map(|(lo, n)| {
+                        seen += n;
+                        ((*lo).max(1) as f64 / 1e3, seen as f64 / total as f64)
+                    })
+                    .collect();
+                (v.name.clone(), pts)
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    let cap = format!(
+        "`{name}`: the whole distribution (CDF) from the results' histogram (runs summed; \
+         x = the lower bound of each bucket, buckets ≤ 0.8 % wide unless coarsened to fit \
+         {} per run).",
+        crate::stats::report::LATENCY_HIST_BUCKETS_MAX
+    );
+    figure(
+        &format!("cdf-{name}"),
+        charts::cdf(
+            &format!("{name} latency CDF"),
+            "latency (µs, log scale)",
+            &lines,
+        ),
+        &cap,
+    )
+}
+
+/// The CDF across tasks (all runs) of each task's mean schedule delay, per variant.
+fn schedule_delay_cdf(doc: &ReportDoc) -> String {
+    let lines: Vec<charts::CdfLine> = doc
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let mut waits: Vec<f64> = v
+                .runs
+                .iter()
+                .flat_map(|r| r.tasks.iter())
+                .filter(|t| t.wait_count > 0)
+                .map(|t| t.wait_sum_ns as f64 / t.wait_count as f64 / 1e3)
+                .collect();
+            waits.sort_by(f64::total_cmp);
+            let n = waits.len() as f64;
+            (!waits.is_empty()).then(|| {
+                let pts = waits
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| (w.max(1e-3), (i + 1) as f64 / n))
+                    .collect();
+                (v.name.clone(), pts)
+            })
+        })
+        .collect();
+    if lines.is_empty() {
+        return String::new();
+    }
+    figure(
+        "cdf-schedule-delay",
+        charts::cdf(
+            "schedule delay CDF (across tasks)",
+            "mean run-queue wait per task (µs, log scale)",
+            &lines,
+        ),
+        "schedule delay: the CDF across the tasks of every run of each task's mean \
+         run-queue wait (the results keep per-task sums, not a histogram of waits).",
+    )
 }
 
 /// `(category, per-variant mean per run)`, dropping categories zero in every variant.
@@ -673,9 +762,157 @@ fn numa(doc: &ReportDoc, machine: Option<&Machine>) -> Section {
             &lc,
             &lb,
         ),
-        "NUMA locality at the end of the run. Pages per node over time are not in the results yet.",
+        "NUMA locality at the end of the run.",
     ));
+    out.push_str(&numa_over_time(doc));
     (true, out)
+}
+
+/// Processes drawn one by one in the pages-over-time chart (the largest at the end).
+pub const NUMA_SERIES_MMS_DRAWN: usize = 4;
+
+/// `[i][sample]` of a `pages_series` column of pages, as MiB.
+fn mib_rows(v: &Value) -> Vec<Vec<f64>> {
+    let page_mib = crate::memory::PAGE_BYTES as f64 / (1u64 << 20) as f64;
+    v.as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    r.as_array().map_or(Vec::new(), |xs| {
+                        xs.iter()
+                            .map(|x| x.as_f64().unwrap_or(0.0) * page_mib)
+                            .collect()
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `[[sample, value], ...]` change points (per row) back to `[value per sample]` rows.
+pub fn expand_changes(rows: &Value, samples: usize) -> Value {
+    let expand = |pts: &Value| -> Vec<Value> {
+        let mut out = vec![Value::from(0u64); samples];
+        let pts = pts.as_array().map_or(&[][..], Vec::as_slice);
+        for (k, p) in pts.iter().enumerate() {
+            let from = p[0].as_u64().unwrap_or(0) as usize;
+            let to = pts
+                .get(k + 1)
+                .and_then(|q| q[0].as_u64())
+                .map_or(samples, |t| t as usize);
+            for o in out.iter_mut().take(to.min(samples)).skip(from) {
+                *o = p[1].clone();
+            }
+        }
+        out
+    };
+    Value::Array(
+        rows.as_array()
+            .map_or(Vec::new(), |r| r.iter().map(|x| Value::Array(expand(x))).collect()),
+    )
+}
+
+/// MiB that changed node over a process's series (sum over nodes and samples of the
+/// increases), after its first touch.
+fn mm_moved_mib(mm: &[Vec<f64>]) -> f64 {
+    let total = |i: usize| mm.iter().map(|n| n[i]).sum::<f64>();
+    let samples = mm.first().map_or(0, Vec::len);
+    (1..samples)
+        .filter(|&i| total(i) == total(i - 1))
+        .map(|i| mm.iter().map(|n| (n[i] - n[i - 1]).max(0.0)).sum::<f64>())
+        .sum()
+}
+
+/// NUMA pages per node over time (`runs[].numa.pages_series`) of the first run of each
+/// variant that has one: all processes per node, the largest processes per node, and the
+/// cumulative NUMA vmstat counters.
+fn numa_over_time(doc: &ReportDoc) -> String {
+    let mut out = String::new();
+    for v in &doc.variants {
+        let Some((r, ps)) = v.runs.iter().find_map(|r| {
+            let ps = r.numa.as_ref()?.get("pages_series")?;
+            Some((r, ps))
+        }) else {
+            continue;
+        };
+        let time_s: Vec<f64> = ps["time_ns"]
+            .as_array()
+            .map_or(Vec::new(), |t| t.iter().map(|x| x.as_f64().unwrap_or(0.0) / 1e9).collect());
+        let nodes: Vec<(String, Vec<f64>)> = mib_rows(&ps["pages_per_node"])
+            .into_iter()
+            .enumerate()
+            .map(|(n, v)| (format!("node {n}"), v))
+            .collect();
+        let cap = format!(
+            "{} (seed {}): resident memory of all processes with a working set, per node, \
+             sampled every {:.0} ms of simulated time (warm-up included).",
+            v.name,
+            r.seed,
+            ps["step_ns"].as_f64().unwrap_or(0.0) / 1e6
+        );
+        out.push_str(&figure(
+            &format!("numa-pages-over-time-{}", v.name),
+            charts::lines_at("Pages per node over time", "MiB", &time_s, &nodes),
+            &cap,
+        ));
+        let mms: Vec<Vec<Vec<f64>>> = ps["mm_pages_per_node"].as_array().map_or(Vec::new(), |a| {
+            a.iter()
+                .map(|mm| mib_rows(&expand_changes(mm, time_s.len())))
+                .collect()
+        });
+        let mut order: Vec<usize> = (0..mms.len()).collect();
+        let (moved, size) = (mm_moved_mib, |mm: &[Vec<f64>]| {
+            mm.iter().filter_map(|n| n.last()).sum::<f64>()
+        });
+        order.sort_by(|&a, &b| {
+            (moved(&mms[b]).total_cmp(&moved(&mms[a])))
+                .then(size(&mms[b]).total_cmp(&size(&mms[a])))
+                .then(a.cmp(&b))
+        });
+        let lines: Vec<(String, Vec<f64>)> = order
+            .iter()
+            .take(NUMA_SERIES_MMS_DRAWN)
+            .flat_map(|&mm| {
+                mms[mm]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
+                    .map(move |(n, v)| (format!("mm {mm} node {n}"), v.clone()))
+            })
+            .collect();
+        let cap = format!(
+            "{}: the {} processes (mm, as numa.tasks[].mm names them) of {} whose pages \
+             moved most between nodes (then the largest), their resident MiB on each node \
+             over time (nodes where they have none are left out).",
+            v.name,
+            order.len().min(NUMA_SERIES_MMS_DRAWN),
+            mms.len()
+        );
+        out.push_str(&figure(
+            &format!("numa-mm-pages-over-time-{}", v.name),
+            charts::lines_at("Process pages per node over time", "MiB", &time_s, &lines),
+            &cap,
+        ));
+        let vm: Vec<(String, Vec<f64>)> = ps["vmstat"]
+            .as_object()
+            .map_or(Vec::new(), |m| {
+                m.iter()
+                    .map(|(k, xs)| {
+                        let xs = xs.as_array().map_or(Vec::new(), |a| {
+                            a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect()
+                        });
+                        (k.clone(), xs)
+                    })
+                    .filter(|(_, xs)| xs.iter().any(|x| *x > 0.0))
+                    .collect()
+            });
+        out.push_str(&figure(
+            &format!("numa-vmstat-over-time-{}", v.name),
+            charts::lines_at("NUMA vmstat counters (cumulative)", "count since the run's start", &time_s, &vm),
+            &format!("{}: /proc/vmstat's NUMA-balancing counters over time, cumulative.", v.name),
+        ));
+    }
+    out
 }
 
 /// Student-t 0.975 quantile for `df` degrees of freedom (1.96 past 30).

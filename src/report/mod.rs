@@ -12,10 +12,12 @@
 //!
 //! The time-series sections need the run's [`crate::stats::timeline::Timeline`], which a run
 //! records only when asked (`schedlab run --report`, `schedlab compare --report`); given
-//! results without one, those sections say how to get it, and an ftrace text trace of the
-//! run rebuilds it ([`render_file_with_trace`]). Left out: latency CDFs beyond the
-//! contract's percentiles (the results keep p50/p90/p99/p99.9/max, not histograms), and
-//! NUMA pages per node over time (the results hold only each task's end-of-run placement).
+//! results without one, those sections say how to get it, and the run's trace (ftrace text
+//! or Perfetto protobuf, as `run --trace` writes them) rebuilds it
+//! ([`render_file_with_trace`]). Latency CDFs come from the results' compact histograms
+//! (`runs[].latency_hist`), NUMA pages per node over time from `runs[].numa.pages_series`;
+//! results written before those keys existed get the percentile plots and the end-of-run
+//! placement only.
 
 pub mod charts;
 pub mod html;
@@ -215,8 +217,8 @@ pub fn render_file(path: &std::path::Path) -> InputResult<String> {
     render_file_with_trace(path, None)
 }
 
-/// [`render_file`], with the first run's time series rebuilt from its ftrace text trace
-/// (`schedlab run --trace X.txt`) when the results do not carry one.
+/// [`render_file`], with the first run's time series rebuilt from its trace (`schedlab run
+/// --trace X.txt` or `X.pftrace`) when the results do not carry one.
 pub fn render_file_with_trace(
     path: &std::path::Path,
     trace: Option<&std::path::Path>,
@@ -237,29 +239,34 @@ pub fn render_file_with_trace(
     Ok(render(&doc))
 }
 
-/// Give the first run of the first variant the time series of its trace, unless it has one.
+/// Give the first run of the first variant the time series of its trace (ftrace text or
+/// Perfetto protobuf, by extension as `run --trace` chose the format), unless it has one.
 fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()> {
+    use crate::stats::trace::TraceFormat;
     let label = trace.display().to_string();
     let err = |msg: String| InputError::with_key("--trace", crate::output::echo(&label), msg);
-    let is_text = trace
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| e == "txt" || e == "ftrace");
-    if !is_text {
-        return Err(err(
-            "only ftrace text traces are read; accepted: a .txt or .ftrace file from \
-             `schedlab run --trace FILE.txt`"
-                .into(),
-        ));
-    }
+    let Some(format) = TraceFormat::from_path(trace) else {
+        return Err(err(format!(
+            "unknown trace format; accepted: {} (as written by `schedlab run --trace FILE`)",
+            TraceFormat::ACCEPTED
+        )));
+    };
     let run = &mut doc.variants[0].runs[0];
     if run.timeline.is_some() {
         return Ok(());
     }
-    let file = std::fs::File::open(trace).map_err(|e| err(format!("cannot read: {e}")))?;
     let nr_cpus = run.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
-    let tl =
-        crate::stats::timeline::from_ftrace(std::io::BufReader::new(file), nr_cpus).map_err(err)?;
+    let tl = match format {
+        TraceFormat::Ftrace => {
+            let file = std::fs::File::open(trace).map_err(|e| err(format!("cannot read: {e}")))?;
+            crate::stats::timeline::from_ftrace(std::io::BufReader::new(file), nr_cpus)
+        }
+        TraceFormat::Perfetto => {
+            let bytes = std::fs::read(trace).map_err(|e| err(format!("cannot read: {e}")))?;
+            crate::stats::trace::perfetto_reader::timeline_from_perfetto(&bytes, nr_cpus)
+        }
+    }
+    .map_err(err)?;
     run.timeline = Some(tl);
     Ok(())
 }

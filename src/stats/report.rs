@@ -36,6 +36,15 @@ pub struct LatencyUs {
     pub mean: f64,
 }
 
+/// Most `[lower_ns, count]` pairs a latency distribution keeps in the results
+/// (`runs[].latency_hist`); finer histograms are coarsened to fit (~4 KiB per latency).
+pub const LATENCY_HIST_BUCKETS_MAX: usize = 256;
+
+/// The results' compact form of a latency histogram (`runs[].latency_hist.NAME`).
+pub fn latency_hist(h: &Histogram) -> Vec<[u64; 2]> {
+    h.compact(LATENCY_HIST_BUCKETS_MAX)
+}
+
 /// Latency percentiles of a histogram of nanoseconds, in µs.
 pub fn latency_us(h: &Histogram) -> LatencyUs {
     let us = |ns: u64| ns as f64 / 1000.0;
@@ -232,6 +241,12 @@ pub struct RunResult {
     pub workload: WorkloadMetrics,
     /// `wakeup`, then the workload's own latency metrics by name.
     pub latency_us: BTreeMap<String, LatencyUs>,
+    /// The distribution behind each `latency_us` entry, by the same name: the histogram's
+    /// non-empty buckets as `[lower_ns, count]` pairs in value order
+    /// ([`crate::hist::Histogram::compact`], at most [`LATENCY_HIST_BUCKETS_MAX`] pairs per
+    /// latency), for CDFs (`schedlab report`). Absent in results written before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub latency_hist: BTreeMap<String, Vec<[u64; 2]>>,
     pub cpus: Vec<CpuResult>,
     pub tasks: Vec<TaskResult>,
     pub all_tasks_exited: bool,
@@ -388,7 +403,7 @@ pub fn numa(engine: &Engine) -> Option<Value> {
             }))
         })
         .collect();
-    Some(json!({
+    let mut out = json!({
         "balancing": n.sched.balancing,
         "moves": n.moves,
         "pages_per_node": pages,
@@ -396,8 +411,81 @@ pub fn numa(engine: &Engine) -> Option<Value> {
         "congestion": n.congestion,
         "ping_pong": ping_pong,
         "tasks": tasks,
-    }))
+    });
+    if let Some(series) = engine.numa_pages_series() {
+        out["pages_series"] = pages_series(series);
+    }
+    Some(out)
 }
+
+/// `numa.pages_series` ([`crate::engine::numa_series`]), column by column: `step_ns`,
+/// `time_ns[sample]`, `pages_per_node[node][sample]` (all processes),
+/// `vmstat[counter][sample]` (cumulative from the run's start); per process (mm =
+/// `numa.tasks[].mm`) `mm_pages_per_node[mm][node]` and `mm_pages[mm]` (its resident pages,
+/// counted apart) as change points, `[sample, pages]` pairs at the first sample and
+/// wherever the value changes (a process's pages mostly stay put, so this keeps a run with
+/// many processes small).
+pub fn pages_series(s: &crate::engine::numa_series::NumaPagesSeries) -> Value {
+    let pages = crate::memory::PAGES_PER_GROUP;
+    let col = |f: &dyn Fn(&crate::engine::numa_series::NumaPagesSample) -> u64| -> Vec<u64> {
+        s.samples.iter().map(f).collect()
+    };
+    let changes = |v: Vec<u64>| -> Vec<[u64; 2]> {
+        let mut out: Vec<[u64; 2]> = Vec::new();
+        for (i, x) in v.into_iter().enumerate() {
+            if out.last().is_none_or(|l| l[1] != x) {
+                out.push([i as u64, x]);
+            }
+        }
+        out
+    };
+    let mm_node =
+        |mm: usize, node: usize| changes(col(&|x| x.mm_groups[mm * s.nr_nodes + node] * pages));
+    let per_node: Vec<Vec<u64>> = (0..s.nr_nodes)
+        .map(|node| {
+            col(&|x| {
+                (0..s.nr_mms)
+                    .map(|mm| x.mm_groups[mm * s.nr_nodes + node])
+                    .sum::<u64>()
+                    * pages
+            })
+        })
+        .collect();
+    let mm_per_node: Vec<Vec<Vec<[u64; 2]>>> = (0..s.nr_mms)
+        .map(|mm| (0..s.nr_nodes).map(|node| mm_node(mm, node)).collect())
+        .collect();
+    let mm_pages: Vec<Vec<[u64; 2]>> = (0..s.nr_mms)
+        .map(|mm| changes(col(&|x| x.mm_resident[mm] * pages)))
+        .collect();
+    let as_map = |v: &crate::sched::numa::state::Vmstat| match serde_json::to_value(v) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    let base = as_map(&s.vmstat_base);
+    let mut vmstat: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+    for x in &s.samples {
+        for (k, v) in as_map(&x.vmstat) {
+            let before = if x.after_warmup {
+                base.get(&k).and_then(Value::as_u64).unwrap_or(0)
+            } else {
+                0
+            };
+            vmstat
+                .entry(k)
+                .or_default()
+                .push(v.as_u64().unwrap_or(0) + before);
+        }
+    }
+    json!({
+        "step_ns": s.step_ns,
+        "time_ns": col(&|x| x.time_ns),
+        "pages_per_node": per_node,
+        "mm_pages_per_node": mm_per_node,
+        "mm_pages": mm_pages,
+        "vmstat": vmstat,
+    })
+}
+
 
 /// perf-stat counters of a finished run (task-clock of all workload tasks).
 pub fn perf_stat(engine: &Engine) -> PerfStat {

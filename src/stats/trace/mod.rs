@@ -42,6 +42,7 @@
 
 pub mod ftrace;
 pub mod perfetto;
+pub mod perfetto_reader;
 
 use std::io::{self, Write};
 use std::path::Path;
