@@ -117,6 +117,18 @@ pub struct TaskMem {
     rng: RngStream,
 }
 
+/// A shared memory object (`MAP_SHARED` shm) mapped by several processes: where each of
+/// its page groups lives (the page's node, one per page), and the mms mapping it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShmObject {
+    /// `TaskMemory::shm_key`.
+    pub key: u32,
+    /// Node of each page group once touched.
+    pub nid: Vec<Option<u16>>,
+    /// `(mm index, index of the mapping region in that mm)`.
+    pub maps: Vec<(u32, usize)>,
+}
+
 /// Counters of NUMA task moves (the kernel's `sched_move_numa` / `sched_swap_numa` /
 /// `sched_stick_numa` tracepoints, counted).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -284,11 +296,67 @@ pub struct EngineNuma {
     congestion_new: Vec<f64>,
     curr_buf: Vec<Option<RqCurr>>,
     curr_buf_tasks: Vec<Option<TaskId>>,
+    /// Shared memory objects mapped by several mms (by object index).
+    pub shm: Vec<ShmObject>,
     /// By task index: `p->wake_cpu` when it differs from `task_cpu(p)` — set by
     /// `migrate_swap()` for a partner that was asleep when the stoppers ran
     /// (`__migrate_swap_task()`), consumed by its next wakeup as `prev_cpu`, cleared by any
     /// `set_task_cpu()`.
     wake_cpu: Vec<Option<usize>>,
+}
+
+/// Map a new mm's shared region (region 0): the process's own anonymous shared memory, or
+/// with `shm_key` a mapping of the shared memory object of that key (created by its first
+/// mapper, at the size that one gives).
+fn map_shared(mm: &mut Mm, shm: &mut Vec<ShmObject>, m: &crate::task::TaskMemory) {
+    let bytes = u64::from(m.shared_mib) << 20;
+    let Some(key) = m.shm_key else {
+        mm.map(bytes, false, true);
+        return;
+    };
+    let o = match shm.iter().position(|o| o.key == key) {
+        Some(o) => o,
+        None => {
+            let len = bytes.div_ceil(PAGE_GROUP_BYTES).max(1) as usize;
+            shm.push(ShmObject {
+                key,
+                nid: vec![None; len],
+                maps: Vec::new(),
+            });
+            shm.len() - 1
+        }
+    };
+    let obj = &mut shm[o];
+    let r = mm.map_object(obj.nid.len() as u64 * PAGE_GROUP_BYTES, o as u32);
+    obj.maps.push((mm.id.0, r));
+}
+
+/// After a hinting fault on page group `g` of `mm_idx`'s mapping of a shared memory object:
+/// the page's node and `last_cpupid` are the object's, so every other mapping sees them.
+fn shm_propagate(mms: &mut [Mm], shm: &mut [ShmObject], mm_idx: usize, g: usize) {
+    let (pg, first, o) = {
+        let mm = &mms[mm_idx];
+        let pg = mm.groups[g];
+        let r = &mm.regions[pg.region as usize];
+        let Some(o) = r.object else {
+            return;
+        };
+        (pg, r.first, o as usize)
+    };
+    let off = g - first;
+    let obj = &mut shm[o];
+    obj.nid[off] = pg.nid;
+    for &(m2, r2) in &obj.maps {
+        let mm2 = &mut mms[m2 as usize];
+        let g2 = mm2.regions[r2].first + off;
+        mm2.groups[g2].last_cpupid = pg.last_cpupid;
+        let here = mm2.groups[g2].nid;
+        if let (Some(old), Some(new)) = (here, pg.nid)
+            && old != new
+        {
+            mm2.move_group(g2, usize::from(new));
+        }
+    }
 }
 
 /// Samples kept in [`EngineNuma::history`].
@@ -313,6 +381,7 @@ impl EngineNuma {
         let params = ScanParams::default();
         let mut mms: Vec<Mm> = Vec::new();
         let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut shm: Vec<ShmObject> = Vec::new();
         let mut tm = Vec::with_capacity(specs.len());
         let mut tasks = Vec::with_capacity(specs.len());
         for (i, s) in specs.iter().enumerate() {
@@ -331,17 +400,16 @@ impl EngineNuma {
                 }
                 None => {
                     let idx = mms.len();
-                    let mut mm = Mm::new(MmId(idx as u32), nr_nodes);
-                    if m.shared_mib > 0 {
-                        mm.map(u64::from(m.shared_mib) << 20, false, true);
-                    }
-                    mms.push(mm);
+                    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
                     if let Some(p) = m.process {
                         by_process.insert(p, idx);
                     }
                     idx
                 }
             };
+            if existing.is_none() && m.shared_mib > 0 {
+                map_shared(&mut mms[mm_idx], &mut shm, m);
+            }
             let mm = &mut mms[mm_idx];
             let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
             let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
@@ -401,6 +469,7 @@ impl EngineNuma {
             curr_buf: vec![None; machine.nr_cpus()],
             curr_buf_tasks: Vec::with_capacity(machine.nr_cpus()),
             wake_cpu: vec![None; specs.len()],
+            shm,
         }))
     }
 
@@ -550,6 +619,7 @@ fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSit
         tm,
         curr_buf,
         migrate_cost,
+        shm,
         ..
     } = n;
     let Some(tm) = tm[p.idx()].as_mut() else {
@@ -565,25 +635,35 @@ fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSit
         k = MAX_ACCESSES_PER_TICK;
         tm.access_carry = 0.0;
     }
-    let mm = &mut mms[tm.mm.0 as usize];
+    let mm_idx = tm.mm.0 as usize;
     for _ in 0..k {
+        let mm = &mut mms[mm_idx];
         let region = match tm.shared_region {
             Some(r) if tm.rng.next_f64() < tm.shared_share => r,
             _ => tm.private_region,
         };
-        let (first, len, writable) = {
+        let (first, len, writable, object) = {
             let r = &mm.regions[region];
-            (r.first, r.len, r.writable)
+            (r.first, r.len, r.writable, r.object)
         };
         let g = first + tm.rng.below(len as u64) as usize;
         let pg = mm.groups[g];
         if !pg.prot_none || pg.nid.is_none() {
             continue;
         }
-        let site = FaultSite { writable, ..*site };
+        // TNF_SHARED: VM_SHARED and the page mapped by more than one mm.
+        let shared = object.is_some_and(|o| shm[o as usize].maps.len() > 1);
+        let site = FaultSite {
+            writable,
+            shared,
+            ..*site
+        };
         let f = sched
             .state
             .numa_hint_fault(mm, g, &site, &sched.topo, &v, |c| curr_buf[c]);
+        if object.is_some() {
+            shm_propagate(mms, shm, mm_idx, g);
+        }
         out.cost_ns += HINT_FAULT_NS;
         if f.migrated_to.is_some() {
             out.migrated = true;
@@ -645,14 +725,18 @@ impl Engine {
             .flatten()
         {
             let (first, len) = (mm.regions[r].first, mm.regions[r].len);
+            let mut object = mm.regions[r].object.map(|o| &mut n.shm[o as usize]);
             for g in first..first + len {
-                let nid = alloc_node(
-                    policy,
-                    node,
-                    (g - first) as u64,
-                    &self.machine.node_distance,
-                );
+                let off = g - first;
+                // A shared object's page another process touched first is already placed.
+                let placed = object.as_deref().and_then(|o| o.nid[off]);
+                let nid = placed.map(usize::from).unwrap_or_else(|| {
+                    alloc_node(policy, node, off as u64, &self.machine.node_distance)
+                });
                 mm.touch(g, nid);
+                if let Some(o) = object.as_deref_mut() {
+                    o.nid[off] = Some(nid as u16);
+                }
             }
         }
     }
@@ -993,6 +1077,17 @@ impl Engine {
         for mm in &n.mms {
             for (o, g) in out.iter_mut().zip(&mm.groups_per_node) {
                 *o += g;
+            }
+            // A shared object's pages count once (below), not once per mapping.
+            for r in mm.regions.iter().filter(|r| r.object.is_some()) {
+                for (o, g) in out.iter_mut().zip(&r.groups_per_node) {
+                    *o -= g;
+                }
+            }
+        }
+        for obj in &n.shm {
+            for nid in obj.nid.iter().flatten() {
+                out[usize::from(*nid)] += 1;
             }
         }
         out
