@@ -278,6 +278,10 @@ pub struct TaskMemory {
     /// Memory bandwidth the thread consumes when it runs alone on local memory, MiB/s
     /// (0 = not bandwidth-bound).
     pub bandwidth_mib_s: u32,
+    /// The shared region is a `MAP_SHARED` object mapped by every process giving the same
+    /// key (e.g. nginx's shared zones): the same pages in each, each process with its own
+    /// PTEs. `None` = the shared region is the process's own (its threads share it).
+    pub shm_key: Option<u32>,
 }
 
 impl TaskSpec {

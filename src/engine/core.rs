@@ -240,7 +240,9 @@ impl Engine {
     /// scan) on behalf of the waker described by `ctx`. Returns the CPU and whether it
     /// differs from the task's previous one.
     fn select_wakeup_cpu(&mut self, p: TaskId, run_cpu: usize, ctx: WakeCtx) -> (usize, bool) {
-        let prev_cpu = self.tasks[p.idx()].cpu;
+        // select_task_rq(p, p->wake_cpu, ...): a NUMA swap may have redirected a sleeper.
+        let task_cpu = self.tasks[p.idx()].cpu;
+        let prev_cpu = self.numa_take_wake_cpu(p).unwrap_or(task_cpu);
         let (placement, cpu) = self.select_task_rq(p, prev_cpu, run_cpu, ctx);
         if let Some(rec) = self.observer.as_deref_mut() {
             let w = ctx.waker.map(|w| &self.tasks[w.idx()]);
@@ -257,10 +259,10 @@ impl Engine {
                 cpu,
             );
         }
-        let migrated = cpu != prev_cpu;
+        let migrated = cpu != task_cpu;
         if migrated {
-            policy!(self.migrate_task_rq(p, prev_cpu, cpu));
-            self.count_migration(run_cpu, p, prev_cpu, cpu, MigrationReason::Wakeup);
+            policy!(self.migrate_task_rq(p, task_cpu, cpu));
+            self.count_migration(run_cpu, p, task_cpu, cpu, MigrationReason::Wakeup);
             self.tasks[p.idx()].cpu = cpu;
             self.tasks[p.idx()].stats.nr_wakeups_migrate += 1;
         }

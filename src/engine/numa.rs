@@ -117,6 +117,18 @@ pub struct TaskMem {
     rng: RngStream,
 }
 
+/// A shared memory object (`MAP_SHARED` shm) mapped by several processes: where each of
+/// its page groups lives (the page's node, one per page), and the mms mapping it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShmObject {
+    /// `TaskMemory::shm_key`.
+    pub key: u32,
+    /// Node of each page group once touched.
+    pub nid: Vec<Option<u16>>,
+    /// `(mm index, index of the mapping region in that mm)`.
+    pub maps: Vec<(u32, usize)>,
+}
+
 /// Counters of NUMA task moves (the kernel's `sched_move_numa` / `sched_swap_numa` /
 /// `sched_stick_numa` tracepoints, counted).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -245,6 +257,9 @@ impl NodePingPong {
 pub struct PendingNumaMove {
     pub p: TaskId,
     pub action: NumaMove,
+    /// The rq whose `numa_migrate_on` the decision holds (v4.19+), released when the move
+    /// has been applied or has failed.
+    pub claimed: Option<usize>,
 }
 
 /// One per-task sample of the NUMA history (for `--explain`): at a placement.
@@ -281,6 +296,67 @@ pub struct EngineNuma {
     congestion_new: Vec<f64>,
     curr_buf: Vec<Option<RqCurr>>,
     curr_buf_tasks: Vec<Option<TaskId>>,
+    /// Shared memory objects mapped by several mms (by object index).
+    pub shm: Vec<ShmObject>,
+    /// By task index: `p->wake_cpu` when it differs from `task_cpu(p)` — set by
+    /// `migrate_swap()` for a partner that was asleep when the stoppers ran
+    /// (`__migrate_swap_task()`), consumed by its next wakeup as `prev_cpu`, cleared by any
+    /// `set_task_cpu()`.
+    wake_cpu: Vec<Option<usize>>,
+}
+
+/// Map a new mm's shared region (region 0): the process's own anonymous shared memory, or
+/// with `shm_key` a mapping of the shared memory object of that key (created by its first
+/// mapper, at the size that one gives).
+fn map_shared(mm: &mut Mm, shm: &mut Vec<ShmObject>, m: &crate::task::TaskMemory) {
+    let bytes = u64::from(m.shared_mib) << 20;
+    let Some(key) = m.shm_key else {
+        mm.map(bytes, false, true);
+        return;
+    };
+    let o = match shm.iter().position(|o| o.key == key) {
+        Some(o) => o,
+        None => {
+            let len = bytes.div_ceil(PAGE_GROUP_BYTES).max(1) as usize;
+            shm.push(ShmObject {
+                key,
+                nid: vec![None; len],
+                maps: Vec::new(),
+            });
+            shm.len() - 1
+        }
+    };
+    let obj = &mut shm[o];
+    let r = mm.map_object(obj.nid.len() as u64 * PAGE_GROUP_BYTES, o as u32);
+    obj.maps.push((mm.id.0, r));
+}
+
+/// After a hinting fault on page group `g` of `mm_idx`'s mapping of a shared memory object:
+/// the page's node and `last_cpupid` are the object's, so every other mapping sees them.
+fn shm_propagate(mms: &mut [Mm], shm: &mut [ShmObject], mm_idx: usize, g: usize) {
+    let (pg, first, o) = {
+        let mm = &mms[mm_idx];
+        let pg = mm.groups[g];
+        let r = &mm.regions[pg.region as usize];
+        let Some(o) = r.object else {
+            return;
+        };
+        (pg, r.first, o as usize)
+    };
+    let off = g - first;
+    let obj = &mut shm[o];
+    obj.nid[off] = pg.nid;
+    for &(m2, r2) in &obj.maps {
+        let mm2 = &mut mms[m2 as usize];
+        let g2 = mm2.regions[r2].first + off;
+        mm2.groups[g2].last_cpupid = pg.last_cpupid;
+        let here = mm2.groups[g2].nid;
+        if let (Some(old), Some(new)) = (here, pg.nid)
+            && old != new
+        {
+            mm2.move_group(g2, usize::from(new));
+        }
+    }
 }
 
 /// Samples kept in [`EngineNuma::history`].
@@ -305,6 +381,7 @@ impl EngineNuma {
         let params = ScanParams::default();
         let mut mms: Vec<Mm> = Vec::new();
         let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut shm: Vec<ShmObject> = Vec::new();
         let mut tm = Vec::with_capacity(specs.len());
         let mut tasks = Vec::with_capacity(specs.len());
         for (i, s) in specs.iter().enumerate() {
@@ -323,17 +400,16 @@ impl EngineNuma {
                 }
                 None => {
                     let idx = mms.len();
-                    let mut mm = Mm::new(MmId(idx as u32), nr_nodes);
-                    if m.shared_mib > 0 {
-                        mm.map(u64::from(m.shared_mib) << 20, false, true);
-                    }
-                    mms.push(mm);
+                    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
                     if let Some(p) = m.process {
                         by_process.insert(p, idx);
                     }
                     idx
                 }
             };
+            if existing.is_none() && m.shared_mib > 0 {
+                map_shared(&mut mms[mm_idx], &mut shm, m);
+            }
             let mm = &mut mms[mm_idx];
             let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
             let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
@@ -392,6 +468,8 @@ impl EngineNuma {
             congestion_new: vec![1.0; nr_nodes],
             curr_buf: vec![None; machine.nr_cpus()],
             curr_buf_tasks: Vec::with_capacity(machine.nr_cpus()),
+            wake_cpu: vec![None; specs.len()],
+            shm,
         }))
     }
 
@@ -541,6 +619,7 @@ fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSit
         tm,
         curr_buf,
         migrate_cost,
+        shm,
         ..
     } = n;
     let Some(tm) = tm[p.idx()].as_mut() else {
@@ -556,25 +635,35 @@ fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSit
         k = MAX_ACCESSES_PER_TICK;
         tm.access_carry = 0.0;
     }
-    let mm = &mut mms[tm.mm.0 as usize];
+    let mm_idx = tm.mm.0 as usize;
     for _ in 0..k {
+        let mm = &mut mms[mm_idx];
         let region = match tm.shared_region {
             Some(r) if tm.rng.next_f64() < tm.shared_share => r,
             _ => tm.private_region,
         };
-        let (first, len, writable) = {
+        let (first, len, writable, object) = {
             let r = &mm.regions[region];
-            (r.first, r.len, r.writable)
+            (r.first, r.len, r.writable, r.object)
         };
         let g = first + tm.rng.below(len as u64) as usize;
         let pg = mm.groups[g];
         if !pg.prot_none || pg.nid.is_none() {
             continue;
         }
-        let site = FaultSite { writable, ..*site };
+        // TNF_SHARED: VM_SHARED and the page mapped by more than one mm.
+        let shared = object.is_some_and(|o| shm[o as usize].maps.len() > 1);
+        let site = FaultSite {
+            writable,
+            shared,
+            ..*site
+        };
         let f = sched
             .state
             .numa_hint_fault(mm, g, &site, &sched.topo, &v, |c| curr_buf[c]);
+        if object.is_some() {
+            shm_propagate(mms, shm, mm_idx, g);
+        }
         out.cost_ns += HINT_FAULT_NS;
         if f.migrated_to.is_some() {
             out.migrated = true;
@@ -636,14 +725,18 @@ impl Engine {
             .flatten()
         {
             let (first, len) = (mm.regions[r].first, mm.regions[r].len);
+            let mut object = mm.regions[r].object.map(|o| &mut n.shm[o as usize]);
             for g in first..first + len {
-                let nid = alloc_node(
-                    policy,
-                    node,
-                    (g - first) as u64,
-                    &self.machine.node_distance,
-                );
+                let off = g - first;
+                // A shared object's page another process touched first is already placed.
+                let placed = object.as_deref().and_then(|o| o.nid[off]);
+                let nid = placed.map(usize::from).unwrap_or_else(|| {
+                    alloc_node(policy, node, off as u64, &self.machine.node_distance)
+                });
                 mm.touch(g, nid);
+                if let Some(o) = object.as_deref_mut() {
+                    o.nid[off] = Some(nid as u16);
+                }
             }
         }
     }
@@ -812,12 +905,20 @@ impl Engine {
                 if d.reset_scan_period {
                     t.numa_scan_period_ms = task_scan_min(&params, rss) as u32;
                 }
+                // task_numa_assign() took the claim; it is held until the stopper is done.
+                if let Some(c) = d.claimed_cpu {
+                    n.sched.state.set_numa_migrate_on(c, true);
+                }
                 Some(PendingNumaMove {
                     p,
                     action: d.action,
+                    claimed: d.claimed_cpu,
                 })
             }
             NumaMove::Stay | NumaMove::NoNumaDomain => {
+                if let Some(c) = d.claimed_cpu {
+                    n.sched.state.set_numa_migrate_on(c, false);
+                }
                 n.moves.numa_stick += 1;
                 None
             }
@@ -826,12 +927,21 @@ impl Engine {
 
     /// Apply a NUMA move decided at this tick: `migrate_task_to()` through `cpu`'s stopper
     /// (reason `numa`) or `migrate_swap()` stopping both CPUs (reason `numa_swap`; a
-    /// sleeping partner is left where it is — `wake_cpu` is not modelled). A task that
-    /// moved meanwhile or lost the right to run on the target fails with `-EAGAIN`.
+    /// sleeping partner only gets its `wake_cpu`). A task that moved meanwhile or lost the
+    /// right to run on the target fails with `-EAGAIN`. Either way the decision's
+    /// `numa_migrate_on` claim is released afterwards.
     pub(crate) fn numa_apply_move(&mut self, cpu: usize, mv: Option<PendingNumaMove>) {
-        let Some(PendingNumaMove { p, action }) = mv else {
+        let Some(mv) = mv else {
             return;
         };
+        self.numa_apply_claimed(cpu, mv);
+        if let Some(c) = mv.claimed {
+            self.count_numa(|n| n.sched.state.set_numa_migrate_on(c, false));
+        }
+    }
+
+    fn numa_apply_claimed(&mut self, cpu: usize, mv: PendingNumaMove) {
+        let PendingNumaMove { p, action, .. } = mv;
         let t = &self.tasks[p.idx()];
         let queued = matches!(t.state, TaskState::Running | TaskState::Runnable);
         let ok = |dst: usize| queued && t.cpu == cpu && t.cpus_allowed.test(dst) && dst != cpu;
@@ -861,7 +971,8 @@ impl Engine {
 
     /// `migrate_swap(p, other, dst, src)` → `migrate_swap_stop()`: the stoppers of both
     /// CPUs run; `p` (queued on `src`) and a queued `other` (on `dst`) trade places; a
-    /// sleeping `other` stays (its `wake_cpu` hint is not modelled).
+    /// sleeping `other` stays on `dst` with `wake_cpu = src` (`__migrate_swap_task()`), so
+    /// its next wakeup starts from `src`.
     fn migrate_swap(&mut self, src: usize, p: TaskId, dst: usize, other: TaskId) {
         let other_queued = matches!(
             self.tasks[other.idx()].state,
@@ -881,6 +992,8 @@ impl Engine {
             super::core::policy_move_queued_task(self, other, dst, src);
             self.tasks[other.idx()].cpu = src;
             self.count_migration(src, other, dst, src, MigrationReason::NumaSwap);
+        } else {
+            self.count_numa(|n| n.wake_cpu[other.idx()] = Some(src));
         }
         if dst_busy {
             self.schedule(dst);
@@ -934,10 +1047,25 @@ impl Engine {
         let Some(n) = self.numa.as_deref_mut() else {
             return;
         };
+        // set_task_cpu(): wake_cpu = task_cpu again.
+        if let Some(w) = n.wake_cpu.get_mut(p.idx()) {
+            *w = None;
+        }
         let (a, b) = (self.machine.cpus[from].node, self.machine.cpus[to].node);
         if a != b {
             n.ping_pong.record(p, self.now_ns, a, b, reason);
         }
+    }
+
+    /// `p->wake_cpu` when a `migrate_swap()` set it while `p` slept (it differs from
+    /// `task_cpu(p)`); the wakeup that reads it clears it.
+    pub(crate) fn numa_take_wake_cpu(&mut self, p: TaskId) -> Option<usize> {
+        self.numa.as_deref_mut()?.wake_cpu.get_mut(p.idx())?.take()
+    }
+
+    /// `p->wake_cpu` as a pending swap left it (see [`Engine::numa_take_wake_cpu`]).
+    pub fn numa_wake_cpu(&self, p: TaskId) -> Option<usize> {
+        self.numa.as_deref()?.wake_cpu.get(p.idx()).copied().flatten()
     }
 
     /// Per-node page groups of every mm, summed (for the results).
@@ -949,6 +1077,17 @@ impl Engine {
         for mm in &n.mms {
             for (o, g) in out.iter_mut().zip(&mm.groups_per_node) {
                 *o += g;
+            }
+            // A shared object's pages count once (below), not once per mapping.
+            for r in mm.regions.iter().filter(|r| r.object.is_some()) {
+                for (o, g) in out.iter_mut().zip(&r.groups_per_node) {
+                    *o -= g;
+                }
+            }
+        }
+        for obj in &n.shm {
+            for nid in obj.nid.iter().flatten() {
+                out[usize::from(*nid)] += 1;
             }
         }
         out
@@ -1004,6 +1143,125 @@ mod tests {
                 "numa_balancing={val}"
             );
         }
+    }
+
+    /// An engine on [`machine`]`(2)` (CPUs 0-1 node 0, 2-3 node 1) stopped at 5 ms: task 0
+    /// hogs CPU 0, task 1 (forked on CPU 2, pinned to node 1's CPUs and CPU 0) ran 1 ms
+    /// and sleeps; v4.19-form balancing on.
+    fn hog_and_sleeper() -> Engine {
+        use crate::cost::CostModel;
+        use crate::cpumask::CpuMask;
+        use crate::engine::{EngineConfig, WorkloadPlan};
+        use crate::task::{Op, Program, TaskMemory, TaskSpec};
+        let m = machine(2);
+        let mut k = ResolvedKernel::from_profile(Profile::by_name("v5.15").unwrap());
+        k.sysctl.numa_balancing = 1;
+        let cost = CostModel::default_for(&m);
+        let policy = Box::new(crate::policy::linux_fair::LinuxFair::new(&k, &m, &cost, 1));
+        let mem = TaskMemory {
+            private_mib: 4,
+            ..TaskMemory::default()
+        };
+        let prog = |ops: Vec<Op>| Program {
+            name: "p".into(),
+            ops,
+        };
+        let plan = WorkloadPlan {
+            programs: vec![
+                prog(vec![Op::Run { work_ns: 1 << 40 }, Op::Exit]),
+                prog(vec![
+                    Op::Run { work_ns: 1_000_000 },
+                    Op::Sleep { ns: 1 << 40 },
+                    Op::Exit,
+                ]),
+            ],
+            tasks: vec![
+                TaskSpec {
+                    comm: "hog".into(),
+                    program: 0,
+                    parent_cpu: 0,
+                    cpus_allowed: Some(CpuMask::single(0).or(&CpuMask::single(2))),
+                    memory: mem.clone(),
+                    ..TaskSpec::default()
+                },
+                TaskSpec {
+                    comm: "sleeper".into(),
+                    program: 1,
+                    parent_cpu: 2,
+                    cpus_allowed: Some(CpuMask::single(2).or(&CpuMask::single(0))),
+                    memory: mem,
+                    ..TaskSpec::default()
+                },
+            ],
+            ..WorkloadPlan::default()
+        };
+        let cfg = EngineConfig {
+            duration_ns: 5_000_000,
+            seed: 1,
+            check_invariants: false,
+            ..EngineConfig::default()
+        };
+        let mut e = Engine::new(m, cost, cfg, policy, plan).unwrap();
+        e.set_numa_kernel(&k);
+        e.run();
+        e
+    }
+
+    /// `migrate_swap()` with a partner that went to sleep: the kernel's
+    /// `__migrate_swap_task()` only sets its `wake_cpu` (no `set_task_cpu()`), so the
+    /// sleeper stays on its CPU and its next wakeup starts from the swapper's CPU; any
+    /// later `set_task_cpu()` makes `wake_cpu` follow `task_cpu` again. And the v4.19+
+    /// `numa_migrate_on` claim on the destination rq is held from the decision until the
+    /// stoppers are done, then released.
+    #[test]
+    fn swap_with_a_sleeper_sets_its_wake_cpu_and_the_claim_is_held_until_done() {
+        let mut e = hog_and_sleeper();
+        let (a, b) = (TaskId(0), TaskId(1));
+        assert_eq!(e.tasks[a.idx()].cpu, 0);
+        assert_eq!(e.tasks[a.idx()].state, TaskState::Running);
+        assert_eq!(e.tasks[b.idx()].cpu, 2);
+        assert_eq!(e.tasks[b.idx()].state, TaskState::Blocked);
+        let d = NumaMigrateDecision {
+            action: NumaMove::Swap {
+                dst_cpu: 2,
+                other: b,
+            },
+            set_preferred: None,
+            reset_scan_period: false,
+            claimed_cpu: Some(2),
+            best_imp: 10,
+        };
+        let mv = e.numa_decided(a, &d);
+        let st = &e.numa().unwrap().sched.state;
+        assert!(st.numa_migrate_on(2), "claimed until the stopper ran");
+        assert!(!st.numa_migrate_on(0));
+        e.numa_apply_move(0, mv);
+        assert!(!e.numa().unwrap().sched.state.numa_migrate_on(2), "released");
+        assert_eq!(e.tasks[a.idx()].cpu, 2, "the queued side moved");
+        assert_eq!(e.tasks[b.idx()].cpu, 2, "the sleeper's task_cpu is unchanged");
+        assert_eq!(e.numa_wake_cpu(b), Some(0), "wake_cpu = the swapper's CPU");
+        assert_eq!(e.numa().unwrap().moves.numa_swap, 1);
+        assert_eq!(
+            e.tasks[b.idx()].stats.migrations_by_reason[reason_idx(MigrationReason::NumaSwap)],
+            0,
+            "no set_task_cpu() for the sleeper"
+        );
+        // The wakeup reads it once.
+        assert_eq!(e.numa_take_wake_cpu(b), Some(0));
+        assert_eq!(e.numa_take_wake_cpu(b), None);
+        // A set_task_cpu() (any migration) resets it.
+        e.count_numa(|n| n.wake_cpu[1] = Some(0));
+        e.numa_record_move(b, 2, 3, MigrationReason::LoadBalance);
+        assert_eq!(e.numa_wake_cpu(b), None);
+        // A decision that found nothing releases its claim at once.
+        let stay = NumaMigrateDecision {
+            action: NumaMove::Stay,
+            claimed_cpu: Some(3),
+            ..d
+        };
+        e.count_numa(|n| n.sched.state.set_numa_migrate_on(3, true));
+        assert!(e.numa_decided(b, &stay).is_none());
+        assert!(!e.numa().unwrap().sched.state.numa_migrate_on(3));
     }
 
     #[test]

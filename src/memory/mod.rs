@@ -22,6 +22,12 @@
 //! together (one hinting fault counts `pages = 512`, as for a THP). Counts reported in kernel
 //! units (`numa_pages_migrated`, `numa_pte_updates`) are in base pages.
 //!
+//! Shared memory objects (`MAP_SHARED` shm mapped by several processes) are a region in
+//! each mapping mm ([`Mm::map_object`]): each mm has its own PTEs (the PROT_NONE bit), the
+//! page's node and `last_cpupid` are one per page, kept equal in every mapping by the owner
+//! of the mms (the engine). Each mapping counts the object's pages in its RSS, as
+//! `get_mm_rss()` counts shmem pages.
+//!
 //! What is left out: reclaim and node memory exhaustion (nodes never run out, so MPOL_BIND
 //! never fails and migration is never refused for lack of free memory:
 //! `migrate_balanced_pgdat` always passes), file-backed and shared-library mappings (every
@@ -88,6 +94,11 @@ pub struct Region {
     /// Touched page groups of this region per node (index = node id), kept in step with
     /// the groups (the speed model reads a task's placement from it without a walk).
     pub groups_per_node: Vec<u64>,
+    /// A mapping of a shared memory object (`MAP_SHARED` shm, index in the owner's object
+    /// table) mapped by several mms: its groups here are this mm's PTEs (own PROT_NONE
+    /// bit), their node and `last_cpupid` are the object's pages' and the owner keeps them
+    /// equal in every mapping.
+    pub object: Option<u32>,
 }
 
 /// One page group: where it lives and the NUMA-hinting state of its folio.
@@ -157,8 +168,17 @@ impl Mm {
             shared,
             writable,
             groups_per_node: vec![0; self.groups_per_node.len()],
+            object: None,
         });
         self.regions.len() - 1
+    }
+
+    /// Map `bytes` of shared memory object `object` (`MAP_SHARED`, writable), untouched.
+    /// Returns the region's index.
+    pub fn map_object(&mut self, bytes: u64, object: u32) -> usize {
+        let r = self.map(bytes, true, true);
+        self.regions[r].object = Some(object);
+        r
     }
 
     /// `get_mm_rss()` in base pages: touched page groups × [`PAGES_PER_GROUP`].

@@ -5,8 +5,9 @@
 //! `migrate_degrades_locality`) computed from the per-task `TaskNuma` state.
 //!
 //! Approximations: `select_idle_sibling()` for v3.18–v4.18 idle targets returns the target
-//! itself (the default of [`NumaEnv`]); `rq->numa_migrate_on` is never held (the engine
-//! applies a decision at once, so no second decision can see a claim in flight).
+//! itself (the default of [`NumaEnv`]). `rq->numa_migrate_on` is the run's
+//! [`NumaState::numa_migrate_on`](crate::sched::numa::state::NumaState), held by the engine
+//! from a v4.19+ decision until its stopper work is done.
 
 use super::CoreView;
 use super::linux_rt::RtClass;
@@ -57,6 +58,9 @@ impl NumaEnv for NumaView<'_> {
     }
     fn curr(&self, cpu: usize) -> Option<TaskId> {
         self.core.cpu_curr(cpu)
+    }
+    fn numa_migrate_on(&self, cpu: usize) -> bool {
+        self.numa.state.numa_migrate_on(cpu)
     }
     fn sd_numa(&self, cpu: usize) -> Option<(u32, u32)> {
         self.domains.sd_numa(cpu).map(|d| {

@@ -73,6 +73,10 @@ pub struct NumaState {
     /// Per destination node (used when the variant has a rate limit).
     pub rate: Vec<NodeRateLimit>,
     pub vmstat: Vmstat,
+    /// `rq->numa_migrate_on` by CPU (v4.19+): a NUMA move or swap to this rq was decided and
+    /// has not completed yet (`task_numa_assign()` sets it, `task_numa_migrate()` clears it
+    /// after `migrate_task_to()` / `migrate_swap()`). Empty = none held.
+    pub numa_migrate_on: Vec<bool>,
 }
 
 /// Everything about the faulting task and CPU that the fault path needs from the caller.
@@ -110,6 +114,19 @@ pub struct FaultOutcome {
 }
 
 impl NumaState {
+    /// Hold (`on`) or release `rq->numa_migrate_on` of `cpu`.
+    pub fn set_numa_migrate_on(&mut self, cpu: usize, on: bool) {
+        if self.numa_migrate_on.len() <= cpu {
+            self.numa_migrate_on.resize(cpu + 1, false);
+        }
+        self.numa_migrate_on[cpu] = on;
+    }
+
+    /// `READ_ONCE(rq->numa_migrate_on)`.
+    pub fn numa_migrate_on(&self, cpu: usize) -> bool {
+        self.numa_migrate_on.get(cpu).copied().unwrap_or(false)
+    }
+
     /// A NUMA hinting fault by task `site.p` on page group `g` of `mm`. `curr_of` gives the
     /// task running on a CPU (for `task_numa_group()`), with its pid, mm and group.
     pub fn numa_hint_fault(

@@ -39,6 +39,7 @@ pub fn thread_memory(cfg: &JbbConfig, i: u32, gc: bool) -> TaskMemory {
         shared_mib: m.shared_mib,
         shared_access_permille: if gc { 1000 } else { m.shared_access_permille },
         bandwidth_mib_s: m.bandwidth_mib_s,
+        shm_key: None,
     }
 }
 

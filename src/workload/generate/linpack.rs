@@ -43,6 +43,7 @@ pub fn thread_memory(cfg: &LinpackConfig) -> TaskMemory {
         shared_mib: m.shared_mib,
         shared_access_permille: m.shared_access_permille,
         bandwidth_mib_s: m.bandwidth_mib_s,
+        shm_key: None,
     }
 }
 

@@ -34,6 +34,7 @@ pub fn thread_memory(cfg: &StreamConfig, t: u32) -> TaskMemory {
         shared_mib: 0,
         shared_access_permille: 0,
         bandwidth_mib_s: bandwidth_mib_s(cfg),
+        shm_key: None,
     }
 }
 

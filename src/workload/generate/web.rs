@@ -92,13 +92,16 @@ pub fn worker_memory(cfg: &WebConfig, i: u32) -> TaskMemory {
             shared_mib: m.shared_mib,
             shared_access_permille: m.shared_access_permille,
             bandwidth_mib_s: m.bandwidth_mib_s,
+            shm_key: None,
         },
+        // nginx's shared zones: one MAP_SHARED mapping in every worker process.
         WorkerMode::Processes => TaskMemory {
             process: Some(i),
             private_mib: m.private_mib,
-            shared_mib: 0,
-            shared_access_permille: 0,
+            shared_mib: m.shared_mib,
+            shared_access_permille: m.shared_access_permille,
             bandwidth_mib_s: m.bandwidth_mib_s,
+            shm_key: Some(0),
         },
     }
 }
