@@ -109,6 +109,10 @@ pub struct CostModel {
     /// Last-level cache per CPU (KiB): the LLC size divided by the CPUs sharing it. The
     /// memory model derives a task's memory-stall share from its working set against it.
     pub llc_kib_per_cpu: u64,
+    /// Load-to-use latency of a cache line from the local node's DRAM (ns); a node at SLIT
+    /// distance d costs d/10 times as much (`memory::traffic`). Default 90 ns (a current
+    /// server's idle latency, an estimate), per preset family in [`mem_latency_local_ns_for`].
+    pub mem_latency_local_ns: u64,
 }
 
 impl Default for CostModel {
@@ -142,6 +146,7 @@ impl Default for CostModel {
             nontask_pct_by_cpu: Vec::new(),
             mem_bw_mib_s_per_node: 20_000,
             llc_kib_per_cpu: 1024,
+            mem_latency_local_ns: 90,
         }
     }
 }
@@ -165,6 +170,16 @@ pub fn memory_defaults(preset: &str) -> Option<(u64, u64)> {
         "turin-2s" | "turin-dense-2s" => (380_000, 2048),
         // Altra: 8 × DDR4-3200, ~150 GB/s; 32 MiB SLC / 80 cores.
         "altra-2s" => (140_000, 400),
+        _ => return None,
+    })
+}
+
+/// [`CostModel::mem_latency_local_ns`] of a preset family, where a measurement is known.
+pub fn mem_latency_local_ns_for(preset: &str) -> Option<u64> {
+    Some(match preset {
+        // Xeon X5570 with DDR3-1333: 81 ns (AnandTech's SiSoft Sandra latency test, 2010,
+        // "AMD's 12-core Magny-Cours Opteron 6174 vs. Intel's 6-core Xeon", page 5).
+        "nehalem-2s" => 81,
         _ => return None,
     })
 }
@@ -277,6 +292,9 @@ impl CostModel {
         if let Some((bw, llc)) = memory_defaults(&machine.name) {
             cost.mem_bw_mib_s_per_node = bw;
             cost.llc_kib_per_cpu = llc;
+        }
+        if let Some(ns) = mem_latency_local_ns_for(&machine.name) {
+            cost.mem_latency_local_ns = ns;
         }
         let smt_width = (0..machine.nr_cpus())
             .map(|c| machine.smt_mask(c).weight())

@@ -184,6 +184,17 @@ pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<Reso
     if !args.is_empty() {
         let placed = args.resolve(machine)?;
         placed.apply(&mut w.plan, machine, origin)?;
+        if let WorkloadKind::Bench(spec) = &w.kind
+            && let WorkloadSpec::Hackbench(c) = spec.as_ref()
+        {
+            let cost = super::resolve_cost(scn, machine)?;
+            crate::workload::generate::hackbench::apply_message_traffic(
+                &mut w.plan,
+                c,
+                machine,
+                &cost,
+            );
+        }
         w.placement = Some(placed);
     }
     Ok(w)

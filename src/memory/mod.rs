@@ -36,6 +36,7 @@
 pub mod bandwidth;
 pub mod migrate;
 pub mod policy;
+pub mod traffic;
 
 /// Bytes in a base page (`PAGE_SIZE` on x86-64).
 pub const PAGE_BYTES: u64 = 4096;

@@ -43,14 +43,36 @@
 //! (stack, buffer, socket metadata: 16 KiB) — the switch_mm/TLB cost of crossing address
 //! spaces is not modelled.
 //!
+//! Memory traffic (`numactl --membind`): a receiver's read of one message touches the
+//! message's lines in its buffer — for AF_UNIX the `struct sk_buff` (256 bytes, 4 lines),
+//! the payload (`⌈d/64⌉` lines) and the first line of `skb_shared_info` (its `dataref`,
+//! dropped by `consume_skb()`); for a pipe the payload in the pipe page; for TCP the payload
+//! and its share of framing (`⌈(d+64)/64⌉`). Queued messages of all receivers form a working
+//! set of `receivers × full buffer` bytes (senders keep the buffers full); whatever of it
+//! does not fit the LLC of the CPUs the tasks may use is read from DRAM
+//! ([`crate::memory::traffic`]: capacity-miss ratio × lines × the local DRAM latency). That
+//! stall is the receivers' `mem_intensity_permille` share of a read, which the engine
+//! stretches by the SLIT distance to the node holding the memory. Applied only under an
+//! explicit memory policy ([`apply_message_traffic`]): `alloc_pages()` allocates the slab
+//! pages of skbs and the pipe pages under the allocating task's policy (outside interrupts),
+//! so `--membind=N` puts every buffer on N — the per-task page shares the engine keeps
+//! describe exactly that. Under the default local policy each skb lands on its sender's
+//! node at the time of the write, which per-task page shares cannot follow; that case keeps
+//! no memory cost (as before). The senders' writes fill objects just freed by readers (SLUB
+//! reuses its per-CPU freelist last-in first-out), and the socket and task structures are a
+//! few lines touched by every message: both stay cached and cost nothing extra.
+//!
 //! Left out: rt-tests `-F` (SCHED_FIFO parent: only the fair class is simulated); partial
 //! reads of stream sockets (one read = one message's bytes, which is what the receiver's
 //! read loop amounts to); join-in-order for threads (the parent reaps in exit order).
 
 use super::{PlanBuilder, Prog, copy_ns};
+use crate::cost::CostModel;
+use crate::cpumask::CpuMask;
 use crate::engine::WorkloadPlan;
 use crate::error::InputResult;
-use crate::task::{Op, SemId, TaskSpec};
+use crate::memory::traffic;
+use crate::task::{MemPolicy, Op, SemId, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::hackbench::{HackbenchConfig, HackbenchIpc, HackbenchMode};
 
@@ -136,6 +158,103 @@ pub fn buffer_messages(ipc: HackbenchIpc, d: u64) -> (u64, u64) {
         HackbenchIpc::Inet => {
             let cap = (INET_BUDGET_BYTES / (d + 64)).max(1);
             (cap, (cap / 3).max(1))
+        }
+    }
+}
+
+/// `sizeof(struct sk_buff)` on x86-64 (the `SKB_TRUESIZE` overhead above).
+pub const SKB_STRUCT_BYTES: u64 = 256;
+/// Per-message TCP framing counted for loopback (see the buffer capacities).
+pub const INET_FRAMING_BYTES: u64 = 64;
+
+/// Cache lines of one queued message a receiver's read touches (see the module docs).
+pub fn read_lines(ipc: HackbenchIpc, d: u64) -> u64 {
+    match ipc {
+        HackbenchIpc::Socket => traffic::lines(SKB_STRUCT_BYTES) + traffic::lines(d) + 1,
+        HackbenchIpc::Pipe => traffic::lines(d),
+        HackbenchIpc::Inet => traffic::lines(d + INET_FRAMING_BYTES),
+    }
+}
+
+/// Bytes of one receiver's buffer when full: messages × AF_UNIX truesize, the pipe's pages,
+/// or TCP's byte budget as used.
+pub fn full_buffer_bytes(ipc: HackbenchIpc, d: u64) -> u64 {
+    let d = d.max(1);
+    let (cap, _) = buffer_messages(ipc, d);
+    match ipc {
+        HackbenchIpc::Socket => cap * unix_skb_truesize(d),
+        HackbenchIpc::Pipe => {
+            cap.div_ceil((PAGE_BYTES / d).max(1)) * d.div_ceil(PAGE_BYTES).max(1) * PAGE_BYTES
+        }
+        HackbenchIpc::Inet => cap * (d + INET_FRAMING_BYTES),
+    }
+}
+
+/// What one read costs in memory stalls with local memory, and its share of the read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReadTraffic {
+    /// Lines of the message the read touches.
+    pub lines: u64,
+    /// Bytes queued in all receivers' buffers (the working set).
+    pub in_flight_bytes: u64,
+    /// Share of those lines read from DRAM.
+    pub miss_ratio: f64,
+    /// `lines · miss · latency` (ns).
+    pub stall_local_ns: f64,
+    /// The stall's share of [`read_ns`], in permille (the receivers' memory intensity).
+    pub stall_permille: u16,
+}
+
+/// [`ReadTraffic`] of `cfg` with `llc_bytes` of last-level cache and a local DRAM latency of
+/// `latency_local_ns`.
+pub fn read_traffic(cfg: &HackbenchConfig, llc_bytes: u64, latency_local_ns: u64) -> ReadTraffic {
+    let d = u64::from(cfg.data_size_bytes);
+    let receivers = u64::from(cfg.groups) * u64::from(cfg.fds);
+    let in_flight_bytes = receivers * full_buffer_bytes(cfg.ipc, d);
+    let lines = read_lines(cfg.ipc, d);
+    let miss_ratio = traffic::capacity_miss_ratio(in_flight_bytes, llc_bytes);
+    let stall_local_ns = traffic::stall_local_ns(lines, miss_ratio, latency_local_ns);
+    ReadTraffic {
+        lines,
+        in_flight_bytes,
+        miss_ratio,
+        stall_local_ns,
+        stall_permille: traffic::stall_share_permille(stall_local_ns, read_ns(cfg.ipc, d)),
+    }
+}
+
+/// Whether task `i` of [`plan`]'s output is a receiver (parent first, then per group F
+/// receivers and F senders).
+pub fn is_receiver(cfg: &HackbenchConfig, i: usize) -> bool {
+    let f = cfg.fds as usize;
+    i > PARENT_TASK && (i - 1) % (2 * f) < f
+}
+
+/// Give the receivers of a placed plan their memory intensity from [`read_traffic`], where
+/// an explicit memory policy (`numactl --membind/--preferred/--interleave`) decides where
+/// the buffers live and no intensity was set by hand (module docs). The LLC is that of the
+/// CPUs the tasks may run on (`cost.llc_kib_per_cpu` each).
+pub fn apply_message_traffic(
+    plan: &mut WorkloadPlan,
+    cfg: &HackbenchConfig,
+    machine: &Machine,
+    cost: &CostModel,
+) {
+    let cpus = plan.tasks.iter().fold(CpuMask::new(), |m, t| {
+        m.or(&t.cpuset.unwrap_or(machine.online).and(&machine.online))
+    });
+    let llc_bytes = cpus.weight() as u64 * cost.llc_kib_per_cpu * 1024;
+    let t = read_traffic(cfg, llc_bytes, cost.mem_latency_local_ns);
+    for (i, task) in plan.tasks.iter_mut().enumerate() {
+        if is_receiver(cfg, i) && task.mempolicy != MemPolicy::Local {
+            debug_assert!(
+                task.comm.starts_with("receiver-"),
+                "task {i} is {}",
+                task.comm
+            );
+            if task.mem_intensity_permille == 0 {
+                task.mem_intensity_permille = t.stall_permille;
+            }
         }
     }
 }
