@@ -488,20 +488,7 @@ pub fn run_once_in(
     } else {
         summary_line
     };
-    let mut latency_us = std::collections::BTreeMap::new();
-    latency_us.insert(
-        "wakeup".to_string(),
-        report::latency_us(engine.wakeup_latency()),
-    );
-    let mut latency_hist = std::collections::BTreeMap::new();
-    latency_hist.insert(
-        "wakeup".to_string(),
-        report::latency_hist(engine.wakeup_latency()),
-    );
-    for (name, h) in engine.metrics() {
-        latency_us.insert(name.to_string(), report::latency_us(h));
-        latency_hist.insert(name.to_string(), report::latency_hist(h));
-    }
+    let (latency_us, latency_hist) = latency_tables(&engine);
     let result = RunResult {
         seed,
         sim_time_ns: engine.end_ns() - engine.stats_start_ns(),
@@ -545,6 +532,31 @@ pub fn run_once_in(
         },
         explanation,
     ))
+}
+
+/// Per latency metric (the engine's wakeup latency and the workload's own metrics): its
+/// percentiles in µs and its compact histogram.
+type LatencyTables = (
+    std::collections::BTreeMap<String, report::LatencyUs>,
+    std::collections::BTreeMap<String, Vec<[u64; 2]>>,
+);
+
+fn latency_tables(engine: &Engine) -> LatencyTables {
+    let mut latency_us = std::collections::BTreeMap::new();
+    latency_us.insert(
+        "wakeup".to_string(),
+        report::latency_us(engine.wakeup_latency()),
+    );
+    let mut latency_hist = std::collections::BTreeMap::new();
+    latency_hist.insert(
+        "wakeup".to_string(),
+        report::latency_hist(engine.wakeup_latency()),
+    );
+    for (name, h) in engine.metrics() {
+        latency_us.insert(name.to_string(), report::latency_us(h));
+        latency_hist.insert(name.to_string(), report::latency_hist(h));
+    }
+    (latency_us, latency_hist)
 }
 
 /// The one-line run summary: migrations by reason (rare reasons only when they happened),

@@ -20,7 +20,9 @@ use crate::stats::timeline::{Timeline, TimelineRecorder};
 /// A replayed event: a switch to `next` (trace pid, 0 = idle) or a migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Replay {
-    Switch { next_pid: u64 },
+    Switch {
+        next_pid: u64,
+    },
     Migrate {
         pid: u64,
         from: usize,
@@ -72,7 +74,8 @@ fn event(b: &[u8]) -> Result<(u64, Option<Replay>), String> {
     let ts = varint(&fs, ftrace::EVENT_TIMESTAMP).ok_or("an ftrace event without timestamp")?;
     if let Some(sw) = bytes(&fs, ftrace::EVENT_SCHED_SWITCH) {
         let sw = fields(sw, "sched_switch")?;
-        let next_pid = varint(&sw, ftrace::SWITCH_NEXT_PID).ok_or("sched_switch without next_pid")?;
+        let next_pid =
+            varint(&sw, ftrace::SWITCH_NEXT_PID).ok_or("sched_switch without next_pid")?;
         return Ok((ts, Some(Replay::Switch { next_pid })));
     }
     if let Some(p) = bytes(&fs, ftrace::EVENT_PRINT) {
