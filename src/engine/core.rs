@@ -419,6 +419,7 @@ impl Engine {
         self.cpus[this_cpu].stats.ttwu_queued += 1;
         let was_empty = self.cpus[cpu].wake_list.is_empty();
         self.cpus[cpu].wake_list.push(p);
+        self.policy.cpu_state_changed(cpu);
         if was_empty && !self.cpus[cpu].ipi_pending {
             self.cpus[cpu].ipi_pending = true;
             let at = self.send_ipi(this_cpu, cpu);
@@ -459,6 +460,7 @@ impl Engine {
         self.cpus[cpu].ipi_pending = false;
         self.take_ipi(cpu);
         let mut list = std::mem::take(&mut self.cpus[cpu].wake_list);
+        self.policy.cpu_state_changed(cpu);
         for &p in &list {
             if let Some(waker_cpu) = self.tasks[p.idx()].wake_delayed_from.take() {
                 self.ttwu_delayed(cpu, p, waker_cpu);
@@ -645,6 +647,7 @@ impl Engine {
             t.runnable_since_ns = now;
             self.count_switch_out(cpu, p);
             policy!(self.put_prev_task(cpu, p));
+            self.policy.cpu_state_changed(cpu);
             let c = &mut self.cpus[cpu];
             c.curr = None;
             c.stats.busy_ns += now - c.busy_since_ns;
@@ -1061,6 +1064,7 @@ impl Engine {
         self.numa_first_touch(cpu, next);
         let was_idle = prev.is_none();
         self.cpus[cpu].curr = Some(next);
+        self.policy.cpu_state_changed(cpu);
         if was_idle {
             // Leaving the idle loop: the governor reflects, tick_nohz_idle_exit()
             // restarts the tick.
@@ -1083,6 +1087,7 @@ impl Engine {
             return;
         };
         self.count_switch_out(cpu, p);
+        self.policy.cpu_state_changed(cpu);
         let c = &mut self.cpus[cpu];
         c.stats.sched_goidle += 1;
         c.curr = None;

@@ -62,6 +62,9 @@ pub struct LinuxFair {
     rt: RtClass,
     /// Work done in enqueue/dequeue for the engine to charge (`take_cost_ns`).
     pending_cost_ns: u64,
+    /// CPUs whose balance statistics inputs may have changed since the last balance pass
+    /// read them ([`LbEnv::take_changed_cpus`]): every scheduling point on a CPU marks it.
+    lb_changed: CpuMask,
 }
 
 /// The fair-class parameters of a resolved kernel on `nr_cpus` online CPUs.
@@ -170,6 +173,7 @@ impl LinuxFair {
                 rt
             },
             pending_cost_ns: 0,
+            lb_changed: CpuMask::first_n(nr),
             params,
             domains,
             wakeup,
@@ -309,6 +313,8 @@ struct BalanceView<'a> {
     rt: &'a mut RtClass,
     /// dl_server start/stop work caused by migrations, charged at the next scheduling point.
     pending_cost_ns: &'a mut u64,
+    /// [`LinuxFair::lb_changed`].
+    lb_changed: &'a mut CpuMask,
 }
 
 impl LbEnv for BalanceView<'_> {
@@ -373,10 +379,16 @@ impl LbEnv for BalanceView<'_> {
         // update_other_load_avgs(): avg_rt decays (or grows) here too.
         let rt_running = self.rt.curr_is_rt(self.core, cpu);
         self.rt.rqs[cpu].update_rt_rq_load_avg(self.now_ns, rt_running);
+        self.lb_changed.set(cpu);
         self.rqs[cpu].update_blocked_averages(self.now_ns)
     }
     fn sched_rng(&mut self, cpu: usize) -> u32 {
         (self.rng[cpu].next_u64() >> 32) as u32
+    }
+    fn take_changed_cpus(&mut self, out: &mut CpuMask) -> bool {
+        *out = out.or(self.lb_changed);
+        *self.lb_changed = CpuMask::new();
+        true
     }
     fn task_h_load(&self, p: TaskId) -> u64 {
         self.ents[p.idx()].avg.load_avg
@@ -403,6 +415,9 @@ impl LbEnv for BalanceView<'_> {
     fn nr_preferred_running(&self, cpu: usize) -> u32 {
         super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu]).1
     }
+    fn numa_counts(&self, cpu: usize) -> (u32, u32) {
+        super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu])
+    }
     fn migrate_degrades_locality(&self, p: TaskId, src: usize, dst: usize, idle: bool) -> i32 {
         let pref = self.nr_preferred_running(src);
         let src = (src, self.nr_running(src), pref);
@@ -410,6 +425,7 @@ impl LbEnv for BalanceView<'_> {
     }
     fn detach_task(&mut self, p: TaskId, from: usize, _to: usize) {
         let now = self.now_ns;
+        self.lb_changed.set(from);
         self.rqs[from].dequeue_task(
             self.ents,
             self.params,
@@ -427,6 +443,7 @@ impl LbEnv for BalanceView<'_> {
     }
     fn attach_task(&mut self, p: TaskId, to: usize) {
         let now = self.now_ns;
+        self.lb_changed.set(to);
         if self.rqs[to].h_nr_queued() == 0 {
             let idle_since = (self.rt.rqs[to].nr_running_visible() == 0
                 && self.core.cpu_curr(to).is_none())
@@ -466,6 +483,7 @@ macro_rules! balance_view {
             resched: &mut $self.resched,
             rt: &mut $self.rt,
             pending_cost_ns: &mut $self.pending_cost_ns,
+            lb_changed: &mut $self.lb_changed,
         }
     };
 }
@@ -544,6 +562,7 @@ impl SchedPolicy for LinuxFair {
             );
         }
         self.ents[p.idx()] = SchedEntity::new(nice as i32, fair_policy(policy), &self.params);
+        self.lb_changed.set(parent_cpu);
         if !self.rt.task_fork(p, policy) {
             self.rqs[parent_cpu].task_fork_fair(
                 &mut self.ents,
@@ -588,6 +607,8 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn migrate_task_rq(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) {
+        self.lb_changed.set(from);
+        self.lb_changed.set(to);
         if self.rt.is_rt(p) {
             self.wakeup.set_task_cpu(p, to);
             return;
@@ -603,6 +624,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn enqueue_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags) {
+        self.lb_changed.set(cpu);
         if self.rt.is_rt(p) {
             self.rt.enqueue(core.now_ns(), cpu, p);
             self.lb.note_nr_running(self.rq_nr_running(cpu));
@@ -641,6 +663,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn dequeue_sleep(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) -> bool {
+        self.lb_changed.set(cpu);
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             self.rt.dequeue(cpu, p);
@@ -666,6 +689,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn dequeue_exit(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
+        self.lb_changed.set(cpu);
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             self.rt.dequeue(cpu, p);
@@ -686,6 +710,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn dequeue_delayed(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
+        self.lb_changed.set(cpu);
         self.account_curr(core, cpu);
         self.rqs[cpu].dequeue_task(
             &mut self.ents,
@@ -707,6 +732,7 @@ impl SchedPolicy for LinuxFair {
         p: TaskId,
         flags: WakeFlags,
     ) -> bool {
+        self.lb_changed.set(cpu);
         if let Some(r) = self.rt.wakeup_preempt(core, cpu, p) {
             return r;
         }
@@ -732,6 +758,7 @@ impl SchedPolicy for LinuxFair {
         cpu: usize,
         _prev: Option<TaskId>,
     ) -> Option<TaskId> {
+        self.lb_changed.set(cpu);
         self.account_curr(core, cpu);
         if self.rt.servers[cpu].running() {
             if let Some(n) = self.pick_fair(core, cpu) {
@@ -747,6 +774,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn put_prev_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
+        self.lb_changed.set(cpu);
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             return;
@@ -770,6 +798,8 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn timer_expired(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
+        // The RT period timer may unthrottle (change nr_running of) any CPU.
+        self.lb_changed = CpuMask::first_n(self.rqs.len());
         self.account_curr(core, cpu);
         let fair_nr = self.rqs[cpu].h_nr_queued();
         self.rt.timer_expired(core, cpu, fair_nr, act);
@@ -798,6 +828,8 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn move_queued_task(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) -> bool {
+        self.lb_changed.set(from);
+        self.lb_changed.set(to);
         if self.rt.is_rt(p) {
             self.rt.dequeue(from, p);
             self.rt.enqueue(core.now_ns(), to, p);
@@ -832,6 +864,7 @@ impl SchedPolicy for LinuxFair {
     /// `sched_tick()` → `task_tick_rt()` / `task_tick_fair()`, with the class's runtime
     /// accounting first (RT throttling, the server's budget).
     fn task_tick(&mut self, core: &dyn CoreView, cpu: usize, curr: TaskId) -> bool {
+        self.lb_changed.set(cpu);
         let resched = self.account_curr(core, cpu);
         if self.rt.is_rt(curr) {
             return self.rt.task_tick_rr(cpu, curr) || resched;
@@ -840,6 +873,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn yield_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
+        self.lb_changed.set(cpu);
         self.account_curr(core, cpu);
         if self.rt.is_rt(p) {
             self.rt.yield_task(cpu, p);
@@ -854,6 +888,7 @@ impl SchedPolicy for LinuxFair {
             return;
         }
         let cpu = core.task_cpu(p);
+        self.lb_changed.set(cpu);
         self.rqs[cpu].set_user_nice(
             &mut self.ents,
             &self.params,
@@ -883,7 +918,13 @@ impl SchedPolicy for LinuxFair {
         }
     }
 
+    /// `curr` or the wake list of `cpu` changed: its idleness may have.
+    fn cpu_state_changed(&mut self, cpu: usize) {
+        self.lb_changed.set(cpu);
+    }
+
     fn idle_enter(&mut self, core: &dyn CoreView, cpu: usize) {
+        self.lb_changed.set(cpu);
         let topo = Topo::new(core.machine(), &self.domains);
         let view = WakeView {
             core,

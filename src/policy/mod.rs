@@ -213,6 +213,10 @@ pub trait SchedPolicy: Send {
     /// `cpu` enters the idle loop (idle-core hints, NOHZ bookkeeping).
     fn idle_enter(&mut self, _core: &dyn CoreView, _cpu: usize) {}
 
+    /// The engine changed `cpu`'s current task or its wake list (`idle_cpu()` may have
+    /// changed); no policy work, only bookkeeping (the load balancer's running sums).
+    fn cpu_state_changed(&mut self, _cpu: usize) {}
+
     /// The idle `cpu` stopped its tick (`tick_nohz_stop_tick()` in an idle period, the
     /// first time): `nohz_balance_enter_idle()`.
     fn nohz_tick_stopped(&mut self, _core: &dyn CoreView, _cpu: usize) {}

@@ -62,6 +62,15 @@ pub trait LbEnv {
         )
     }
 
+    /// CPUs whose `update_sg_lb_stats()` inputs ([`LbEnv::sg_cpu_stats`], idleness,
+    /// `capacity_of()`) may have changed since the previous call, ORed into `out`; the set
+    /// is then emptied. A superset is always correct. Returns false when the environment
+    /// does not track changes (the default): the balancer then walks every CPU of every
+    /// group, as the kernel does.
+    fn take_changed_cpus(&mut self, _out: &mut CpuMask) -> bool {
+        false
+    }
+
     /// `cpu_load(rq)`: `rq->cfs.avg.load_avg`.
     fn cpu_load(&self, cpu: usize) -> u64;
 
@@ -99,6 +108,11 @@ pub trait LbEnv {
     /// `rq->nr_preferred_running`: tasks running on their preferred node. Default 0.
     fn nr_preferred_running(&self, _cpu: usize) -> u32 {
         0
+    }
+
+    /// (`nr_numa_running`, `nr_preferred_running`) in one read. Default: the two calls.
+    fn numa_counts(&self, cpu: usize) -> (u32, u32) {
+        (self.nr_numa_running(cpu), self.nr_preferred_running(cpu))
     }
 
     /// `rq_clock_task(rq)` in ns (`task_hot()` compares `exec_start` against it).

@@ -46,9 +46,10 @@ pub fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64)
 /// `fbq_classify_rq()` (CONFIG_NUMA_BALANCING=y).
 pub fn fbq_classify_rq<E: LbEnv + ?Sized>(env: &E, cpu: usize) -> FbqType {
     let nr = env.nr_running(cpu);
-    if nr > env.nr_numa_running(cpu) {
+    let (numa, preferred) = env.numa_counts(cpu);
+    if nr > numa {
         FbqType::Regular
-    } else if nr > env.nr_preferred_running(cpu) {
+    } else if nr > preferred {
         FbqType::Remote
     } else {
         FbqType::All
@@ -297,11 +298,13 @@ impl LoadBalancer {
         let (mut busiest_util, mut busiest_nr) = (0u64, 0u32);
         for i in g.span.and(&bal.cpus).iter() {
             out.work.cpus += 1;
-            if fbq_classify_rq(env, i) > bal.fbq_type {
-                continue;
-            }
+            // Both tests skip the CPU; the cheap one first, and no rq is classified above
+            // `All` (the NUMA counts are read only when they can exclude it).
             let nr_running = env.h_nr_runnable(i);
             if nr_running == 0 {
+                continue;
+            }
+            if bal.fbq_type != FbqType::All && fbq_classify_rq(env, i) > bal.fbq_type {
                 continue;
             }
             let capacity = env.capacity_of(i);

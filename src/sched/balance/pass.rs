@@ -92,7 +92,10 @@ impl LoadBalancer {
                 *continue_balancing = false;
                 break 'redo Exit::Balanced;
             }
+            self.refresh_lb_sums(env);
             let src = self.sched_balance_find_src_group(&*env, &mut bal, out);
+            // The sums hold until the pass moves a task.
+            self.sums.fresh = false;
             let Some(group) = src.busiest else {
                 self.sd[sd.0].stats.lb_nobusyg[it] += 1;
                 break 'redo Exit::Balanced;

@@ -9,6 +9,8 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, SCHED_CAPACITY_SCALE,
     capacity_greater,
 };
+use super::sums::CpuContrib;
+use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::kconfig::features::Feature;
 use crate::sched::types::IdleType;
@@ -225,7 +227,9 @@ impl LoadBalancer {
 
     /// `update_sg_lb_stats()`: statistics of one group over `group span ∩ env->cpus`.
     /// `sg_overloaded` is set when, at the root domain, some CPU runs more than one task
-    /// (or, on asymmetric-capacity domains, has a misfit task).
+    /// (or, on asymmetric-capacity domains, has a misfit task). Answered from the running
+    /// sums ([`super::sums`]) when they are fresh and cover the group, else by visiting
+    /// every CPU; both give the same statistics (checked under `debug_assertions`).
     pub fn update_sg_lb_stats<E: LbEnv + ?Sized>(
         &self,
         env: &E,
@@ -237,45 +241,15 @@ impl LoadBalancer {
         let d = self.domains.domain(bal.sd);
         let g = self.domains.group(group);
         let local_group = g.span.test(bal.dst_cpu);
-        let balancing_at_rd = d.parent.is_none();
         let mut sgs = SgLbStats::zero();
-        for i in g.span.and(&bal.cpus).iter() {
-            out.work.cpus += 1;
-            let (load, util, runnable, h_nr_runnable, nr_running) = env.sg_cpu_stats(i);
-            sgs.group_load += load;
-            sgs.group_util += util;
-            sgs.group_runnable += runnable;
-            sgs.sum_h_nr_running += h_nr_runnable;
-            sgs.sum_nr_running += nr_running;
-            if nr_running == 0 && env.idle_cpu(i) {
-                sgs.idle_cpus += 1;
-                // An idle CPU cannot have a misfit task.
-                continue;
-            }
-            if balancing_at_rd && nr_running > 1 {
-                *sg_overloaded = true;
-            }
-            if d.flags.contains(SdFlags::SD_NUMA) {
-                sgs.nr_numa_running += env.nr_numa_running(i);
-                sgs.nr_preferred_running += env.nr_preferred_running(i);
-            }
-            if local_group {
-                continue;
-            }
-            if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY) {
-                let misfit = env.misfit_task_load(i);
-                if sgs.group_misfit_task_load < misfit {
-                    sgs.group_misfit_task_load = misfit;
-                    *sg_overloaded = true;
-                }
-            } else if bal.dst_idle()
-                && h_nr_runnable == 1
-                && self.check_cpu_capacity(env, i, bal.sd)
-            {
-                // sched_reduced_capacity(): a single task on a CPU whose capacity is
-                // eaten by RT/IRQ/thermal pressure.
-                sgs.group_misfit_task_load = sgs.group_misfit_task_load.max(load);
-            }
+        if self.sums_cover(bal, group) {
+            let over = self.sg_from_sums(env, bal, group, &mut sgs);
+            out.work.cpus += u64::from(self.sums.group(g.sgc).weight);
+            #[cfg(debug_assertions)]
+            self.check_sums(env, bal, group, &sgs, over);
+            *sg_overloaded |= over;
+        } else {
+            out.work.cpus += self.sg_walk(env, bal, group, &mut sgs, sg_overloaded);
         }
         sgs.group_capacity = self.sgc[g.sgc].capacity.max(1);
         sgs.group_weight = g.group_weight as u32;
@@ -297,6 +271,183 @@ impl LoadBalancer {
             sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
         }
         sgs
+    }
+
+    /// The per-CPU part of `update_sg_lb_stats()`: visit every CPU of `span ∩ env->cpus`.
+    /// Returns the number of CPUs visited.
+    fn sg_walk<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        group: GroupId,
+        sgs: &mut SgLbStats,
+        sg_overloaded: &mut bool,
+    ) -> u64 {
+        let d = self.domains.domain(bal.sd);
+        let g = self.domains.group(group);
+        let local_group = g.span.test(bal.dst_cpu);
+        let balancing_at_rd = d.parent.is_none();
+        let mut visited = 0;
+        for i in g.span.and(&bal.cpus).iter() {
+            visited += 1;
+            let (load, util, runnable, h_nr_runnable, nr_running) = env.sg_cpu_stats(i);
+            sgs.group_load += load;
+            sgs.group_util += util;
+            sgs.group_runnable += runnable;
+            sgs.sum_h_nr_running += h_nr_runnable;
+            sgs.sum_nr_running += nr_running;
+            if nr_running == 0 && env.idle_cpu(i) {
+                sgs.idle_cpus += 1;
+                // An idle CPU cannot have a misfit task.
+                continue;
+            }
+            if balancing_at_rd && nr_running > 1 {
+                *sg_overloaded = true;
+            }
+            if d.flags.contains(SdFlags::SD_NUMA) {
+                let (numa, preferred) = env.numa_counts(i);
+                sgs.nr_numa_running += numa;
+                sgs.nr_preferred_running += preferred;
+            }
+            if local_group {
+                continue;
+            }
+            if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY) {
+                let misfit = env.misfit_task_load(i);
+                if sgs.group_misfit_task_load < misfit {
+                    sgs.group_misfit_task_load = misfit;
+                    *sg_overloaded = true;
+                }
+            } else if bal.dst_idle()
+                && h_nr_runnable == 1
+                && self.check_cpu_capacity(env, i, bal.sd)
+            {
+                // sched_reduced_capacity(): a single task on a CPU whose capacity is
+                // eaten by RT/IRQ/thermal pressure.
+                sgs.group_misfit_task_load = sgs.group_misfit_task_load.max(load);
+            }
+        }
+        visited
+    }
+
+    /// The running sums answer for `group` in this pass: they were refreshed at its start,
+    /// the group lies wholly inside `env->cpus`, and the domain needs no per-CPU misfit
+    /// maximum (`SD_ASYM_CPUCAPACITY`).
+    fn sums_cover(&self, bal: &BalanceEnv, group: GroupId) -> bool {
+        self.sums.fresh
+            && !self
+                .domains
+                .domain(bal.sd)
+                .flags
+                .contains(SdFlags::SD_ASYM_CPUCAPACITY)
+            && self.domains.group(group).span.is_subset_of(&bal.cpus)
+    }
+
+    /// [`LoadBalancer::sg_walk`] from the running sums: the sums, idle CPUs, the root
+    /// overload test (returned) and the reduced-capacity misfit maximum, which visits
+    /// CPUs only when some CPU of the group is capacity-reduced. The NUMA counts are left
+    /// to `update_sd_lb_stats()` (busiest group only).
+    fn sg_from_sums<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        group: GroupId,
+        sgs: &mut SgLbStats,
+    ) -> bool {
+        let d = self.domains.domain(bal.sd);
+        let g = self.domains.group(group);
+        let s = self.sums.group(g.sgc);
+        sgs.group_load = s.load;
+        sgs.group_util = s.util;
+        sgs.group_runnable = s.runnable;
+        sgs.sum_h_nr_running = s.h_nr_runnable;
+        sgs.sum_nr_running = s.nr_running;
+        sgs.idle_cpus = s.idle_cpus;
+        if !g.span.test(bal.dst_cpu) && bal.dst_idle() && s.nr_single_reduced > 0 {
+            for i in g.span.iter() {
+                let c = self.sums.contrib(i);
+                if c.single_reduced && self.check_cpu_capacity(env, i, bal.sd) {
+                    sgs.group_misfit_task_load = sgs.group_misfit_task_load.max(c.load);
+                }
+            }
+        }
+        d.parent.is_none() && s.nr_overloaded > 0
+    }
+
+    /// Invariant check: the statistics from the sums equal the per-CPU walk's (all but the
+    /// NUMA counts, which the sums path computes for the busiest group only).
+    #[cfg(debug_assertions)]
+    fn check_sums<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        group: GroupId,
+        sgs: &SgLbStats,
+        overloaded: bool,
+    ) {
+        let mut walked = SgLbStats::zero();
+        let mut walked_over = false;
+        self.sg_walk(env, bal, group, &mut walked, &mut walked_over);
+        walked.nr_numa_running = 0;
+        walked.nr_preferred_running = 0;
+        assert_eq!(
+            (walked, walked_over),
+            (*sgs, overloaded),
+            "balance sums of group {group:?} differ from the per-CPU walk (a runqueue \
+             change was not reported by take_changed_cpus)"
+        );
+    }
+
+    /// The NUMA counts of `group` (non-idle CPUs of `span ∩ env->cpus`), as the walk adds
+    /// them.
+    fn sg_numa_counts<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        group: GroupId,
+    ) -> (u32, u32) {
+        let (mut numa, mut preferred) = (0, 0);
+        for i in self.domains.group(group).span.and(&bal.cpus).iter() {
+            if self.sums.contrib(i).idle {
+                continue;
+            }
+            let (n, p) = env.numa_counts(i);
+            numa += n;
+            preferred += p;
+        }
+        (numa, preferred)
+    }
+
+    /// Re-read the CPUs the environment reports as changed into the running sums
+    /// ([`super::sums`]); they then answer the pass's group statistics until it moves a
+    /// task. Without change tracking in the environment the sums stay unused.
+    pub fn refresh_lb_sums<E: LbEnv + ?Sized>(&mut self, env: &mut E) {
+        self.sums.fresh = false;
+        let mut changed = CpuMask::new();
+        if !self.sums.enabled() || !env.take_changed_cpus(&mut changed) {
+            return;
+        }
+        self.sums.mark(&changed);
+        let pct_min = u64::from(self.sums.pct_min);
+        for cpu in self.sums.take_dirty().iter() {
+            let (load, util, runnable, h_nr_runnable, nr_running) = env.sg_cpu_stats(cpu);
+            let idle = nr_running == 0 && env.idle_cpu(cpu);
+            let single_reduced = !idle
+                && h_nr_runnable == 1
+                && env.capacity_of(cpu) * pct_min < env.arch_scale_cpu_capacity(cpu) * 100;
+            let c = CpuContrib {
+                load,
+                util,
+                runnable,
+                h_nr_runnable,
+                nr_running,
+                idle,
+                overloaded: nr_running > 1,
+                single_reduced,
+            };
+            self.sums.update(cpu, c);
+        }
+        self.sums.fresh = true;
     }
 
     /// `update_sd_pick_busiest()`: should non-local group `sg` (stats `sgs`) replace the
@@ -429,6 +580,11 @@ impl LoadBalancer {
             sds.prefer_sibling = dom.group(b).flags.contains(SdFlags::SD_PREFER_SIBLING);
         }
         if d.flags.contains(SdFlags::SD_NUMA) {
+            if let Some(b) = sds.busiest.filter(|&b| self.sums_cover(bal, b)) {
+                let (numa, preferred) = self.sg_numa_counts(env, bal, b);
+                sds.busiest_stat.nr_numa_running = numa;
+                sds.busiest_stat.nr_preferred_running = preferred;
+            }
             bal.fbq_type = fbq_classify_group(&sds.busiest_stat);
         }
         if d.parent.is_none() {

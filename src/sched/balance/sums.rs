@@ -1,0 +1,242 @@
+//! Per-group running sums of the per-CPU quantities `update_sg_lb_stats()` adds up, so a
+//! balance pass costs per group instead of per CPU (a simulator speed-up; the kernel walks
+//! every CPU of the group).
+//!
+//! Each CPU's contribution (`cpu_load`, `cpu_util_cfs`, `cpu_runnable`, `h_nr_runnable`,
+//! `nr_running`, whether it is idle, whether it runs more than one task, whether its single
+//! task sits on a capacity-reduced CPU) is kept as last read; each `sched_group_capacity`
+//! (one per distinct group span) keeps the sum over its CPUs. The environment reports which
+//! CPUs may have changed since the last pass ([`super::LbEnv::take_changed_cpus`]); the
+//! refresh re-reads only those and applies the difference to their groups. The sums are
+//! integers, so they equal the per-CPU walk exactly: `find_busiest_group()` decides as
+//! before. Under `debug_assertions` every group answered from the sums is re-walked and
+//! compared.
+//!
+//! Values are read as the kernel's walk reads them at the time of the pass (the stored
+//! PELT averages, no decay on read), so a sum refreshed at the start of the pass equals
+//! the walk's. Left to the walk: groups not wholly inside `env->cpus` (after an
+//! all-pinned retry), domains with `SD_ASYM_CPUCAPACITY` (per-CPU misfit maximum), the
+//! reduced-capacity misfit maximum when some CPU of the group is capacity-reduced, and the
+//! NUMA counts (computed for the busiest group only: nothing else reads them).
+
+use crate::cpumask::CpuMask;
+use crate::domains::SchedDomains;
+
+/// One CPU's contribution to its groups' sums, as last read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CpuContrib {
+    pub load: u64,
+    pub util: u64,
+    pub runnable: u64,
+    pub h_nr_runnable: u32,
+    pub nr_running: u32,
+    /// `nr_running == 0 && idle_cpu()`.
+    pub idle: bool,
+    /// `nr_running > 1` (the root domain's overload test).
+    pub overloaded: bool,
+    /// Not idle, one CFS task, and capacity reduced below the least `imbalance_pct` of
+    /// any domain (a superset of `check_cpu_capacity()` at every level).
+    pub single_reduced: bool,
+}
+
+/// The sums of one group span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupSums {
+    pub load: u64,
+    pub util: u64,
+    pub runnable: u64,
+    pub h_nr_runnable: u32,
+    pub nr_running: u32,
+    pub idle_cpus: u32,
+    /// CPUs with `nr_running > 1`.
+    pub nr_overloaded: u32,
+    /// CPUs with [`CpuContrib::single_reduced`].
+    pub nr_single_reduced: u32,
+    /// CPUs in the span.
+    pub weight: u32,
+}
+
+impl GroupSums {
+    fn add(&mut self, c: &CpuContrib) {
+        self.load = self.load.wrapping_add(c.load);
+        self.util = self.util.wrapping_add(c.util);
+        self.runnable = self.runnable.wrapping_add(c.runnable);
+        self.h_nr_runnable = self.h_nr_runnable.wrapping_add(c.h_nr_runnable);
+        self.nr_running = self.nr_running.wrapping_add(c.nr_running);
+        self.idle_cpus = self.idle_cpus.wrapping_add(u32::from(c.idle));
+        self.nr_overloaded = self.nr_overloaded.wrapping_add(u32::from(c.overloaded));
+        self.nr_single_reduced = self
+            .nr_single_reduced
+            .wrapping_add(u32::from(c.single_reduced));
+    }
+
+    fn sub(&mut self, c: &CpuContrib) {
+        self.load = self.load.wrapping_sub(c.load);
+        self.util = self.util.wrapping_sub(c.util);
+        self.runnable = self.runnable.wrapping_sub(c.runnable);
+        self.h_nr_runnable = self.h_nr_runnable.wrapping_sub(c.h_nr_runnable);
+        self.nr_running = self.nr_running.wrapping_sub(c.nr_running);
+        self.idle_cpus = self.idle_cpus.wrapping_sub(u32::from(c.idle));
+        self.nr_overloaded = self.nr_overloaded.wrapping_sub(u32::from(c.overloaded));
+        self.nr_single_reduced = self
+            .nr_single_reduced
+            .wrapping_sub(u32::from(c.single_reduced));
+    }
+}
+
+/// Running sums per `sched_group_capacity` id, with the per-CPU contributions they hold.
+#[derive(Clone, Debug)]
+pub struct LbSums {
+    /// False when two groups share an `sgc` id but not a span (then every pass walks).
+    enabled: bool,
+    contrib: Vec<CpuContrib>,
+    /// Per `sgc` id.
+    groups: Vec<GroupSums>,
+    /// The `sgc` ids whose span holds each CPU: `cpu_sgc[cpu_start[cpu]..cpu_start[cpu + 1]]`.
+    cpu_start: Vec<u32>,
+    cpu_sgc: Vec<u32>,
+    /// Least `imbalance_pct` over all domains (the `single_reduced` threshold).
+    pub pct_min: u32,
+    /// CPUs to re-read at the next refresh (all of them at first).
+    dirty: CpuMask,
+    /// The sums match the environment: set by a refresh at the start of a pass, cleared as
+    /// soon as the pass may change runqueues.
+    pub fresh: bool,
+}
+
+impl LbSums {
+    /// Empty sums over the groups of `domains`; every CPU is read at the first refresh.
+    pub fn new(domains: &SchedDomains) -> LbSums {
+        let nr = domains.nr_cpus();
+        let mut spans: Vec<Option<CpuMask>> = vec![None; domains.nr_sgc];
+        let mut enabled = true;
+        for g in &domains.groups {
+            match &spans[g.sgc] {
+                None => spans[g.sgc] = Some(g.span),
+                Some(s) if *s == g.span => {}
+                Some(_) => enabled = false,
+            }
+        }
+        let mut per_cpu: Vec<Vec<u32>> = vec![Vec::new(); nr];
+        let mut groups = vec![GroupSums::default(); domains.nr_sgc];
+        for (s, span) in spans.iter().enumerate() {
+            let Some(span) = span else { continue };
+            groups[s].weight = span.weight() as u32;
+            for cpu in span.iter().filter(|&c| c < nr) {
+                per_cpu[cpu].push(s as u32);
+            }
+        }
+        let mut cpu_start = Vec::with_capacity(nr + 1);
+        let mut cpu_sgc = Vec::new();
+        for list in &per_cpu {
+            cpu_start.push(cpu_sgc.len() as u32);
+            cpu_sgc.extend_from_slice(list);
+        }
+        cpu_start.push(cpu_sgc.len() as u32);
+        let pct_min = domains
+            .domains
+            .iter()
+            .map(|d| d.imbalance_pct)
+            .min()
+            .unwrap_or(100);
+        LbSums {
+            enabled,
+            contrib: vec![CpuContrib::default(); nr],
+            groups,
+            cpu_start,
+            cpu_sgc,
+            pct_min,
+            dirty: CpuMask::first_n(nr),
+            fresh: false,
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Add the CPUs of `changed` to the set to re-read.
+    pub fn mark(&mut self, changed: &CpuMask) {
+        self.dirty = self.dirty.or(changed);
+    }
+
+    /// The CPUs to re-read, leaving the set empty.
+    pub fn take_dirty(&mut self) -> CpuMask {
+        std::mem::replace(&mut self.dirty, CpuMask::new())
+    }
+
+    /// Replace `cpu`'s contribution by `c` in every group holding it.
+    pub fn update(&mut self, cpu: usize, c: CpuContrib) {
+        let Some(old) = self.contrib.get(cpu).copied() else {
+            return;
+        };
+        if old == c {
+            return;
+        }
+        let (a, b) = (self.cpu_start[cpu] as usize, self.cpu_start[cpu + 1] as usize);
+        for &s in &self.cpu_sgc[a..b] {
+            let g = &mut self.groups[s as usize];
+            g.sub(&old);
+            g.add(&c);
+        }
+        self.contrib[cpu] = c;
+    }
+
+    /// The sums of the span of `sgc` id `sgc`.
+    pub fn group(&self, sgc: usize) -> &GroupSums {
+        &self.groups[sgc]
+    }
+
+    /// `cpu`'s contribution as last read.
+    pub fn contrib(&self, cpu: usize) -> &CpuContrib {
+        &self.contrib[cpu]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domains::build_sched_domains;
+    use crate::topology::presets;
+
+    fn contrib(load: u64, nr: u32) -> CpuContrib {
+        CpuContrib {
+            load,
+            util: load / 2,
+            runnable: load + 1,
+            h_nr_runnable: nr,
+            nr_running: nr,
+            idle: nr == 0,
+            overloaded: nr > 1,
+            single_reduced: false,
+        }
+    }
+
+    /// Deltas applied in any order leave every group's sums equal to the sum of its CPUs'
+    /// current contributions (integer sums are exact, so no drift over many updates).
+    #[test]
+    fn sums_equal_recomputed_sums_after_many_updates() {
+        let m = presets::by_name("milan-2s").expect("preset");
+        let d = build_sched_domains(&m);
+        let mut s = LbSums::new(&d);
+        assert!(s.enabled(), "groups sharing an sgc share a span");
+        let nr = d.nr_cpus();
+        let mut x = 12345u64;
+        for step in 0..20_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let cpu = (x >> 33) as usize % nr;
+            let nr_running = ((x >> 20) % 4) as u32;
+            s.update(cpu, contrib((x >> 40) % 3000 + step % 7, nr_running));
+        }
+        for g in &d.groups {
+            let mut want = GroupSums {
+                weight: g.span.weight() as u32,
+                ..GroupSums::default()
+            };
+            for cpu in g.span.iter() {
+                want.add(s.contrib(cpu));
+            }
+            assert_eq!(*s.group(g.sgc), want, "group {:?}", g.span);
+        }
+    }
+}
