@@ -15,8 +15,12 @@
 //! ("left bias") so that an entity at V is eligible. v0 is `min_vruntime` (≤ 6.18); the
 //! 6.19 `zero_vruntime` rebasing changes only the representation, not V or any pick.
 //!
-//! Left out (and why): the augmented rb-tree (`min_vruntime`/`min_slice` subtree fields)
-//! is replaced by O(n) scans giving the same answers; the 6.19+ max-slice lag clamp and
+//! The runqueue is the augmented ordered tree of [`super::tree`] (`min_vruntime`/`min_slice`
+//! subtree fields): `__pick_eevdf` is the kernel's heap search, O(log n). The O(n) scans
+//! it replaced are kept as the test oracle ([`CfsRq::pick_eevdf_linear`]), compared with
+//! every pick by [`CfsRq::check_invariants`].
+//!
+//! Left out (and why): the 6.19+ max-slice lag clamp and
 //! the 2026 "no negative lag increase while delayed" rule are newer than the modelled
 //! versions; SCHED_IDLE *cgroups* (no cgroups).
 
@@ -87,15 +91,29 @@ impl CfsRq {
     }
 
     /// `cfs_rq_min_slice()`: the smallest slice among queued entities (curr if queued,
-    /// and the tree); `u64::MAX` when none.
-    fn cfs_rq_min_slice(&self, ents: &[SchedEntity]) -> u64 {
+    /// and the tree: the root's `min_slice`); `u64::MAX` when none.
+    pub(super) fn cfs_rq_min_slice(&self, ents: &[SchedEntity]) -> u64 {
         let mut min = u64::MAX;
         if let Some(c) = self.curr
             && ents[c].on_rq
         {
             min = ents[c].slice;
         }
-        for &id in &self.tree {
+        if let Some(s) = self.tree_min_slice(ents) {
+            min = min.min(s);
+        }
+        min
+    }
+
+    /// [`CfsRq::cfs_rq_min_slice`] by a scan of the tree (the test oracle).
+    pub(super) fn cfs_rq_min_slice_linear(&self, ents: &[SchedEntity]) -> u64 {
+        let mut min = u64::MAX;
+        if let Some(c) = self.curr
+            && ents[c].on_rq
+        {
+            min = ents[c].slice;
+        }
+        for id in self.queued(ents) {
             min = min.min(ents[id].slice);
         }
         min
@@ -166,12 +184,77 @@ impl CfsRq {
 
     /// `__pick_eevdf(cfs_rq, protect)` (6.17; `pick_eevdf` before): the earliest
     /// virtual deadline among eligible entities, curr included; a protected eligible
-    /// curr is kept. O(n) scan in place of the augmented-tree heap search.
+    /// curr is kept. The tree part is the kernel's heap search ([`Self::eevdf_search`]).
     pub fn pick_eevdf(
         &self,
         ents: &[SchedEntity],
         params: &FairParams,
         protect: bool,
+    ) -> Option<usize> {
+        self.pick_eevdf_by(ents, params, protect, Self::eevdf_search)
+    }
+
+    /// [`CfsRq::pick_eevdf`] with the tree scanned linearly for the earliest eligible
+    /// deadline: the O(n) implementation the tree search replaced, kept as the oracle
+    /// the invariant checker and the tests compare every pick with.
+    pub fn pick_eevdf_linear(
+        &self,
+        ents: &[SchedEntity],
+        params: &FairParams,
+        protect: bool,
+    ) -> Option<usize> {
+        self.pick_eevdf_by(ents, params, protect, Self::eevdf_scan)
+    }
+
+    /// The leftmost eligible tree entity by a scan (oracle of [`Self::eevdf_search`]).
+    fn eevdf_scan(&self, ents: &[SchedEntity]) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for id in self.queued(ents) {
+            if !self.entity_eligible(ents, id) {
+                continue;
+            }
+            match best {
+                Some(b) if !self.tree_before(ents, id, b) => {}
+                _ => best = Some(id),
+            }
+        }
+        best
+    }
+
+    /// The heap search of `__pick_eevdf`: the leftmost entity if it is eligible;
+    /// otherwise descend from the root, into the left subtree whenever its
+    /// `min_vruntime` is eligible (eligible entities there have earlier deadlines),
+    /// else take the node if eligible, else go right.
+    fn eevdf_search(&self, ents: &[SchedEntity]) -> Option<usize> {
+        let (avg, load) = self.avg_sums_with_curr(ents);
+        let eligible = |v: u64| avg >= self.entity_key(v) as i128 * load;
+        let first = self.pick_first_entity(ents)?;
+        if eligible(ents[first].vruntime) {
+            return Some(first);
+        }
+        let mut node = self.tree_root();
+        while let Some(n) = node {
+            if let Some((left, min_vruntime)) = self.tree_left(ents, n)
+                && eligible(min_vruntime)
+            {
+                node = Some(left);
+                continue;
+            }
+            if eligible(ents[n].vruntime) {
+                return Some(n);
+            }
+            node = self.tree_right(ents, n);
+        }
+        None
+    }
+
+    /// The body of `__pick_eevdf` around the tree search `search`.
+    fn pick_eevdf_by(
+        &self,
+        ents: &[SchedEntity],
+        params: &FairParams,
+        protect: bool,
+        search: fn(&Self, &[SchedEntity]) -> Option<usize>,
     ) -> Option<usize> {
         let first = self.pick_first_entity(ents);
         if self.nr_queued == 1 {
@@ -193,16 +276,7 @@ impl CfsRq {
                 return Some(c);
             }
         }
-        let mut best: Option<usize> = None;
-        for &id in &self.tree {
-            if !self.entity_eligible(ents, id) {
-                continue;
-            }
-            match best {
-                Some(b) if !self.tree_before(ents, id, b) => {}
-                _ => best = Some(id),
-            }
-        }
+        let mut best = search(self, ents);
         if let Some(c) = curr {
             match best {
                 None => best = Some(c),

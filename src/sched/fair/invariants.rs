@@ -2,7 +2,9 @@
 //!
 //! What must hold between operations (the kernel keeps them by construction and checks a
 //! few with `WARN_ON_ONCE`/`SCHED_WARN_ON`):
-//! - the tree holds distinct queued entities and never `curr`;
+//! - the tree holds distinct queued entities and never `curr`; its links, key order,
+//!   heap priorities, subtree aggregates and cached leftmost are consistent
+//!   (`CfsRq::tree_check`);
 //! - `nr_queued` = `h_nr_queued` = tree + queued `curr` (no cgroups); `h_nr_runnable`
 //!   counts the queued entities that are not `sched_delayed`; `h_nr_idle` the queued
 //!   `SCHED_IDLE` ones; `load` is the sum of queued weights;
@@ -11,7 +13,8 @@
 //! - zero lag: with V = `avg_vruntime()` (floored), Σ w·(V − v) over the queued
 //!   entities lies in (−W, 0];
 //! - EEVDF: with something queued, `pick_eevdf()` finds an entity (one is always
-//!   eligible).
+//!   eligible), the same one as the linear-scan oracle `pick_eevdf_linear()` (with and
+//!   without protection), and `cfs_rq_min_slice()` equals its scan.
 //!
 //! `min_vruntime` monotonicity is asserted where it moves (`update_min_vruntime`), the
 //! lag clamp where lag is computed (`update_entity_lag`).
@@ -33,15 +36,13 @@ impl CfsRq {
         let key = |id: usize| ents[id].vruntime.wrapping_sub(self.min_vruntime) as i64 as i128;
         let mut sum = 0i128;
         let mut load = 0u64;
-        for (i, &id) in self.tree.iter().enumerate() {
+        self.tree_check(ents)?;
+        for id in self.queued(ents) {
             if !ents[id].on_rq {
                 return Err(format!("tree entity {id} is not on_rq"));
             }
             if Some(id) == self.curr {
                 return Err(format!("curr {id} is in the tree"));
-            }
-            if self.tree[..i].contains(&id) {
-                return Err(format!("entity {id} is in the tree twice"));
             }
             sum += key(id) * ents[id].load.weight as i128;
             load += ents[id].load.weight;
@@ -60,7 +61,7 @@ impl CfsRq {
                 self.load.weight
             ));
         }
-        let queued = || self.tree.iter().copied().chain(curr_q);
+        let queued = || self.queued(ents).chain(curr_q);
         let n = queued().count() as u32;
         let runnable = queued().filter(|&id| !ents[id].sched_delayed).count() as u32;
         let idle = queued()
@@ -92,9 +93,37 @@ impl CfsRq {
                     "sum of w*lag = {lag_sum}, outside (-W, 0] with W = {total}"
                 ));
             }
-            if self.mode == FairMode::Eevdf && self.pick_eevdf(ents, params, false).is_none() {
-                return Err("no eligible entity although the queue is not empty".to_string());
+            if self.mode == FairMode::Eevdf {
+                self.check_picks(ents, params)?;
             }
+        }
+        Ok(())
+    }
+
+    /// The EEVDF tree searches agree with their linear-scan oracles.
+    fn check_picks(&self, ents: &[SchedEntity], params: &FairParams) -> Result<(), String> {
+        if self.pick_eevdf(ents, params, false).is_none() {
+            return Err("no eligible entity although the queue is not empty".to_string());
+        }
+        for protect in [false, true] {
+            let (tree, scan) = (
+                self.pick_eevdf(ents, params, protect),
+                self.pick_eevdf_linear(ents, params, protect),
+            );
+            if tree != scan {
+                return Err(format!(
+                    "pick_eevdf(protect={protect}) = {tree:?} but the linear scan picks {scan:?}"
+                ));
+            }
+        }
+        let (tree, scan) = (
+            self.cfs_rq_min_slice(ents),
+            self.cfs_rq_min_slice_linear(ents),
+        );
+        if tree != scan {
+            return Err(format!(
+                "cfs_rq_min_slice = {tree} but the linear scan finds {scan}"
+            ));
         }
         Ok(())
     }

@@ -14,11 +14,11 @@
 //! Plain data, index-based: the policy owns a `Vec<SchedEntity>` indexed by task index
 //! and one [`CfsRq`] per CPU; every operation takes `&mut [SchedEntity]`, the entity
 //! index, the [`FairParams`] and `now_ns`, and returns decisions. Nothing here knows the
-//! engine. The kernel's rb-tree becomes a `Vec` of entity indices (`curr` is kept out of
-//! it, as the kernel keeps `curr` out of the tree); picks are O(n) scans, fine for the
-//! queue lengths a CPU sees. Ties on the tree key are broken by insertion order, as the
-//! rb-tree does (an equal key is inserted to the right). No allocation happens in steady
-//! state (the `Vec` keeps its capacity).
+//! engine. The kernel's augmented rb-tree is an augmented treap whose links live in the
+//! entities ([`tree`]; `curr` is kept out of it, as the kernel keeps `curr` out of the
+//! tree); picks, inserts and removals are O(log n) as in the kernel. Ties on the tree key
+//! are broken by insertion order, as the rb-tree does (an equal key is inserted to the
+//! right). No allocation happens per operation.
 //!
 //! # Counters (what includes delayed entities — matters for load balancing)
 //! - `nr_queued`: entities on this cfs_rq, **including** `curr` and `sched_delayed` ones.
@@ -51,6 +51,7 @@
 pub mod cfs;
 pub mod eevdf;
 mod invariants;
+mod tree;
 pub mod weights;
 
 use crate::sched::pelt::{
@@ -382,6 +383,9 @@ pub struct SchedEntity {
     pub avg: SchedAvg,
     /// Insertion order in the runqueue's tree (tie-break for equal keys).
     tree_seq: u64,
+    /// Links and subtree aggregates in the runqueue's tree (`se->run_node`).
+    #[serde(skip)]
+    node: tree::RunNode,
 }
 
 impl SchedEntity {
@@ -411,6 +415,7 @@ impl SchedEntity {
             nr_migrations: 0,
             avg: SchedAvg::init_entity_runnable_average(load.weight),
             tree_seq: 0,
+            node: tree::RunNode::default(),
         }
     }
 
@@ -468,8 +473,11 @@ pub enum Pick {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CfsRq {
     mode: FairMode,
-    /// The kernel's rb-tree: queued entities except `curr`.
-    tree: Vec<usize>,
+    /// The kernel's rb-tree ([`tree`]): queued entities except `curr`. Root entity,
+    /// cached leftmost entity (`u32::MAX`: none), entity count.
+    root: u32,
+    leftmost: u32,
+    nr_tree: u32,
     tree_seq: u64,
     curr: Option<usize>,
     next: Option<usize>,
@@ -499,7 +507,9 @@ impl CfsRq {
     pub fn new(params: &FairParams, cpu_capacity: u64) -> Self {
         CfsRq {
             mode: params.mode,
-            tree: Vec::new(),
+            root: u32::MAX,
+            leftmost: u32::MAX,
+            nr_tree: 0,
             tree_seq: 0,
             curr: None,
             next: None,
@@ -538,13 +548,9 @@ impl CfsRq {
     pub fn last_buddy(&self) -> Option<usize> {
         self.last
     }
-    /// Queued entities other than `curr` (the tree), in insertion order.
-    pub fn queued(&self) -> &[usize] {
-        &self.tree
-    }
     /// Whether `id` is queued here (tree or curr), delayed ones included.
     pub fn contains(&self, ents: &[SchedEntity], id: usize) -> bool {
-        ents[id].on_rq && (self.curr == Some(id) || self.tree.contains(&id))
+        ents[id].on_rq && (self.curr == Some(id) || self.tree_contains(ents, id))
     }
     pub fn nr_queued(&self) -> u32 {
         self.nr_queued
@@ -619,46 +625,6 @@ impl CfsRq {
         self.clock.update(now_ns, idle);
     }
 
-    /// The tree key order: deadline (EEVDF) or vruntime (CFS), then insertion order.
-    fn tree_before(&self, ents: &[SchedEntity], a: usize, b: usize) -> bool {
-        let (ka, kb) = match self.mode {
-            FairMode::Eevdf => (ents[a].deadline, ents[b].deadline),
-            FairMode::Cfs => (ents[a].vruntime, ents[b].vruntime),
-        };
-        if ka == kb {
-            ents[a].tree_seq < ents[b].tree_seq
-        } else {
-            vruntime_before(ka, kb)
-        }
-    }
-
-    /// `__pick_first_entity()`: the leftmost tree entity.
-    fn pick_first_entity(&self, ents: &[SchedEntity]) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for &id in &self.tree {
-            match best {
-                Some(b) if !self.tree_before(ents, id, b) => {}
-                _ => best = Some(id),
-            }
-        }
-        best
-    }
-
-    /// `__pick_next_entity(se)`: the tree successor of `se`.
-    fn pick_next_in_tree(&self, ents: &[SchedEntity], se: usize) -> Option<usize> {
-        let mut best: Option<usize> = None;
-        for &id in &self.tree {
-            if id == se || !self.tree_before(ents, se, id) {
-                continue;
-            }
-            match best {
-                Some(b) if !self.tree_before(ents, id, b) => {}
-                _ => best = Some(id),
-            }
-        }
-        best
-    }
-
     /// `entity_key()`: v − v0.
     fn entity_key(&self, v: u64) -> i64 {
         v.wrapping_sub(self.min_vruntime) as i64
@@ -666,25 +632,23 @@ impl CfsRq {
 
     /// `__enqueue_entity()`: insert into the tree and the `avg_vruntime` sums.
     fn enqueue_tree(&mut self, ents: &mut [SchedEntity], id: usize) {
-        debug_assert!(!self.tree.contains(&id));
-        self.tree_seq += 1;
-        ents[id].tree_seq = self.tree_seq;
-        self.tree.push(id);
+        debug_assert!(
+            !self.tree_contains(ents, id),
+            "entity {id} already in the tree"
+        );
+        self.tree_insert(ents, id);
         let w = ents[id].load.weight;
         self.avg_vruntime += self.entity_key(ents[id].vruntime) as i128 * w as i128;
         self.avg_load += w;
     }
 
     /// `__dequeue_entity()`.
-    fn dequeue_tree(&mut self, ents: &[SchedEntity], id: usize) {
-        let pos = self.tree.iter().position(|&x| x == id);
-        debug_assert!(pos.is_some(), "entity {id} not in tree");
-        if let Some(pos) = pos {
-            self.tree.remove(pos);
-            let w = ents[id].load.weight;
-            self.avg_vruntime -= self.entity_key(ents[id].vruntime) as i128 * w as i128;
-            self.avg_load -= w;
-        }
+    fn dequeue_tree(&mut self, ents: &mut [SchedEntity], id: usize) {
+        debug_assert!(self.tree_contains(ents, id), "entity {id} not in tree");
+        self.tree_erase(ents, id);
+        let w = ents[id].load.weight;
+        self.avg_vruntime -= self.entity_key(ents[id].vruntime) as i128 * w as i128;
+        self.avg_load -= w;
     }
 
     /// `update_min_vruntime()`: v0 = max(v0, min(curr, tree minimum)); when v0 moves by
@@ -695,11 +659,7 @@ impl CfsRq {
         if let Some(c) = curr {
             vruntime = ents[c].vruntime;
         }
-        let tree_min = self
-            .tree
-            .iter()
-            .map(|&id| ents[id].vruntime)
-            .reduce(|a, b| if vruntime_before(b, a) { b } else { a });
+        let tree_min = self.tree_min_vruntime(ents);
         if let Some(m) = tree_min
             && (curr.is_none() || vruntime_before(m, vruntime))
         {

@@ -314,7 +314,7 @@ fn pick_is_earliest_deadline_among_eligible() {
     let p = p617();
     let (mut ents, mut rq) = three(&p, 2 * MS);
     // Give entity 2 an earlier deadline but make it ineligible; 1 stays eligible.
-    rq.dequeue_tree(&ents, 2);
+    rq.dequeue_tree(&mut ents, 2);
     ents[2].vruntime = ents[0].vruntime.wrapping_add(10 * MS);
     ents[2].deadline = ents[1].deadline.wrapping_sub(MS);
     rq.enqueue_tree(&mut ents, 2);
@@ -324,7 +324,7 @@ fn pick_is_earliest_deadline_among_eligible() {
     assert_eq!(rq.pick_eevdf(&ents, &p, true), Some(0));
     assert_eq!(rq.pick_eevdf(&ents, &p, false), Some(1));
     // Made eligible (vruntime far behind), it wins on deadline.
-    rq.dequeue_tree(&ents, 2);
+    rq.dequeue_tree(&mut ents, 2);
     ents[2].vruntime = ents[1].vruntime.wrapping_sub(10 * MS);
     rq.enqueue_tree(&mut ents, 2);
     assert!(rq.entity_eligible(&ents, 2));
@@ -865,27 +865,38 @@ enum Op {
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {
+    op_strategy_n(6)
+}
+
+/// Random operations on `n` entities.
+fn op_strategy_n(n: usize) -> impl Strategy<Value = Op> {
     prop_oneof![
         (1u64..4_000_000).prop_map(Op::Advance),
         Just(Op::Tick),
-        (0usize..6, any::<bool>()).prop_map(|(i, b)| Op::Toggle(i, b)),
+        (0usize..n, any::<bool>()).prop_map(|(i, b)| Op::Toggle(i, b)),
         Just(Op::Pick),
-        (0usize..6).prop_map(Op::Wake),
+        (0usize..n).prop_map(Op::Wake),
         Just(Op::Yield),
-        (0usize..6, -20i32..20).prop_map(|(i, n)| Op::Nice(i, n)),
-        (0usize..6, 0u64..5_000_000).prop_map(|(i, s)| Op::Slice(i, s)),
+        (0usize..n, -20i32..20).prop_map(|(i, n)| Op::Nice(i, n)),
+        (0usize..n, 0u64..5_000_000).prop_map(|(i, s)| Op::Slice(i, s)),
     ]
 }
 
 fn run_ops(p: FairParams, ops: &[Op]) {
-    let mut ents: Vec<SchedEntity> = (0..6)
+    run_ops_n(p, ops, 6);
+}
+
+/// Apply `ops` to one runqueue of `n` entities, checking every invariant after each —
+/// for EEVDF that includes the tree's picks equal to the linear-scan oracle's.
+fn run_ops_n(p: FairParams, ops: &[Op], n: usize) {
+    let mut ents: Vec<SchedEntity> = (0..n)
         .map(|_| SchedEntity::new(0, SchedPolicy::Normal, &p))
         .collect();
     let mut rq = CfsRq::new(&p, 1024);
     let mut now = 0u64;
     let mut blocked = Vec::new();
     // CFS: entities dequeued without DEQUEUE_SLEEP carry a relative vruntime.
-    let mut relative = [false; 6];
+    let mut relative = vec![false; n];
     for op in ops {
         match *op {
             Op::Advance(dt) => now += dt,
@@ -982,6 +993,51 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Deep trees (up to 48 queued entities): every pick of the O(log n) tree search
+    /// equals the linear scan's, tie order included (checked after each operation).
+    #[test]
+    fn tree_picks_equal_linear_scan_6_17(
+        ops in proptest::collection::vec(op_strategy_n(48), 200..800)
+    ) {
+        run_ops_n(p617(), &ops, 48);
+    }
+
+    #[test]
+    fn tree_picks_equal_linear_scan_6_6(
+        ops in proptest::collection::vec(op_strategy_n(48), 200..800)
+    ) {
+        run_ops_n(FairParams::eevdf(EevdfVersion::V6_6, 8, 250), &ops, 48);
+    }
+
+    #[test]
+    fn tree_order_cfs_deep(ops in proptest::collection::vec(op_strategy_n(48), 200..800)) {
+        run_ops_n(pcfs(), &ops, 48);
+    }
+}
+
+/// Equal deadlines are picked in insertion order (the rb-tree inserts an equal key to
+/// the right): four entities placed at the same V with the same slice.
+#[test]
+fn equal_deadlines_pick_in_insertion_order() {
+    let p = p617();
+    let mut ents: Vec<SchedEntity> = (0..5)
+        .map(|_| SchedEntity::new(0, SchedPolicy::Normal, &p))
+        .collect();
+    let mut rq = CfsRq::new(&p, 1024);
+    for id in [3, 1, 4, 2] {
+        rq.enqueue_task(&mut ents, &p, MS, id, ENQUEUE_WAKEUP);
+    }
+    let order: Vec<usize> = rq.queued(&ents).collect();
+    let d = ents[3].deadline;
+    assert!(order.iter().all(|&id| ents[id].deadline == d));
+    assert_eq!(order, vec![3, 1, 4, 2]);
+    assert_eq!(rq.pick_eevdf(&ents, &p, true), Some(3));
+    assert_eq!(rq.pick_eevdf_linear(&ents, &p, true), Some(3));
+}
+
 /// The production checker catches each kind of corruption it documents (so the debug
 /// assertions at the mutation points can fail).
 #[test]
@@ -1028,16 +1084,25 @@ fn invariant_checker_catches_corruption() {
             .contains("load.weight")
     );
     let (rq, mut ents) = fresh();
-    let t = rq.tree[0];
+    let t = rq.queued(&ents).next().unwrap();
     ents[t].on_rq = false;
     assert!(
         rq.check_invariants(&ents, &p)
             .unwrap_err()
             .contains("not on_rq")
     );
+    // A slice changed behind the tree's back leaves a stale subtree minimum.
+    let (rq, mut ents) = fresh();
+    let t = rq.queued(&ents).next().unwrap();
+    ents[t].slice = 1;
+    assert!(
+        rq.check_invariants(&ents, &p)
+            .unwrap_err()
+            .contains("min_slice")
+    );
     // Moving one queued entity far right breaks the sums and the zero-lag window.
     let (rq, mut ents) = fresh();
-    let t = rq.tree[0];
+    let t = rq.queued(&ents).next().unwrap();
     ents[t].vruntime = ents[t].vruntime.wrapping_add(1 << 30);
     assert!(rq.check_invariants(&ents, &p).is_err());
 }
