@@ -414,10 +414,11 @@ fn bundled_numactl_scenario_shows_the_remote_memory_cost() {
     let local = experiment::run_once(&scn.variant("local").unwrap(), 1).unwrap();
     let t_remote = remote.json()["workload"]["time_s"].as_f64().unwrap();
     let t_local = local.json()["workload"]["time_s"].as_f64().unwrap();
-    // 30 % stalls at distance 21 stretch compute by 0.7 + 0.3 · 2.1 = 1.33; waiting is not
+    // The receivers' stalls derived from the message traffic (m = 190 ‰, docs/numa-workloads.md)
+    // stretch a read by 0.81 + 0.19 · 2.1 = 1.209 at distance 21; writes and waiting are not
     // stretched, so the benchmark slows by more than nothing and at most that.
     let ratio = t_remote / t_local;
-    assert!(ratio > 1.05 && ratio <= 1.33, "remote/local {ratio}");
+    assert!(ratio > 1.05 && ratio <= 1.209, "remote/local {ratio}");
     let remote_json = remote.json();
     for t in remote_json["tasks"].as_array().unwrap() {
         assert_eq!(t["numa_pages_local_pct"], 0.0, "{t}");
