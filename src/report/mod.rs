@@ -222,8 +222,9 @@ pub fn render_file_with_trace(
     trace: Option<&std::path::Path>,
 ) -> InputResult<String> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(&label, format!("cannot read: {e}")))?;
+    let text =
+        crate::input::limits::read_text_limited(path, crate::input::limits::MAX_RESULTS_FILE_BYTES)
+            .map_err(|m| InputError::new(&label, m))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         InputError::new(
             &label,
@@ -258,8 +259,12 @@ fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()>
     }
     let file = std::fs::File::open(trace).map_err(|e| err(format!("cannot read: {e}")))?;
     let nr_cpus = run.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
-    let tl =
-        crate::stats::timeline::from_ftrace(std::io::BufReader::new(file), nr_cpus).map_err(err)?;
+    // Bounded lines: a binary file or `/dev/zero` is an error, not a line filling memory.
+    let lines = crate::input::limits::BoundedLines::new(
+        std::io::BufReader::new(file),
+        crate::input::limits::MAX_TRACE_LINE_BYTES,
+    );
+    let tl = crate::stats::timeline::from_ftrace(lines, nr_cpus).map_err(err)?;
     run.timeline = Some(tl);
     Ok(())
 }
