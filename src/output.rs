@@ -12,6 +12,10 @@
 //! read-only directory, a wrong path). Writing the text report to a full or closed stdout
 //! is reported the same way ([`write_stdout`]); a closed pipe (`| head`) is not an error.
 //!
+//! A destination that is a device or FIFO (`/dev/null`, `/dev/full`, `/dev/stdout` behind a
+//! pipe) is written in place instead: there is no file to make atomic, and a rename would
+//! replace the device node.
+//!
 //! [`check_distinct`] rejects, before anything runs, an output path that names an input file
 //! or another output.
 
@@ -96,8 +100,17 @@ pub struct Pending {
     /// The option that names the file (`--json`), for messages.
     option: String,
     dest: PathBuf,
-    tmp: PathBuf,
+    /// The temporary file; `None` when `dest` is a device or FIFO written in place.
+    tmp: Option<PathBuf>,
     committed: bool,
+}
+
+/// Whether `dest` exists as something other than a regular file or directory (a character
+/// device such as `/dev/null` or `/dev/full`, a FIFO, a socket), following symlinks. Such a
+/// destination is written in place: renaming a temporary file over it would replace the
+/// device node (as root, `--json /dev/null` would delete `/dev/null`).
+fn is_special(dest: &Path) -> bool {
+    std::fs::metadata(dest).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 impl Pending {
@@ -110,6 +123,21 @@ impl Pending {
                 shown(dest),
                 "is a directory; accepted: a file path",
             ));
+        }
+        if is_special(dest) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dest)
+                .map_err(|e| {
+                    InputError::with_key(option, shown(dest), format!("cannot open: {e}"))
+                })?;
+            let pending = Pending {
+                option: option.to_string(),
+                dest: dest.to_path_buf(),
+                tmp: None,
+                committed: false,
+            };
+            return Ok((file, pending));
         }
         let tmp = temp_path(dest);
         let file = File::create(&tmp).map_err(|e| {
@@ -124,7 +152,7 @@ impl Pending {
             Pending {
                 option: option.to_string(),
                 dest: dest.to_path_buf(),
-                tmp,
+                tmp: Some(tmp),
                 committed: false,
             },
         ))
@@ -139,17 +167,31 @@ impl Pending {
         InputError::with_key(
             self.option.clone(),
             shown(&self.dest),
-            format!("{what}: {e}; nothing was written at this path"),
+            if self.in_place() {
+                format!("{what}: {e}")
+            } else {
+                format!("{what}: {e}; nothing was written at this path")
+            },
         )
     }
 
+    /// Whether the destination is a device or FIFO written in place (nothing to rename or
+    /// fsync).
+    pub fn in_place(&self) -> bool {
+        self.tmp.is_none()
+    }
+
     /// fsync the (already written and closed) temporary file, rename it to the destination
-    /// and fsync the directory.
+    /// and fsync the directory. A destination written in place has nothing left to do.
     pub fn commit(mut self) -> InputResult<()> {
-        File::open(&self.tmp)
+        let Some(tmp) = self.tmp.clone() else {
+            self.committed = true;
+            return Ok(());
+        };
+        File::open(&tmp)
             .and_then(|f| f.sync_all())
             .map_err(|e| self.error("cannot write", e))?;
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| self.error("cannot rename", e))?;
+        std::fs::rename(&tmp, &self.dest).map_err(|e| self.error("cannot rename", e))?;
         self.committed = true;
         if let Some(dir) = self.dest.parent() {
             let dir = if dir.as_os_str().is_empty() {
@@ -166,8 +208,8 @@ impl Pending {
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        if !self.committed {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let (false, Some(tmp)) = (self.committed, &self.tmp) {
+            let _ = std::fs::remove_file(tmp);
         }
     }
 }
@@ -190,9 +232,16 @@ impl AtomicFile {
     /// path (a previous file there is kept) and the message names the option and the path.
     pub fn write_commit(mut self, bytes: &[u8]) -> InputResult<()> {
         let pending = self.pending;
+        let in_place = pending.in_place();
         self.file
             .write_all(bytes)
-            .and_then(|()| self.file.sync_all())
+            .and_then(|()| {
+                if in_place {
+                    Ok(())
+                } else {
+                    self.file.sync_all()
+                }
+            })
             .map_err(|e| pending.error("cannot write", e))?;
         drop(self.file);
         pending.commit()
@@ -240,6 +289,10 @@ pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> In
         outputs.iter().map(|&(o, p)| (o, p, normalize(p))).collect();
     for (i, (opt, path, norm)) in outs.iter().enumerate() {
         let Some(norm) = norm else { continue };
+        if is_special(path) {
+            // Several outputs may go to /dev/null.
+            continue;
+        }
         for &(in_opt, in_path) in inputs {
             if in_path.is_file() && in_path.canonicalize().ok().as_ref() == Some(norm) {
                 return Err(InputError::with_key(
@@ -294,6 +347,27 @@ mod tests {
         assert!(!dest2.exists());
         let left: Vec<_> = std::fs::read_dir(&d).unwrap().collect();
         assert_eq!(left.len(), 1, "only r.json remains: {left:?}");
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_device_destination_is_written_in_place_not_replaced() {
+        // Through symlinks, so a regression replaces the link, never the device itself.
+        let d = scratch("device");
+        let null = d.join("null.json");
+        let full = d.join("full.json");
+        std::os::unix::fs::symlink("/dev/null", &null).unwrap();
+        std::os::unix::fs::symlink("/dev/full", &full).unwrap();
+        write_atomic("--json", &null, b"{}\n").unwrap();
+        let e = write_atomic("--json", &full, b"{}\n").unwrap_err();
+        assert!(e.message.contains("No space left on device"), "{e}");
+        for link in [&null, &full] {
+            let m = std::fs::symlink_metadata(link).unwrap();
+            assert!(m.file_type().is_symlink(), "{link:?} was replaced");
+        }
+        assert!(!std::fs::metadata("/dev/null").unwrap().is_file());
+        // Two outputs may both be discarded.
+        check_distinct(&[("--json", &null), ("--trace", &null)], &[]).unwrap();
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -665,6 +665,30 @@ fn sysfs_garbage_topology_files_name_the_file_and_what_was_expected() {
     }
 }
 
+/// A topology file that exists but cannot be read as a small text file (a link to
+/// `/dev/zero`, a FIFO that would block the reader) is an error naming it, not a missing
+/// file silently replaced by a fallback.
+#[test]
+fn sysfs_files_that_cannot_be_read_are_errors_not_missing_files() {
+    let fixture = "8em64t-2s4c-asymcaches";
+    let file = "cpu/cpu3/topology/thread_siblings_list";
+    let (tmp, sys) = sysfs_tree(fixture);
+    std::fs::remove_file(sys.join(file)).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", sys.join(file)).unwrap();
+    let e = sysfs::import(&tmp.0).expect_err("/dev/zero").to_string();
+    assert!(e.contains(file), "{e}");
+    assert!(e.contains("larger than the input limit of 16 MiB"), "{e}");
+
+    let (tmp, sys) = sysfs_tree(fixture);
+    std::fs::remove_file(sys.join(file)).unwrap();
+    let made = Command::new("mkfifo").arg(sys.join(file)).status();
+    if made.is_ok_and(|s| s.success()) {
+        let e = sysfs::import(&tmp.0).expect_err("a FIFO").to_string();
+        assert!(e.contains(file), "{e}");
+        assert!(e.contains("is a FIFO or socket"), "{e}");
+    }
+}
+
 /// A topology file missing from a snapshot is a warning naming the file (relative to the
 /// snapshot root) and the fallback used, printed by `schedlab topo`; an intact snapshot
 /// gives none.

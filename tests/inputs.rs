@@ -660,3 +660,183 @@ fn variant_names_must_be_printable_and_bounded() {
         "{e}"
     );
 }
+
+/// A 100 KB name is clipped once, and the quotes and punctuation around it stay, so the
+/// message still reads as a sentence.
+#[test]
+fn clipped_names_keep_the_sentence_around_them() {
+    let long = "x".repeat(100_000);
+    let e = bad(&[
+        "run",
+        "scenarios/spin.toml",
+        "--feature",
+        &format!("{long}=on"),
+    ]);
+    assert!(
+        e.contains("unknown scheduler feature 'xxxx") && e.contains("... (100000 bytes)';"),
+        "{e}"
+    );
+    assert!(!e.contains("(68 bytes)"), "clipped twice: {e}");
+    let e = bad(&["run", "-m", &long, "--", "hackbench"]);
+    assert!(
+        e.contains("... (100000 bytes)'; accepted: a preset name"),
+        "{e}"
+    );
+}
+
+/// Every command's stdout output, not only `run`'s report, turns a full stdout into one
+/// error line naming stdout with exit code 2 (never a panic, never "internal error").
+#[test]
+fn a_full_stdout_is_an_error_for_every_command() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    for args in [
+        &["list", "machines"][..],
+        &["list", "features"],
+        &["topo", "skl-2s"],
+        &["--help"],
+        &["run", "--help"],
+        &["--version"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with("schedlab: error: stdout: cannot write")
+                && err.contains("No space left on device")
+                && err.lines().count() == 1,
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// An output naming a device (here through a symlink, so a regression replaces only the
+/// link) is written in place: renaming a temporary file over it would replace the device
+/// node (as root, `--json /dev/full` turned /dev/full into a regular file). Writing to
+/// /dev/full is the usual one-line error; /dev/null discards the results.
+#[test]
+fn a_device_output_is_written_in_place_never_replaced() {
+    let dir = tmp("dev-dummy", "").parent().unwrap().to_path_buf();
+    let full = dir.join("full.json");
+    let null = dir.join("null.json");
+    for (link, dev) in [(&full, "/dev/full"), (&null, "/dev/null")] {
+        let _ = std::fs::remove_file(link);
+        std::os::unix::fs::symlink(dev, link).unwrap();
+    }
+    let e = bad(&[
+        "run",
+        "scenarios/spin.toml",
+        "--set",
+        "run.duration_s=0.01",
+        "--json",
+        full.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("--json") && e.contains("cannot write: No space left on device"),
+        "{e}"
+    );
+    ok(&[
+        "run",
+        "scenarios/spin.toml",
+        "--set",
+        "run.duration_s=0.01",
+        "--json",
+        null.to_str().unwrap(),
+        "--schedstat",
+        null.to_str().unwrap(),
+    ]);
+    for link in [&full, &null] {
+        let m = std::fs::symlink_metadata(link).unwrap();
+        assert!(m.file_type().is_symlink(), "{link:?} was replaced");
+    }
+}
+
+/// `schedlab report` reads its inputs with bounds: a results file above its named limit
+/// and a trace with an endless line (`/dev/zero`) are errors, not reads until memory runs
+/// out.
+#[test]
+fn report_inputs_are_bounded() {
+    let dir = tmp("report-dummy", "").parent().unwrap().to_path_buf();
+    let zero_json = dir.join("zero.json");
+    let zero_txt = dir.join("zero.txt");
+    for link in [&zero_json, &zero_txt] {
+        let _ = std::fs::remove_file(link);
+        std::os::unix::fs::symlink("/dev/zero", link).unwrap();
+    }
+    let html = dir.join("r.html");
+    let e = bad(&[
+        "report",
+        zero_json.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("zero.json: file is larger than the input limit of 1024 MiB"),
+        "{e}"
+    );
+    let results = dir.join("spin.json");
+    ok(&[
+        "run",
+        "scenarios/spin.toml",
+        "--set",
+        "run.duration_s=0.01",
+        "--json",
+        results.to_str().unwrap(),
+    ]);
+    let e = bad(&[
+        "report",
+        results.to_str().unwrap(),
+        "--trace",
+        zero_txt.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("--trace") && e.contains("a line is longer than 4096 bytes"),
+        "{e}"
+    );
+    assert!(!html.exists());
+}
+
+/// A task without its own policy takes rt-app's `global.default_policy`; when that is
+/// SCHED_DEADLINE (not modelled) the error names the key the user wrote, not the task's.
+#[test]
+fn rtapp_default_policy_errors_name_the_global_key() {
+    let json = tmp(
+        "default-dl.json",
+        r#"{"global": {"duration": 1, "default_policy": "SCHED_DEADLINE"}, "tasks": {"t": {"run": 10}}}"#,
+    );
+    let f = tmp(
+        "default-dl.toml",
+        &format!(
+            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
+            json.display()
+        ),
+    );
+    let e = bad(&["run", f.to_str().unwrap()]);
+    assert!(
+        e.contains("default-dl.json: global.default_policy: SCHED_DEADLINE is not modelled"),
+        "{e}"
+    );
+}
+
+/// A section misspelt on the command line is blamed on `--set`, not on the scenario file
+/// that does not contain it.
+#[test]
+fn an_unknown_section_from_set_names_set() {
+    let e = bad(&["run", "scenarios/spin.toml", "--set", "runn.duration_s=1"]);
+    assert!(
+        e.starts_with("schedlab: error: --set: runn: unknown section (did you mean run?)"),
+        "{e}"
+    );
+}

@@ -11,23 +11,37 @@ pub enum ListWhat {
     Profiles,
 }
 
+/// Print the listing on stdout (a full stdout is an error naming stdout, exit code 2; a
+/// closed pipe is not an error).
 pub fn run(what: ListWhat) -> anyhow::Result<()> {
+    Ok(crate::output::write_stdout(&listing(what))?)
+}
+
+/// The text of `schedlab list WHAT`.
+pub fn listing(what: ListWhat) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
     match what {
         ListWhat::Machines => {
             for name in presets::names() {
-                println!("{name:<16} {}", presets::description(name).unwrap_or(""));
+                let _ = writeln!(
+                    out,
+                    "{name:<16} {}",
+                    presets::description(name).unwrap_or("")
+                );
             }
         }
-        ListWhat::Features => print!("{}", crate::config::listing::features_table()),
-        ListWhat::Profiles => print!("{}", crate::config::listing::profiles_table()),
+        ListWhat::Features => out.push_str(&crate::config::listing::features_table()),
+        ListWhat::Profiles => out.push_str(&crate::config::listing::profiles_table()),
         ListWhat::Workloads => {
             for (kind, what) in crate::workload::KINDS {
-                println!("{kind:<10} {what}");
+                let _ = writeln!(out, "{kind:<10} {what}");
             }
             for (kind, what) in crate::experiment::workloads::BUILTIN_KINDS {
-                println!("{kind:<10} {what}");
+                let _ = writeln!(out, "{kind:<10} {what}");
             }
-            println!(
+            let _ = writeln!(
+                out,
                 "\nPrefixes (any command line): taskset [-c] MASK|CPULIST, numactl \
                  [--cpunodebind=N|-N N] [--physcpubind=CPUS|-C CPUS] [--membind=N|-m N] \
                  [--preferred=N|-p N] [--interleave=N|-i N] [--localalloc|-l] [--], \
@@ -39,5 +53,5 @@ pub fn run(what: ListWhat) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
+    out
 }

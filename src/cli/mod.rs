@@ -104,26 +104,10 @@ pub(crate) fn parse_runs(s: &str) -> Result<u32, String> {
 
 /// Run the command line; returns the process exit code.
 pub fn main() -> i32 {
+    install_stdout_panic_hook();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            let plain = e.render().to_string();
-            if plain.len() > 4 * crate::output::ECHO_MAX_BYTES {
-                // A huge value echoed by clap: print it shortened (without colours).
-                let text = crate::output::shorten_words(&plain);
-                match e.kind() {
-                    clap::error::ErrorKind::DisplayHelp
-                    | clap::error::ErrorKind::DisplayVersion => print!("{text}"),
-                    _ => eprint!("{text}"),
-                }
-            } else {
-                let _ = e.print();
-            }
-            return match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ => EXIT_BAD_INPUT,
-            };
-        }
+        Err(e) => return print_clap_error(&e),
     };
     match dispatch(cli) {
         Ok(code) => code,
@@ -144,6 +128,59 @@ pub fn main() -> i32 {
             }
         },
     }
+}
+
+/// Print clap's error, help or version text; returns the exit code (0 for help and version,
+/// 2 for a usage error). Help or version text that cannot be written (a full stdout) is an
+/// error naming stdout, exit code 2.
+fn print_clap_error(e: &clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    let to_stdout = matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion);
+    let plain = e.render().to_string();
+    let printed = if plain.len() > 4 * crate::output::ECHO_MAX_BYTES {
+        // A huge value echoed by clap: print it shortened (without colours).
+        let text = crate::output::shorten_words(&plain);
+        if to_stdout {
+            crate::output::write_stdout(&text).map_err(|e| e.to_string())
+        } else {
+            eprint!("{text}");
+            Ok(())
+        }
+    } else {
+        match e.print() {
+            Err(io) if io.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(format!("stdout: cannot write the help: {io}"))
+            }
+            _ => Ok(()),
+        }
+    };
+    match printed {
+        Err(msg) => {
+            eprintln!("schedlab: error: {msg}");
+            EXIT_BAD_INPUT
+        }
+        Ok(()) if to_stdout => 0,
+        Ok(()) => EXIT_BAD_INPUT,
+    }
+}
+
+/// A last guard for output printed with `print!`: the standard library panics when stdout
+/// cannot be written ("failed printing to stdout"). That panic becomes the one-line
+/// `stdout` error with exit code 2 (a closed pipe ends quietly, as [`crate::output::write_stdout`]
+/// does); every other panic keeps the default report.
+fn install_stdout_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload_as_str().unwrap_or("");
+        if let Some(err) = msg.strip_prefix("failed printing to stdout: ") {
+            if err.starts_with("Broken pipe") {
+                std::process::exit(0);
+            }
+            eprintln!("schedlab: error: stdout: cannot write: {err}");
+            std::process::exit(EXIT_BAD_INPUT);
+        }
+        default(info);
+    }));
 }
 
 /// Run the sub-command; returns the exit status (non-zero only for a signal-stopped run).

@@ -50,17 +50,8 @@ pub fn run(args: &TopoArgs) -> anyhow::Result<()> {
     } else {
         topo_text(&machine, &sds)
     };
-    write_stdout(&text)
-}
-
-/// Write to stdout; a closed pipe (`schedlab topo ... | head`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    // A closed pipe (`| head`) is not an error; a full stdout is one line, exit code 2.
+    Ok(crate::output::write_stdout(&text)?)
 }
 
 /// The text report: a header, any build messages, then every online CPU's hierarchy.

@@ -116,6 +116,16 @@ impl ScenarioDoc {
             .unwrap_or(&self.origin)
     }
 
+    /// The origin of the override that created the unknown section `name` (`--set
+    /// runn.duration_s=1` → `--set`), if one did; `None` when only the document has it.
+    pub fn origin_of_section(&self, name: &str) -> Option<&str> {
+        self.overrides
+            .iter()
+            .rev()
+            .find(|(p, _)| p.first().is_some_and(|s| s == name))
+            .map(|(_, o)| o.as_str())
+    }
+
     /// Whether the value at `dotted` comes from the document itself (not an override), so
     /// relative paths in it resolve against [`ScenarioDoc::base_dir`].
     pub fn from_document(&self, dotted: &str) -> bool {

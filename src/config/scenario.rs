@@ -239,7 +239,12 @@ impl Scenario {
         let keys: DocKeys = keys::from_table(&doc.table, "", &|k| doc.origin_of(k).to_string())
             .map_err(|mut e| {
                 // At the top level an unknown key is an unknown section.
-                if e.key.as_deref().is_some_and(|k| !k.contains('.')) {
+                if let Some(k) = e.key.as_deref().filter(|k| !k.contains('.')) {
+                    if e.message.starts_with("unknown key")
+                        && let Some(origin) = doc.origin_of_section(k)
+                    {
+                        e.origin = origin.to_string();
+                    }
                     e.message = e.message.replacen("unknown key", "unknown section", 1);
                 }
                 e

@@ -37,6 +37,14 @@ pub const MAX_DURATION_CEILING_S: f64 = 365.0 * 86_400.0;
 /// file of a sysfs snapshot.
 pub const MAX_INPUT_FILE_BYTES: u64 = 16 << 20;
 
+/// Largest results JSON read back (`schedlab report`): results carry every task of every
+/// run (about 750 bytes per task and run), so they may be far larger than a scenario.
+pub const MAX_RESULTS_FILE_BYTES: u64 = 1 << 30;
+
+/// Longest line of a text trace read back (`schedlab report --trace`); a schedlab ftrace
+/// line is under 200 bytes.
+pub const MAX_TRACE_LINE_BYTES: usize = 4096;
+
 /// Most runs of one scenario (`run.runs`, `--runs`).
 pub const MAX_RUNS: u64 = 100_000;
 
@@ -105,26 +113,104 @@ pub fn clip_words(text: &str) -> std::borrow::Cow<'_, str> {
     {
         return std::borrow::Cow::Borrowed(text);
     }
-    let words: Vec<_> = text.split(' ').map(clip).collect();
+    let words: Vec<_> = text.split(' ').map(clip_word).collect();
     std::borrow::Cow::Owned(words.join(" "))
+}
+
+/// [`clip`] for one word of a message: the quotes, brackets and punctuation around the name
+/// stay around its clipped form (`'xxx... (100000 bytes)';`), and a name already clipped
+/// (its `...` is trailing punctuation) is not clipped twice.
+fn clip_word(word: &str) -> std::borrow::Cow<'_, str> {
+    const OPEN: &[char] = &['\'', '"', '(', '[', '`'];
+    const CLOSE: &[char] = &['\'', '"', ')', ']', '`', ',', ';', ':', '.'];
+    let inner = word.trim_start_matches(OPEN);
+    let core = inner.trim_end_matches(CLOSE);
+    if core.chars().count() <= MAX_ECHOED_NAME_CHARS {
+        return std::borrow::Cow::Borrowed(word);
+    }
+    let open = &word[..word.len() - inner.len()];
+    let close = &inner[core.len()..];
+    std::borrow::Cow::Owned(format!("{open}{}{close}", clip(core)))
 }
 
 /// Read a text file of at most [`MAX_INPUT_FILE_BYTES`] with a bounded reader (so
 /// `/dev/zero` or a FIFO fails cleanly instead of filling memory). The error is the text
 /// after `origin: ` — callers add the origin and key.
 pub fn read_text(path: &Path) -> Result<String, String> {
+    read_text_limited(path, MAX_INPUT_FILE_BYTES)
+}
+
+/// [`read_text`] with another size limit (`limit` bytes).
+pub fn read_text_limited(path: &Path, limit: u64) -> Result<String, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot read file: {e}"))?;
     let mut buf = Vec::new();
-    file.take(MAX_INPUT_FILE_BYTES + 1)
+    file.take(limit + 1)
         .read_to_end(&mut buf)
         .map_err(|e| format!("cannot read file: {e}"))?;
-    if buf.len() as u64 > MAX_INPUT_FILE_BYTES {
+    if buf.len() as u64 > limit {
         return Err(format!(
             "file is larger than the input limit of {} MiB (accepted: a regular text file)",
-            MAX_INPUT_FILE_BYTES >> 20
+            limit >> 20
         ));
     }
     String::from_utf8(buf).map_err(|_| "file is not UTF-8 text".to_string())
+}
+
+/// A buffered reader whose lines are at most `max` bytes: a longer line (a binary file,
+/// `/dev/zero`) is an `InvalidData` error once `max` bytes have passed without a newline,
+/// instead of a line that grows until memory runs out. Total size is not bounded.
+pub struct BoundedLines<R> {
+    inner: R,
+    since_newline: usize,
+    max: usize,
+}
+
+impl<R: std::io::BufRead> BoundedLines<R> {
+    pub fn new(inner: R, max: usize) -> Self {
+        BoundedLines {
+            inner,
+            since_newline: 0,
+            max,
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Read for BoundedLines<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::BufRead;
+        let n = {
+            let avail = self.fill_buf()?;
+            let n = avail.len().min(out.len());
+            out[..n].copy_from_slice(&avail[..n]);
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for BoundedLines<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.since_newline > self.max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line is longer than {} bytes", self.max),
+            ));
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        // The bytes being consumed are still in the inner buffer (no I/O here).
+        if let Ok(buf) = self.inner.fill_buf() {
+            let chunk = &buf[..amt.min(buf.len())];
+            self.since_newline = match chunk.iter().rposition(|&b| b == b'\n') {
+                Some(i) => chunk.len() - i - 1,
+                None => self.since_newline + chunk.len(),
+            };
+        }
+        self.inner.consume(amt);
+    }
 }
 
 /// [`read_text`] with the error as an [`InputError`] of `origin`.
@@ -140,6 +226,41 @@ mod tests {
     fn dev_zero_is_refused_without_reading_it_all() {
         let e = read_text(Path::new("/dev/zero")).unwrap_err();
         assert!(e.contains("larger than the input limit of 16 MiB"), "{e}");
+    }
+
+    #[test]
+    fn dev_zero_lines_are_refused_without_reading_it_all() {
+        use std::io::BufRead;
+        let zero = std::fs::File::open("/dev/zero").unwrap();
+        let r = BoundedLines::new(std::io::BufReader::new(zero), MAX_TRACE_LINE_BYTES);
+        let e = r.lines().next().unwrap().unwrap_err();
+        assert!(e.to_string().contains("longer than 4096 bytes"), "{e}");
+        // Ordinary lines pass whole, whatever the total size.
+        let text = "a\n".repeat(10_000) + &"b".repeat(4000);
+        let r = BoundedLines::new(text.as_bytes(), MAX_TRACE_LINE_BYTES);
+        let lines: Vec<String> = r.lines().collect::<Result<_, _>>().unwrap();
+        assert_eq!(lines.len(), 10_001);
+        assert_eq!(lines[10_000].len(), 4000);
+    }
+
+    #[test]
+    fn clipped_words_keep_their_quotes_and_are_clipped_once() {
+        let name = "x".repeat(100_000);
+        let msg = format!("unknown machine '{name}'; accepted: a preset");
+        let c = clip_words(&msg);
+        assert!(
+            c.ends_with("... (100000 bytes)'; accepted: a preset"),
+            "{c}"
+        );
+        // A message built around an already clipped name is left as it is.
+        let once = format!("unknown feature '{}'", clip(&name));
+        assert_eq!(clip_words(&once), once);
+        let path = format!("(/{}/f.json);", "d".repeat(100));
+        let c = clip_words(&path);
+        assert!(
+            c.starts_with("(...") && c.ends_with("/f.json (108 bytes));"),
+            "{c}"
+        );
     }
 
     #[test]

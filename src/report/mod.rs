@@ -224,8 +224,9 @@ pub fn render_file_with_trace(
     trace: Option<&std::path::Path>,
 ) -> InputResult<String> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(&label, format!("cannot read: {e}")))?;
+    let text =
+        crate::input::limits::read_text_limited(path, crate::input::limits::MAX_RESULTS_FILE_BYTES)
+            .map_err(|m| InputError::new(&label, m))?;
     let doc: Value = serde_json::from_str(&text).map_err(|e| {
         InputError::new(
             &label,
@@ -259,14 +260,35 @@ fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()>
     let tl = match format {
         TraceFormat::Ftrace => {
             let file = std::fs::File::open(trace).map_err(|e| err(format!("cannot read: {e}")))?;
-            crate::stats::timeline::from_ftrace(std::io::BufReader::new(file), nr_cpus)
+            // Bounded lines: a binary file or `/dev/zero` is an error, not a line filling memory.
+            let lines = crate::input::limits::BoundedLines::new(
+                std::io::BufReader::new(file),
+                crate::input::limits::MAX_TRACE_LINE_BYTES,
+            );
+            crate::stats::timeline::from_ftrace(lines, nr_cpus)
         }
         TraceFormat::Perfetto => {
-            let bytes = std::fs::read(trace).map_err(|e| err(format!("cannot read: {e}")))?;
+            let bytes = read_bytes_limited(trace, crate::input::limits::MAX_RESULTS_FILE_BYTES)
+                .map_err(err)?;
             crate::stats::trace::perfetto_reader::timeline_from_perfetto(&bytes, nr_cpus)
         }
     }
     .map_err(err)?;
     run.timeline = Some(tl);
     Ok(())
+}
+
+/// Reads a whole binary file, refusing one over `limit` bytes (so `/dev/zero` is an error,
+/// not a read that fills memory).
+fn read_bytes_limited(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!("larger than the {limit}-byte limit for a trace"));
+    }
+    Ok(bytes)
 }

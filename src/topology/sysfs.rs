@@ -225,7 +225,7 @@ fn read_distances(
         .unwrap_or_default();
     for &nid in node_ids {
         let path = node_dir.join(format!("node{nid}/distance"));
-        let Some(text) = read_opt(&path) else {
+        let Some(text) = read_opt(&path)? else {
             if node_ids.len() > 1 {
                 warn.missing(
                     &path,
@@ -310,18 +310,32 @@ fn numbered_entries(dir: &Path, prefix: &str) -> Vec<usize> {
 }
 
 /// A file's text without surrounding whitespace or NUL bytes (some snapshots carry a
-/// trailing NUL), or `None` when it is absent or unreadable.
-fn read_opt(path: &Path) -> Option<String> {
-    crate::input::limits::read_text(path).ok().map(|s| {
-        s.trim_matches(|c: char| c.is_whitespace() || c == '\0')
-            .to_string()
-    })
+/// trailing NUL), or `None` when it is absent. A file that exists but cannot be read as a
+/// small text file (unreadable, above the input limit like a link to `/dev/zero`, not UTF-8,
+/// a FIFO that would block) is an error naming it, not a silently missing file.
+fn read_opt(path: &Path) -> InputResult<Option<String>> {
+    use std::os::unix::fs::FileTypeExt;
+    let err = |m: String| InputError::new(path.display().to_string(), m);
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Ok(m) if m.file_type().is_fifo() || m.file_type().is_socket() => {
+            return Err(err(
+                "is a FIFO or socket; accepted: a regular file of a sysfs snapshot".into(),
+            ));
+        }
+        _ => {}
+    }
+    let text = crate::input::limits::read_text(path).map_err(err)?;
+    Ok(Some(
+        text.trim_matches(|c: char| c.is_whitespace() || c == '\0')
+            .to_string(),
+    ))
 }
 
 /// A CPU set from `dir/list_name` (cpulist) or, failing that, `dir/map_name` (hex bitmap).
 fn read_mask(dir: &Path, list_name: &str, map_name: Option<&str>) -> InputResult<Option<CpuMask>> {
     let list_path = dir.join(list_name);
-    if let Some(text) = read_opt(&list_path) {
+    if let Some(text) = read_opt(&list_path)? {
         return CpuMask::parse(&text).map(Some).map_err(|e| {
             InputError::new(
                 list_path.display().to_string(),
@@ -331,7 +345,7 @@ fn read_mask(dir: &Path, list_name: &str, map_name: Option<&str>) -> InputResult
     }
     if let Some(map_name) = map_name {
         let map_path = dir.join(map_name);
-        if let Some(text) = read_opt(&map_path) {
+        if let Some(text) = read_opt(&map_path)? {
             return parse_hex_mask(&text).map(Some).map_err(|e| {
                 InputError::new(
                     map_path.display().to_string(),
@@ -346,7 +360,7 @@ fn read_mask(dir: &Path, list_name: &str, map_name: Option<&str>) -> InputResult
 /// A number from a file, `None` when absent; `expected` says what the file holds, for the
 /// error on anything else.
 fn read_num<T: std::str::FromStr>(path: &Path, expected: &str) -> InputResult<Option<T>> {
-    match read_opt(path) {
+    match read_opt(path)? {
         None => Ok(None),
         Some(text) => text.parse().map(Some).map_err(|_| {
             InputError::new(
@@ -377,7 +391,7 @@ fn read_caches(dir: &Path, warn: &mut Warnings) -> InputResult<Vec<Cache>> {
             warn.missing(&idir.join("level"), "this cache is ignored");
             continue;
         };
-        let instruction = read_opt(&idir.join("type")).is_some_and(|t| t == "Instruction");
+        let instruction = read_opt(&idir.join("type"))?.is_some_and(|t| t == "Instruction");
         let Some(shared) = read_mask(&idir, "shared_cpu_list", Some("shared_cpu_map"))? else {
             warn.missing(&idir.join("shared_cpu_list"), "this cache is ignored");
             continue;
@@ -404,7 +418,7 @@ fn read_cpu(
     let has_topo = topo.is_dir();
     let mut raw = RawCpu::default();
 
-    let offline_flag = read_opt(&dir.join("online")).is_some_and(|t| t == "0");
+    let offline_flag = read_opt(&dir.join("online"))?.is_some_and(|t| t == "0");
     let listed = online_all.is_none_or(|m| m.test(cpu));
     raw.online = listed && !offline_flag;
 

@@ -738,7 +738,13 @@ impl Ctx<'_> {
         path: &str,
         default_policy: Option<RtAppPolicy>,
     ) -> InputResult<SchedParams> {
-        let policy = match self.string(obj, "policy", path)? {
+        let own_policy = self.string(obj, "policy", path)?;
+        // A policy not given here comes from `global.default_policy`: errors name that key.
+        let policy_key = match (&own_policy, default_policy) {
+            (None, Some(_)) => "global.default_policy".to_string(),
+            _ => format!("{path}.policy"),
+        };
+        let policy = match own_policy {
             Some(p) => Some(RtAppPolicy::parse(&p).ok_or_else(|| {
                 self.err(
                     &format!("{path}.policy"),
@@ -755,7 +761,7 @@ impl Ctx<'_> {
         };
         if policy == Some(RtAppPolicy::Deadline) {
             return Err(self.err(
-                &format!("{path}.policy"),
+                &policy_key,
                 "SCHED_DEADLINE is not modelled (schedlab has no deadline class for tasks); \
                  accepted: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO",
             ));
