@@ -1065,7 +1065,12 @@ impl Engine {
 
     /// `p->wake_cpu` as a pending swap left it (see [`Engine::numa_take_wake_cpu`]).
     pub fn numa_wake_cpu(&self, p: TaskId) -> Option<usize> {
-        self.numa.as_deref()?.wake_cpu.get(p.idx()).copied().flatten()
+        self.numa
+            .as_deref()?
+            .wake_cpu
+            .get(p.idx())
+            .copied()
+            .flatten()
     }
 
     /// Per-node page groups of every mm, summed (for the results).
@@ -1236,9 +1241,16 @@ mod tests {
         assert!(st.numa_migrate_on(2), "claimed until the stopper ran");
         assert!(!st.numa_migrate_on(0));
         e.numa_apply_move(0, mv);
-        assert!(!e.numa().unwrap().sched.state.numa_migrate_on(2), "released");
+        assert!(
+            !e.numa().unwrap().sched.state.numa_migrate_on(2),
+            "released"
+        );
         assert_eq!(e.tasks[a.idx()].cpu, 2, "the queued side moved");
-        assert_eq!(e.tasks[b.idx()].cpu, 2, "the sleeper's task_cpu is unchanged");
+        assert_eq!(
+            e.tasks[b.idx()].cpu,
+            2,
+            "the sleeper's task_cpu is unchanged"
+        );
         assert_eq!(e.numa_wake_cpu(b), Some(0), "wake_cpu = the swapper's CPU");
         assert_eq!(e.numa().unwrap().moves.numa_swap, 1);
         assert_eq!(
