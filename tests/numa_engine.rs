@@ -430,3 +430,122 @@ fn remote_memory_slows_by_the_distance_and_migration_restores_speed() {
         "migration restores speed: {rt_on} vs {rt_off}"
     );
 }
+
+/// Two single-threaded processes, one pinned to each node, map the same `MAP_SHARED`
+/// object (`shm_key`) and touch only it. The kernel keeps one page per object page: the
+/// first process to touch a page places it and the other maps that same page (its accesses
+/// are remote); their hinting faults on it carry `TNF_SHARED` (`VM_SHARED`, mapped by more
+/// than one mm), so `task_numa_group()` joins the two processes into one numa_group even
+/// though they have different mms. Every mapping sees each page on the same node, and the
+/// run's page count holds the object once.
+#[test]
+fn processes_sharing_a_shm_object_see_one_page_and_join_one_numa_group() {
+    let shm_task = |comm: &str, cpu: usize| TaskSpec {
+        comm: comm.into(),
+        program: 0,
+        parent_cpu: cpu,
+        cpus_allowed: Some(CpuMask::single(cpu)),
+        start_ns: if cpu == 0 { 0 } else { 10_000_000 },
+        memory: TaskMemory {
+            process: Some(cpu as u32),
+            shared_mib: 16,
+            shared_access_permille: 1000,
+            private_mib: 2,
+            shm_key: Some(7),
+            ..TaskMemory::default()
+        },
+        ..TaskSpec::default()
+    };
+    let plan = WorkloadPlan {
+        programs: vec![Program {
+            name: "toucher".into(),
+            ops: vec![
+                Op::Run {
+                    work_ns: 4_000_000_000,
+                },
+                Op::Exit,
+            ],
+        }],
+        tasks: vec![shm_task("a", 0), shm_task("b", 2)],
+        ..WorkloadPlan::default()
+    };
+    let r = run(two_nodes(2), plan, "v3.17", true, 1);
+    let n = r.engine.numa().unwrap();
+    assert_eq!(n.shm.len(), 1, "one object for one key");
+    assert_eq!(n.shm[0].maps.len(), 2, "mapped by both processes");
+    let (ma, mb) = (&n.mms[0], &n.mms[1]);
+    assert_ne!(ma.id, mb.id, "two mms");
+    // The same node for each page in both mappings and in the object.
+    for off in 0..8 {
+        let (ga, gb) = (ma.groups[off], mb.groups[off]);
+        assert_eq!(ga.nid, gb.nid, "page group {off}");
+        assert_eq!(ga.nid, n.shm[0].nid[off], "page group {off}");
+        assert_eq!(ga.last_cpupid, gb.last_cpupid, "one last_cpupid per page");
+    }
+    assert_eq!(
+        r.engine.numa_groups_per_node().iter().sum::<u64>(),
+        8 + 2,
+        "the object's 8 page groups counted once, plus one private group each"
+    );
+    let vm = r.vmstat();
+    assert!(vm.numa_hint_faults > 0);
+    assert!(
+        vm.numa_hint_faults_local < vm.numa_hint_faults,
+        "one process's faults on the shared pages are remote: {vm:?}"
+    );
+    let (ta, tb) = (&n.sched.state.tasks[0], &n.sched.state.tasks[1]);
+    assert!(ta.group.is_some(), "TNF_SHARED faults form a numa_group");
+    assert_eq!(ta.group, tb.group, "across the two processes");
+}
+
+/// Without `shm_key` each process's shared region is its own: no page is shared, faults
+/// are not `TNF_SHARED` (private: the last accessor is always the process itself), and no
+/// numa_group forms.
+#[test]
+fn processes_with_their_own_shared_regions_share_nothing() {
+    let task = |comm: &str, cpu: usize| TaskSpec {
+        comm: comm.into(),
+        program: 0,
+        parent_cpu: cpu,
+        cpus_allowed: Some(CpuMask::single(cpu)),
+        memory: TaskMemory {
+            process: Some(cpu as u32),
+            shared_mib: 16,
+            shared_access_permille: 1000,
+            private_mib: 2,
+            ..TaskMemory::default()
+        },
+        ..TaskSpec::default()
+    };
+    let plan = WorkloadPlan {
+        programs: vec![Program {
+            name: "toucher".into(),
+            ops: vec![
+                Op::Run {
+                    work_ns: 4_000_000_000,
+                },
+                Op::Exit,
+            ],
+        }],
+        tasks: vec![task("a", 0), task("b", 2)],
+        ..WorkloadPlan::default()
+    };
+    let r = run(two_nodes(2), plan, "v3.17", true, 1);
+    let n = r.engine.numa().unwrap();
+    assert!(n.shm.is_empty());
+    // 8 shared + 1 private page group each (the private region is never accessed).
+    assert_eq!(
+        n.mms[0].groups_per_node,
+        vec![9, 0],
+        "a's own, touched on node 0"
+    );
+    assert_eq!(
+        n.mms[1].groups_per_node,
+        vec![0, 9],
+        "b's own, touched on node 1"
+    );
+    assert_eq!(r.engine.numa_groups_per_node(), vec![9, 9]);
+    let vm = r.vmstat();
+    assert_eq!(vm.numa_hint_faults_local, vm.numa_hint_faults, "all local");
+    assert!(n.sched.state.tasks.iter().all(|t| t.group.is_none()));
+}

@@ -156,7 +156,12 @@ fn web_plan_processes_threads_and_memory() {
     assert_eq!(plan.tasks.len(), 6 + 2);
     for (i, t) in plan.tasks[..6].iter().enumerate() {
         assert_eq!(t.memory.process, Some(i as u32), "a process per worker");
-        assert_eq!((t.memory.private_mib, t.memory.shared_mib), (8, 0));
+        assert_eq!((t.memory.private_mib, t.memory.shared_mib), (8, 64));
+        assert_eq!(
+            t.memory.shm_key,
+            Some(0),
+            "one shared zone mapped by every worker"
+        );
         assert_eq!(t.mem_intensity_permille, 200);
         assert_eq!(t.memory, gweb::worker_memory(c, i as u32));
     }
@@ -169,6 +174,7 @@ fn web_plan_processes_threads_and_memory() {
     let plan = generate::plan(&s, &m, 1).unwrap();
     for t in &plan.tasks[..6] {
         assert_eq!(t.memory.process, Some(0), "threads share one mm");
+        assert_eq!(t.memory.shm_key, None, "the process's own shared region");
         assert_eq!(
             (t.memory.shared_mib, t.memory.shared_access_permille),
             (64, 300)

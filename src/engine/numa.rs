@@ -1186,7 +1186,7 @@ mod tests {
                     program: 0,
                     parent_cpu: 0,
                     cpus_allowed: Some(CpuMask::single(0).or(&CpuMask::single(2))),
-                    memory: mem.clone(),
+                    memory: mem,
                     ..TaskSpec::default()
                 },
                 TaskSpec {
