@@ -80,9 +80,10 @@ impl Engine {
         let Some(n) = self.numa.as_deref() else {
             return;
         };
-        let policy = self.tasks.iter().any(|t| {
-            n.task_mem(t.id).is_some() && t.mempolicy != crate::task::MemPolicy::Local
-        });
+        let policy = self
+            .tasks
+            .iter()
+            .any(|t| n.task_mem(t.id).is_some() && t.mempolicy != crate::task::MemPolicy::Local);
         if self.machine.nr_nodes() < 2 || !(n.sched.balancing || policy) {
             return;
         }

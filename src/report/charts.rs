@@ -639,7 +639,10 @@ pub type CdfLine = (String, Vec<(f64, f64)>);
 /// as steps; y is the fraction of samples at or below x.
 pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
     let xs = lines.iter().flat_map(|(_, v)| v.iter().map(|p| p.0));
-    let lo = xs.clone().filter(|x| *x > 0.0).fold(f64::INFINITY, f64::min);
+    let lo = xs
+        .clone()
+        .filter(|x| *x > 0.0)
+        .fold(f64::INFINITY, f64::min);
     let hi = xs.fold(0.0f64, f64::max);
     if !lo.is_finite() || hi <= 0.0 {
         return "<p class=\"note\">no samples</p>".to_string();
@@ -690,7 +693,12 @@ pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
 }
 
 /// Lines over simulated time with explicit sample times (s); `y_desc` names y and its unit.
-pub fn lines_at(caption: &str, y_desc: &str, time_s: &[f64], lines: &[(String, Vec<f64>)]) -> String {
+pub fn lines_at(
+    caption: &str,
+    y_desc: &str,
+    time_s: &[f64],
+    lines: &[(String, Vec<f64>)],
+) -> String {
     let y_max = lines
         .iter()
         .flat_map(|(_, v)| v.iter().copied())

@@ -806,10 +806,9 @@ pub fn expand_changes(rows: &Value, samples: usize) -> Value {
         }
         out
     };
-    Value::Array(
-        rows.as_array()
-            .map_or(Vec::new(), |r| r.iter().map(|x| Value::Array(expand(x))).collect()),
-    )
+    Value::Array(rows.as_array().map_or(Vec::new(), |r| {
+        r.iter().map(|x| Value::Array(expand(x))).collect()
+    }))
 }
 
 /// MiB that changed node over a process's series (sum over nodes and samples of the
@@ -835,9 +834,9 @@ fn numa_over_time(doc: &ReportDoc) -> String {
         }) else {
             continue;
         };
-        let time_s: Vec<f64> = ps["time_ns"]
-            .as_array()
-            .map_or(Vec::new(), |t| t.iter().map(|x| x.as_f64().unwrap_or(0.0) / 1e9).collect());
+        let time_s: Vec<f64> = ps["time_ns"].as_array().map_or(Vec::new(), |t| {
+            t.iter().map(|x| x.as_f64().unwrap_or(0.0) / 1e9).collect()
+        });
         let nodes: Vec<(String, Vec<f64>)> = mib_rows(&ps["pages_per_node"])
             .into_iter()
             .enumerate()
@@ -893,23 +892,29 @@ fn numa_over_time(doc: &ReportDoc) -> String {
             charts::lines_at("Process pages per node over time", "MiB", &time_s, &lines),
             &cap,
         ));
-        let vm: Vec<(String, Vec<f64>)> = ps["vmstat"]
-            .as_object()
-            .map_or(Vec::new(), |m| {
-                m.iter()
-                    .map(|(k, xs)| {
-                        let xs = xs.as_array().map_or(Vec::new(), |a| {
-                            a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect()
-                        });
-                        (k.clone(), xs)
-                    })
-                    .filter(|(_, xs)| xs.iter().any(|x| *x > 0.0))
-                    .collect()
-            });
+        let vm: Vec<(String, Vec<f64>)> = ps["vmstat"].as_object().map_or(Vec::new(), |m| {
+            m.iter()
+                .map(|(k, xs)| {
+                    let xs = xs.as_array().map_or(Vec::new(), |a| {
+                        a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect()
+                    });
+                    (k.clone(), xs)
+                })
+                .filter(|(_, xs)| xs.iter().any(|x| *x > 0.0))
+                .collect()
+        });
         out.push_str(&figure(
             &format!("numa-vmstat-over-time-{}", v.name),
-            charts::lines_at("NUMA vmstat counters (cumulative)", "count since the run's start", &time_s, &vm),
-            &format!("{}: /proc/vmstat's NUMA-balancing counters over time, cumulative.", v.name),
+            charts::lines_at(
+                "NUMA vmstat counters (cumulative)",
+                "count since the run's start",
+                &time_s,
+                &vm,
+            ),
+            &format!(
+                "{}: /proc/vmstat's NUMA-balancing counters over time, cumulative.",
+                v.name
+            ),
         ));
     }
     out

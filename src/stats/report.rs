@@ -486,7 +486,6 @@ pub fn pages_series(s: &crate::engine::numa_series::NumaPagesSeries) -> Value {
     })
 }
 
-
 /// perf-stat counters of a finished run (task-clock of all workload tasks).
 pub fn perf_stat(engine: &Engine) -> PerfStat {
     let elapsed_ns = engine.end_ns() - engine.stats_start_ns();

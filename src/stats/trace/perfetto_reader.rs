@@ -20,7 +20,9 @@ use crate::stats::timeline::{Timeline, TimelineRecorder};
 /// A replayed event: a switch to `next` (trace pid, 0 = idle) or a migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Replay {
-    Switch { next_pid: u64 },
+    Switch {
+        next_pid: u64,
+    },
     Migrate {
         pid: u64,
         from: usize,
@@ -72,7 +74,8 @@ fn event(b: &[u8]) -> Result<(u64, Option<Replay>), String> {
     let ts = varint(&fs, ftrace::EVENT_TIMESTAMP).ok_or("an ftrace event without timestamp")?;
     if let Some(sw) = bytes(&fs, ftrace::EVENT_SCHED_SWITCH) {
         let sw = fields(sw, "sched_switch")?;
-        let next_pid = varint(&sw, ftrace::SWITCH_NEXT_PID).ok_or("sched_switch without next_pid")?;
+        let next_pid =
+            varint(&sw, ftrace::SWITCH_NEXT_PID).ok_or("sched_switch without next_pid")?;
         return Ok((ts, Some(Replay::Switch { next_pid })));
     }
     if let Some(p) = bytes(&fs, ftrace::EVENT_PRINT) {
@@ -121,6 +124,9 @@ pub fn timeline_from_perfetto(bytes_in: &[u8], nr_cpus: usize) -> Result<Timelin
                 }
             }
         }
+    }
+    if events.is_empty() {
+        return Err("no sched_switch event in this Perfetto trace".into());
     }
     events.sort_by_key(|e| e.0);
     let mut rec = TimelineRecorder::new(nr_cpus);
