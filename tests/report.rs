@@ -364,6 +364,20 @@ fn compare_report_renders_in_chromium() {
     );
     assert!(cmp.contains("±"), "means carry confidence intervals");
     assert!(cmp.contains("data-plot=\"paired-deltas\""));
+    // The wakeup latency CDF overlays both variants (one legend entry each).
+    let cdf = dom
+        .split("data-plot=\"cdf-wakeup\"")
+        .nth(1)
+        .expect("wakeup CDF");
+    let svg = &cdf[..cdf.find("</svg>").unwrap()];
+    assert!(
+        svg.contains("baseline") && svg.contains("noq"),
+        "both variants"
+    );
+    assert!(
+        svg.matches("<polyline").count() >= 2,
+        "one line per variant"
+    );
     // Both variants have their own heat map and task timeline (first seed each).
     for v in ["baseline", "noq"] {
         assert!(
@@ -417,9 +431,9 @@ fn trace_gives_the_same_time_series_as_the_run() {
         "time series drawn from the trace"
     );
     assert_eq!(a, b, "the trace and the run give the same pictures");
-    // A Perfetto trace is not read: one line naming --trace, exit 2.
+    // A file that is not a Perfetto trace, named like one: one line naming --trace, exit 2.
     let pf = d.join("x.pftrace");
-    std::fs::write(&pf, b"\x0a\x00").unwrap();
+    std::fs::write(&pf, b"\x0a\x05\x01").unwrap();
     let out = schedlab(&[
         "report",
         stripped.to_str().unwrap(),
@@ -430,7 +444,298 @@ fn trace_gives_the_same_time_series_as_the_run() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--trace") && err.contains("accepted"), "{err}");
+    assert!(!d.join("c.html").exists(), "no page for bad input");
+}
+
+/// `report --trace X.pftrace` reads the Perfetto protobuf trace `run --trace` wrote: the page
+/// is the one drawn from the series the run recorded itself, and in Chromium the timeline
+/// section is drawn (a plot with marks) from the trace alone.
+#[test]
+fn perfetto_trace_gives_the_same_time_series_as_the_run() {
+    let d = out_dir("perfetto");
+    let (json, html, trace) = (d.join("a.json"), d.join("a.html"), d.join("a.pftrace"));
+    let (stripped, from_trace) = (d.join("b.json"), d.join("b.html"));
+    let mut args = vec!["run", "-m", "skl-2s", "--json", json.to_str().unwrap()];
+    args.extend([
+        "--report",
+        html.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    args.extend(["--", "hackbench", "-g", "2", "-l", "200"]);
+    ok(&args);
+    let bytes = std::fs::read(&trace).unwrap();
+    assert!(
+        !bytes.is_empty() && !bytes.starts_with(b"#"),
+        "a protobuf trace"
+    );
+    let mut doc = read_json(&json);
+    doc["runs"][0].as_object_mut().unwrap().remove("timeline");
+    std::fs::write(&stripped, serde_json::to_string(&doc).unwrap()).unwrap();
+    ok(&[
+        "report",
+        stripped.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "-o",
+        from_trace.to_str().unwrap(),
+    ]);
+    let body = |p: &Path| {
+        let s = std::fs::read_to_string(p).unwrap();
+        s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string()
+    };
+    assert_eq!(
+        body(&html),
+        body(&from_trace),
+        "the Perfetto trace and the run give the same pictures"
+    );
+    let Some(browser) = chromium() else {
+        eprintln!("SKIPPED (browser part): chromium is not installed");
+        return;
+    };
+    let png = d.join("b.png");
+    let (dom, log) = open_in_chromium(&browser, &from_trace, &png);
+    check_page(&dom, &log, &RUN_SECTIONS, &RUN_SECTIONS);
+    let secs = sections(&dom);
+    let tl = &secs.iter().find(|s| s.0 == "timeline").unwrap().2;
+    assert!(
+        tl.contains("data-plot=\"tasks-run\""),
+        "task timeline drawn"
+    );
+    assert!(
+        tl.contains("<polygon") || tl.contains("<path"),
+        "migration marks drawn"
+    );
+    png_ok(&png);
+}
+
+/// Every latency of the results keeps its distribution (`latency_hist`): at most 256
+/// `[lower_ns, count]` pairs in value order whose counts add up to the samples, and each
+/// percentile lies in the bucket where the cumulative count crosses it.
+#[test]
+fn latency_histograms_agree_with_the_percentiles() {
+    let d = out_dir("latency-hist");
+    let json = d.join("schbench.json");
+    ok(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "schbench",
+        "-m",
+        "2",
+        "-t",
+        "8",
+        "-r",
+        "2",
+    ]);
+    let run = &read_json(&json)["runs"][0];
+    let lat = run["latency_us"].as_object().unwrap();
+    let hist = run["latency_hist"].as_object().unwrap();
+    assert_eq!(
+        lat.keys().collect::<Vec<_>>(),
+        hist.keys().collect::<Vec<_>>(),
+        "one distribution per latency"
+    );
+    for (name, l) in lat {
+        let pairs: Vec<(u64, u64)> = hist[name]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p[0].as_u64().unwrap(), p[1].as_u64().unwrap()))
+            .collect();
+        assert!(pairs.len() <= 256, "{name}: {} pairs", pairs.len());
+        assert!(
+            pairs.windows(2).all(|w| w[0].0 < w[1].0),
+            "{name}: value order"
+        );
+        assert!(
+            pairs.iter().all(|p| p.1 > 0),
+            "{name}: non-empty buckets only"
+        );
+        let total: u64 = pairs.iter().map(|p| p.1).sum();
+        assert_eq!(
+            total,
+            l["samples"].as_u64().unwrap(),
+            "{name}: every sample"
+        );
+        if total == 0 {
+            continue;
+        }
+        for (pct, key) in [(50.0, "p50"), (99.0, "p99")] {
+            let rank = ((pct / 100.0) * total as f64).ceil() as u64;
+            let mut seen = 0;
+            let i = pairs
+                .iter()
+                .position(|p| {
+                    seen += p.1;
+                    seen >= rank
+                })
+                .unwrap();
+            let ns = l[key].as_f64().unwrap() * 1000.0;
+            assert!(
+                pairs[i].0 as f64 <= ns + 0.5,
+                "{name} {key}: {ns} below its bucket"
+            );
+            if let Some(next) = pairs.get(i + 1) {
+                assert!(ns < next.0 as f64, "{name} {key}: {ns} beyond its bucket");
+            }
+        }
+    }
+    assert!(
+        hist["wakeup"].as_array().unwrap().len() > 10,
+        "a real distribution"
+    );
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+/// Change points `[[sample, value], ...]` back to one value per sample.
+fn expand(v: &Value, samples: usize) -> Vec<u64> {
+    let mut out = vec![0; samples];
+    let pts = v.as_array().unwrap();
+    assert_eq!(
+        pts[0][0].as_u64(),
+        Some(0),
+        "change points start at sample 0"
+    );
+    for (k, p) in pts.iter().enumerate() {
+        let to = pts
+            .get(k + 1)
+            .map_or(samples, |q| q[0].as_u64().unwrap() as usize);
+        let from = p[0].as_u64().unwrap() as usize;
+        assert!(from < to, "change points in sample order");
+        out[from..to].fill(p[1].as_u64().unwrap());
+    }
+    out
+}
+
+/// A numa-jbb-like run (4 JVMs on haswell-4s, NUMA balancing on, a warm-up) records pages
+/// per node over time: time strictly increasing, at most 200 samples ending at the run's
+/// end, pages conserved at every sample (a process's pages per node add up to its resident
+/// pages; processes add up to the node totals), the end equal to the results' end-of-run
+/// `pages_per_node`, pages moving between nodes while a process's total stays, and the
+/// vmstat counters cumulative (never decreasing, ending at or above the measured
+/// interval's). Without balancing (and with the default policy) there is no series.
+#[test]
+fn numa_pages_over_time_are_conserved_and_drawn() {
+    let d = out_dir("numa-series");
+    let (json, html) = (d.join("jbb.json"), d.join("jbb.html"));
+    let scn = "scenarios/numa-jbb.toml";
+    let short = [
+        "--set",
+        "workload.duration_s=4",
+        "--set",
+        "workload.warmup_ms=1500",
+    ];
+    let mut args = vec!["run", scn, "--runs", "1", "--json", json.to_str().unwrap()];
+    args.extend(["--report", html.to_str().unwrap()]);
+    args.extend(short);
+    ok(&args);
+    let run = &read_json(&json)["runs"][0];
+    let ps = &run["numa"]["pages_series"];
+    let t = u64s(&ps["time_ns"]);
+    let n = t.len();
+    assert!((50..=200).contains(&n), "{n} samples");
+    assert!(
+        t.windows(2).all(|w| w[0] < w[1]),
+        "time strictly increasing"
+    );
+    assert_eq!(t[0], 0);
+    assert_eq!(
+        *t.last().unwrap(),
+        4_000_000_000,
+        "the last sample is the run's end"
+    );
+    let step = ps["step_ns"].as_u64().unwrap();
+    assert!(t[..n - 1].iter().all(|x| x % step == 0), "regular samples");
+    let per_node: Vec<Vec<u64>> = ps["pages_per_node"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u64s)
+        .collect();
+    let nodes = per_node.len();
+    assert_eq!(nodes, 4, "haswell-4s");
+    let mms = ps["mm_pages_per_node"].as_array().unwrap();
+    assert_eq!(mms.len(), 4, "one process per JVM");
+    let mm: Vec<Vec<Vec<u64>>> = mms
+        .iter()
+        .map(|m| m.as_array().unwrap().iter().map(|v| expand(v, n)).collect())
+        .collect();
+    let resident: Vec<Vec<u64>> = ps["mm_pages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| expand(v, n))
+        .collect();
+    let mut moved = false;
+    for i in 0..n {
+        for (m, per) in mm.iter().enumerate() {
+            let sum: u64 = per.iter().map(|v| v[i]).sum();
+            assert_eq!(sum, resident[m][i], "mm {m} sample {i}: pages conserved");
+            if i > 0 && resident[m][i] == resident[m][i - 1] {
+                moved |= per.iter().any(|v| v[i] != v[i - 1]);
+            }
+        }
+        for node in 0..nodes {
+            let sum: u64 = mm.iter().map(|per| per[node][i]).sum();
+            assert_eq!(sum, per_node[node][i], "node {node} sample {i}: total");
+        }
+    }
+    assert!(moved, "NUMA balancing moved pages between nodes");
+    let end: Vec<u64> = per_node.iter().map(|v| v[n - 1]).collect();
+    assert_eq!(
+        end,
+        u64s(&run["numa"]["pages_per_node"]),
+        "ends at the results' placement"
+    );
+    for (k, v) in ps["vmstat"].as_object().unwrap() {
+        let v = u64s(v);
+        assert!(v.windows(2).all(|w| w[0] <= w[1]), "{k} cumulative");
+        assert!(
+            *v.last().unwrap() >= run["vmstat"][k].as_u64().unwrap(),
+            "{k}"
+        );
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    for plot in [
+        "numa-pages-over-time-run",
+        "numa-mm-pages-over-time-run",
+        "numa-vmstat-over-time-run",
+    ] {
+        let fig = page
+            .split(&format!("data-plot=\"{plot}\""))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{plot}"));
+        assert!(
+            fig[..fig.find("</svg>").unwrap()].contains("<polyline"),
+            "{plot} has lines"
+        );
+    }
+    if let Some(browser) = chromium() {
+        let png = d.join("jbb.png");
+        let (dom, log) = open_in_chromium(&browser, &html, &png);
+        check_page(&dom, &log, &RUN_SECTIONS, &RUN_SECTIONS);
+    }
+    // NUMA balancing off, default memory policy: no series, the results as before.
+    let off = d.join("off.json");
+    let mut args = vec!["run", scn, "--runs", "1", "--json", off.to_str().unwrap()];
+    args.extend(["--sysctl", "numa_balancing=0"]);
+    args.extend(short);
+    ok(&args);
+    let run = &read_json(&off)["runs"][0];
+    assert!(run["numa"].is_object() && run["numa"].get("pages_series").is_none());
 }
 
 /// A report page from `bisect --report` or `sweep table --report`: static, with the table

@@ -379,6 +379,30 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
     }
 }
 
+/// The results' `latency_us` (percentiles) and `latency_hist` (distributions) of a finished
+/// run: `wakeup`, then the workload's own latency metrics by name.
+type Latencies = (
+    std::collections::BTreeMap<String, report::LatencyUs>,
+    std::collections::BTreeMap<String, Vec<[u64; 2]>>,
+);
+
+fn latencies(engine: &Engine) -> Latencies {
+    let (mut us, mut hist) = (Latencies::default().0, Latencies::default().1);
+    us.insert(
+        "wakeup".to_string(),
+        report::latency_us(engine.wakeup_latency()),
+    );
+    hist.insert(
+        "wakeup".to_string(),
+        report::latency_hist(engine.wakeup_latency()),
+    );
+    for (name, h) in engine.metrics() {
+        us.insert(name.to_string(), report::latency_us(h));
+        hist.insert(name.to_string(), report::latency_hist(h));
+    }
+    (us, hist)
+}
+
 /// Run the scenario once with `seed`.
 pub fn run_once(scn: &Scenario, seed: u64) -> InputResult<RunOutput> {
     run_once_with(scn, seed, Instruments::default()).map(|(r, _)| r)
@@ -488,7 +512,7 @@ pub fn run_once_in(
     } else {
         summary_line
     };
-    let (latency_us, latency_hist) = latency_tables(&engine);
+    let (latency_us, latency_hist) = latencies(&engine);
     let result = RunResult {
         seed,
         sim_time_ns: engine.end_ns() - engine.stats_start_ns(),
@@ -532,31 +556,6 @@ pub fn run_once_in(
         },
         explanation,
     ))
-}
-
-/// Per latency metric (the engine's wakeup latency and the workload's own metrics): its
-/// percentiles in µs and its compact histogram.
-type LatencyTables = (
-    std::collections::BTreeMap<String, report::LatencyUs>,
-    std::collections::BTreeMap<String, Vec<[u64; 2]>>,
-);
-
-fn latency_tables(engine: &Engine) -> LatencyTables {
-    let mut latency_us = std::collections::BTreeMap::new();
-    latency_us.insert(
-        "wakeup".to_string(),
-        report::latency_us(engine.wakeup_latency()),
-    );
-    let mut latency_hist = std::collections::BTreeMap::new();
-    latency_hist.insert(
-        "wakeup".to_string(),
-        report::latency_hist(engine.wakeup_latency()),
-    );
-    for (name, h) in engine.metrics() {
-        latency_us.insert(name.to_string(), report::latency_us(h));
-        latency_hist.insert(name.to_string(), report::latency_hist(h));
-    }
-    (latency_us, latency_hist)
 }
 
 /// The one-line run summary: migrations by reason (rare reasons only when they happened),

@@ -657,8 +657,18 @@ pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
             .x_label_area_size(36)
             .y_label_area_size(48)
             .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.02)?;
+        // Label the powers of ten only (a narrow log span otherwise crowds its labels).
+        let xfmt = |x: &f64| {
+            let l = x.log10();
+            if (l - l.round()).abs() < 1e-6 {
+                format!("{}", 10f64.powi(l.round() as i32))
+            } else {
+                String::new()
+            }
+        };
         chart
             .configure_mesh()
+            .x_label_formatter(&xfmt)
             .x_desc(x_desc)
             .y_desc("fraction ≤ x")
             .label_style((FONT, 11))

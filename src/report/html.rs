@@ -438,8 +438,13 @@ fn latency(doc: &ReportDoc) -> Section {
     (true, out)
 }
 
+/// Fewest samples (runs summed) a latency needs for its CDF to be drawn (hackbench's `time`,
+/// one sample per run, keeps only its percentile plot).
+pub const LATENCY_CDF_SAMPLES_MIN: u64 = 20;
+
 /// The CDF of latency `name` of every variant whose runs all carry its histogram
-/// (`latency_hist`), the runs' buckets summed; `""` when none does.
+/// (`latency_hist`) with at least [`LATENCY_CDF_SAMPLES_MIN`] samples, the runs' buckets
+/// summed; `""` when none does.
 fn latency_cdf(doc: &ReportDoc, name: &str) -> String {
     let lines: Vec<charts::CdfLine> = doc
         .variants
@@ -452,7 +457,7 @@ fn latency_cdf(doc: &ReportDoc, name: &str) -> String {
                 }
             }
             let total: u64 = sum.values().sum();
-            (total > 0).then(|| {
+            (total >= LATENCY_CDF_SAMPLES_MIN).then(|| {
                 let mut seen = 0;
                 let pts = sum
                     .iter()

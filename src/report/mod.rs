@@ -273,7 +273,12 @@ fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()>
             crate::stats::trace::perfetto_reader::timeline_from_perfetto(&bytes, nr_cpus)
         }
     }
-    .map_err(err)?;
+    .map_err(|e| {
+        err(format!(
+            "{e}; accepted: the trace `schedlab run --trace FILE` wrote for these results ({})",
+            TraceFormat::ACCEPTED
+        ))
+    })?;
     run.timeline = Some(tl);
     Ok(())
 }

@@ -125,6 +125,9 @@ pub fn timeline_from_perfetto(bytes_in: &[u8], nr_cpus: usize) -> Result<Timelin
             }
         }
     }
+    if events.is_empty() {
+        return Err("no sched_switch event in this Perfetto trace".into());
+    }
     events.sort_by_key(|e| e.0);
     let mut rec = TimelineRecorder::new(nr_cpus);
     for (ts, cpu, r) in events {
