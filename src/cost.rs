@@ -96,7 +96,9 @@ pub struct CostModel {
     pub remote_lock_cross_llc_ns: u64,
     /// The same across nodes.
     pub remote_lock_cross_node_ns: u64,
-    /// How long an enqueue holds a runqueue lock: a second locker waits this long.
+    /// How long a remote activation holds a runqueue lock besides the work it does under it
+    /// (lock hand-over, `ttwu_do_wakeup()`, `wakeup_preempt()`): a second locker waits this
+    /// long plus the charged enqueue work ([`CostModel::enqueue_task_ns`]).
     pub rq_lock_hold_ns: u64,
     /// Per CPU examined by an idle-CPU scan (`select_idle_cpu`, `select_idle_core`): one
     /// remote runqueue cache line.
