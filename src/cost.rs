@@ -32,9 +32,55 @@ pub use crate::cpuidle::IdleState;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CostModel {
-    /// Direct cost of `__schedule()` switching tasks (lmbench `lat_ctx` with a tiny
-    /// footprint: 1–3 µs on current x86 servers).
+    /// Direct cost of `__schedule()` switching tasks: `context_switch()` (`switch_mm`,
+    /// `switch_to`, `finish_task_switch()`) and the rest of `__schedule()` not costed
+    /// separately. lmbench `lat_ctx` with a tiny footprint gives 1–3 µs per switch on
+    /// current x86 servers for the whole block → wake → switch cycle; the model's 1.5 µs
+    /// cycle is split into this 1.0 µs plus [`CostModel::dequeue_task_ns`],
+    /// [`CostModel::enqueue_task_ns`], [`CostModel::put_prev_entity_ns`] and
+    /// [`CostModel::set_next_entity_ns`] (200 + 200 + 50 + 50 ns), so a plain cycle costs
+    /// what it did and the parts fall on the CPU and in the lock window where the kernel
+    /// does them.
     pub context_switch_ns: u64,
+    /// `enqueue_task()` of one task at one sched_entity level (the model has one: no
+    /// cgroup hierarchy): core's `enqueue_task()` bookkeeping (sched_info, psi) and
+    /// `enqueue_task_fair()`: `update_curr()`, `update_load_avg()`, `place_entity()`,
+    /// `account_entity_enqueue()`, `avg_vruntime_add()`, the rbtree insert. Also the
+    /// `ENQUEUE_DELAYED` requeue of a `sched_delayed` task (`requeue_delayed_entity()`:
+    /// `update_load_avg()`, `clear_delayed()`, the re-place), which does most of the same
+    /// work. Charged to the CPU doing the enqueue, inside the target's runqueue-lock window.
+    /// Split out of the 1.5 µs lmbench `lat_ctx` cycle (see [`CostModel::context_switch_ns`]).
+    pub enqueue_task_ns: u64,
+    /// `dequeue_task()` of one task at one level: `dequeue_task_fair()` →
+    /// `dequeue_entities()`: `update_curr()`, `update_load_avg()`, `update_entity_lag()`,
+    /// `avg_vruntime_sub()`, the rbtree erase, `account_entity_dequeue()`, util_est. Paid by
+    /// the blocking CPU inside `__schedule()` (a delayed dequeue does the same bookkeeping up
+    /// to `set_delayed()`), again by the CPU that completes a `DEQUEUE_DELAYED` dequeue (at a
+    /// pick that lands on the delayed entity, or at a TTWU_QUEUE_DELAYED wakeup), and by a
+    /// balancer detaching a task.
+    pub dequeue_task_ns: u64,
+    /// `put_prev_entity()` (`update_curr()`, the rbtree insert of a still-queued prev,
+    /// `update_load_avg()`) on a switch away from a task.
+    pub put_prev_entity_ns: u64,
+    /// `set_next_entity()` (the rbtree erase of next, `update_load_avg()`, the protection
+    /// window) on a switch to a task.
+    pub set_next_entity_ns: u64,
+    /// `hrtimer_start_range_ns()` of a sleep (`nanosleep`/`usleep`, `clock_nanosleep`, a
+    /// futex or poll timeout): timerqueue insert and, for the earliest timer, the
+    /// clockevent reprogram (`tick_program_event()`: a TSC-deadline MSR or LAPIC write).
+    /// Charged to the CPU arming it, before the task blocks.
+    pub hrtimer_start_ns: u64,
+    /// The expiry side: `hrtimer_interrupt()` (interrupt entry/exit, `__hrtimer_run_queues()`,
+    /// the next reprogram) before `hrtimer_wakeup()` runs the wakeup, on the timer's CPU.
+    pub hrtimer_expire_ns: u64,
+    /// One cache-line transfer (a read miss served by another CPU's cache, or the
+    /// invalidation of a reader's copy) between CPUs sharing an LLC: what polling a remote
+    /// CPU's `p->on_cpu` pays per transfer (`smp_cond_load_acquire()`).
+    pub cacheline_llc_ns: u64,
+    /// The same between LLCs of one node.
+    pub cacheline_cross_llc_ns: u64,
+    /// The same across nodes (sockets): the socket interconnect's round trip.
+    pub cacheline_cross_node_ns: u64,
     /// Cost on the sending CPU of an IPI (`smp_call_function_single` queueing + APIC write).
     pub ipi_send_ns: u64,
     /// Delivery latency of an IPI between CPUs sharing an LLC (1–2 µs bare metal,
@@ -50,7 +96,9 @@ pub struct CostModel {
     pub remote_lock_cross_llc_ns: u64,
     /// The same across nodes.
     pub remote_lock_cross_node_ns: u64,
-    /// How long an enqueue holds a runqueue lock: a second locker waits this long.
+    /// How long a remote activation holds a runqueue lock besides the work it does under it
+    /// (lock hand-over, `ttwu_do_wakeup()`, `wakeup_preempt()`): a second locker waits this
+    /// long plus the charged enqueue work ([`CostModel::enqueue_task_ns`]).
     pub rq_lock_hold_ns: u64,
     /// Per CPU examined by an idle-CPU scan (`select_idle_cpu`, `select_idle_core`): one
     /// remote runqueue cache line.
@@ -118,7 +166,16 @@ pub struct CostModel {
 impl Default for CostModel {
     fn default() -> Self {
         CostModel {
-            context_switch_ns: 1_500,
+            context_switch_ns: 1_000,
+            enqueue_task_ns: 200,
+            dequeue_task_ns: 200,
+            put_prev_entity_ns: 50,
+            set_next_entity_ns: 50,
+            hrtimer_start_ns: 500,
+            hrtimer_expire_ns: 1_000,
+            cacheline_llc_ns: 60,
+            cacheline_cross_llc_ns: 120,
+            cacheline_cross_node_ns: 300,
             ipi_send_ns: 300,
             ipi_latency_ns: 1_500,
             ipi_latency_per_distance_ns: 50,
@@ -180,6 +237,22 @@ pub fn mem_latency_local_ns_for(preset: &str) -> Option<u64> {
         // Xeon X5570 with DDR3-1333: 81 ns (AnandTech's SiSoft Sandra latency test, 2010,
         // "AMD's 12-core Magny-Cours Opteron 6174 vs. Intel's 6-core Xeon", page 5).
         "nehalem-2s" => 81,
+        _ => return None,
+    })
+}
+
+/// `(cacheline_llc_ns, cacheline_cross_llc_ns, cacheline_cross_node_ns)` of a preset family:
+/// core-to-core cache-line transfer latencies as published core-to-core ping-pong
+/// measurements report them (one line bounced between two cores; half the round trip).
+/// Intel two-socket Xeons (Skylake-SP/Cascade Lake, Sapphire Rapids): ~70 ns on the mesh,
+/// ~140 ns over UPI. AMD Milan/Turin: ~25 ns inside a CCX, ~100 ns between CCXs of a
+/// socket, ~200 ns across sockets. Ampere Altra 2P: ~80 ns on the mesh, ~700 ns across the
+/// CCIX socket link. Other presets keep the defaults (60 / 120 / 300 ns).
+pub fn cacheline_defaults(preset: &str) -> Option<(u64, u64, u64)> {
+    Some(match preset {
+        "skl-2s" | "spr-2s" | "haswell-2s" | "haswell-4s" => (70, 70, 140),
+        "milan-2s" | "turin-2s" | "turin-dense-2s" => (25, 100, 200),
+        "altra-2s" => (80, 80, 700),
         _ => return None,
     })
 }
@@ -289,6 +362,11 @@ impl CostModel {
                 }
             }
         }
+        if let Some((llc, cross_llc, cross_node)) = cacheline_defaults(&machine.name) {
+            cost.cacheline_llc_ns = llc;
+            cost.cacheline_cross_llc_ns = cross_llc;
+            cost.cacheline_cross_node_ns = cross_node;
+        }
         if let Some((bw, llc)) = memory_defaults(&machine.name) {
             cost.mem_bw_mib_s_per_node = bw;
             cost.llc_kib_per_cpu = llc;
@@ -347,6 +425,19 @@ impl CostModel {
             }
             MoveDistance::CrossLlc => self.remote_lock_cross_llc_ns,
             MoveDistance::CrossNode => self.remote_lock_cross_node_ns,
+        }
+    }
+
+    /// One cache-line transfer between `from` and `to` (0 on the same CPU; an SMT sibling
+    /// or a CPU of the same LLC pays the LLC figure).
+    pub fn cacheline_ns(&self, machine: &Machine, from: usize, to: usize) -> u64 {
+        match Self::distance(machine, from, to) {
+            MoveDistance::Same => 0,
+            MoveDistance::SmtSibling | MoveDistance::Cluster | MoveDistance::Llc => {
+                self.cacheline_llc_ns
+            }
+            MoveDistance::CrossLlc => self.cacheline_cross_llc_ns,
+            MoveDistance::CrossNode => self.cacheline_cross_node_ns,
         }
     }
 

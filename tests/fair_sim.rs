@@ -656,5 +656,7 @@ fn no_nontask_capacity_keeps_capacity_despite_irq_time() {
     let msg = tasks.iter().find(|t| t["comm"] == "schbench-msg").unwrap();
     let moved = msg["migrations_by_reason"]["wakeup"].as_u64().unwrap() as f64
         / msg["nr_wakeups"].as_u64().unwrap() as f64;
-    assert!(moved > 0.8, "{moved}");
+    // Most wakeups move it (0.73 with the enqueue/dequeue costs of issue 12 item 6, 0.83
+    // before); with NONTASK_CAPACITY on it stays on its CPU on ~80 % of them (0.22 moved).
+    assert!(moved > 0.6, "{moved}");
 }

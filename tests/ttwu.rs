@@ -292,3 +292,181 @@ fn delayed_dequeues_and_requeues_are_counted_only_with_delay_dequeue() {
         assert_eq!(total, 0, "{kernel}");
     }
 }
+
+// ----- costs of the enqueue/dequeue work (issue 12 item 6) ------------------------------
+
+/// Every cost of the model set to zero except those in `keep` (a `[machine.cost]` body),
+/// so a CPU's `kernel_work_ns` counts only the named work.
+fn only_costs(keep: &str) -> String {
+    let zero = [
+        "context_switch_ns",
+        "ipi_send_ns",
+        "ipi_latency_ns",
+        "ipi_latency_per_distance_ns",
+        "ipi_handle_ns",
+        "remote_lock_llc_ns",
+        "remote_lock_cross_llc_ns",
+        "remote_lock_cross_node_ns",
+        "rq_lock_hold_ns",
+        "idle_scan_step_ns",
+        "balance_pass_ns",
+        "balance_per_cpu_ns",
+        "balance_per_task_ns",
+        "dl_server_start_ns",
+        "dl_server_stop_ns",
+        "enqueue_task_ns",
+        "dequeue_task_ns",
+        "put_prev_entity_ns",
+        "set_next_entity_ns",
+        "hrtimer_start_ns",
+        "hrtimer_expire_ns",
+        "cacheline_llc_ns",
+        "cacheline_cross_llc_ns",
+        "cacheline_cross_node_ns",
+    ];
+    let mut s = String::from("[machine.cost]\n");
+    for k in zero {
+        if !keep.lines().any(|l| l.trim_start().starts_with(k)) {
+            s += &format!("{k} = 0\n");
+        }
+    }
+    s + keep + "\n"
+}
+
+/// Run `plan` on milan-2s with `kernel` and a `[machine.cost]` body from [`only_costs`].
+fn run_costed(kernel: &str, costs: &str, plan: WorkloadPlan) -> Engine {
+    let toml = format!(
+        "[machine]\npreset = \"milan-2s\"\n{}[kernel]\n{kernel}\n[run]\nnoise = false\n",
+        only_costs(costs)
+    );
+    let mut e = engine(&toml, plan, SEC);
+    e.run();
+    assert!(e.invariant_violations().is_empty());
+    assert_eq!(e.tasks()[0].state, schedlab::task::TaskState::Dead);
+    e
+}
+
+#[test]
+fn the_enqueue_is_paid_by_the_cpu_that_does_it() {
+    // `a` on CPU 0 is woken ROUNDS times by `b` on CPU 8 (another LLC). Through the wake list
+    // (TTWU_QUEUE) CPU 0 enqueues `a` itself in sched_ttwu_pending(); without TTWU_QUEUE the
+    // waker takes CPU 0's lock and enqueues it. Only enqueue_task_ns is non-zero, so each
+    // CPU's kernel work is exactly its enqueues: the waker's are `a`'s wakeups, CPU 0's the
+    // hog's and `a`'s forks (the parent CPU pays wake_up_new_task()'s enqueue).
+    let e_ns = 7_000;
+    let costs = format!("enqueue_task_ns = {e_ns}");
+    let kernel = |q: bool| {
+        format!("profile = \"v6.18\"\nfeatures = {{ DELAY_DEQUEUE = false, TTWU_QUEUE = {q} }}")
+    };
+    let queued = run_costed(&kernel(true), &costs, plan_waker_on(20_000, "8"));
+    let locked = run_costed(&kernel(false), &costs, plan_waker_on(20_000, "8"));
+    let wakeups = queued.tasks()[0].stats.nr_wakeups;
+    assert!(wakeups >= ROUNDS as u64 * 9 / 10, "{wakeups}");
+    let (w_q, t_q) = (&queued.cpus()[8].stats, &queued.cpus()[0].stats);
+    let (w_l, t_l) = (&locked.cpus()[8].stats, &locked.cpus()[0].stats);
+    assert_eq!(w_q.ttwu_queued, wakeups, "{w_q:?}");
+    assert_eq!(w_l.ttwu_remote_locked, locked.tasks()[0].stats.nr_wakeups);
+    // Wake list: the waker pays no enqueue at all (only the fork of `b` on CPU 8 itself).
+    assert!(w_q.kernel_work_ns <= e_ns, "{w_q:?}");
+    assert!(t_q.kernel_work_ns >= wakeups * e_ns, "{t_q:?}");
+    // Under the lock: the waker pays every wakeup's enqueue, CPU 0 none of them.
+    let wakeups_l = locked.tasks()[0].stats.nr_wakeups;
+    assert!(
+        w_l.kernel_work_ns >= wakeups_l * e_ns && w_l.kernel_work_ns <= (wakeups_l + 1) * e_ns,
+        "{w_l:?}"
+    );
+    assert!(t_l.kernel_work_ns <= 3 * e_ns, "{t_l:?}");
+}
+
+#[test]
+fn the_dequeue_is_paid_by_the_blocking_cpu_and_again_by_a_pick_that_finds_it_delayed() {
+    // `a` computes 0.3 ms beside the hog on CPU 0 and blocks; on EEVDF with DELAY_DEQUEUE it
+    // often blocks ineligible and stays queued (sched_delayed). Its waker on CPU 1 requeues
+    // it (ttwu_runnable(), no dequeue) unless a pick on CPU 0 reached the delayed entity
+    // first and completed the dequeue (DEQUEUE_DELAYED) — a second dequeue_entities() on
+    // CPU 0. With only dequeue_task_ns non-zero, CPU 0's kernel work is D × (blocks of `a`,
+    // its exit included (`nr_voluntary_switches`), + dequeues at pick).
+    let d_ns = 5_000;
+    // The waker answers 10 ms after `a`'s post, so CPU 0's picks between the hog's slices
+    // reach a delayed `a` before its wakeup does.
+    let mut slow = plan(300_000, "0");
+    slow.programs[1].ops = vec![
+        Op::TryDown {
+            sem: SEM_B,
+            else_to: 5,
+        },
+        Op::Run {
+            work_ns: 10_000_000,
+        },
+        Op::Up {
+            sem: SEM_A,
+            sync: false,
+        },
+        Op::Loop {
+            to: 0,
+            times: ROUNDS,
+            slot: 0,
+        },
+        Op::Exit,
+        Op::Run { work_ns: 500 },
+        Op::Jump { to: 0 },
+    ];
+    let toml = format!(
+        "[machine]\npreset = \"milan-2s\"\n{}[kernel]\nprofile = \"v6.18\"\n[run]\nnoise = false\n",
+        only_costs(&format!("dequeue_task_ns = {d_ns}"))
+    );
+    let mut e = engine(&toml, slow, 3 * SEC);
+    e.run();
+    assert!(e.invariant_violations().is_empty());
+    assert_eq!(e.tasks()[0].state, schedlab::task::TaskState::Dead);
+    let (c0, c1) = (&e.cpus()[0].stats, &e.cpus()[1].stats);
+    // The waker pays none of `a`'s dequeues: only its own exit's, its spins on `a`'s
+    // `p->on_cpu` and its waits for CPU 0's runqueue lock (held during CPU 0's dequeues).
+    assert_eq!(
+        c1.kernel_work_ns,
+        d_ns + c1.on_cpu_spin_ns + c1.remote_lock_wait_ns,
+        "{c1:?}"
+    );
+    assert_eq!(c0.kernel_work_ns % d_ns, 0, "{c0:?}");
+    let blocks = e.tasks()[0].stats.nr_voluntary_switches;
+    let dequeues = c0.kernel_work_ns / d_ns;
+    let at_pick = dequeues - blocks;
+    // Delayed entities not requeued by the waker were dequeued at a pick on CPU 0.
+    assert!(c0.delayed_dequeues > c1.delayed_requeues, "{c0:?} {c1:?}");
+    assert_eq!(
+        at_pick,
+        c0.delayed_dequeues - c1.delayed_requeues,
+        "{c0:?} {c1:?}"
+    );
+    // Without DELAY_DEQUEUE each block is one dequeue.
+    let e = run_costed(
+        "profile = \"v6.18\"\nfeatures = { DELAY_DEQUEUE = false }",
+        &format!("dequeue_task_ns = {d_ns}"),
+        plan(300_000, "0"),
+    );
+    let blocks = e.tasks()[0].stats.nr_voluntary_switches;
+    assert_eq!(e.cpus()[0].stats.kernel_work_ns, blocks * d_ns);
+}
+
+#[test]
+fn the_on_cpu_spin_across_sockets_costs_more_than_within_an_llc() {
+    // The waker busy-polls next to `a`'s CPU 0 — in its LLC (CPU 1) or on the other socket
+    // (CPU 64) — and wakes `a` while CPU 0 is still switching away from it. Without
+    // TTWU_QUEUE_ON_CPU it spins on `p->on_cpu`: the remaining switch time plus two
+    // cache-line transfers at the pair's distance (the first miss, and the miss after the
+    // clearing store invalidated the spinner's copy).
+    let costs = "context_switch_ns = 1500\ncacheline_llc_ns = 25\ncacheline_cross_node_ns = 2000";
+    let kernel = "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_ON_CPU = false }";
+    let mean_spin = |b_cpu: usize| {
+        let e = run_costed(kernel, costs, plan_waker_on(0, &b_cpu.to_string()));
+        let s = &e.cpus()[b_cpu].stats;
+        assert!(s.on_cpu_spins >= ROUNDS as u64 / 2, "{s:?}");
+        s.on_cpu_spin_ns / s.on_cpu_spins
+    };
+    let (llc, node) = (mean_spin(1), mean_spin(64));
+    // At least the two transfers each, and the cross-socket spin longer by about twice
+    // the difference of the transfer costs (the remaining switch time is alike).
+    assert!(llc >= 50, "{llc}");
+    assert!(node >= 4_000, "{node}");
+    assert!(node >= llc + 2 * (2_000 - 25) - 1_500, "{llc} {node}");
+}

@@ -143,6 +143,7 @@ impl Engine {
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, flags));
+        self.charge_enqueue(parent_cpu, cpu);
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[parent_cpu].curr.map(|c| &self.tasks[c.idx()]);
             rec.wakeup(self.now_ns, parent_cpu, curr, &self.tasks[p.idx()], true);
@@ -295,11 +296,32 @@ impl Engine {
             self.ttwu_queue_wakelist(p, cpu, this_cpu);
             return true;
         }
-        let spin_ns = on_cpu_until - waker_at;
+        let spin_ns = self.on_cpu_spin_ns(this_cpu, cpu, waker_at, on_cpu_until);
         self.cpus[this_cpu].stats.on_cpu_spins += 1;
         self.cpus[this_cpu].stats.on_cpu_spin_ns += spin_ns;
         self.charge(this_cpu, spin_ns);
         false
+    }
+
+    /// How long a waker on `this_cpu` spins in `smp_cond_load_acquire(&p->on_cpu, !VAL)`
+    /// when it starts at `waker_at` and `cpu` clears `p->on_cpu` at `on_cpu_until`. The
+    /// line holding `p->on_cpu` lives in `cpu`'s cache: the first load misses to it (one
+    /// cache-line transfer `t` at the pair's distance); the clearing store must invalidate
+    /// the spinner's shared copy (another `t` before it is visible), and the spinner's
+    /// next load misses again (`t`). So the spin ends at
+    /// `max(waker_at + t, on_cpu_until + t) + t`: within an LLC this adds a few tens of ns
+    /// to the remaining switch time, across a socket interconnect the interconnect's round
+    /// trips. Not modelled: several wakers spinning on the same line (each store then
+    /// invalidates every copy), and x86's `cpu_relax()` pacing of the polls.
+    pub(crate) fn on_cpu_spin_ns(
+        &self,
+        this_cpu: usize,
+        cpu: usize,
+        waker_at: u64,
+        on_cpu_until: u64,
+    ) -> u64 {
+        let t = self.cost.cacheline_ns(&self.machine, this_cpu, cpu);
+        (waker_at + t).max(on_cpu_until + t) + t - waker_at
     }
 
     /// TTWU_QUEUE_DELAYED: queue a delayed-dequeue wakee to its own CPU's wake list
@@ -352,8 +374,8 @@ impl Engine {
     /// the task is off every runqueue afterwards.
     fn complete_delayed_dequeue(&mut self, this_cpu: usize, rq_cpu: usize, p: TaskId) {
         policy!(self.dequeue_delayed(rq_cpu, p));
-        let work = self.policy.take_cost_ns();
-        self.charge(this_cpu, work);
+        let work = self.policy.take_cost_ns() + self.cost.dequeue_task_ns;
+        self.charge_under_rq_lock(this_cpu, rq_cpu, work);
         self.tasks[p.idx()].on_rq = false;
     }
 
@@ -372,6 +394,7 @@ impl Engine {
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, flags_enq));
+        self.charge_enqueue(this_cpu, cpu);
         self.trace_wakeup(this_cpu, p);
         if cpu == this_cpu {
             self.tasks[p.idx()].stats.nr_wakeups_local += 1;
@@ -496,6 +519,27 @@ impl Engine {
         self.charge(this_cpu, base + wait);
     }
 
+    /// Charge `ns` of work done on `rq_cpu`'s runqueue under its lock to `this_cpu` (the CPU
+    /// doing it): it also holds that lock for as long, so a remote activation that wants the
+    /// lock meanwhile waits ([`Engine::lock_remote_rq`]).
+    pub(crate) fn charge_under_rq_lock(&mut self, this_cpu: usize, rq_cpu: usize, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        let start = self.now_ns.max(self.cpus[this_cpu].busy_until_ns);
+        let c = &mut self.cpus[rq_cpu];
+        c.rq_lock_free_at_ns = c.rq_lock_free_at_ns.max(start) + ns;
+        self.charge(this_cpu, ns);
+    }
+
+    /// The work of the `enqueue_task()` just made on `rq_cpu` by `this_cpu`:
+    /// `enqueue_task_ns` plus what the policy did inside it (the fair dl_server's start),
+    /// charged to `this_cpu` inside `rq_cpu`'s lock window.
+    fn charge_enqueue(&mut self, this_cpu: usize, rq_cpu: usize) {
+        let work = self.cost.enqueue_task_ns + self.policy.take_cost_ns();
+        self.charge_under_rq_lock(this_cpu, rq_cpu, work);
+    }
+
     /// `ttwu_do_activate()`: enqueue on `cpu`, update `avg_idle`, check preemption.
     fn ttwu_do_activate(
         &mut self,
@@ -517,6 +561,7 @@ impl Engine {
             ..EnqueueFlags::default()
         };
         policy!(self.enqueue_task(cpu, p, enq));
+        self.charge_enqueue(this_cpu, cpu);
         self.trace_wakeup(this_cpu, p);
         self.update_avg_idle(cpu);
         self.check_preempt(cpu, p, this_cpu, flags);
@@ -735,6 +780,8 @@ impl Engine {
     }
 
     pub(crate) fn timer_wakeup(&mut self, p: TaskId, cpu: usize) {
+        // hrtimer_interrupt(): interrupt entry, the timerqueue, the reprogram.
+        self.charge(cpu, self.cost.hrtimer_expire_ns);
         self.tasks[p.idx()].timer_gen += 1;
         self.try_to_wake_up(p, cpu, None, false);
         self.preempt_point(cpu);
@@ -843,7 +890,12 @@ impl Engine {
 
     /// Charge the policy's work to `cpu`, record its migrations, send its kicks.
     pub(crate) fn apply_actions(&mut self, cpu: usize) {
-        let cost = self.act.cost_ns;
+        // Each migration is a detach_task() (dequeue) and an attach_task() (enqueue) done by
+        // this CPU, plus what the policy did inside them (dl_server start/stop).
+        let moves = self.act.migrations.len() as u64;
+        let cost = self.act.cost_ns
+            + moves * (self.cost.dequeue_task_ns + self.cost.enqueue_task_ns)
+            + self.policy.take_cost_ns();
         self.act.cost_ns = 0;
         self.charge(cpu, cost);
         for i in 0..self.act.migrations.len() {
@@ -954,6 +1006,8 @@ impl Engine {
             policy!(self.balance_newidle(cpu, &mut self.act));
             self.apply_actions(cpu);
             next = policy!(self.pick_next_task(cpu, None));
+            let work = self.policy.take_cost_ns();
+            self.charge(cpu, work);
         }
         match next {
             Some(n) => self.switch_to(cpu, prev, n),
@@ -1016,7 +1070,13 @@ impl Engine {
             self.count_migration(cpu, next, from_cpu, cpu, MigrationReason::Dispatch);
             self.tasks[next.idx()].cpu = cpu;
         }
-        self.charge(cpu, self.cost.context_switch_ns);
+        let pick_ns = self.cost.set_next_entity_ns
+            + if prev.is_some() {
+                self.cost.put_prev_entity_ns
+            } else {
+                0
+            };
+        self.charge(cpu, self.cost.context_switch_ns + pick_ns);
         let now = self.now_ns;
         let refill = {
             let t = &self.tasks[next.idx()];
@@ -1088,6 +1148,7 @@ impl Engine {
         };
         self.count_switch_out(cpu, p);
         self.policy.cpu_state_changed(cpu);
+        self.charge(cpu, self.cost.put_prev_entity_ns);
         let c = &mut self.cpus[cpu];
         c.stats.sched_goidle += 1;
         c.curr = None;
@@ -1929,12 +1990,15 @@ impl Engine {
         }
     }
 
+    /// A relative sleep (`nanosleep`): `hrtimer_start_range_ns()` is paid by `cpu` before
+    /// the task blocks, and the expiry counts from the call.
     fn arm_sleep_timer(&mut self, p: TaskId, cpu: usize, ns: u64) {
         self.arm_timer_at(p, cpu, self.now_ns + ns);
     }
 
     /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack).
     fn arm_timer_at(&mut self, p: TaskId, cpu: usize, at: u64) {
+        self.charge(cpu, self.cost.hrtimer_start_ns);
         self.timer_fired(p);
         let expires_ns = at + self.cfg.timer_slack_ns + self.noise.timer_jitter_ns(p.idx());
         let t = &mut self.tasks[p.idx()];
@@ -1955,8 +2019,8 @@ impl Engine {
     /// The current task blocks: dequeue (perhaps delayed) and reschedule.
     fn block(&mut self, cpu: usize, p: TaskId) {
         let dequeued = policy!(self.dequeue_sleep(cpu, p));
-        let work = self.policy.take_cost_ns();
-        self.charge(cpu, work);
+        let work = self.policy.take_cost_ns() + self.cost.dequeue_task_ns;
+        self.charge_under_rq_lock(cpu, cpu, work);
         self.cpus[cpu].stats.delayed_dequeues += u64::from(!dequeued);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Blocked;
@@ -1972,6 +2036,8 @@ impl Engine {
             rec.exit(self.now_ns, cpu, &self.tasks[p.idx()]);
         }
         policy!(self.dequeue_exit(cpu, p));
+        let work = self.policy.take_cost_ns() + self.cost.dequeue_task_ns;
+        self.charge_under_rq_lock(cpu, cpu, work);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Dead;
         t.on_rq = false;

@@ -531,6 +531,8 @@ impl LinuxFair {
             let b = TaskId(self.blocked[i] as u32);
             list_remove(&mut self.cfs_tasks[cpu], b);
         }
+        // Each DEQUEUE_DELAYED dequeue done by the pick is a dequeue_entities() this CPU pays.
+        self.pending_cost_ns += self.blocked.len() as u64 * core.cost().dequeue_task_ns;
         if !self.blocked.is_empty() && self.rqs[cpu].h_nr_queued() == 0 {
             // A delayed dequeue completed at the pick and emptied the fair queue.
             self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
