@@ -1262,17 +1262,12 @@ impl Engine {
     /// `speed_pct` ÷ the memory locality time scale of the task's pages seen from this CPU's
     /// node.
     pub(crate) fn speed_of(&self, cpu: usize) -> u64 {
-        let busy = self
-            .machine
-            .smt_mask(cpu)
-            .iter()
-            .filter(|&s| s == cpu || self.cpus[s].curr.is_some())
-            .count();
-        let speed = self.machine.cpus[cpu].capacity as u64 * self.cost.smt_speed(busy) / 1024
-            * u64::from(self.cost.speed_pct)
-            / 100
-            * u64::from(100 - self.cost.nontask_pct_of(cpu))
-            / 100;
+        let speed = self.cpus[cpu].smt_speed_base;
+        debug_assert_eq!(
+            speed,
+            self.smt_speed_base_now(cpu),
+            "stale SMT speed of CPU {cpu}"
+        );
         if let Some(s) = self.numa_scaled_speed(cpu, speed) {
             return s;
         }
@@ -1296,10 +1291,33 @@ impl Engine {
         crate::cost::mem_time_scale_ppm(t.mem_intensity_permille, rows)
     }
 
-    /// A CPU went busy or idle: its SMT siblings' speeds changed.
+    /// [`super::smt_speed_base`] of `cpu` for its siblings' busy state now (walks the SMT
+    /// mask; the cached value is [`super::CpuCore::smt_speed_base`]).
+    fn smt_speed_base_now(&self, cpu: usize) -> u64 {
+        let busy = self
+            .machine
+            .smt_mask(cpu)
+            .iter()
+            .filter(|&s| s == cpu || self.cpus[s].curr.is_some())
+            .count();
+        super::smt_speed_base(&self.machine, &self.cost, cpu, busy)
+    }
+
+    /// A CPU went busy or idle: its SMT siblings' speeds changed (and their cached SMT
+    /// speed, busy or idle).
     fn update_sibling_speeds(&mut self, cpu: usize) {
-        let siblings = *self.machine.smt_mask(cpu);
-        for s in siblings.iter().filter(|&s| s != cpu) {
+        let nr = self.smt_siblings[cpu].len();
+        let nr_busy = (0..nr)
+            .filter(|&k| self.cpus[self.smt_siblings[cpu][k] as usize].curr.is_some())
+            .count();
+        for k in 0..nr {
+            let s = self.smt_siblings[cpu][k] as usize;
+            if s == cpu {
+                continue;
+            }
+            // `s` counts itself busy.
+            let busy = nr_busy + usize::from(self.cpus[s].curr.is_none());
+            self.cpus[s].smt_speed_base = super::smt_speed_base(&self.machine, &self.cost, s, busy);
             if self.cpus[s].curr.is_none() {
                 continue;
             }

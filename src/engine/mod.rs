@@ -301,6 +301,10 @@ pub struct CpuCore {
     pub rq_lock_free_at_ns: u64,
     /// Current task speed, 1024 = full capacity with idle siblings.
     pub speed: u64,
+    /// Cached [`smt_speed_base`] of this CPU for the current busy state of its SMT siblings
+    /// (the CPU itself counted busy): recomputed when a sibling goes busy or idle
+    /// (`update_sibling_speeds`), instead of walking the SMT mask on every switch.
+    pub(crate) smt_speed_base: u64,
     pub(crate) ipi_pending: bool,
     pub(crate) resched_ipi_pending: bool,
     pub(crate) done_gen: u32,
@@ -449,6 +453,9 @@ pub struct Engine {
     pub(crate) cfg: EngineConfig,
     pub(crate) tasks: Vec<Task>,
     pub(crate) cpus: Vec<CpuCore>,
+    /// Per CPU: its SMT siblings, itself included (the SMT mask as a list, walked on each
+    /// busy/idle transition).
+    pub(crate) smt_siblings: Vec<Box<[u32]>>,
     /// Machine noise streams ([`noise`]).
     pub(crate) noise: noise::Noise,
     pub(crate) programs: Vec<Program>,
@@ -585,7 +592,12 @@ impl Engine {
             .map(|(i, spec)| new_task(i, spec, &online, cfg.seed))
             .collect::<Vec<_>>();
         let cpus = (0..machine.nr_cpus())
-            .map(|cpu| new_cpu(cpu, &cfg, &cost))
+            .map(|cpu| {
+                let mut c = new_cpu(cpu, &cfg, &cost);
+                // Every CPU starts idle: only itself counts as busy.
+                c.smt_speed_base = smt_speed_base(&machine, &cost, cpu, 1);
+                c
+            })
             .collect();
         let queue = initial_queue(&plan, &cfg);
         let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
@@ -597,6 +609,9 @@ impl Engine {
             live_tasks: tasks.len(),
             tasks,
             cpus,
+            smt_siblings: (0..machine.nr_cpus())
+                .map(|cpu| machine.smt_mask(cpu).iter().map(|s| s as u32).collect())
+                .collect(),
             programs: plan.programs,
             sems: plan
                 .sems
@@ -1126,6 +1141,16 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
 }
 
 /// CPU `cpu` at the start of a run: idle, no tick, no timers.
+/// A task's speed on `cpu` in 1/1024 before memory effects, with `busy` busy SMT
+/// siblings (itself included): capacity × SMT contention × the machine's `speed_pct` ×
+/// the share left by non-task work.
+pub(crate) fn smt_speed_base(machine: &Machine, cost: &CostModel, cpu: usize, busy: usize) -> u64 {
+    machine.cpus[cpu].capacity as u64 * cost.smt_speed(busy) / 1024 * u64::from(cost.speed_pct)
+        / 100
+        * u64::from(100 - cost.nontask_pct_of(cpu))
+        / 100
+}
+
 fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
     CpuCore {
         cpu,
@@ -1143,6 +1168,7 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         busy_until_ns: 0,
         rq_lock_free_at_ns: 0,
         speed: 1024,
+        smt_speed_base: 0,
         ipi_pending: false,
         resched_ipi_pending: false,
         done_gen: 0,
