@@ -58,6 +58,9 @@ pub struct FakeLbEnv {
     next_id: u32,
     /// `(task, from, to)` of every detach, in order.
     pub detached: Vec<(TaskId, usize, usize)>,
+    /// Report every CPU as changed at each pass (`take_changed_cpus`), which lets the
+    /// balancer answer group statistics from its running sums. Off: it walks every CPU.
+    pub report_changes: bool,
 }
 
 impl FakeLbEnv {
@@ -82,6 +85,7 @@ impl FakeLbEnv {
             rng_state: 0x2545_f491_4f6c_dd1d,
             next_id: 0,
             detached: Vec::new(),
+            report_changes: false,
         }
     }
 
@@ -134,6 +138,13 @@ impl FakeLbEnv {
 }
 
 impl LbEnv for FakeLbEnv {
+    fn take_changed_cpus(&mut self, out: &mut CpuMask) -> bool {
+        if self.report_changes {
+            *out = out.or(&CpuMask::first_n(self.cpus.len()));
+        }
+        self.report_changes
+    }
+
     fn nr_running(&self, cpu: usize) -> u32 {
         self.queued(cpu).filter(|t| !t.delayed).count() as u32 + self.cpus[cpu].other_class_running
     }

@@ -296,8 +296,16 @@ impl LoadBalancer {
         let mut busiest = None;
         let (mut busiest_load, mut busiest_capacity) = (0u64, 1u64);
         let (mut busiest_util, mut busiest_nr) = (0u64, 0u32);
-        for i in g.span.and(&bal.cpus).iter() {
-            out.work.cpus += 1;
+        let cpus = g.span.and(&bal.cpus);
+        // Every CPU counts as visited; with fresh balance sums the visit skips the CPUs
+        // without CFS tasks, which the loop would skip first thing.
+        out.work.cpus += cpus.weight() as u64;
+        let visit = if self.sums.fresh {
+            cpus.and(self.sums.cfs_cpus())
+        } else {
+            cpus
+        };
+        for i in visit.iter() {
             // Both tests skip the CPU; the cheap one first, and no rq is classified above
             // `All` (the NUMA counts are read only when they can exclude it).
             let nr_running = env.h_nr_runnable(i);

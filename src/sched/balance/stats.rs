@@ -5,11 +5,11 @@
 //! Left out: `cpu_overutilized()` / `sg_overutilized` (only read by energy-aware
 //! scheduling, which is not modelled).
 
+use super::sums::CpuContrib;
 use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, SCHED_CAPACITY_SCALE,
     capacity_greater,
 };
-use super::sums::CpuContrib;
 use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::kconfig::features::Feature;
@@ -399,7 +399,7 @@ impl LoadBalancer {
     }
 
     /// The NUMA counts of `group` (non-idle CPUs of `span ∩ env->cpus`), as the walk adds
-    /// them.
+    /// them; only while the sums are fresh (their busy mask is current).
     fn sg_numa_counts<E: LbEnv + ?Sized>(
         &self,
         env: &E,
@@ -407,10 +407,8 @@ impl LoadBalancer {
         group: GroupId,
     ) -> (u32, u32) {
         let (mut numa, mut preferred) = (0, 0);
-        for i in self.domains.group(group).span.and(&bal.cpus).iter() {
-            if self.sums.contrib(i).idle {
-                continue;
-            }
+        let cpus = self.domains.group(group).span.and(&bal.cpus);
+        for i in cpus.and(self.sums.busy_cpus()).iter() {
             let (n, p) = env.numa_counts(i);
             numa += n;
             preferred += p;

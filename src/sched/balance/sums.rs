@@ -99,6 +99,10 @@ pub struct LbSums {
     pub pct_min: u32,
     /// CPUs to re-read at the next refresh (all of them at first).
     dirty: CpuMask,
+    /// CPUs with queued CFS tasks (`h_nr_runnable > 0`), as last read.
+    cfs: CpuMask,
+    /// CPUs not idle (`!idle`), as last read.
+    busy: CpuMask,
     /// The sums match the environment: set by a refresh at the start of a pass, cleared as
     /// soon as the pass may change runqueues.
     pub fresh: bool,
@@ -147,6 +151,8 @@ impl LbSums {
             cpu_sgc,
             pct_min,
             dirty: CpuMask::first_n(nr),
+            cfs: CpuMask::new(),
+            busy: CpuMask::first_n(nr),
             fresh: false,
         }
     }
@@ -170,10 +176,23 @@ impl LbSums {
         let Some(old) = self.contrib.get(cpu).copied() else {
             return;
         };
+        if c.h_nr_runnable > 0 {
+            self.cfs.set(cpu);
+        } else {
+            self.cfs.clear(cpu);
+        }
+        if c.idle {
+            self.busy.clear(cpu);
+        } else {
+            self.busy.set(cpu);
+        }
         if old == c {
             return;
         }
-        let (a, b) = (self.cpu_start[cpu] as usize, self.cpu_start[cpu + 1] as usize);
+        let (a, b) = (
+            self.cpu_start[cpu] as usize,
+            self.cpu_start[cpu + 1] as usize,
+        );
         for &s in &self.cpu_sgc[a..b] {
             let g = &mut self.groups[s as usize];
             g.sub(&old);
@@ -185,6 +204,16 @@ impl LbSums {
     /// The sums of the span of `sgc` id `sgc`.
     pub fn group(&self, sgc: usize) -> &GroupSums {
         &self.groups[sgc]
+    }
+
+    /// CPUs with queued CFS tasks (`h_nr_runnable > 0`), as last read.
+    pub fn cfs_cpus(&self) -> &CpuMask {
+        &self.cfs
+    }
+
+    /// CPUs that are not idle (`nr_running > 0 || !idle_cpu()`), as last read.
+    pub fn busy_cpus(&self) -> &CpuMask {
+        &self.busy
     }
 
     /// `cpu`'s contribution as last read.
@@ -223,7 +252,9 @@ mod tests {
         let nr = d.nr_cpus();
         let mut x = 12345u64;
         for step in 0..20_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let cpu = (x >> 33) as usize % nr;
             let nr_running = ((x >> 20) % 4) as u32;
             s.update(cpu, contrib((x >> 40) % 3000 + step % 7, nr_running));
@@ -237,6 +268,15 @@ mod tests {
                 want.add(s.contrib(cpu));
             }
             assert_eq!(*s.group(g.sgc), want, "group {:?}", g.span);
+        }
+        for cpu in 0..nr {
+            let c = s.contrib(cpu);
+            assert_eq!(
+                s.cfs_cpus().test(cpu),
+                c.h_nr_runnable > 0,
+                "cfs mask, CPU {cpu}"
+            );
+            assert_eq!(s.busy_cpus().test(cpu), !c.idle, "busy mask, CPU {cpu}");
         }
     }
 }
