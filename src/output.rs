@@ -228,6 +228,30 @@ impl AtomicFile {
         Ok(AtomicFile { file, pending })
     }
 
+    /// The directory the destination (and its temporary file) is in.
+    pub fn dir(&self) -> PathBuf {
+        match self.pending.dest.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        }
+    }
+
+    /// Write the contents with `write` (buffered), fsync, and rename into place; errors as
+    /// [`AtomicFile::write_commit`].
+    pub fn write_with(
+        self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> InputResult<()> {
+        let pending = self.pending;
+        let mut out = io::BufWriter::with_capacity(1 << 16, self.file);
+        let file = write(&mut out)
+            .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
+            .and_then(|f| f.sync_all().map(|()| f))
+            .map_err(|e| pending.error("cannot write", e))?;
+        drop(file);
+        pending.commit()
+    }
+
     /// Write `bytes`, fsync, and rename into place. On error nothing is left at the final
     /// path (a previous file there is kept) and the message names the option and the path.
     pub fn write_commit(mut self, bytes: &[u8]) -> InputResult<()> {
@@ -266,6 +290,132 @@ pub fn write_stdout(text: &str) -> InputResult<()> {
             format!("cannot write the report: {e}"),
         )),
     }
+}
+
+/// Write the text produced by `write` to stdout (buffered); errors as [`write_stdout`].
+pub fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> InputResult<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(InputError::new(
+            "stdout",
+            format!("cannot write the report: {e}"),
+        )),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Streamed JSON: serde_json's pretty layout (two-space indent), written piece by piece.
+
+/// Write `value` as `serde_json::to_string_pretty` lays it out when it sits `indent`
+/// spaces deep in a document: the same bytes as the whole document's pretty print
+/// (JSON strings hold no raw newline, so every line break is layout).
+pub fn write_pretty_at(
+    out: &mut dyn Write,
+    value: &impl serde::Serialize,
+    indent: usize,
+) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    let pad = " ".repeat(indent);
+    let mut lines = text.split('\n');
+    if let Some(first) = lines.next() {
+        out.write_all(first.as_bytes())?;
+    }
+    for line in lines {
+        out.write_all(b"\n")?;
+        out.write_all(pad.as_bytes())?;
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A JSON object or array written entry by entry in serde_json's pretty layout, its
+/// opening bracket `indent` spaces deep: `{}`/`[]` when empty, else one entry per line.
+pub struct PrettyContainer<'w> {
+    out: &'w mut dyn Write,
+    indent: usize,
+    close: &'static [u8],
+    empty: bool,
+}
+
+impl<'w> PrettyContainer<'w> {
+    /// Open an object (`{`).
+    pub fn object(out: &'w mut dyn Write, indent: usize) -> io::Result<Self> {
+        out.write_all(b"{")?;
+        Ok(PrettyContainer {
+            out,
+            indent,
+            close: b"}",
+            empty: true,
+        })
+    }
+
+    /// Open an array (`[`).
+    pub fn array(out: &'w mut dyn Write, indent: usize) -> io::Result<Self> {
+        out.write_all(b"[")?;
+        Ok(PrettyContainer {
+            out,
+            indent,
+            close: b"]",
+            empty: true,
+        })
+    }
+
+    /// Start the next entry (separator, line break, indentation); returns the writer and
+    /// the indentation the entry's own value sits at.
+    pub fn next_entry(&mut self) -> io::Result<(&mut dyn Write, usize)> {
+        let sep: &[u8] = if self.empty { b"\n" } else { b",\n" };
+        self.empty = false;
+        self.out.write_all(sep)?;
+        let inner = self.indent + 2;
+        self.out.write_all(" ".repeat(inner).as_bytes())?;
+        Ok((&mut *self.out, inner))
+    }
+
+    /// Start an object member: `"key": `.
+    pub fn key(&mut self, key: &str) -> io::Result<(&mut dyn Write, usize)> {
+        let (out, inner) = self.next_entry()?;
+        serde_json::to_writer(&mut *out, key).map_err(io::Error::other)?;
+        out.write_all(b": ")?;
+        Ok((out, inner))
+    }
+
+    /// A whole member `"key": value`.
+    pub fn member(&mut self, key: &str, value: &impl serde::Serialize) -> io::Result<()> {
+        let (out, inner) = self.key(key)?;
+        write_pretty_at(out, value, inner)
+    }
+
+    /// A whole array element.
+    pub fn element(&mut self, value: &impl serde::Serialize) -> io::Result<()> {
+        let (out, inner) = self.next_entry()?;
+        write_pretty_at(out, value, inner)
+    }
+
+    /// Close the container.
+    pub fn end(self) -> io::Result<()> {
+        if !self.empty {
+            self.out.write_all(b"\n")?;
+            self.out.write_all(" ".repeat(self.indent).as_bytes())?;
+        }
+        self.out.write_all(self.close)
+    }
+}
+
+/// An unnamed scratch file in `dir` (created, then unlinked at once: nothing is left
+/// behind, even after `kill -9`), for parts of a result assembled at the end.
+pub fn scratch_file(dir: &Path) -> io::Result<File> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!(".schedlab-scratch.{}.{n}", std::process::id()));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    Ok(file)
 }
 
 /// The absolute, symlink-free form of `p`, also when `p` does not exist yet (its directory
@@ -396,6 +546,51 @@ mod tests {
             &[("scenario", &input)],
         )
         .unwrap();
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    /// Containers written entry by entry give serde_json's own pretty bytes.
+    #[test]
+    fn streamed_pretty_json_equals_serde_json() {
+        let v = serde_json::json!({
+            "a": [1, {"b": "x\ny", "c": []}, {}],
+            "d": {"e": [[], [2.5, null]], "f": "z"},
+            "g": []
+        });
+        let mut buf: Vec<u8> = Vec::new();
+        let mut doc = PrettyContainer::object(&mut buf, 0).unwrap();
+        {
+            let (out, inner) = doc.key("a").unwrap();
+            let mut arr = PrettyContainer::array(out, inner).unwrap();
+            for e in v["a"].as_array().unwrap() {
+                arr.element(e).unwrap();
+            }
+            arr.end().unwrap();
+        }
+        doc.member("d", &v["d"]).unwrap();
+        {
+            let (out, inner) = doc.key("g").unwrap();
+            PrettyContainer::array(out, inner).unwrap().end().unwrap();
+        }
+        doc.end().unwrap();
+        assert_eq!(
+            String::from_utf8(buf).unwrap(),
+            serde_json::to_string_pretty(&v).unwrap()
+        );
+        let mut empty: Vec<u8> = Vec::new();
+        PrettyContainer::object(&mut empty, 4)
+            .unwrap()
+            .end()
+            .unwrap();
+        assert_eq!(empty, b"{}");
+    }
+
+    #[test]
+    fn scratch_files_leave_nothing_behind() {
+        let d = scratch("scratch");
+        let mut f = scratch_file(&d).unwrap();
+        f.write_all(b"abc").unwrap();
+        assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -211,7 +211,22 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         explain: args.explain.clone(),
         timeline: args.report.is_some(),
     };
-    let (runs, explanation) = experiment::run_all_in(&ctx, &scn, instruments)?;
+    // `--json`: each run's entry is written as it finishes (experiment::ResultsStream).
+    let mut stream = match (&args.json, &json_file) {
+        (None, _) => None,
+        (Some(_), Some(file)) => Some(experiment::ResultsStream::new(
+            "--json",
+            &file.dir(),
+            args.report.is_some(),
+        )?),
+        (Some(_), None) => Some(experiment::ResultsStream::new(
+            "--json",
+            &std::env::temp_dir(),
+            args.report.is_some(),
+        )?),
+    };
+    let (runs, explanation) =
+        experiment::run_all_streamed(&ctx, &scn, instruments, stream.as_mut())?;
     let stopped = if ctx.stopped() {
         Some(signals.reason().unwrap_or("SIGINT"))
     } else {
@@ -276,13 +291,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         let text = first.result.vmstat.unwrap_or_default().proc_text();
         file.write_commit(text.as_bytes())?;
     }
-    if args.json.is_some() {
-        let mut doc =
-            serde_json::to_string_pretty(&experiment::results_json_stopped(&scn, &runs, stopped))?;
-        doc.push('\n');
+    if let Some(stream) = stream {
+        let write = |out: &mut dyn std::io::Write| stream.finish(&scn, &runs, stopped, out);
         match json_file {
-            Some(file) => file.write_commit(doc.as_bytes())?,
-            None => output::write_stdout(&doc)?,
+            Some(file) => file.write_with(write)?,
+            None => output::write_stdout_with(write)?,
         }
     }
     Ok(stopped.map_or(0, signals::exit_code))

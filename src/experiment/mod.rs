@@ -618,23 +618,295 @@ pub fn run_all_in(
     scn: &Scenario,
     instruments: Instruments,
 ) -> InputResult<(Vec<RunOutput>, Option<String>)> {
+    run_all_streamed(ctx, scn, instruments, None)
+}
+
+/// [`run_all_in`], handing each completed run to `stream` (when given) in seed order as
+/// soon as it and its predecessors have finished; the runs returned are what `stream`
+/// gave back for them (see [`ResultsStream::push`]).
+pub fn run_all_streamed(
+    ctx: &RunContext,
+    scn: &Scenario,
+    instruments: Instruments,
+    stream: Option<&mut ResultsStream>,
+) -> InputResult<(Vec<RunOutput>, Option<String>)> {
     let seeds: Vec<u64> = (0..scn.run.runs.max(1) as u64)
         .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
         .collect();
+    let order = Mutex::new(InOrder::new(stream));
     if instruments.is_empty() {
-        return run_seeds_in(ctx, scn, &seeds, "runs").map(|runs| (runs, None));
+        with_progress(ctx, "runs", seeds.len(), || {
+            run_seeds_ordered(ctx, scn, &seeds, 0, &order)
+        });
+        return order
+            .into_inner()
+            .expect("run order lock")
+            .finish()
+            .map(|r| (r, None));
     }
-    with_progress(ctx, "runs", seeds.len(), || {
-        let (first, rest) = rayon::join(
-            || run_once_in(ctx, scn, seeds[0], instruments),
-            || run_seeds_quiet(ctx, scn, &seeds[1..]),
+    let explanation = with_progress(ctx, "runs", seeds.len(), || {
+        let (first, ()) = rayon::join(
+            || {
+                let r = run_once_in(ctx, scn, seeds[0], instruments);
+                let (r, explanation) = match r {
+                    Ok((r, e)) => (Ok(Some(r)), e),
+                    Err(e) => (Err(e), None),
+                };
+                order.lock().expect("run order lock").done(0, r);
+                explanation
+            },
+            || run_seeds_ordered(ctx, scn, &seeds[1..], 1, &order),
         );
-        let (first, explanation) = first?;
-        let mut runs = vec![first];
-        runs.extend(rest?);
-        runs.retain(|r| r.complete);
-        Ok((runs, explanation))
-    })
+        first
+    });
+    let runs = order.into_inner().expect("run order lock").finish()?;
+    Ok((runs, explanation))
+}
+
+/// Finished runs put back in seed order: a run that finishes before its predecessors
+/// waits here only until they have finished; then, in order, each completed run goes to
+/// the stream (or straight to the result list). Incomplete and skipped runs are dropped;
+/// the first error in seed order ends the list (later runs are dropped).
+struct InOrder<'s> {
+    next: usize,
+    pending: std::collections::BTreeMap<usize, InputResult<Option<RunOutput>>>,
+    runs: Vec<RunOutput>,
+    stream: Option<&'s mut ResultsStream>,
+    error: Option<InputError>,
+}
+
+impl<'s> InOrder<'s> {
+    fn new(stream: Option<&'s mut ResultsStream>) -> Self {
+        InOrder {
+            next: 0,
+            pending: Default::default(),
+            runs: Vec::new(),
+            stream,
+            error: None,
+        }
+    }
+
+    /// Run `index` finished (`Ok(None)`: skipped after a stop request).
+    fn done(&mut self, index: usize, run: InputResult<Option<RunOutput>>) {
+        self.pending.insert(index, run);
+        while let Some(run) = self.pending.remove(&self.next) {
+            self.next += 1;
+            if self.error.is_some() {
+                continue;
+            }
+            let run = match run {
+                Ok(Some(r)) if r.complete => r,
+                Ok(_) => continue,
+                Err(e) => {
+                    self.error = Some(e);
+                    continue;
+                }
+            };
+            let kept = match self.stream.as_deref_mut() {
+                Some(stream) => stream.push(run),
+                None => Ok(run),
+            };
+            match kept {
+                Ok(r) => self.runs.push(r),
+                Err(e) => self.error = Some(e),
+            }
+        }
+    }
+
+    fn finish(self) -> InputResult<Vec<RunOutput>> {
+        debug_assert!(self.pending.is_empty(), "runs left out of order");
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.runs),
+        }
+    }
+}
+
+/// Run `scn` once per seed in parallel; run `i` is `first_index + i` of `order`. Runs
+/// start in seed order (each worker takes the next seed), so at most one run per worker
+/// waits in `order` for a predecessor.
+fn run_seeds_ordered(
+    ctx: &RunContext,
+    scn: &Scenario,
+    seeds: &[u64],
+    first_index: usize,
+    order: &Mutex<InOrder>,
+) {
+    use rayon::prelude::*;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = rayon::current_num_threads().clamp(1, seeds.len().max(1));
+    (0..workers).into_par_iter().for_each(|_| {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&seed) = seeds.get(i) else { return };
+            let r = if ctx.stopped() {
+                Ok(None)
+            } else {
+                run_once_in(ctx, scn, seed, Instruments::default()).map(|(r, _)| Some(r))
+            };
+            order
+                .lock()
+                .expect("run order lock")
+                .done(first_index + i, r);
+        }
+    });
+}
+
+/// The `runs[]` entries of a results document, written (in serde_json's pretty layout,
+/// byte for byte what [`results_json_stopped`] gives) to an unnamed scratch file as each
+/// run finishes; [`ResultsStream::finish`] assembles the document around them. What stays
+/// in memory per run is what the text report, the summary and `--schedstat`/`--vmstat`
+/// need (see [`ResultsStream::push`]), so memory does not grow with the task count of
+/// the runs' JSON nor with `--runs`.
+pub struct ResultsStream {
+    option: &'static str,
+    runs: std::io::BufWriter<std::fs::File>,
+    count: usize,
+    /// The first run's resolved placement (the document's `scenario.workload.placement`).
+    placement: Option<Value>,
+    /// Keep every run whole (a `--report` is built from the whole document).
+    keep_whole: bool,
+}
+
+impl ResultsStream {
+    /// A stream whose scratch file lives in `dir`; errors name `option`.
+    pub fn new(option: &'static str, dir: &std::path::Path, keep_whole: bool) -> InputResult<Self> {
+        let file = crate::output::scratch_file(dir).map_err(|e| {
+            InputError::with_key(
+                option,
+                dir.display().to_string(),
+                format!("cannot write: {e}"),
+            )
+        })?;
+        Ok(ResultsStream {
+            option,
+            runs: std::io::BufWriter::with_capacity(1 << 16, file),
+            count: 0,
+            placement: None,
+            keep_whole,
+        })
+    }
+
+    fn io_error(&self, e: std::io::Error) -> InputError {
+        InputError::new(self.option, format!("cannot write the results: {e}"))
+    }
+
+    /// Write `run`'s `runs[]` entry; return the run with its per-task and per-CPU parts
+    /// dropped (unless kept whole) and, after the first run, its schedstat text.
+    pub fn push(&mut self, mut run: RunOutput) -> InputResult<RunOutput> {
+        if self.count == 0 {
+            self.placement = run.result.placement.clone();
+        }
+        let tasks = std::mem::take(&mut run.result.tasks);
+        let written = write_run_entry(&mut self.runs, self.count == 0, &run.result, &tasks);
+        written.map_err(|e| self.io_error(e))?;
+        self.count += 1;
+        if self.keep_whole {
+            run.result.tasks = tasks;
+            return Ok(run);
+        }
+        drop(tasks);
+        let metrics_bits = |r: &RunResult| -> Vec<(String, u64)> {
+            r.metrics()
+                .into_iter()
+                .map(|(k, v)| (k, v.to_bits()))
+                .collect()
+        };
+        let whole_metrics = cfg!(debug_assertions).then(|| metrics_bits(&run.result));
+        let r = &mut run.result;
+        r.cpus = Vec::new();
+        r.timeline = None;
+        // The summary reads `numa.moves` and `numa.ping_pong` (RunResult::metrics).
+        r.numa = r.numa.take().map(|n| {
+            let keep = ["moves", "ping_pong"];
+            match n {
+                Value::Object(m) => Value::Object(
+                    m.into_iter()
+                        .filter(|(k, _)| keep.contains(&k.as_str()))
+                        .collect(),
+                ),
+                other => other,
+            }
+        });
+        r.invariant_violations = Vec::new();
+        run.invariant_violations.truncate(10);
+        if self.count > 1 {
+            run.schedstat_text = None;
+        }
+        // What is dropped must not reach the summary.
+        if let Some(m) = whole_metrics {
+            debug_assert_eq!(m, metrics_bits(&run.result), "slimmed run lost metrics");
+        }
+        Ok(run)
+    }
+
+    /// Write the whole document (what `serde_json::to_string_pretty` gives for
+    /// [`results_json_stopped`], and a newline) to `out`: the keys around `runs` from
+    /// `runs` (the runs [`run_all_streamed`] returned), `runs` copied from the scratch file.
+    pub fn finish(
+        self,
+        scn: &Scenario,
+        runs: &[RunOutput],
+        stopped: Option<&str>,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let head = results_json_head(scn, self.placement.as_ref(), runs, stopped);
+        let mut scratch = self.runs.into_inner().map_err(|e| e.into_error())?;
+        let Value::Object(map) = head else {
+            unreachable!("the results document is an object")
+        };
+        let mut doc = crate::output::PrettyContainer::object(out, 0)?;
+        for (key, value) in &map {
+            if key != "runs" {
+                doc.member(key, value)?;
+                continue;
+            }
+            let (out, _) = doc.key("runs")?;
+            if self.count == 0 {
+                out.write_all(b"[]")?;
+                continue;
+            }
+            use std::io::Seek;
+            out.write_all(b"[\n")?;
+            scratch.seek(std::io::SeekFrom::Start(0))?;
+            std::io::copy(&mut scratch, out)?;
+            out.write_all(b"\n  ]")?;
+        }
+        doc.end()?;
+        out.write_all(b"\n")
+    }
+}
+
+/// One `runs[]` entry at its place in the document (4 spaces deep, after a `,` unless
+/// `first`): `result` with its `tasks` streamed one by one from `tasks`.
+fn write_run_entry(
+    out: &mut dyn std::io::Write,
+    first: bool,
+    result: &RunResult,
+    tasks: &[report::TaskResult],
+) -> std::io::Result<()> {
+    debug_assert!(result.tasks.is_empty());
+    if !first {
+        out.write_all(b",\n")?;
+    }
+    out.write_all(b"    ")?;
+    let Value::Object(map) = result.to_json() else {
+        unreachable!("a run result is an object")
+    };
+    let mut entry = crate::output::PrettyContainer::object(out, 4)?;
+    for (key, value) in &map {
+        if key != "tasks" {
+            entry.member(key, value)?;
+            continue;
+        }
+        let (out, inner) = entry.key("tasks")?;
+        let mut list = crate::output::PrettyContainer::array(out, inner)?;
+        for t in tasks {
+            list.element(&serde_json::to_value(t).map_err(std::io::Error::other)?)?;
+        }
+        list.end()?;
+    }
+    entry.end()
 }
 
 /// Run the scenario `scn.run.runs` times with seeds derived from `scn.run.seed`. Runs are
@@ -704,22 +976,9 @@ pub fn run_variants_in(
 }
 
 fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResult<Vec<RunOutput>> {
-    use rayon::prelude::*;
-    let out = seeds
-        .par_iter()
-        .map(|&seed| {
-            if ctx.stopped() {
-                return Ok(None);
-            }
-            run_once_in(ctx, scn, seed, Instruments::default()).map(|(r, _)| Some(r))
-        })
-        .collect::<Vec<_>>();
-    Ok(out
-        .into_iter()
-        .collect::<InputResult<Vec<_>>>()?
-        .into_iter()
-        .flatten()
-        .collect())
+    let order = Mutex::new(InOrder::new(None));
+    run_seeds_ordered(ctx, scn, seeds, 0, &order);
+    order.into_inner().expect("run order lock").finish()
 }
 
 /// Run `work` (`runs` runs of one scenario) with a progress bar on stderr (when
@@ -796,8 +1055,23 @@ pub fn results_json(scn: &Scenario, runs: &[RunOutput]) -> Value {
 /// `"complete": false` and `"stopped_reason": "SIGINT"` (or `SIGTERM`) when a signal stopped
 /// the runs and `runs` holds only those that finished.
 pub fn results_json_stopped(scn: &Scenario, runs: &[RunOutput], stopped: Option<&str>) -> Value {
+    let placement = runs.first().and_then(|r| r.result.placement.as_ref());
+    let mut doc = results_json_head(scn, placement, runs, stopped);
+    doc["runs"] = Value::Array(runs.iter().map(|r| r.result.to_json()).collect());
+    doc
+}
+
+/// The results document with an empty `runs` list: the scenario (with the first run's
+/// `placement`), the completion keys and the summary over `runs` (which need only their
+/// metrics).
+fn results_json_head(
+    scn: &Scenario,
+    placement: Option<&Value>,
+    runs: &[RunOutput],
+    stopped: Option<&str>,
+) -> Value {
     let mut scenario = serde_json::to_value(scn).expect("the scenario serializes");
-    if let Some(p) = runs.first().and_then(|r| r.result.placement.as_ref())
+    if let Some(p) = placement
         && !p.is_null()
     {
         scenario["workload"]["placement"] = p.clone();
@@ -806,7 +1080,7 @@ pub fn results_json_stopped(scn: &Scenario, runs: &[RunOutput], stopped: Option<
         "schedlab_version": SCHEDLAB_VERSION,
         "complete": stopped.is_none(),
         "scenario": scenario,
-        "runs": runs.iter().map(|r| r.result.to_json()).collect::<Vec<_>>(),
+        "runs": [],
         "summary": summarize(runs),
     });
     if let Some(reason) = stopped {
