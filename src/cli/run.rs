@@ -211,20 +211,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         explain: args.explain.clone(),
         timeline: args.report.is_some(),
     };
-    // `--json`: each run's entry is written as it finishes (experiment::ResultsStream).
-    let mut stream = match (&args.json, &json_file) {
-        (None, _) => None,
-        (Some(_), Some(file)) => Some(experiment::ResultsStream::new(
-            "--json",
-            &file.dir(),
-            args.report.is_some(),
-        )?),
-        (Some(_), None) => Some(experiment::ResultsStream::new(
-            "--json",
-            &std::env::temp_dir(),
-            args.report.is_some(),
-        )?),
-    };
+    let mut stream = results_stream(args, json_file.as_ref())?;
     let (runs, explanation) =
         experiment::run_all_streamed(&ctx, &scn, instruments, stream.as_mut())?;
     let stopped = if ctx.stopped() {
@@ -299,6 +286,20 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(stopped.map_or(0, signals::exit_code))
+}
+
+/// `--json`: the stream each run's entry is written to as it finishes (its scratch file next
+/// to the destination, or in the temporary directory for stdout); runs are kept whole for
+/// a `--report`.
+fn results_stream(
+    args: &RunArgs,
+    json_file: Option<&output::AtomicFile>,
+) -> Result<Option<experiment::ResultsStream>, InputError> {
+    if args.json.is_none() {
+        return Ok(None);
+    }
+    let dir = json_file.map_or_else(std::env::temp_dir, |f| f.dir());
+    experiment::ResultsStream::new("--json", &dir, args.report.is_some()).map(Some)
 }
 
 /// Write streamed report text now: to stdout, or to stderr when stdout carries the JSON.

@@ -62,12 +62,14 @@ fn opt(n: u32) -> Option<usize> {
 }
 
 /// The earlier of two vruntimes (wrapping order).
+#[inline]
 fn min_vr(a: u64, b: u64) -> u64 {
     if vruntime_before(b, a) { b } else { a }
 }
 
 /// Recompute `n`'s subtree aggregates from its own values and its children's
 /// (`min_vruntime_update`); whether they changed.
+#[inline]
 fn update_aug(ents: &mut [SchedEntity], n: usize) -> bool {
     let (l, r) = (ents[n].node.left, ents[n].node.right);
     let mut mv = ents[n].vruntime;
@@ -98,6 +100,7 @@ fn propagate(ents: &mut [SchedEntity], mut n: u32) {
 
 impl CfsRq {
     /// The tree key order: deadline (EEVDF) or vruntime (CFS), then insertion order.
+    #[inline]
     pub(super) fn tree_before(&self, ents: &[SchedEntity], a: usize, b: usize) -> bool {
         let (ka, kb) = match self.mode {
             FairMode::Eevdf => (ents[a].deadline, ents[b].deadline),
