@@ -14,6 +14,7 @@ use schedlab::kconfig::features::Features;
 use schedlab::kconfig::sysctl::Sysctls;
 use schedlab::policy::{IdleType, MigrationReason};
 #[path = "support/fake_lb_env.rs"]
+#[allow(dead_code)] // shared support module: not every helper is used here
 mod fake_lb_env;
 use fake_lb_env::FakeLbEnv;
 use schedlab::sched::balance::{LbOutput, LoadBalancer};
@@ -25,7 +26,7 @@ const MS: u64 = 1_000_000;
 struct Lcg(u64);
 
 impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
+    fn below(&mut self, n: u64) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6_364_136_223_846_793_005)
@@ -48,34 +49,34 @@ fn random_env(dom: &SchedDomains, rng: &mut Lcg) -> FakeLbEnv {
     let nr = dom.nr_cpus();
     let mut env = FakeLbEnv::new(nr);
     for cpu in dom.span.iter() {
-        let n = [0, 0, 1, 1, 2, 3][rng.next(6) as usize];
+        let n = [0, 0, 1, 1, 2, 3][rng.below(6) as usize];
         for _ in 0..n {
-            let p = env.add_task(cpu, 50 + rng.next(1500));
+            let p = env.add_task(cpu, 50 + rng.below(1500));
             let t = env.task_mut(p);
-            t.util = t.load.min(1024) / (1 + rng.next(3));
-            t.exec_start_ns = rng.next(10) * MS;
-            if rng.next(8) == 0 {
+            t.util = t.load.min(1024) / (1 + rng.below(3));
+            t.exec_start_ns = rng.below(10) * MS;
+            if rng.below(8) == 0 {
                 t.allowed = CpuMask::single(cpu);
             }
-            if rng.next(12) == 0 {
+            if rng.below(12) == 0 {
                 t.delayed = true;
             }
         }
-        if n > 0 && rng.next(4) != 0 {
+        if n > 0 && rng.below(4) != 0 {
             let last = *env.cpus[cpu].tasks.last().expect("task");
             env.set_running(last);
         }
         let c = &mut env.cpus[cpu];
-        if rng.next(10) == 0 {
-            c.capacity = c.arch_capacity * (60 + rng.next(40)) / 100;
+        if rng.below(10) == 0 {
+            c.capacity = c.arch_capacity * (60 + rng.below(40)) / 100;
         }
-        if rng.next(20) == 0 {
+        if rng.below(20) == 0 {
             c.other_class_running = 1;
         }
-        if n == 0 && rng.next(10) == 0 {
+        if n == 0 && rng.below(10) == 0 {
             c.ttwu_pending = true;
         }
-        c.misfit_task_load = if n == 1 && rng.next(5) == 0 { 700 } else { 0 };
+        c.misfit_task_load = if n == 1 && rng.below(5) == 0 { 700 } else { 0 };
     }
     env
 }
@@ -98,7 +99,7 @@ fn same_decisions(preset: &str, offline: Option<&str>, seed: u64) {
     sum_env.report_changes = true;
     let online: Vec<usize> = dom.span.iter().collect();
     for round in 0..12 {
-        let cpu = online[rng.next(online.len() as u64) as usize];
+        let cpu = online[rng.below(online.len() as u64) as usize];
         let idle = [IdleType::Idle, IdleType::NotIdle, IdleType::NewlyIdle][round % 3];
         for &sd in dom.cpu_domains(cpu) {
             let (mut wo, mut so) = (LbOutput::default(), LbOutput::default());

@@ -92,7 +92,7 @@ impl LoadBalancer {
                 *continue_balancing = false;
                 break 'redo Exit::Balanced;
             }
-            self.refresh_lb_sums(env);
+            self.refresh_lb_sums(env, sd);
             let src = self.sched_balance_find_src_group(&*env, &mut bal, out);
             let Some(group) = src.busiest else {
                 self.sums.fresh = false;

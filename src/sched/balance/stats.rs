@@ -416,18 +416,24 @@ impl LoadBalancer {
         (numa, preferred)
     }
 
-    /// Re-read the CPUs the environment reports as changed into the running sums
-    /// ([`super::sums`]); they then answer the pass's group statistics until it moves a
-    /// task. Without change tracking in the environment the sums stay unused.
-    pub fn refresh_lb_sums<E: LbEnv + ?Sized>(&mut self, env: &mut E) {
+    /// Re-read the CPUs the environment reports as changed, within the groups of domain
+    /// `sd`, into the running sums ([`super::sums`]); they then answer the pass's group
+    /// statistics until it moves a task. Without change tracking in the environment the
+    /// sums stay unused.
+    pub fn refresh_lb_sums<E: LbEnv + ?Sized>(&mut self, env: &mut E, sd: DomainId) {
         self.sums.fresh = false;
         let mut changed = CpuMask::new();
         if !self.sums.enabled() || !env.take_changed_cpus(&mut changed) {
             return;
         }
         self.sums.mark(&changed);
+        let d = self.domains.domain(sd);
+        let mut within = d.span;
+        for &g in &d.groups {
+            within = within.or(&self.domains.group(g).span);
+        }
         let pct_min = u64::from(self.sums.pct_min);
-        for cpu in self.sums.take_dirty().iter() {
+        for cpu in self.sums.take_dirty_in(&within).iter() {
             let (load, util, runnable, h_nr_runnable, nr_running) = env.sg_cpu_stats(cpu);
             let idle = nr_running == 0 && env.idle_cpu(cpu);
             let single_reduced = !idle

@@ -7,7 +7,9 @@
 //! task sits on a capacity-reduced CPU) is kept as last read; each `sched_group_capacity`
 //! (one per distinct group span) keeps the sum over its CPUs. The environment reports which
 //! CPUs may have changed since the last pass ([`super::LbEnv::take_changed_cpus`]); the
-//! refresh re-reads only those and applies the difference to their groups. The sums are
+//! refresh at the start of a pass re-reads those of them inside the groups of the domain
+//! being balanced (the others stay marked) and applies the difference to their groups, so
+//! every group the pass reads is current. The sums are
 //! integers, so they equal the per-CPU walk exactly: `find_busiest_group()` decides as
 //! before. Under `debug_assertions` every group answered from the sums is re-walked and
 //! compared.
@@ -166,9 +168,12 @@ impl LbSums {
         self.dirty = self.dirty.or(changed);
     }
 
-    /// The CPUs to re-read, leaving the set empty.
-    pub fn take_dirty(&mut self) -> CpuMask {
-        std::mem::replace(&mut self.dirty, CpuMask::new())
+    /// The CPUs of `within` to re-read, removed from the set (the others stay marked until
+    /// a pass reads their groups).
+    pub fn take_dirty_in(&mut self, within: &CpuMask) -> CpuMask {
+        let todo = self.dirty.and(within);
+        self.dirty = self.dirty.andnot(within);
+        todo
     }
 
     /// Replace `cpu`'s contribution by `c` in every group holding it.
