@@ -221,10 +221,19 @@ mod tests {
         assert_eq!(c.iter().map(|p| p[1]).sum::<u64>(), h.len());
         assert!(c.windows(2).all(|w| w[0][0] < w[1][0]), "value order");
         assert!(c[0][0] <= full[0][0] && c[0][0] * 2 > full[0][0]);
-        // The coarsest form: at most one pair per power of two.
+        // A bound below the minimum still allows COMPACT_BUCKETS_MIN pairs, coarser ones.
         let coarse = h.compact(1);
-        assert!(coarse.len() <= COMPACT_BUCKETS_MIN);
-        assert!(coarse.iter().all(|p| p[0].is_power_of_two()));
+        assert!(coarse.len() <= COMPACT_BUCKETS_MIN && coarse.len() < c.len());
+        assert!(coarse.windows(2).all(|w| w[0][0] < w[1][0]), "value order");
+        // The coarsest form: one pair per power of two, at the power.
+        let mut wide = Histogram::new();
+        for p in 7..64 {
+            wide.record(1u64 << p);
+            wide.record((1u64 << p) + (1u64 << (p - 1)));
+        }
+        let coarsest = wide.compact(1);
+        assert_eq!(coarsest.len(), 57);
+        assert!(coarsest.iter().all(|p| p[0].is_power_of_two() && p[1] == 2));
         assert_eq!(coarse.iter().map(|p| p[1]).sum::<u64>(), h.len());
         assert!(Histogram::new().compact(8).is_empty());
     }
