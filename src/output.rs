@@ -243,10 +243,18 @@ impl AtomicFile {
         write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
     ) -> InputResult<()> {
         let pending = self.pending;
+        let in_place = pending.in_place();
         let mut out = io::BufWriter::with_capacity(1 << 16, self.file);
         let file = write(&mut out)
             .and_then(|()| out.into_inner().map_err(|e| e.into_error()))
-            .and_then(|f| f.sync_all().map(|()| f))
+            // A device or FIFO written in place is not fsynced (`/dev/null` refuses it).
+            .and_then(|f| {
+                if in_place {
+                    Ok(f)
+                } else {
+                    f.sync_all().map(|()| f)
+                }
+            })
             .map_err(|e| pending.error("cannot write", e))?;
         drop(file);
         pending.commit()
