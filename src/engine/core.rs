@@ -1096,6 +1096,7 @@ impl Engine {
             t.stats.wait_sum_ns += now - t.runnable_since_ns;
             t.stats.wait_count += 1;
             self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
+            self.schedule_delay.record(now - t.runnable_since_ns);
             self.cpus[cpu].stats.pcount += 1;
             if let Some(woken) = t.woken_at_ns.take() {
                 // Runnable → running: until the task's own code runs again, i.e. after the
@@ -2098,6 +2099,7 @@ impl Engine {
         self.stats_start_ns = now;
         self.counters = Default::default();
         self.wakeup_latency = Default::default();
+        self.schedule_delay = Default::default();
         for h in &mut self.metrics {
             *h = Default::default();
         }

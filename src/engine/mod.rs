@@ -469,6 +469,9 @@ pub struct Engine {
     pub(crate) act: Actions,
     pub(crate) counters: RunCounters,
     pub(crate) wakeup_latency: Histogram,
+    /// Each run-queue wait, runnable to running (the distribution of schedstat's
+    /// `run_delay` / `pcount`: one sample per switch-in).
+    pub(crate) schedule_delay: Histogram,
     pub(crate) metrics: Vec<Histogram>,
     pub(crate) metric_names: Vec<String>,
     pub(crate) ops_done: u64,
@@ -630,6 +633,7 @@ impl Engine {
             act: Actions::default(),
             counters: RunCounters::default(),
             wakeup_latency: Histogram::new(),
+            schedule_delay: Histogram::new(),
             metrics,
             metric_names: plan.metrics,
             ops_done: 0,
@@ -839,6 +843,11 @@ impl Engine {
 
     pub fn wakeup_latency(&self) -> &Histogram {
         &self.wakeup_latency
+    }
+
+    /// Each run-queue wait since the statistics started (one sample per switch-in).
+    pub fn schedule_delay(&self) -> &Histogram {
+        &self.schedule_delay
     }
 
     /// Latency histograms of the workload's metrics, with their names.

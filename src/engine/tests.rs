@@ -125,6 +125,12 @@ fn ping_pong_wakes_each_other() {
     let wakeups = e.counters().wakeups;
     assert!((1999..=2000).contains(&wakeups), "{wakeups}");
     assert_eq!(e.wakeup_latency().len(), wakeups);
+    // One schedule-delay sample per switch-in, adding up to schedstat's run_delay.
+    let pcount: u64 = e.cpus().iter().map(|c| c.stats.pcount).sum();
+    let run_delay_ns: u64 = e.cpus().iter().map(|c| c.stats.run_delay_ns).sum();
+    assert_eq!(e.schedule_delay().len(), pcount);
+    assert_eq!(e.schedule_delay().sum(), u128::from(run_delay_ns));
+    assert!(pcount >= wakeups);
     // Each wakeup of a task on an idle CPU costs at least the IPI latency or is polled.
     let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
     let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();

@@ -396,6 +396,14 @@ fn latencies(engine: &Engine) -> Latencies {
         "wakeup".to_string(),
         report::latency_hist(engine.wakeup_latency()),
     );
+    us.insert(
+        "schedule_delay".to_string(),
+        report::latency_us(engine.schedule_delay()),
+    );
+    hist.insert(
+        "schedule_delay".to_string(),
+        report::latency_hist(engine.schedule_delay()),
+    );
     for (name, h) in engine.metrics() {
         us.insert(name.to_string(), report::latency_us(h));
         hist.insert(name.to_string(), report::latency_hist(h));
