@@ -44,6 +44,21 @@ fn svg(
     }
 }
 
+/// The series legend every chart uses: framed, on a translucent white box, at `position`.
+fn draw_legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'b>, CT>,
+    position: SeriesLabelPosition,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font((FONT, 11))
+        .draw()?;
+    Ok(())
+}
+
 /// CPUs in drawing order (top to bottom) with the rows where an LLC (or a package) begins.
 #[derive(Debug, Clone, Default)]
 pub struct RowLayout {
@@ -226,13 +241,7 @@ pub fn task_timeline(tl: &Timeline, rows: &RowLayout, reasons: &[String]) -> Str
                 .label(reason.as_str())
                 .legend(move |(x, y)| TriangleMarker::new((x + 6, y), 5, color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -294,13 +303,7 @@ pub fn percentiles(metric: &str, lines: &[(String, [f64; 5])]) -> String {
                 });
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }
@@ -347,13 +350,7 @@ pub fn lines_over_time(
                     PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -414,13 +411,7 @@ pub fn hbars(
                 });
         }
         if bars.len() > 1 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font((FONT, 11))
-                .draw()?;
+            draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         }
         Ok(())
     })
@@ -528,13 +519,7 @@ pub fn deltas_on(
                 .label(name.as_str())
                 .legend(move |(x, y)| Circle::new((x + 6, y), 4, color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
@@ -621,13 +606,7 @@ pub fn category_lines(
                 .label(name.as_str())
                 .legend(move |(x, y)| Circle::new((x + 6, y), 4, color.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -691,13 +670,7 @@ pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
                     PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
@@ -743,13 +716,7 @@ pub fn lines_at(
                     PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
                 });
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .label_font((FONT, 11))
-            .draw()?;
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
