@@ -511,7 +511,7 @@ fn perfetto_trace_gives_the_same_time_series_as_the_run() {
         return;
     };
     let png = d.join("b.png");
-    let (dom, log) = open_in_chromium(&browser, &from_trace, &png);
+    let (dom, log) = open_in_chromium(&browser, from_trace, &png);
     check_page(&dom, &log, &RUN_SECTIONS, &RUN_SECTIONS);
     let secs = sections(&dom);
     let tl = &secs.iter().find(|s| s.0 == "timeline").unwrap().2;

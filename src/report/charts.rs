@@ -209,8 +209,8 @@ impl Grid {
         c * self.k..((c + 1) * self.k).min(tl.buckets())
     }
 
-    /// Each run of neighbouring columns with one `key`: `emit(first, end, key, y)` with the
-    /// run's columns `first..end` and the row's bottom `y`.
+    /// Each run of neighbouring columns of row `row` with one `key`: `emit(x0, x1, key, y)`
+    /// with the run's time span in ms (`x1` clipped to the axis end) and the row's bottom `y`.
     fn runs<T: PartialEq>(
         &self,
         row: usize,
