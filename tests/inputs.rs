@@ -3,14 +3,18 @@
 //! is allocated. Every case asserts the exact behaviour: exit code 2 and a message naming the
 //! origin and the key, or a run that really changed.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// `schedlab ARGS` in the repository.
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+    c.args(args).current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
 fn schedlab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_schedlab"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("schedlab runs")
+    command(args).output().expect("schedlab runs")
 }
 
 /// stdout of a successful run.
@@ -34,12 +38,46 @@ fn bad(args: &[&str]) -> String {
     err
 }
 
-fn tmp(name: &str, text: &str) -> std::path::PathBuf {
+/// This test run's scratch directory (made on first use).
+fn tmp_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("schedlab-inputs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
+    dir
+}
+
+fn tmp(name: &str, text: &str) -> PathBuf {
+    let p = tmp_dir().join(name);
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// The one error line of `run scenarios/SCENARIO.toml --set SET` (exit code 2).
+fn bad_set(scenario: &str, set: &str) -> String {
+    bad(&["run", &format!("scenarios/{scenario}.toml"), "--set", set])
+}
+
+/// The one error line of `run FILE` (exit code 2).
+fn bad_run(f: &Path) -> String {
+    bad(&["run", f.to_str().unwrap()])
+}
+
+/// An rt-app scenario on skl-2s: `NAME.json` holding `json`, and `NAME.toml` running it.
+fn rtapp_scenario(name: &str, json: &str) -> PathBuf {
+    let json = tmp(&format!("{name}.json"), json);
+    tmp(
+        &format!("{name}.toml"),
+        &format!(
+            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
+            json.display()
+        ),
+    )
+}
+
+/// `run scenarios/spin.toml` for 10 ms, then `extra`.
+fn short_spin<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "scenarios/spin.toml", "--set", "run.duration_s=0.01"];
+    args.extend(extra);
+    args
 }
 
 #[test]
@@ -115,12 +153,7 @@ fn compare_variant_on_a_command_key_really_differs() {
 
 #[test]
 fn unknown_workload_key_is_an_error_with_a_suggestion() {
-    let e = bad(&[
-        "run",
-        "scenarios/hackbench.toml",
-        "--set",
-        "workload.mem_intensity_pc=0",
-    ]);
+    let e = bad_set("hackbench", "workload.mem_intensity_pc=0");
     assert!(
         e.starts_with(
             "schedlab: error: --set: workload.mem_intensity_pc: unknown key (did you mean \
@@ -128,23 +161,13 @@ fn unknown_workload_key_is_an_error_with_a_suggestion() {
         ),
         "{e}"
     );
-    let e = bad(&[
-        "run",
-        "scenarios/schbench.toml",
-        "--set",
-        "workload.thread=4",
-    ]);
+    let e = bad_set("schbench", "workload.thread=4");
     assert!(e.contains("--set: workload.thread: unknown key"), "{e}");
 }
 
 #[test]
 fn key_errors_name_the_key_not_the_flag() {
-    let e = bad(&[
-        "run",
-        "scenarios/schbench.toml",
-        "--set",
-        "workload.message_threads=0",
-    ]);
+    let e = bad_set("schbench", "workload.message_threads=0");
     assert!(
         e.starts_with("schedlab: error: --set: workload.message_threads: "),
         "{e}"
@@ -153,7 +176,7 @@ fn key_errors_name_the_key_not_the_flag() {
         "m0.toml",
         "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"schbench\"\nmessage_threads = 0\n",
     );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(e.contains("m0.toml: workload.message_threads: "), "{e}");
 }
 
@@ -168,18 +191,13 @@ fn one_wording_for_type_errors() {
         ("run.runs=true", "run.runs", "got boolean true"),
         ("workload.ipc=3", "workload.ipc", "got integer 3"),
     ] {
-        let e = bad(&["run", "scenarios/hackbench.toml", "--set", set]);
+        let e = bad_set("hackbench", set);
         assert!(
             e.contains(&format!("--set: {key}: {got}; accepted: ")),
             "{set}: {e}"
         );
     }
-    let e = bad(&[
-        "run",
-        "scenarios/hackbench.toml",
-        "--set",
-        "workload.mode=fork",
-    ]);
+    let e = bad_set("hackbench", "workload.mode=fork");
     assert!(
         e.contains("workload.mode: unknown value 'fork'; accepted: process, thread"),
         "{e}"
@@ -192,7 +210,7 @@ fn command_and_keys_in_the_same_place_conflict() {
         "both.toml",
         "[machine]\npreset = \"skl-2s\"\n[workload]\ncommand = \"hackbench -g 2\"\ngroups = 4\n",
     );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(
         e.contains("both.toml: workload.groups: cannot be combined with workload.command"),
         "{e}"
@@ -201,7 +219,7 @@ fn command_and_keys_in_the_same_place_conflict() {
         "kind.toml",
         "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"schbench\"\ncommand = \"hackbench -g 2\"\n",
     );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(
         e.contains("kind.toml: workload.kind: cannot be combined with workload.command"),
         "{e}"
@@ -210,7 +228,7 @@ fn command_and_keys_in_the_same_place_conflict() {
 
 #[test]
 fn warmup_must_leave_time_to_measure() {
-    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.warmup_s=3"]);
+    let e = bad_set("spin", "run.warmup_s=3");
     assert!(
         e.contains("--set: run.warmup_s: warm-up of 3 s leaves nothing to measure"),
         "{e}"
@@ -239,22 +257,12 @@ fn task_limit_is_checked_before_allocating() {
     ]);
     assert!(e.contains("schbench would create 1000011 tasks"), "{e}");
     // The budget can be raised, and lowered.
-    let e = bad(&[
-        "run",
-        "scenarios/hackbench.toml",
-        "--set",
-        "run.max_tasks=100",
-    ]);
+    let e = bad_set("hackbench", "run.max_tasks=100");
     assert!(
         e.contains("hackbench would create 401 tasks, above run.max_tasks = 100"),
         "{e}"
     );
-    let e = bad(&[
-        "run",
-        "scenarios/hackbench.toml",
-        "--set",
-        "run.max_tasks=0",
-    ]);
+    let e = bad_set("hackbench", "run.max_tasks=0");
     assert!(
         e.contains("run.max_tasks: got integer 0; accepted: an integer from 1 to"),
         "{e}"
@@ -263,7 +271,7 @@ fn task_limit_is_checked_before_allocating() {
 
 #[test]
 fn duration_limits() {
-    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.duration_s=1e12"]);
+    let e = bad_set("spin", "run.duration_s=1e12");
     assert!(
         e.contains(
             "--set: run.duration_s: 1000000000000 s is above the limit run.max_duration_s = 86400 s"
@@ -301,13 +309,13 @@ fn oversized_inputs_are_refused() {
         "zero.toml",
         "[machine]\nhwloc = \"/dev/zero\"\n[workload]\nkind = \"spin\"\n",
     );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(e.contains("larger than the input limit of 16 MiB"), "{e}");
     let f = tmp(
         "rt.toml",
         "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"/dev/zero\"\n",
     );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(e.contains("larger than the input limit of 16 MiB"), "{e}");
 }
 
@@ -318,21 +326,14 @@ fn sized_counts_have_limits() {
         e.contains("bad client count '1000000' (accepted: 1 to 100000)"),
         "{e}"
     );
-    let json = tmp(
-        "many.json",
+    let f = rtapp_scenario(
+        "many",
         r#"{"tasks": {"t": {"instance": 1000000, "loop": 1, "run": 10}}}"#,
     );
-    let f = tmp(
-        "many.toml",
-        &format!(
-            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
-            json.display()
-        ),
-    );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(e.contains("tasks.t.instance"), "{e}");
     assert!(e.contains("above the limit of 100000"), "{e}");
-    let e = bad(&["run", "scenarios/spin.toml", "--set", "run.runs=100001"]);
+    let e = bad_set("spin", "run.runs=100001");
     assert!(
         e.contains("--set: run.runs: got integer 100001; accepted: an integer from 1 to 100000"),
         "{e}"
@@ -407,12 +408,7 @@ fn program_errors_name_the_program_once_and_bench_names_its_flag() {
 #[test]
 fn long_names_are_clipped_in_messages() {
     let long = "x".repeat(100_000);
-    let e = bad(&[
-        "run",
-        "scenarios/hackbench.toml",
-        "--set",
-        &format!("kernel.profile={long}"),
-    ]);
+    let e = bad_set("hackbench", &format!("kernel.profile={long}"));
     assert!(e.len() < 2_000, "{} bytes", e.len());
 }
 
@@ -432,28 +428,14 @@ fn variant_without_a_colon_is_an_error() {
 
 #[test]
 fn machine_flag_over_a_scenario_machine_warns() {
-    let out = schedlab(&[
-        "run",
-        "scenarios/spin.toml",
-        "-m",
-        "skl-2s",
-        "--set",
-        "run.duration_s=0.01",
-    ]);
+    let out = schedlab(&short_spin(&["-m", "skl-2s"]));
     assert!(out.status.success());
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         err.lines().next(),
         Some("schedlab: warning: -m skl-2s replaces the scenario's machine.preset = \"hybrid-10\"")
     );
-    let out = ok(&[
-        "run",
-        "scenarios/spin.toml",
-        "-m",
-        "skl-2s",
-        "--set",
-        "run.duration_s=0.01",
-    ]);
+    let out = ok(&short_spin(&["-m", "skl-2s"]));
     // The run used skl-2s: 80 CPUs, 12 hogs all running at once.
     assert!(out.contains("spin: 12 tasks"), "{out}");
 }
@@ -472,18 +454,11 @@ fn schbench_own_json_flag_is_refused() {
 }
 
 fn rtapp_err(task: &str) -> String {
-    let json = tmp(
-        &format!("t{}.json", task.len()),
+    let f = rtapp_scenario(
+        &format!("t{}", task.len()),
         &format!(r#"{{"global": {{"duration": 1}}, "tasks": {{"t": {task}}}}}"#),
     );
-    let f = tmp(
-        &format!("t{}.toml", task.len()),
-        &format!(
-            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
-            json.display()
-        ),
-    );
-    bad(&["run", f.to_str().unwrap()])
+    bad_run(&f)
 }
 
 #[test]
@@ -496,7 +471,7 @@ fn rtapp_semantic_checks() {
     let e = rtapp_err(r#"{"policy": "SCHED_FIFO", "priority": 500, "run": 10}"#);
     assert!(
         e.contains(
-            "tasks.t.priority: 500 is out of range for Fifo; accepted: an RT priority from 1 to 99"
+            "tasks.t.priority: 500 is out of range for SCHED_FIFO; accepted: an RT priority from 1 to 99"
         ),
         "{e}"
     );
@@ -582,7 +557,7 @@ fn control_characters_in_echoed_names_are_escaped() {
         "kernel.features.TTWU\nQUEUE=true",
         "workload.gr\noups=4",
     ] {
-        let e = bad(&["run", "scenarios/hackbench.toml", "--set", set]);
+        let e = bad_set("hackbench", set);
         assert_eq!(e.trim_end().lines().count(), 1, "{set:?}: {e}");
         assert!(e.contains("\\n"), "{set:?}: {e}");
     }
@@ -593,17 +568,10 @@ fn control_characters_in_echoed_names_are_escaped() {
 #[test]
 fn rtapp_ignored_keys_are_warned_about() {
     let run = |name: &str, global: &str| {
-        let json = tmp(
-            &format!("{name}.json"),
+        let f = rtapp_scenario(
+            name,
             &format!(
                 r#"{{"global": {{"duration": 1{global}}}, "tasks": {{"t": {{"run": 1000}}}}}}"#
-            ),
-        );
-        let f = tmp(
-            &format!("{name}.toml"),
-            &format!(
-                "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
-                json.display()
             ),
         );
         let out = schedlab(&["run", f.to_str().unwrap()]);
@@ -691,6 +659,13 @@ fn a_full_stdout_is_an_error_for_every_command() {
     if !std::path::Path::new("/dev/full").exists() {
         return;
     }
+    let grid = tmp(
+        "full-grid.toml",
+        "[base]\nmachine = \"hybrid-10\"\ncommand = \"hackbench -g 1 -l 30\"\n[axes]\nseeds = 2\n",
+    );
+    let sweep_dir = tmp_dir().join("full-sweep");
+    let _ = std::fs::remove_dir_all(&sweep_dir);
+    let (grid, sweep_dir) = (grid.to_str().unwrap(), sweep_dir.to_str().unwrap());
     for args in [
         &["list", "machines"][..],
         &["list", "features"],
@@ -698,17 +673,15 @@ fn a_full_stdout_is_an_error_for_every_command() {
         &["--help"],
         &["run", "--help"],
         &["--version"],
+        // `sweep plan` writes its manifest, then fails on its summary line; `status` reads it.
+        &["sweep", "plan", grid, "-o", sweep_dir, "--no-calibrate"],
+        &["sweep", "status", sweep_dir],
     ] {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
-            .args(args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stdout(full)
-            .output()
-            .unwrap();
+        let out = command(args).stdout(full).output().unwrap();
         let err = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
@@ -726,36 +699,21 @@ fn a_full_stdout_is_an_error_for_every_command() {
 /// /dev/full is the usual one-line error; /dev/null discards the results.
 #[test]
 fn a_device_output_is_written_in_place_never_replaced() {
-    let dir = tmp("dev-dummy", "").parent().unwrap().to_path_buf();
+    let dir = tmp_dir();
     let full = dir.join("full.json");
     let null = dir.join("null.json");
     for (link, dev) in [(&full, "/dev/full"), (&null, "/dev/null")] {
         let _ = std::fs::remove_file(link);
         std::os::unix::fs::symlink(dev, link).unwrap();
     }
-    let e = bad(&[
-        "run",
-        "scenarios/spin.toml",
-        "--set",
-        "run.duration_s=0.01",
-        "--json",
-        full.to_str().unwrap(),
-    ]);
+    let e = bad(&short_spin(&["--json", full.to_str().unwrap()]));
     assert!(
         e.contains("--json") && e.contains("cannot write: No space left on device"),
         "{e}"
     );
-    ok(&[
-        "run",
-        "scenarios/spin.toml",
-        "--set",
-        "run.duration_s=0.01",
-        "--json",
-        null.to_str().unwrap(),
-        "--schedstat",
-        null.to_str().unwrap(),
-    ]);
-    for link in [&full, &null] {
+    let null = null.to_str().unwrap();
+    ok(&short_spin(&["--json", null, "--schedstat", null]));
+    for link in [full.as_path(), Path::new(null)] {
         let m = std::fs::symlink_metadata(link).unwrap();
         assert!(m.file_type().is_symlink(), "{link:?} was replaced");
     }
@@ -766,7 +724,7 @@ fn a_device_output_is_written_in_place_never_replaced() {
 /// out.
 #[test]
 fn report_inputs_are_bounded() {
-    let dir = tmp("report-dummy", "").parent().unwrap().to_path_buf();
+    let dir = tmp_dir();
     let zero_json = dir.join("zero.json");
     let zero_txt = dir.join("zero.txt");
     for link in [&zero_json, &zero_txt] {
@@ -785,14 +743,7 @@ fn report_inputs_are_bounded() {
         "{e}"
     );
     let results = dir.join("spin.json");
-    ok(&[
-        "run",
-        "scenarios/spin.toml",
-        "--set",
-        "run.duration_s=0.01",
-        "--json",
-        results.to_str().unwrap(),
-    ]);
+    ok(&short_spin(&["--json", results.to_str().unwrap()]));
     let e = bad(&[
         "report",
         results.to_str().unwrap(),
@@ -812,18 +763,11 @@ fn report_inputs_are_bounded() {
 /// SCHED_DEADLINE (not modelled) the error names the key the user wrote, not the task's.
 #[test]
 fn rtapp_default_policy_errors_name_the_global_key() {
-    let json = tmp(
-        "default-dl.json",
+    let f = rtapp_scenario(
+        "default-dl",
         r#"{"global": {"duration": 1, "default_policy": "SCHED_DEADLINE"}, "tasks": {"t": {"run": 10}}}"#,
     );
-    let f = tmp(
-        "default-dl.toml",
-        &format!(
-            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
-            json.display()
-        ),
-    );
-    let e = bad(&["run", f.to_str().unwrap()]);
+    let e = bad_run(&f);
     assert!(
         e.contains("default-dl.json: global.default_policy: SCHED_DEADLINE is not modelled"),
         "{e}"
@@ -834,7 +778,7 @@ fn rtapp_default_policy_errors_name_the_global_key() {
 /// that does not contain it.
 #[test]
 fn an_unknown_section_from_set_names_set() {
-    let e = bad(&["run", "scenarios/spin.toml", "--set", "runn.duration_s=1"]);
+    let e = bad_set("spin", "runn.duration_s=1");
     assert!(
         e.starts_with("schedlab: error: --set: runn: unknown section (did you mean run?)"),
         "{e}"

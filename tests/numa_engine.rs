@@ -57,6 +57,62 @@ fn phases(name: &str, first: u32, second: u32, settle_ms: u64, free_ms: u64) -> 
     }
 }
 
+/// A program of one stretch of `work_ns` of work, then exit.
+fn run_then_exit(name: &str, work_ns: u64) -> Program {
+    Program {
+        name: name.into(),
+        ops: vec![Op::Run { work_ns }, Op::Exit],
+    }
+}
+
+/// A program that first touches its memory on node 1 (1 ms of work there), then runs
+/// `work_ns` pinned to node 0 (masks as in [`phases`]), then exits.
+fn touch_on_node1_then_run_on_node0(name: &str, work_ns: u64) -> Program {
+    Program {
+        name: name.into(),
+        ops: vec![
+            Op::SetAffinity { mask: 1 },
+            Op::Run { work_ns: 1_000_000 },
+            Op::SetAffinity { mask: 0 },
+            Op::Run { work_ns },
+            Op::Exit,
+        ],
+    }
+}
+
+/// A plan of `programs` and `tasks` with the [`masks`] of a machine of `per_node` CPUs a
+/// node.
+fn masked_plan(programs: Vec<Program>, tasks: Vec<TaskSpec>, per_node: usize) -> WorkloadPlan {
+    WorkloadPlan {
+        programs,
+        tasks,
+        cpumasks: masks(per_node),
+        ..WorkloadPlan::default()
+    }
+}
+
+/// A task of its own process (numbered `cpu`) pinned to `cpu`, started at `start_ns`, that
+/// touches only its 16 MiB shared region (the `shm_key` object when given) and has 2 MiB of
+/// private memory.
+fn shared_region_task(comm: &str, cpu: usize, start_ns: u64, shm_key: Option<u32>) -> TaskSpec {
+    TaskSpec {
+        comm: comm.into(),
+        program: 0,
+        parent_cpu: cpu,
+        cpus_allowed: Some(CpuMask::single(cpu)),
+        start_ns,
+        memory: TaskMemory {
+            process: Some(cpu as u32),
+            shared_mib: 16,
+            shared_access_permille: 1000,
+            private_mib: 2,
+            shm_key,
+            ..TaskMemory::default()
+        },
+        ..TaskSpec::default()
+    }
+}
+
 fn memory_task(comm: &str, program: u32, start_cpu: usize, private_mib: u32) -> TaskSpec {
     TaskSpec {
         comm: comm.into(),
@@ -144,15 +200,7 @@ fn hogs(program: u32) -> Vec<TaskSpec> {
 }
 
 fn hog_program() -> Program {
-    Program {
-        name: "hog".into(),
-        ops: vec![
-            Op::Run {
-                work_ns: 12_000_000_000,
-            },
-            Op::Exit,
-        ],
-    }
+    run_then_exit("hog", 12_000_000_000)
 }
 
 /// One task settles on node 1 (memory and statistics there), is pushed to node 0 (which
@@ -165,12 +213,7 @@ fn task_off_its_memory_node_is_moved_back_to_the_idle_preferred_node() {
     for profile in ["v3.16", "v3.17", "v4.2", "v5.15", "v6.12"] {
         let mut tasks = vec![memory_task("p", 0, 2, 64)];
         tasks.extend(hogs(1));
-        let plan = WorkloadPlan {
-            programs: vec![phases("p", 1, 0, 6000, 3000), hog_program()],
-            tasks,
-            cpumasks: masks(2),
-            ..WorkloadPlan::default()
-        };
+        let plan = masked_plan(vec![phases("p", 1, 0, 6000, 3000), hog_program()], tasks, 2);
         let r = run(two_nodes(2), plan, profile, true, 1);
         let vm = r.vmstat();
         assert!(vm.numa_hint_faults > 0, "{profile}: hinting faults {vm:?}");
@@ -219,12 +262,11 @@ fn vmstat_text_has_proc_vmstat_names() {
 /// affinity left it, away from its memory.
 #[test]
 fn numa_balancing_off_gives_no_scans_faults_or_moves() {
-    let plan = WorkloadPlan {
-        programs: vec![phases("p", 1, 0, 3000, 2000)],
-        tasks: vec![memory_task("p", 0, 2, 64)],
-        cpumasks: masks(2),
-        ..WorkloadPlan::default()
-    };
+    let plan = masked_plan(
+        vec![phases("p", 1, 0, 3000, 2000)],
+        vec![memory_task("p", 0, 2, 64)],
+        2,
+    );
     let r = run(two_nodes(2), plan, "v4.2", false, 1);
     let vm = r.vmstat();
     assert_eq!(vm.numa_pte_updates, 0);
@@ -247,11 +289,12 @@ fn numa_balancing_off_gives_no_scans_faults_or_moves() {
 /// preferred node) never acts: both stick.
 #[test]
 fn busy_preferred_node_swaps_on_v3_17_and_sticks_on_v3_16() {
-    let plan = || WorkloadPlan {
-        programs: vec![phases("a", 1, 0, 3000, 3000), phases("b", 0, 1, 3000, 3000)],
-        tasks: vec![memory_task("a", 0, 1, 64), memory_task("b", 1, 0, 64)],
-        cpumasks: masks(1),
-        ..WorkloadPlan::default()
+    let plan = || {
+        masked_plan(
+            vec![phases("a", 1, 0, 3000, 3000), phases("b", 0, 1, 3000, 3000)],
+            vec![memory_task("a", 0, 1, 64), memory_task("b", 1, 0, 64)],
+            1,
+        )
     };
     let r = run(two_nodes(1), plan(), "v3.17", true, 1);
     let swaps = r.numa_migrations(0, MigrationReason::NumaSwap)
@@ -282,23 +325,8 @@ fn page_migration_follows_a_pinned_task_under_the_rate_limit() {
     let plan = || {
         let mut t = memory_task("p", 0, 1, 1024);
         t.memory.bandwidth_mib_s = 20_000;
-        WorkloadPlan {
-            programs: vec![Program {
-                name: "p".into(),
-                ops: vec![
-                    Op::SetAffinity { mask: 1 },
-                    Op::Run { work_ns: 1_000_000 },
-                    Op::SetAffinity { mask: 0 },
-                    Op::Run {
-                        work_ns: 4_000_000_000,
-                    },
-                    Op::Exit,
-                ],
-            }],
-            tasks: vec![t],
-            cpumasks: masks(1),
-            ..WorkloadPlan::default()
-        }
+        let program = touch_on_node1_then_run_on_node0("p", 4_000_000_000);
+        masked_plan(vec![program], vec![t], 1)
     };
     let r = run(two_nodes(1), plan(), "v4.2", true, 1);
     let vm = r.vmstat();
@@ -327,15 +355,7 @@ fn page_migration_follows_a_pinned_task_under_the_rate_limit() {
 #[test]
 fn bandwidth_limit_slows_two_bound_tasks_by_the_hand_computed_factor() {
     let plan = |n: usize| WorkloadPlan {
-        programs: vec![Program {
-            name: "stream".into(),
-            ops: vec![
-                Op::Run {
-                    work_ns: 100_000_000,
-                },
-                Op::Exit,
-            ],
-        }],
+        programs: vec![run_then_exit("stream", 100_000_000)],
         tasks: (0..n)
             .map(|i| TaskSpec {
                 comm: format!("s{i}"),
@@ -371,11 +391,12 @@ fn bandwidth_limit_slows_two_bound_tasks_by_the_hand_computed_factor() {
 /// Same seed, same counters; the placement and moves come from the seeded streams only.
 #[test]
 fn same_seed_same_vmstat() {
-    let plan = || WorkloadPlan {
-        programs: vec![phases("a", 1, 0, 2000, 2000), phases("b", 0, 1, 2000, 2000)],
-        tasks: vec![memory_task("a", 0, 1, 64), memory_task("b", 1, 0, 64)],
-        cpumasks: masks(1),
-        ..WorkloadPlan::default()
+    let plan = || {
+        masked_plan(
+            vec![phases("a", 1, 0, 2000, 2000), phases("b", 0, 1, 2000, 2000)],
+            vec![memory_task("a", 0, 1, 64), memory_task("b", 1, 0, 64)],
+            1,
+        )
     };
     let a = run(two_nodes(1), plan(), "v4.2", true, 7);
     let b = run(two_nodes(1), plan(), "v4.2", true, 7);
@@ -397,23 +418,8 @@ fn remote_memory_slows_by_the_distance_and_migration_restores_speed() {
     let plan = || {
         let mut t = memory_task("p", 0, 1, 64);
         t.mem_intensity_permille = 1000;
-        WorkloadPlan {
-            programs: vec![Program {
-                name: "p".into(),
-                ops: vec![
-                    Op::SetAffinity { mask: 1 },
-                    Op::Run { work_ns: 1_000_000 },
-                    Op::SetAffinity { mask: 0 },
-                    Op::Run {
-                        work_ns: 2_000_000_000,
-                    },
-                    Op::Exit,
-                ],
-            }],
-            tasks: vec![t],
-            cpumasks: masks(1),
-            ..WorkloadPlan::default()
-        }
+        let program = touch_on_node1_then_run_on_node0("p", 2_000_000_000);
+        masked_plan(vec![program], vec![t], 1)
     };
     let off = run(two_nodes(1), plan(), "v6.12", false, 1);
     let rt_off = off.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
@@ -440,33 +446,12 @@ fn remote_memory_slows_by_the_distance_and_migration_restores_speed() {
 /// run's page count holds the object once.
 #[test]
 fn processes_sharing_a_shm_object_see_one_page_and_join_one_numa_group() {
-    let shm_task = |comm: &str, cpu: usize| TaskSpec {
-        comm: comm.into(),
-        program: 0,
-        parent_cpu: cpu,
-        cpus_allowed: Some(CpuMask::single(cpu)),
-        start_ns: if cpu == 0 { 0 } else { 10_000_000 },
-        memory: TaskMemory {
-            process: Some(cpu as u32),
-            shared_mib: 16,
-            shared_access_permille: 1000,
-            private_mib: 2,
-            shm_key: Some(7),
-            ..TaskMemory::default()
-        },
-        ..TaskSpec::default()
-    };
     let plan = WorkloadPlan {
-        programs: vec![Program {
-            name: "toucher".into(),
-            ops: vec![
-                Op::Run {
-                    work_ns: 4_000_000_000,
-                },
-                Op::Exit,
-            ],
-        }],
-        tasks: vec![shm_task("a", 0), shm_task("b", 2)],
+        programs: vec![run_then_exit("toucher", 4_000_000_000)],
+        tasks: vec![
+            shared_region_task("a", 0, 0, Some(7)),
+            shared_region_task("b", 2, 10_000_000, Some(7)),
+        ],
         ..WorkloadPlan::default()
     };
     let r = run(two_nodes(2), plan, "v3.17", true, 1);
@@ -503,31 +488,12 @@ fn processes_sharing_a_shm_object_see_one_page_and_join_one_numa_group() {
 /// numa_group forms.
 #[test]
 fn processes_with_their_own_shared_regions_share_nothing() {
-    let task = |comm: &str, cpu: usize| TaskSpec {
-        comm: comm.into(),
-        program: 0,
-        parent_cpu: cpu,
-        cpus_allowed: Some(CpuMask::single(cpu)),
-        memory: TaskMemory {
-            process: Some(cpu as u32),
-            shared_mib: 16,
-            shared_access_permille: 1000,
-            private_mib: 2,
-            ..TaskMemory::default()
-        },
-        ..TaskSpec::default()
-    };
     let plan = WorkloadPlan {
-        programs: vec![Program {
-            name: "toucher".into(),
-            ops: vec![
-                Op::Run {
-                    work_ns: 4_000_000_000,
-                },
-                Op::Exit,
-            ],
-        }],
-        tasks: vec![task("a", 0), task("b", 2)],
+        programs: vec![run_then_exit("toucher", 4_000_000_000)],
+        tasks: vec![
+            shared_region_task("a", 0, 0, None),
+            shared_region_task("b", 2, 0, None),
+        ],
         ..WorkloadPlan::default()
     };
     let r = run(two_nodes(2), plan, "v3.17", true, 1);

@@ -254,11 +254,16 @@ fn stream_and_linpack_plans() {
 
 // ----- results --------------------------------------------------------------------------
 
+/// A scenario on hybrid-10 (v6.12) running workload `kind` with `keys` on CPUs `cpus`.
+fn on_cpus(cpus: &str, kind: &str, keys: &str, duration_s: u32) -> String {
+    format!(
+        "[machine]\npreset = \"hybrid-10\"\n[kernel]\nprofile = \"v6.12\"\n[workload]\nkind = \"{kind}\"\ncpus = \"{cpus}\"\nduration_s = {duration_s}\n{keys}\n"
+    )
+}
+
 /// All tasks on CPU 6 of hybrid-10 (a single-thread core at reference speed).
 fn one_cpu(kind: &str, keys: &str, duration_s: u32) -> String {
-    format!(
-        "[machine]\npreset = \"hybrid-10\"\n[kernel]\nprofile = \"v6.12\"\n[workload]\nkind = \"{kind}\"\ncpus = \"6\"\nduration_s = {duration_s}\n{keys}\n"
-    )
+    on_cpus("6", kind, keys, duration_s)
 }
 
 #[test]
@@ -298,8 +303,8 @@ fn web_closed_loop_never_exceeds_its_clients() {
 fn web_poisson_arrival_rate_over_a_long_run() {
     // Plenty of capacity (4 workers on 4 single-thread cores, 100 µs each, 2000/s): every
     // arrival is served, so the served rate is the arrival rate.
-    let text = "[machine]\npreset = \"hybrid-10\"\n[kernel]\nprofile = \"v6.12\"\n[workload]\nkind = \"web\"\ncpus = \"6-9\"\nworkers = 4\ndemand_us = 100\nrate_per_s = 2000.0\nduration_s = 10\n";
-    let w = run_workload(text);
+    let keys = "workers = 4\ndemand_us = 100\nrate_per_s = 2000.0";
+    let w = run_workload(&on_cpus("6-9", "web", keys, 10));
     let rps = f(&w, "requests_per_s");
     assert!((1985.0..=2015.0).contains(&rps), "{w}");
 }

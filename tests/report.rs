@@ -38,6 +38,19 @@ fn ok(args: &[&str]) {
     );
 }
 
+/// The one error line of a command that must fail with exit code 2.
+fn bad(args: &[&str]) -> String {
+    one_error_line(schedlab(args))
+}
+
+/// The one error line of a command that failed with exit code 2.
+fn one_error_line(out: std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
 fn read_json(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).expect("results")).expect("json")
 }
@@ -392,14 +405,31 @@ fn compare_report_renders_in_chromium() {
     png_ok(&png);
 }
 
-/// `report --trace X.txt` rebuilds the time series from the run's ftrace text trace: the page
-/// is the one drawn from the series the run recorded itself (same events, same buckets).
-#[test]
-fn trace_gives_the_same_time_series_as_the_run() {
-    let d = out_dir("trace");
-    let (json, html, trace) = (d.join("a.json"), d.join("a.html"), d.join("a.txt"));
-    let (stripped, from_trace) = (d.join("b.json"), d.join("b.html"));
-    let cmd = ["--", "hackbench", "-g", "2", "-l", "200"];
+/// A page without its closing note (which names the source file).
+fn page_body(p: &Path) -> String {
+    let s = std::fs::read_to_string(p).unwrap();
+    s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string()
+}
+
+/// A hackbench run on skl-2s written with `--report` and `--trace a.EXT` (the extension
+/// picks the trace format), and its page drawn again by `report --trace` from the results
+/// without their timeline.
+struct TraceRun {
+    dir: PathBuf,
+    /// The page `run --report` wrote.
+    html: PathBuf,
+    trace: PathBuf,
+    /// The results without `runs[0].timeline`.
+    stripped: PathBuf,
+    /// The page `report --trace` drew from `stripped` and `trace`.
+    from_trace: PathBuf,
+}
+
+fn redraw_from_trace(name: &str, ext: &str) -> TraceRun {
+    let dir = out_dir(name);
+    let (json, html) = (dir.join("a.json"), dir.join("a.html"));
+    let trace = dir.join(format!("a.{ext}"));
+    let (stripped, from_trace) = (dir.join("b.json"), dir.join("b.html"));
     let mut args = vec!["run", "-m", "skl-2s", "--json", json.to_str().unwrap()];
     args.extend([
         "--report",
@@ -407,7 +437,7 @@ fn trace_gives_the_same_time_series_as_the_run() {
         "--trace",
         trace.to_str().unwrap(),
     ]);
-    args.extend(cmd);
+    args.extend(["--", "hackbench", "-g", "2", "-l", "200"]);
     ok(&args);
     let mut doc = read_json(&json);
     assert!(doc["runs"][0]["timeline"].is_object());
@@ -421,11 +451,22 @@ fn trace_gives_the_same_time_series_as_the_run() {
         "-o",
         from_trace.to_str().unwrap(),
     ]);
-    let body = |p: &Path| {
-        let s = std::fs::read_to_string(p).unwrap();
-        s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string()
-    };
-    let (a, b) = (body(&html), body(&from_trace));
+    TraceRun {
+        dir,
+        html,
+        trace,
+        stripped,
+        from_trace,
+    }
+}
+
+/// `report --trace X.txt` rebuilds the time series from the run's ftrace text trace: the page
+/// is the one drawn from the series the run recorded itself (same events, same buckets).
+#[test]
+fn trace_gives_the_same_time_series_as_the_run() {
+    let r = redraw_from_trace("trace", "txt");
+    let (d, stripped) = (&r.dir, &r.stripped);
+    let (a, b) = (page_body(&r.html), page_body(&r.from_trace));
     assert!(
         b.contains("data-plot=\"heatmap-run\""),
         "time series drawn from the trace"
@@ -436,7 +477,7 @@ fn trace_gives_the_same_time_series_as_the_run() {
     std::fs::write(&pf, b"\x0a\x05\x01").unwrap();
     // The output directory outlives a test run: a page from an earlier run must not count.
     let _ = std::fs::remove_file(d.join("c.html"));
-    let out = schedlab(&[
+    let err = bad(&[
         "report",
         stripped.to_str().unwrap(),
         "--trace",
@@ -444,9 +485,6 @@ fn trace_gives_the_same_time_series_as_the_run() {
         "-o",
         d.join("c.html").to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--trace") && err.contains("accepted"), "{err}");
     assert!(!d.join("c.html").exists(), "no page for bad input");
 }
@@ -456,41 +494,16 @@ fn trace_gives_the_same_time_series_as_the_run() {
 /// section is drawn (a plot with marks) from the trace alone.
 #[test]
 fn perfetto_trace_gives_the_same_time_series_as_the_run() {
-    let d = out_dir("perfetto");
-    let (json, html, trace) = (d.join("a.json"), d.join("a.html"), d.join("a.pftrace"));
-    let (stripped, from_trace) = (d.join("b.json"), d.join("b.html"));
-    let mut args = vec!["run", "-m", "skl-2s", "--json", json.to_str().unwrap()];
-    args.extend([
-        "--report",
-        html.to_str().unwrap(),
-        "--trace",
-        trace.to_str().unwrap(),
-    ]);
-    args.extend(["--", "hackbench", "-g", "2", "-l", "200"]);
-    ok(&args);
-    let bytes = std::fs::read(&trace).unwrap();
+    let r = redraw_from_trace("perfetto", "pftrace");
+    let (d, from_trace) = (&r.dir, &r.from_trace);
+    let bytes = std::fs::read(&r.trace).unwrap();
     assert!(
         !bytes.is_empty() && !bytes.starts_with(b"#"),
         "a protobuf trace"
     );
-    let mut doc = read_json(&json);
-    doc["runs"][0].as_object_mut().unwrap().remove("timeline");
-    std::fs::write(&stripped, serde_json::to_string(&doc).unwrap()).unwrap();
-    ok(&[
-        "report",
-        stripped.to_str().unwrap(),
-        "--trace",
-        trace.to_str().unwrap(),
-        "-o",
-        from_trace.to_str().unwrap(),
-    ]);
-    let body = |p: &Path| {
-        let s = std::fs::read_to_string(p).unwrap();
-        s[..s.rfind("<p class=\"note\">schedlab").unwrap()].to_string()
-    };
     assert_eq!(
-        body(&html),
-        body(&from_trace),
+        page_body(&r.html),
+        page_body(from_trace),
         "the Perfetto trace and the run give the same pictures"
     );
     let Some(browser) = chromium() else {
@@ -498,7 +511,7 @@ fn perfetto_trace_gives_the_same_time_series_as_the_run() {
         return;
     };
     let png = d.join("b.png");
-    let (dom, log) = open_in_chromium(&browser, &from_trace, &png);
+    let (dom, log) = open_in_chromium(&browser, from_trace, &png);
     check_page(&dom, &log, &RUN_SECTIONS, &RUN_SECTIONS);
     let secs = sections(&dom);
     let tl = &secs.iter().find(|s| s.0 == "timeline").unwrap().2;
@@ -810,8 +823,8 @@ fn bisect_report_has_the_ranked_changes_and_their_effects() {
         "bisect-effects",
     );
     // An output path that cannot be written: one line, exit 2, before any run.
-    let bad = d.join("no-such-dir").join("x.html");
-    let out = schedlab(&[
+    let unwritable = d.join("no-such-dir").join("x.html");
+    let err = bad(&[
         "bisect",
         "-m",
         "hybrid-10",
@@ -820,18 +833,10 @@ fn bisect_report_has_the_ranked_changes_and_their_effects() {
         "--bad",
         "v6.12",
         "--report",
-        bad.to_str().unwrap(),
+        unwritable.to_str().unwrap(),
         "--",
         "hackbench",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("--report"), "{err}");
 }
 
@@ -896,9 +901,6 @@ fn sweep_table_report_has_the_pivot_and_a_chart() {
         "sweep-table",
     );
     assert!(html.contains("perf_stat.context_switches"));
-    let out = table(&d.join("no-such-dir").join("x.html"));
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_error_line(table(&d.join("no-such-dir").join("x.html")));
     assert!(err.contains("--report"), "{err}");
 }

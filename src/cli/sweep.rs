@@ -177,12 +177,12 @@ fn plan(a: &PlanArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|x| format!("{} {}", x.values.len(), x.name))
         .collect();
-    println!(
+    say(format!(
         "schedlab sweep: {} runs ({}) planned in {}",
         manifest.runs.len(),
         axes.join(" x "),
         a.out.display()
-    );
+    ))?;
     if !a.no_calibrate {
         calibrate(&a.out, &manifest)?;
     }
@@ -211,17 +211,17 @@ fn calibrate(dir: &Path, m: &Manifest) -> InputResult<()> {
         timed += rep.ran;
     }
     if timed == 0 {
-        println!("calibration: skipped (the sampled runs had finished already)");
+        say("calibration: skipped (the sampled runs had finished already)")?;
         return Ok(());
     }
     let per_run_s = started.elapsed().as_secs_f64() / timed as f64;
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    println!(
+    say(format!(
         "calibration: {timed} run(s) took {per_run_s:.2} s each (kept as results); estimate \
          {:.0} core-seconds, about {:.0} s here on {cores} cores",
         per_run_s * n as f64,
         per_run_s * n as f64 / cores as f64
-    );
+    ))?;
     Ok(())
 }
 
@@ -272,7 +272,7 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
     for (i, e) in &rep.failed {
         eprintln!("schedlab: run {i} failed: {e}");
     }
-    println!(
+    say(format!(
         "schedlab sweep: {} runs selected, {} already finished, {} ran, {} failed{} ({:.1} s)",
         rep.selected,
         rep.skipped,
@@ -284,7 +284,7 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
             String::new()
         },
         started.elapsed().as_secs_f64()
-    );
+    ))?;
     if ctx.stopped() {
         let reason = signals.reason().unwrap_or("SIGINT");
         eprintln!("schedlab: stopped by {reason}; rerun the same command to finish the sweep");
@@ -300,12 +300,12 @@ fn status(a: &DirArgs) -> anyhow::Result<i32> {
         .iter()
         .filter(|r| sweep::finished(&a.dir, &r.id))
         .count();
-    println!(
+    say(format!(
         "{}: {done} of {} runs finished, {} to run",
         a.dir.display(),
         m.runs.len(),
         m.runs.len() - done
-    );
+    ))?;
     Ok(0)
 }
 
@@ -337,21 +337,23 @@ fn slurm_cmd(a: &SlurmArgs) -> anyhow::Result<i32> {
         cpus_per_task: a.cpus_per_task as usize,
     };
     let (run, merge) = slurm::write_scripts(&o)?;
-    println!(
+    say(format!(
         "schedlab sweep: wrote {} ({array_size} array tasks over {} runs) and {}",
         run.display(),
         m.runs.len(),
         merge.display()
-    );
+    ))?;
     if a.submit {
         let (array, merge_job) = slurm::submit(&run, &merge)?;
-        println!("submitted: array job {array}, merge job {merge_job} (afterany:{array})");
+        say(format!(
+            "submitted: array job {array}, merge job {merge_job} (afterany:{array})"
+        ))?;
     } else {
-        println!(
+        say(format!(
             "submit: jobid=$(sbatch --parsable {}) && sbatch --dependency=afterany:$jobid {}",
             run.display(),
             merge.display()
-        );
+        ))?;
     }
     Ok(0)
 }
@@ -359,7 +361,7 @@ fn slurm_cmd(a: &SlurmArgs) -> anyhow::Result<i32> {
 fn merge(a: &MergeArgs) -> anyhow::Result<i32> {
     let m = Manifest::load(&a.dir)?;
     let rep = db::merge(&a.dir, &m, &a.out)?;
-    println!(
+    say(format!(
         "schedlab sweep: merged {} of {} runs into {}{}",
         rep.merged,
         m.runs.len(),
@@ -373,7 +375,7 @@ fn merge(a: &MergeArgs) -> anyhow::Result<i32> {
                 a.dir.display()
             )
         }
-    );
+    ))?;
     let conn = db::open_existing(&a.out)?;
     if let Some(dir) = &a.csv {
         query::export_csv(&conn, dir)?;
@@ -439,4 +441,10 @@ pub fn compare_db(db_path: &Path, a: &str, b: &str, metric: &str) -> anyhow::Res
     text.push_str(&query::compare(&ra, &rb, &sa, &sb));
     crate::output::write_stdout(&text)?;
     Ok(0)
+}
+
+/// Print one line on stdout through the project's stdout writer: a full stdout is one error
+/// line naming stdout (exit code 2), as for `run` and `list`; a closed pipe ends quietly.
+fn say(line: impl std::fmt::Display) -> InputResult<()> {
+    crate::output::write_stdout(&format!("{line}\n"))
 }

@@ -59,6 +59,183 @@ fn draw_legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
     Ok(())
 }
 
+/// The builder every chart starts from: `caption` in `caption_pt` points, the common margin,
+/// and label areas of `x_area` (below) and `y_area` (left) pixels.
+fn chart_on<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: &str,
+    caption_pt: u32,
+    (x_area, y_area): (u32, u32),
+) -> ChartBuilder<'a, 'static, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .caption(caption, (FONT, caption_pt))
+        .margin(8)
+        .x_label_area_size(x_area)
+        .y_label_area_size(y_area);
+    builder
+}
+
+/// One named line of `width` pixels in `color`, with the matching legend stroke.
+fn draw_line<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    name: &str,
+    pts: impl IntoIterator<Item = (f64, f64)>,
+    color: RGBColor,
+    width: u32,
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(LineSeries::new(pts, color.stroke_width(width)))?
+        .label(name)
+        .legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+        });
+    Ok(())
+}
+
+/// A log axis over `lo..hi` widened by the factor `pad` each way, and to at least a 16x span
+/// so that it has a labelled power of ten inside it.
+fn log_span(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
+    let mid = (lo * hi).sqrt();
+    ((lo / pad).min(mid / 4.0), (hi * pad).max(mid * 4.0))
+}
+
+/// The largest value of any line (0 when there is none or all are negative).
+fn value_max(lines: &[(String, Vec<f64>)]) -> f64 {
+    lines
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0f64, f64::max)
+}
+
+/// The label of a category row chart's y position `y`: the category whose row (top to
+/// bottom) holds `y`, near the middle of the row only (empty elsewhere).
+fn row_label(labels: &[String], y: f64) -> String {
+    let n = labels.len() as f64;
+    let i = n - y.floor() - 1.0;
+    if (0.0..n).contains(&i) && ((y - y.floor()) - 0.5).abs() < 0.26 {
+        labels[i as usize].clone()
+    } else {
+        String::new()
+    }
+}
+
+/// The mesh of a chart with one row per label (top to bottom) and a value axis `x_desc`.
+fn draw_row_mesh(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    labels: &[String],
+    x_desc: &str,
+) -> DrawResult {
+    let yfmt = |y: &f64| row_label(labels, *y);
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(labels.len() * 2 + 1)
+        .y_label_formatter(&yfmt)
+        .x_desc(x_desc)
+        .label_style((FONT, 11))
+        .light_line_style(WHITE)
+        .draw()?;
+    Ok(())
+}
+
+/// The x axis of a chart of lines over simulated time: its width, unit and end.
+struct TimeAxis<'a> {
+    width_px: u32,
+    x_desc: &'a str,
+    x_max: f64,
+}
+
+/// Lines over simulated time (`lines` gives each line's name, points and stroke width),
+/// y from 0 to 1.1 × `y_max`.
+fn time_lines<'l>(
+    caption: &str,
+    y_desc: &str,
+    axis: &TimeAxis<'_>,
+    y_max: f64,
+    lines: impl Iterator<Item = (&'l str, Vec<(f64, f64)>, u32)>,
+) -> String {
+    svg(axis.width_px, 300, |root| {
+        let mut chart = chart_on(root, caption, 15, (36, 64))
+            .build_cartesian_2d(0.0..axis.x_max, 0.0..y_max * 1.1)?;
+        chart
+            .configure_mesh()
+            .x_desc(axis.x_desc)
+            .y_desc(y_desc)
+            .label_style((FONT, 11))
+            .light_line_style(WHITE)
+            .draw()?;
+        for (i, (name, pts, width)) in lines.enumerate() {
+            draw_line(&mut chart, name, pts, series(i), width)?;
+        }
+        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        Ok(())
+    })
+}
+
+/// The column geometry of a grid chart (rows of CPUs × merged time buckets).
+struct Grid {
+    /// Rows (CPUs).
+    n: usize,
+    /// Timeline buckets merged into one column.
+    k: usize,
+    /// Columns.
+    cols: usize,
+    /// Width of a column (ms).
+    col_ms: f64,
+    /// End of the time axis (ms).
+    x_max: f64,
+}
+
+impl Grid {
+    fn of(tl: &Timeline, rows: &RowLayout) -> Grid {
+        let n = rows.cpus.len();
+        let k = merge_factor(n, tl.buckets());
+        Grid {
+            n,
+            k,
+            cols: tl.buckets().div_ceil(k),
+            col_ms: tl.bucket_ns as f64 * k as f64 / 1e6,
+            x_max: tl.end_ns as f64 / 1e6,
+        }
+    }
+
+    /// The timeline buckets of column `c`.
+    fn buckets(&self, tl: &Timeline, c: usize) -> std::ops::Range<usize> {
+        c * self.k..((c + 1) * self.k).min(tl.buckets())
+    }
+
+    /// Each run of neighbouring columns of row `row` with one `key`: `emit(x0, x1, key, y)`
+    /// with the run's time span in ms (`x1` clipped to the axis end) and the row's bottom `y`.
+    fn runs<T: PartialEq>(
+        &self,
+        row: usize,
+        key: impl Fn(usize) -> T,
+        mut emit: impl FnMut(f64, f64, T, f64),
+    ) {
+        let y = (self.n - row - 1) as f64;
+        let mut c = 0;
+        while c < self.cols {
+            let t = key(c);
+            let mut e = c + 1;
+            while e < self.cols && key(e) == t {
+                e += 1;
+            }
+            emit(
+                c as f64 * self.col_ms,
+                (e as f64 * self.col_ms).min(self.x_max),
+                t,
+                y,
+            );
+            c = e;
+        }
+    }
+}
+
 /// CPUs in drawing order (top to bottom) with the rows where an LLC (or a package) begins.
 #[derive(Debug, Clone, Default)]
 pub struct RowLayout {
@@ -82,12 +259,8 @@ fn grid_chart<'a, 'b>(
     Box<dyn std::error::Error>,
 > {
     let n = rows.cpus.len();
-    let mut chart = ChartBuilder::on(root)
-        .caption(caption, (FONT, 16))
-        .margin(8)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0.0..x_max, 0.0..n as f64)?;
+    let mut chart =
+        chart_on(root, caption, 16, (36, 56)).build_cartesian_2d(0.0..x_max, 0.0..n as f64)?;
     let label = |y: &f64| {
         let row = n as f64 - y.round() - 1.0;
         if row >= 0.0 && (row as usize) < n {
@@ -133,42 +306,26 @@ fn draw_boundaries(
 
 /// Per-CPU utilisation over time, rows in topology order, viridis from idle to busy.
 pub fn heatmap(tl: &Timeline, rows: &RowLayout) -> String {
-    let n = rows.cpus.len();
-    let k = merge_factor(n, tl.buckets());
-    let cols = tl.buckets().div_ceil(k);
-    let col_ms = tl.bucket_ns as f64 * k as f64 / 1e6;
-    let x_max = tl.end_ns as f64 / 1e6;
-    let height = (120 + n * 4).clamp(260, 1000) as u32;
+    let g = Grid::of(tl, rows);
+    let height = (120 + g.n * 4).clamp(260, 1000) as u32;
     svg(960, height, |root| {
-        let caption = format!("CPU utilisation (busy fraction per {col_ms:.3} ms)");
-        let mut chart = grid_chart(root, &caption, x_max, rows)?;
+        let caption = format!("CPU utilisation (busy fraction per {:.3} ms)", g.col_ms);
+        let mut chart = grid_chart(root, &caption, g.x_max, rows)?;
         let mut cells = Vec::new();
         for (row, &cpu) in rows.cpus.iter().enumerate() {
             let level = |c: usize| {
-                let (b0, b1) = (c * k, ((c + 1) * k).min(tl.buckets()));
+                let b = g.buckets(tl, c);
                 let f: f64 =
-                    (b0..b1).map(|b| tl.busy_fraction(cpu, b)).sum::<f64>() / (b1 - b0) as f64;
+                    b.clone().map(|b| tl.busy_fraction(cpu, b)).sum::<f64>() / b.len() as f64;
                 (f * HEAT_LEVELS as f64).round() as usize
             };
-            let mut c = 0;
-            while c < cols {
-                let l = level(c);
-                let mut e = c + 1;
-                while e < cols && level(e) == l {
-                    e += 1;
-                }
-                let y = (n - row - 1) as f64;
-                let x1 = (e as f64 * col_ms).min(x_max);
+            g.runs(row, level, |x0, x1, l, y| {
                 let color = viridis(l as f64 / HEAT_LEVELS as f64);
-                cells.push(Rectangle::new(
-                    [(c as f64 * col_ms, y), (x1, y + 1.0)],
-                    color.filled(),
-                ));
-                c = e;
-            }
+                cells.push(Rectangle::new([(x0, y), (x1, y + 1.0)], color.filled()));
+            });
         }
         chart.draw_series(cells)?;
-        draw_boundaries(&mut chart, rows, x_max)
+        draw_boundaries(&mut chart, rows, g.x_max)
     })
 }
 
@@ -176,45 +333,32 @@ pub fn heatmap(tl: &Timeline, rows: &RowLayout) -> String {
 /// cycling through the palette; idle is white), migrations marked at their destination by
 /// reason.
 pub fn task_timeline(tl: &Timeline, rows: &RowLayout, reasons: &[String]) -> String {
-    let n = rows.cpus.len();
-    let k = merge_factor(n, tl.buckets());
-    let cols = tl.buckets().div_ceil(k);
-    let col_ms = tl.bucket_ns as f64 * k as f64 / 1e6;
-    let x_max = tl.end_ns as f64 / 1e6;
+    let g = Grid::of(tl, rows);
+    let n = g.n;
     let height = (140 + n * 4).clamp(280, 1000) as u32;
     svg(960, height, |root| {
-        let caption =
-            format!("Task on each CPU (longest runner per {col_ms:.3} ms; ▲ = migration in)");
-        let mut chart = grid_chart(root, &caption, x_max, rows)?;
+        let caption = format!(
+            "Task on each CPU (longest runner per {:.3} ms; ▲ = migration in)",
+            g.col_ms
+        );
+        let mut chart = grid_chart(root, &caption, g.x_max, rows)?;
         let row_of: std::collections::BTreeMap<usize, usize> =
             rows.cpus.iter().enumerate().map(|(r, &c)| (c, r)).collect();
         let mut cells = Vec::new();
         for (row, &cpu) in rows.cpus.iter().enumerate() {
-            let top = |c: usize| {
-                let (b0, b1) = (c * k, ((c + 1) * k).min(tl.buckets()));
-                (b0..b1).find_map(|b| tl.cpu_top_pid[cpu][b])
-            };
-            let mut c = 0;
-            while c < cols {
-                let t = top(c);
-                let mut e = c + 1;
-                while e < cols && top(e) == t {
-                    e += 1;
-                }
+            let top = |c: usize| g.buckets(tl, c).find_map(|b| tl.cpu_top_pid[cpu][b]);
+            g.runs(row, top, |x0, x1, t, y| {
                 if let Some(pid) = t {
-                    let y = (n - row - 1) as f64;
-                    let x1 = (e as f64 * col_ms).min(x_max);
                     let color = series(pid).mix(0.55);
                     cells.push(Rectangle::new(
-                        [(c as f64 * col_ms, y + 0.1), (x1, y + 0.9)],
+                        [(x0, y + 0.1), (x1, y + 0.9)],
                         color.filled(),
                     ));
                 }
-                c = e;
-            }
+            });
         }
         chart.draw_series(cells)?;
-        draw_boundaries(&mut chart, rows, x_max)?;
+        draw_boundaries(&mut chart, rows, g.x_max)?;
         let step = tl.migration_marks.len().div_ceil(MARKS_DRAWN_MAX).max(1);
         for (i, reason) in reasons.iter().enumerate() {
             let color = palette::OKABE_ITO[(i + 4) % 8];
@@ -259,15 +403,10 @@ pub fn percentiles(metric: &str, lines: &[(String, [f64; 5])]) -> String {
     if !lo.is_finite() || hi <= 0.0 {
         return "<p class=\"note\">no samples</p>".to_string();
     }
-    // At least a 16x span, so the log axis has a labelled power of ten inside it.
-    let mid = (lo * hi).sqrt();
-    let (lo, hi) = ((lo / 1.5).min(mid / 4.0), (hi * 1.5).max(mid * 4.0));
+    let (lo, hi) = log_span(lo, hi, 1.5);
     svg(460, 300, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(format!("{metric} latency percentiles"), (FONT, 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(60)
+        let caption = format!("{metric} latency percentiles");
+        let mut chart = chart_on(root, &caption, 15, (36, 60))
             .build_cartesian_2d(0.0..3.9, (lo..hi).log_scale())?;
         let xfmt = |x: &f64| match (x * 10.0).round() as i64 {
             3 => "p50".into(),
@@ -295,12 +434,7 @@ pub fn percentiles(metric: &str, lines: &[(String, [f64; 5])]) -> String {
                 .filter(|(_, y)| **y > 0.0)
                 .map(|(x, y)| (*x, *y))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts.clone(), color.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                });
+            draw_line(&mut chart, name, pts.clone(), color, 2)?;
             chart.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, color.filled())))?;
         }
         draw_legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
@@ -315,44 +449,22 @@ pub fn lines_over_time(
     step_ms: f64,
     lines: &[(String, Vec<f64>)],
 ) -> String {
-    let y_max = lines
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .fold(0.0f64, f64::max);
+    let y_max = value_max(lines);
     let x_max = lines.iter().map(|(_, v)| v.len()).max().unwrap_or(0) as f64 * step_ms;
     if y_max <= 0.0 || x_max <= 0.0 {
         return "<p class=\"note\">nothing happened over time</p>".to_string();
     }
-    svg(960, 300, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.1)?;
-        chart
-            .configure_mesh()
-            .x_desc("simulated time (ms)")
-            .y_desc(y_desc)
-            .label_style((FONT, 11))
-            .light_line_style(WHITE)
-            .draw()?;
-        for (i, (name, v)) in lines.iter().enumerate() {
-            let color = series(i);
-            let pts = v
-                .iter()
-                .enumerate()
-                .map(|(b, y)| ((b as f64 + 0.5) * step_ms, *y));
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                });
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        Ok(())
-    })
+    let axis = TimeAxis {
+        width_px: 960,
+        x_desc: "simulated time (ms)",
+        x_max,
+    };
+    let drawn = lines.iter().map(|(name, v)| {
+        let pts = v.iter().enumerate();
+        let pts = pts.map(|(b, y)| ((b as f64 + 0.5) * step_ms, *y)).collect();
+        (name.as_str(), pts, 2)
+    });
+    time_lines(caption, y_desc, &axis, y_max, drawn)
 }
 
 /// Grouped horizontal bars: one group per category, one bar per series (variant).
@@ -362,10 +474,7 @@ pub fn hbars(
     categories: &[String],
     bars: &[(String, Vec<f64>)],
 ) -> String {
-    let x_max = bars
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .fold(0.0f64, f64::max);
+    let x_max = value_max(bars);
     if categories.is_empty() || x_max <= 0.0 {
         return "<p class=\"note\">all zero</p>".to_string();
     }
@@ -373,30 +482,9 @@ pub fn hbars(
     let height = (90 + categories.len() * (10 + 12 * bars.len())).clamp(160, 900) as u32;
     svg(720, height, |root| {
         let n = categories.len() as f64;
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(190)
-            .build_cartesian_2d(0.0..x_max * 1.08, 0.0..n)?;
-        let yfmt = |y: &f64| {
-            let i = n - y.floor() - 1.0;
-            let frac = y - y.floor();
-            if (0.0..n).contains(&i) && (frac - 0.5).abs() < 0.26 {
-                categories[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(categories.len() * 2 + 1)
-            .y_label_formatter(&yfmt)
-            .x_desc(x_desc)
-            .label_style((FONT, 11))
-            .light_line_style(WHITE)
-            .draw()?;
+        let mut chart =
+            chart_on(root, caption, 15, (36, 190)).build_cartesian_2d(0.0..x_max * 1.08, 0.0..n)?;
+        draw_row_mesh(&mut chart, categories, x_desc)?;
         for (s, (name, v)) in bars.iter().enumerate() {
             let color = series(s);
             let rects = v.iter().enumerate().map(|(c, &x)| {
@@ -467,29 +555,9 @@ pub fn deltas_on(
     let per = variants.len().max(1) as f64;
     let height = (100 + metrics.len() * (8 + 12 * variants.len())).clamp(200, 1400) as u32;
     svg(820, height, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(axes.caption, (FONT, 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(260)
-            .build_cartesian_2d(-ext..ext, 0.0..n)?;
-        let yfmt = |y: &f64| {
-            let i = n - y.floor() - 1.0;
-            if (0.0..n).contains(&i) && ((y - y.floor()) - 0.5).abs() < 0.26 {
-                metrics[i as usize].clone()
-            } else {
-                String::new()
-            }
-        };
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(metrics.len() * 2 + 1)
-            .y_label_formatter(&yfmt)
-            .x_desc(axes.x_desc)
-            .label_style((FONT, 11))
-            .light_line_style(WHITE)
-            .draw()?;
+        let mut chart =
+            chart_on(root, axes.caption, 15, (36, 260)).build_cartesian_2d(-ext..ext, 0.0..n)?;
+        draw_row_mesh(&mut chart, metrics, axes.x_desc)?;
         chart.draw_series(std::iter::once(PathElement::new(
             vec![(0.0, 0.0), (0.0, n)],
             BLACK.stroke_width(1),
@@ -556,11 +624,7 @@ pub fn category_lines(
     let pad = if hi > lo { (hi - lo) * 0.08 } else { 1.0 };
     let n = x_labels.len() as f64;
     svg(900, 360, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 15))
-            .margin(8)
-            .x_label_area_size(40)
-            .y_label_area_size(72)
+        let mut chart = chart_on(root, caption, 15, (40, 72))
             .build_cartesian_2d(-0.5..n - 0.5, lo - pad..hi + pad)?;
         let xfmt = |x: &f64| {
             let i = x.round();
@@ -626,15 +690,9 @@ pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
     if !lo.is_finite() || hi <= 0.0 {
         return "<p class=\"note\">no samples</p>".to_string();
     }
-    // At least a 16x span, so the log axis has a labelled power of ten inside it.
-    let mid = (lo * hi).sqrt();
-    let (lo, hi) = ((lo / 1.2).min(mid / 4.0), (hi * 1.2).max(mid * 4.0));
+    let (lo, hi) = log_span(lo, hi, 1.2);
     svg(460, 300, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(48)
+        let mut chart = chart_on(root, caption, 15, (36, 48))
             .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.02)?;
         // Label the powers of ten only (a narrow log span otherwise crowds its labels).
         let xfmt = |x: &f64| {
@@ -663,12 +721,7 @@ pub fn cdf(caption: &str, x_desc: &str, lines: &[CdfLine]) -> String {
                 prev = y;
             }
             steps.push((hi, prev));
-            chart
-                .draw_series(LineSeries::new(steps, color.stroke_width(2)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-                });
+            draw_line(&mut chart, name, steps, color, 2)?;
         }
         draw_legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         Ok(())
@@ -682,41 +735,21 @@ pub fn lines_at(
     time_s: &[f64],
     lines: &[(String, Vec<f64>)],
 ) -> String {
-    let y_max = lines
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .fold(0.0f64, f64::max);
+    let y_max = value_max(lines);
     let x_max = time_s.iter().copied().fold(0.0f64, f64::max);
     if y_max <= 0.0 || x_max <= 0.0 {
         return "<p class=\"note\">nothing to draw over time</p>".to_string();
     }
-    svg(700, 300, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(caption, (FONT, 15))
-            .margin(8)
-            .x_label_area_size(36)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.1)?;
-        chart
-            .configure_mesh()
-            .x_desc("simulated time (s)")
-            .y_desc(y_desc)
-            .label_style((FONT, 11))
-            .light_line_style(WHITE)
-            .draw()?;
-        for (i, (name, v)) in lines.iter().enumerate() {
-            let color = series(i);
-            let dash = i >= palette::OKABE_ITO.len();
-            let pts: Vec<(f64, f64)> = time_s.iter().copied().zip(v.iter().copied()).collect();
-            let width = if dash { 1 } else { 2 };
-            chart
-                .draw_series(LineSeries::new(pts, color.stroke_width(width)))?
-                .label(name.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
-                });
-        }
-        draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        Ok(())
-    })
+    let axis = TimeAxis {
+        width_px: 700,
+        x_desc: "simulated time (s)",
+        x_max,
+    };
+    // Past the palette, colours repeat: the repeats are drawn thinner.
+    let drawn = lines.iter().enumerate().map(|(i, (name, v))| {
+        let pts = time_s.iter().copied().zip(v.iter().copied()).collect();
+        let width = if i >= palette::OKABE_ITO.len() { 1 } else { 2 };
+        (name.as_str(), pts, width)
+    });
+    time_lines(caption, y_desc, &axis, y_max, drawn)
 }

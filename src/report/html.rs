@@ -67,14 +67,8 @@ pub fn page(doc: &ReportDoc, machine: Option<&Machine>) -> String {
     if doc.is_compare() {
         sections.push(("compare", "Comparison", compare(doc)));
     }
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n<nav>",
-        esc(&title),
-        esc(&title)
-    );
+    let mut out = page_start(&title);
+    out.push_str("<nav>");
     for (id, name, _) in &sections {
         let _ = write!(out, "<a href=\"#{id}\">{}</a>", esc(name));
     }
@@ -82,20 +76,48 @@ pub fn page(doc: &ReportDoc, machine: Option<&Machine>) -> String {
     for (id, name, (status, body)) in sections {
         // A section is drawn when it holds a chart (the header: the machine).
         let status = status && (id == "header" || body.contains("<figure"));
-        let _ = write!(
-            out,
-            "<section class=\"report-section\" id=\"{id}\" data-status=\"{}\"><h2>{}</h2>\n{body}</section>\n",
-            if status { "ok" } else { "empty" },
-            esc(name)
-        );
+        push_section(&mut out, id, name, status, &body);
     }
+    page_end(&mut out, &doc.schedlab_version, &doc.source);
+    out
+}
+
+/// A page's start: the document head (title, style) and the heading.
+pub fn page_start(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
+        t = esc(title)
+    )
+}
+
+/// One section of a page, marked `ok` when `drawn`, else `empty`.
+pub fn push_section(out: &mut String, id: &str, name: &str, drawn: bool, body: &str) {
+    let _ = write!(
+        out,
+        "<section class=\"report-section\" id=\"{id}\" data-status=\"{}\"><h2>{}</h2>\n{body}</section>\n",
+        if drawn { "ok" } else { "empty" },
+        esc(name)
+    );
+}
+
+/// A page's end: the note naming the schedlab version and the source.
+pub fn page_end(out: &mut String, version: &str, source: &str) {
     let _ = write!(
         out,
         "<p class=\"note\">schedlab {} — from {}. No scripts; charts are inline SVG.</p>\n</body></html>\n",
-        esc(&doc.schedlab_version),
-        esc(&doc.source)
+        esc(version),
+        esc(source)
     );
-    out
+}
+
+/// The mean of `v`, 0 for none.
+fn mean_or_zero(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
 }
 
 /// A chart with its caption; a chart that had nothing to draw (a note, not an SVG) stays a
@@ -728,11 +750,7 @@ fn numa(doc: &ReportDoc, machine: Option<&Machine>) -> Section {
             .iter()
             .filter_map(|t| t.numa_pages_pct.as_ref()?.get(n).copied())
             .collect();
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
+        mean_or_zero(&v)
     };
     let (cats, bars) = bars_of(doc, &keys, share);
     let mut out = figure(
@@ -752,11 +770,7 @@ fn numa(doc: &ReportDoc, machine: Option<&Machine>) -> Section {
             .iter()
             .filter_map(|t| t.numa_pages_local_pct)
             .collect();
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
+        mean_or_zero(&v)
     };
     let (lc, lb) = bars_of(doc, &local, loc);
     out.push_str(&figure(

@@ -5,37 +5,18 @@
 use std::fmt::Write;
 
 use super::charts::{self, DeltaAxes, DeltaBar};
-use super::html::{STYLE, esc, figure, note};
+use super::html::{esc, figure, note, page_end, page_start, push_section};
 use crate::experiment::bisect::{Bisection, Difference, Estimate};
 use crate::experiment::sweep::query::{Pivot, mean_ci};
 
 /// The page frame around `sections` (`(id, heading, body)`).
 fn frame(title: &str, sections: &[(&str, &str, String)], source: &str) -> String {
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <title>{t}</title><style>{STYLE}</style></head><body>\n<h1>{t}</h1>\n",
-        t = esc(title)
-    );
+    let mut out = page_start(title);
     for (id, name, body) in sections {
-        let status = if *id == "header" || body.contains("<figure") || body.contains("<table") {
-            "ok"
-        } else {
-            "empty"
-        };
-        let _ = write!(
-            out,
-            "<section class=\"report-section\" id=\"{id}\" data-status=\"{status}\"><h2>{}</h2>\n{body}</section>\n",
-            esc(name)
-        );
+        let drawn = *id == "header" || body.contains("<figure") || body.contains("<table");
+        push_section(&mut out, id, name, drawn, body);
     }
-    let _ = write!(
-        out,
-        "<p class=\"note\">schedlab {} — from {}. No scripts; charts are inline SVG.</p>\n</body></html>\n",
-        esc(crate::experiment::SCHEDLAB_VERSION),
-        esc(source)
-    );
+    page_end(&mut out, crate::experiment::SCHEDLAB_VERSION, source);
     out
 }
 
@@ -230,13 +211,7 @@ pub fn bisect_page(d: &Difference, b: &Bisection) -> String {
 
 /// The `schedlab sweep table --report` page: the pivot of `metric` by axes `r` × `c`.
 pub fn sweep_page(p: &Pivot, metric: &str, r: &str, c: &str, source: &str) -> String {
-    let smallest = p
-        .cells
-        .values()
-        .map(|v| mean_ci(v).0.abs())
-        .filter(|m| *m > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let d = crate::stats::compare::decimals_for(if smallest.is_finite() { smallest } else { 0.0 });
+    let d = p.decimals();
     let mut table = format!(
         "<p>{}: mean ± 95% CI (runs), rows by {}, columns by {}.</p>\n<table>\n<tr><th>{} \\ {}</th>",
         esc(metric),
@@ -252,10 +227,7 @@ pub fn sweep_page(p: &Pivot, metric: &str, r: &str, c: &str, source: &str) -> St
     for (i, row) in p.rows.iter().enumerate() {
         let _ = write!(table, "<tr class=\"pivot-row\"><th>{}</th>", esc(row));
         for j in 0..p.cols.len() {
-            let cell = p.cells.get(&(i, j)).map_or("-".to_string(), |v| {
-                let (mean, ci, n) = mean_ci(v);
-                format!("{mean:.d$} ± {ci:.d$} ({n})")
-            });
+            let cell = p.cell_text(i, j, d);
             let _ = write!(table, "<td class=\"num\">{}</td>", esc(&cell));
         }
         table.push_str("</tr>\n");

@@ -237,16 +237,29 @@ pub enum RtAppPolicy {
 }
 
 impl RtAppPolicy {
+    const ALL: [RtAppPolicy; 6] = [
+        RtAppPolicy::Other,
+        RtAppPolicy::Batch,
+        RtAppPolicy::Idle,
+        RtAppPolicy::Rr,
+        RtAppPolicy::Fifo,
+        RtAppPolicy::Deadline,
+    ];
+
+    /// The kernel's name of the policy (`include/uapi/linux/sched.h`), as rt-app writes it.
+    pub fn kernel_name(self) -> &'static str {
+        match self {
+            RtAppPolicy::Other => "SCHED_OTHER",
+            RtAppPolicy::Batch => "SCHED_BATCH",
+            RtAppPolicy::Idle => "SCHED_IDLE",
+            RtAppPolicy::Rr => "SCHED_RR",
+            RtAppPolicy::Fifo => "SCHED_FIFO",
+            RtAppPolicy::Deadline => "SCHED_DEADLINE",
+        }
+    }
+
     fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "SCHED_OTHER" => RtAppPolicy::Other,
-            "SCHED_BATCH" => RtAppPolicy::Batch,
-            "SCHED_IDLE" => RtAppPolicy::Idle,
-            "SCHED_RR" => RtAppPolicy::Rr,
-            "SCHED_FIFO" => RtAppPolicy::Fifo,
-            "SCHED_DEADLINE" => RtAppPolicy::Deadline,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|p| p.kernel_name() == s)
     }
 
     /// Fair-class policies, whose `priority` is a nice value.
@@ -777,7 +790,10 @@ impl Ctx<'_> {
             if !(lo..=hi).contains(&v) {
                 return Err(self.err(
                     &format!("{path}.priority"),
-                    format!("{v} is out of range for {p:?}; accepted: {what} from {lo} to {hi}"),
+                    format!(
+                        "{v} is out of range for {}; accepted: {what} from {lo} to {hi}",
+                        p.kernel_name()
+                    ),
                 ));
             }
         }

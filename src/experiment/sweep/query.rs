@@ -163,6 +163,27 @@ pub struct Pivot {
     pub cells: BTreeMap<(usize, usize), Vec<f64>>,
 }
 
+impl Pivot {
+    /// One number of decimals for the whole table, enough for its smallest mean.
+    pub fn decimals(&self) -> usize {
+        let smallest = self
+            .cells
+            .values()
+            .map(|v| mean_ci(v).0.abs())
+            .filter(|m| *m > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        crate::stats::compare::decimals_for(if smallest.is_finite() { smallest } else { 0.0 })
+    }
+
+    /// Cell `(i, j)` as `mean ± ci95 (n)` with `d` decimals, `-` when it has no run.
+    pub fn cell_text(&self, i: usize, j: usize, d: usize) -> String {
+        self.cells.get(&(i, j)).map_or("-".to_string(), |v| {
+            let (mean, ci, n) = mean_ci(v);
+            format!("{mean:.d$} ± {ci:.d$} ({n})")
+        })
+    }
+}
+
 /// Group `rows` by the values of axes `r` and `c`.
 pub fn pivot(rows: &[Row], r: &str, c: &str) -> Pivot {
     let mut p = Pivot::default();
@@ -189,21 +210,8 @@ pub fn pivot(rows: &[Row], r: &str, c: &str) -> Pivot {
 
 /// The pivot as text: each cell `mean ± ci95 (n)`.
 pub fn render_pivot(p: &Pivot, metric: &str, r: &str, c: &str) -> String {
-    // One number of decimals for the table, enough for its smallest mean.
-    let smallest = p
-        .cells
-        .values()
-        .map(|v| mean_ci(v).0.abs())
-        .filter(|m| *m > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let d = crate::stats::compare::decimals_for(if smallest.is_finite() { smallest } else { 0.0 });
-    let cell = |i: usize, j: usize| match p.cells.get(&(i, j)) {
-        Some(v) => {
-            let (mean, ci, n) = mean_ci(v);
-            format!("{mean:.d$} ± {ci:.d$} ({n})")
-        }
-        None => "-".to_string(),
-    };
+    let d = p.decimals();
+    let cell = |i: usize, j: usize| p.cell_text(i, j, d);
     let head = format!("{r} \\ {c}");
     let w0 = p
         .rows
