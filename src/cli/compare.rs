@@ -183,9 +183,24 @@ pub struct CompareOutput {
     pub scenarios: Vec<Scenario>,
     /// The seeds every variant ran with.
     pub seeds: Vec<u64>,
-    /// Per variant, its runs in seed order.
+    /// Per variant, its runs in seed order (slimmed when streamed: see
+    /// [`experiment::ResultsStream::push`]).
     pub runs: Vec<Vec<RunOutput>>,
     pub comparison: Comparison,
+    /// Per variant, the stream its `runs[]` entries were written to (`--json`; empty
+    /// otherwise): [`write_json`] assembles the document from them.
+    pub streams: Vec<experiment::ResultsStream>,
+}
+
+/// Where `compare` sends finished runs (see [`compare_streamed`]).
+pub enum RunsSink<'a> {
+    /// Keep every run whole (the caller builds documents from them: `--report` alone).
+    Whole,
+    /// Keep only what the tables and the text report need (no `--json`).
+    Slim,
+    /// `--json`: each variant's `runs[]` entries to a scratch file in the directory as
+    /// they finish; runs kept whole as well when the flag is set (`--report`).
+    Json(&'a std::path::Path, bool),
 }
 
 /// The seeds `schedlab run` uses for `scn`: `run.runs` seeds derived from `run.seed`.
@@ -203,19 +218,47 @@ pub fn compare(variants: &[NamedScenario]) -> InputResult<CompareOutput> {
 /// [`compare`] within a [`RunContext`]: after a stop request, only the variants whose runs
 /// all finished are compared.
 pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<CompareOutput> {
+    compare_streamed(ctx, variants, RunsSink::Whole)
+}
+
+/// [`compare_in`], finished runs going to `sink` in seed order as they finish, so memory
+/// does not grow with the number of runs (unless they are kept whole).
+pub fn compare_streamed(
+    ctx: &RunContext,
+    variants: &[NamedScenario],
+    sink: RunsSink,
+) -> InputResult<CompareOutput> {
     let Some(base) = variants.first().map(|v| &v.scenario) else {
         return Err(InputError::new("compare", "no scenario to run"));
     };
     let seeds = seeds_of(base);
     // All variants' seeds share one parallel pool.
     let scns: Vec<&Scenario> = variants.iter().map(|v| &v.scenario).collect();
+    let mut streams: Vec<experiment::ResultsStream> = match sink {
+        RunsSink::Whole => Vec::new(),
+        RunsSink::Slim => (variants.iter())
+            .map(|_| experiment::ResultsStream::slim_only())
+            .collect(),
+        RunsSink::Json(dir, keep_whole) => (variants.iter())
+            .map(|_| {
+                // Each variant's document sits at `variants[].results`, 6 spaces deep.
+                experiment::ResultsStream::new("--json", dir, keep_whole).map(|s| s.nested(6))
+            })
+            .collect::<InputResult<_>>()?,
+    };
+    let handed: Vec<Option<&mut experiment::ResultsStream>> = if streams.is_empty() {
+        variants.iter().map(|_| None).collect()
+    } else {
+        streams.iter_mut().map(Some).collect()
+    };
     let mut runs = Vec::with_capacity(variants.len());
-    for r in experiment::run_variants_in(ctx, &scns, &seeds, "compare")? {
+    for r in experiment::run_variants_streamed(ctx, &scns, &seeds, "compare", handed)? {
         if r.len() < seeds.len() {
             break;
         }
         runs.push(r);
     }
+    streams.truncate(runs.len());
     let variants = &variants[..runs.len()];
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     let results: Vec<Vec<&crate::stats::report::RunResult>> = runs
@@ -233,7 +276,14 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
         .map(str::to_string)
         .or_else(|| base.workload.kind.clone())
         .unwrap_or_else(|| "workload".to_string());
-    let comparison = Comparison::build(&names, &seeds, &results, &perfs, &kind);
+    let comparison = if streams.is_empty() {
+        Comparison::build(&names, &seeds, &results, &perfs, &kind)
+    } else {
+        // Streamed runs are slimmed: the tables come from the streams' metric columns.
+        let columns: Vec<_> = streams.iter().map(|s| s.columns().clone()).collect();
+        let migrations = crate::stats::compare::migration_diff_of_columns(&names, &columns);
+        Comparison::from_columns(&names, &seeds, &columns, &perfs, migrations, &kind)
+    };
     Ok(CompareOutput {
         names,
         changes: variants.iter().map(|v| v.changes.clone()).collect(),
@@ -241,6 +291,7 @@ pub fn compare_in(ctx: &RunContext, variants: &[NamedScenario]) -> InputResult<C
         seeds,
         runs,
         comparison,
+        streams,
     })
 }
 
@@ -350,6 +401,55 @@ pub fn results_json_stopped(out: &CompareOutput, stopped: Option<&str>) -> Value
     doc
 }
 
+/// Write the JSON document of a comparison whose runs were streamed (`RunsSink::Json`):
+/// byte for byte what `serde_json::to_string_pretty` gives for [`results_json_stopped`]
+/// (and a newline), each variant's `results` assembled by its stream.
+pub fn write_json(
+    out: CompareOutput,
+    stopped: Option<&str>,
+    w: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    debug_assert_eq!(out.streams.len(), out.runs.len(), "every variant streamed");
+    let mut streams = out.streams.into_iter();
+    let head = json!({
+        "schedlab_version": experiment::SCHEDLAB_VERSION,
+        "complete": stopped.is_none(),
+        "baseline": BASELINE,
+        "seeds": out.seeds,
+        "variants": [],
+        "comparison": out.comparison,
+    });
+    let Value::Object(mut map) = head else {
+        unreachable!("the document is an object")
+    };
+    if let Some(reason) = stopped {
+        map.insert("stopped_reason".into(), json!(reason));
+    }
+    let mut doc = output::PrettyContainer::object(w, 0)?;
+    for (key, value) in &map {
+        if key != "variants" {
+            doc.member(key, value)?;
+            continue;
+        }
+        let (w, indent) = doc.key("variants")?;
+        let mut list = output::PrettyContainer::array(w, indent)?;
+        let variants = (out.names.iter()).zip(&out.changes).zip(&out.scenarios);
+        for (((name, changes), scn), stream) in variants.zip(streams.by_ref()) {
+            let (w, indent) = list.next_entry()?;
+            // Keys in serde_json's (sorted) order: changes, name, results.
+            let mut v = output::PrettyContainer::object(w, indent)?;
+            v.member("changes", changes)?;
+            v.member("name", name)?;
+            let (w, indent) = v.key("results")?;
+            stream.finish_at(scn, None, w, indent)?;
+            v.end()?;
+        }
+        list.end()?;
+    }
+    doc.end()?;
+    w.write_all(b"\n")
+}
+
 /// Run `schedlab compare`; returns the exit status (0, or 128 + the signal that stopped it).
 pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     if let (Some(db), Some(a), Some(b), Some(m)) =
@@ -386,7 +486,15 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     };
     let ctx = RunContext::for_terminal();
     let signals = super::signals::Signals::install(&ctx);
-    let mut out = compare_in(&ctx, &variants)?;
+    let json_dir = json_file
+        .as_ref()
+        .map_or_else(std::env::temp_dir, |f| f.dir());
+    let sink = match (&args.json, &args.report) {
+        (Some(_), report) => RunsSink::Json(&json_dir, report.is_some()),
+        (None, Some(_)) => RunsSink::Whole,
+        (None, None) => RunsSink::Slim,
+    };
+    let mut out = compare_streamed(&ctx, &variants, sink)?;
     if report_file.is_some() {
         record_timelines(&ctx, &mut out)?;
     }
@@ -411,11 +519,10 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         file.write_commit(crate::report::render(&doc).as_bytes())?;
     }
     if args.json.is_some() {
-        let mut doc = serde_json::to_string_pretty(&results_json_stopped(&out, stopped))?;
-        doc.push('\n');
+        let write = |w: &mut dyn std::io::Write| write_json(out, stopped, w);
         match json_file {
-            Some(file) => file.write_commit(doc.as_bytes())?,
-            None => output::write_stdout(&doc)?,
+            Some(file) => file.write_with(write)?,
+            None => output::write_stdout_with(write)?,
         }
     }
     Ok(stopped.map_or(0, super::signals::exit_code))

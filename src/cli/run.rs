@@ -278,8 +278,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         let text = first.result.vmstat.unwrap_or_default().proc_text();
         file.write_commit(text.as_bytes())?;
     }
-    if let Some(stream) = stream {
-        let write = |out: &mut dyn std::io::Write| stream.finish(&scn, &runs, stopped, out);
+    if let Some(stream) = stream.filter(|_| args.json.is_some()) {
+        let write = |out: &mut dyn std::io::Write| stream.finish(&scn, stopped, out);
         match json_file {
             Some(file) => file.write_with(write)?,
             None => output::write_stdout_with(write)?,
@@ -290,13 +290,16 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
 
 /// `--json`: the stream each run's entry is written to as it finishes (its scratch file next
 /// to the destination, or in the temporary directory for stdout); runs are kept whole for
-/// a `--report`.
+/// a `--report`. Without `--json` (and `--report`) finished runs are slimmed all the same.
 fn results_stream(
     args: &RunArgs,
     json_file: Option<&output::AtomicFile>,
 ) -> Result<Option<experiment::ResultsStream>, InputError> {
     if args.json.is_none() {
-        return Ok(None);
+        return Ok(args
+            .report
+            .is_none()
+            .then(experiment::ResultsStream::slim_only));
     }
     let dir = json_file.map_or_else(std::env::temp_dir, |f| f.dir());
     experiment::ResultsStream::new("--json", &dir, args.report.is_some()).map(Some)

@@ -22,7 +22,7 @@ use crate::policy::SchedPolicy;
 use crate::policy::fifo::GlobalFifo;
 use crate::stats::perf::PerfStat;
 use crate::stats::report::{self, RunResult};
-use crate::stats::summary::Summary;
+use crate::stats::summary::{MetricColumns, Summary};
 use crate::stats::trace::Instruments;
 use crate::topology::Machine;
 
@@ -768,12 +768,18 @@ fn run_seeds_ordered(
 /// the runs' JSON nor with `--runs`.
 pub struct ResultsStream {
     option: &'static str,
-    runs: std::io::BufWriter<std::fs::File>,
+    /// The scratch file of the `runs[]` entries; `None`: no results document is written
+    /// (`run` without `--json`), finished runs are only slimmed.
+    runs: Option<std::io::BufWriter<std::fs::File>>,
     count: usize,
     /// The first run's resolved placement (the document's `scenario.workload.placement`).
     placement: Option<Value>,
     /// Keep every run whole (a `--report` is built from the whole document).
     keep_whole: bool,
+    /// How deep the `runs[]` entries sit: 4 in a document of its own (`run --json`).
+    entry_indent: usize,
+    /// The pushed runs' metrics: the document's `summary` and `compare`'s tables.
+    columns: MetricColumns,
 }
 
 impl ResultsStream {
@@ -788,82 +794,131 @@ impl ResultsStream {
         })?;
         Ok(ResultsStream {
             option,
-            runs: std::io::BufWriter::with_capacity(1 << 16, file),
+            runs: Some(std::io::BufWriter::with_capacity(1 << 16, file)),
             count: 0,
             placement: None,
             keep_whole,
+            entry_indent: 4,
+            columns: MetricColumns::default(),
         })
+    }
+
+    /// A stream whose document will be written at `indent` (see
+    /// [`ResultsStream::finish_at`]).
+    pub fn nested(mut self, indent: usize) -> Self {
+        self.entry_indent = indent + 4;
+        self
+    }
+
+    /// A stream that writes nothing: finished runs are slimmed as [`ResultsStream::push`]
+    /// slims them (for `run` without `--json`: memory flat in `--runs`).
+    pub fn slim_only() -> Self {
+        ResultsStream {
+            option: "run",
+            runs: None,
+            count: 0,
+            placement: None,
+            keep_whole: false,
+            entry_indent: 4,
+            columns: MetricColumns::default(),
+        }
     }
 
     fn io_error(&self, e: std::io::Error) -> InputError {
         InputError::new(self.option, format!("cannot write the results: {e}"))
     }
 
-    /// Write `run`'s `runs[]` entry; return the run with its per-task and per-CPU parts
-    /// dropped (unless kept whole) and, after the first run, its schedstat text.
+    /// The pushed runs' metrics, in seed order.
+    pub fn columns(&self) -> &MetricColumns {
+        &self.columns
+    }
+
+    /// The summary over the pushed runs (what [`summarize`] gives for them whole).
+    pub fn summary(&self) -> std::collections::BTreeMap<String, Summary> {
+        self.columns.summaries()
+    }
+
+    /// Write `run`'s `runs[]` entry and add its metrics to the columns; return the run
+    /// slimmed (unless kept whole) to what the text reports need: its seed, perf counters,
+    /// native report, summary line, first invariant violations, and for the first run its
+    /// schedstat text, `vmstat` and workload kind. The summary and `compare`'s tables come
+    /// from [`ResultsStream::columns`], not from slimmed runs.
     pub fn push(&mut self, mut run: RunOutput) -> InputResult<RunOutput> {
         if self.count == 0 {
             self.placement = run.result.placement.clone();
         }
         let tasks = std::mem::take(&mut run.result.tasks);
-        let written = write_run_entry(&mut self.runs, self.count == 0, &run.result, &tasks);
-        written.map_err(|e| self.io_error(e))?;
+        if let Some(out) = self.runs.as_mut() {
+            let written =
+                write_run_entry(out, self.count == 0, &run.result, &tasks, self.entry_indent);
+            written.map_err(|e| self.io_error(e))?;
+        }
         self.count += 1;
+        self.columns.push_run(run.result.metrics());
         if self.keep_whole {
             run.result.tasks = tasks;
             return Ok(run);
         }
         drop(tasks);
-        let metrics_bits = |r: &RunResult| -> Vec<(String, u64)> {
-            r.metrics()
-                .into_iter()
-                .map(|(k, v)| (k, v.to_bits()))
-                .collect()
-        };
-        let whole_metrics = cfg!(debug_assertions).then(|| metrics_bits(&run.result));
+        let first = self.count == 1;
         let r = &mut run.result;
         r.cpus = Vec::new();
         r.timeline = None;
-        // The summary reads `numa.moves` and `numa.ping_pong` (RunResult::metrics).
-        r.numa = r.numa.take().map(|n| {
-            let keep = ["moves", "ping_pong"];
-            match n {
-                Value::Object(m) => Value::Object(
-                    m.into_iter()
-                        .filter(|(k, _)| keep.contains(&k.as_str()))
-                        .collect(),
-                ),
-                other => other,
-            }
-        });
+        r.latency_hist = Default::default();
+        r.latency_us = Default::default();
+        r.placement = None;
+        r.numa = None;
+        r.schedstat = None;
+        r.migrations = Default::default();
         r.invariant_violations = Vec::new();
         run.invariant_violations.truncate(10);
-        if self.count > 1 {
+        if !first {
+            r.workload = Default::default();
+            r.vmstat = None;
             run.schedstat_text = None;
-        }
-        // What is dropped must not reach the summary.
-        if let Some(m) = whole_metrics {
-            debug_assert_eq!(m, metrics_bits(&run.result), "slimmed run lost metrics");
         }
         Ok(run)
     }
 
     /// Write the whole document (what `serde_json::to_string_pretty` gives for
-    /// [`results_json_stopped`], and a newline) to `out`: the keys around `runs` from
-    /// `runs` (the runs [`run_all_streamed`] returned), `runs` copied from the scratch file.
+    /// [`results_json_stopped`] over the pushed runs kept whole, and a newline) to `out`:
+    /// the keys around `runs` from the scenario and the columns, `runs` copied from the
+    /// scratch file.
     pub fn finish(
         self,
         scn: &Scenario,
-        runs: &[RunOutput],
         stopped: Option<&str>,
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<()> {
-        let head = results_json_head(scn, self.placement.as_ref(), runs, stopped);
-        let mut scratch = self.runs.into_inner().map_err(|e| e.into_error())?;
+        self.finish_at(scn, stopped, out, 0)?;
+        out.write_all(b"\n")
+    }
+
+    /// [`ResultsStream::finish`] for a document nested in another one (`compare`'s
+    /// `variants[].results`): written as serde_json's pretty layout places it at `indent`
+    /// spaces, without the final newline. The scratch file must have been written at that
+    /// depth (see [`ResultsStream::nested`]).
+    pub fn finish_at(
+        self,
+        scn: &Scenario,
+        stopped: Option<&str>,
+        out: &mut dyn std::io::Write,
+        indent: usize,
+    ) -> std::io::Result<()> {
+        debug_assert_eq!(
+            indent + 4,
+            self.entry_indent,
+            "entries written at another depth"
+        );
+        let head = results_json_head(scn, self.placement.as_ref(), self.summary(), stopped);
+        let Some(runs_file) = self.runs else {
+            return Err(std::io::Error::other("no results were written"));
+        };
+        let mut scratch = runs_file.into_inner().map_err(|e| e.into_error())?;
         let Value::Object(map) = head else {
             unreachable!("the results document is an object")
         };
-        let mut doc = crate::output::PrettyContainer::object(out, 0)?;
+        let mut doc = crate::output::PrettyContainer::object(out, indent)?;
         for (key, value) in &map {
             if key != "runs" {
                 doc.member(key, value)?;
@@ -878,30 +933,32 @@ impl ResultsStream {
             out.write_all(b"[\n")?;
             scratch.seek(std::io::SeekFrom::Start(0))?;
             std::io::copy(&mut scratch, out)?;
-            out.write_all(b"\n  ]")?;
+            out.write_all(b"\n")?;
+            out.write_all(" ".repeat(indent + 2).as_bytes())?;
+            out.write_all(b"]")?;
         }
-        doc.end()?;
-        out.write_all(b"\n")
+        doc.end()
     }
 }
 
-/// One `runs[]` entry at its place in the document (4 spaces deep, after a `,` unless
-/// `first`): `result` with its `tasks` streamed one by one from `tasks`.
+/// One `runs[]` entry at its place in the document (`indent` spaces deep, after a `,`
+/// unless `first`): `result` with its `tasks` streamed one by one from `tasks`.
 fn write_run_entry(
     out: &mut dyn std::io::Write,
     first: bool,
     result: &RunResult,
     tasks: &[report::TaskResult],
+    indent: usize,
 ) -> std::io::Result<()> {
     debug_assert!(result.tasks.is_empty());
     if !first {
         out.write_all(b",\n")?;
     }
-    out.write_all(b"    ")?;
+    out.write_all(" ".repeat(indent).as_bytes())?;
     let Value::Object(map) = result.to_json() else {
         unreachable!("a run result is an object")
     };
-    let mut entry = crate::output::PrettyContainer::object(out, 4)?;
+    let mut entry = crate::output::PrettyContainer::object(out, indent)?;
     for (key, value) in &map {
         if key != "tasks" {
             entry.member(key, value)?;
@@ -959,28 +1016,52 @@ pub fn run_variants_in(
     seeds: &[u64],
     label: &str,
 ) -> InputResult<Vec<Vec<RunOutput>>> {
+    let streams: Vec<Option<&mut ResultsStream>> = scns.iter().map(|_| None).collect();
+    run_variants_streamed(ctx, scns, seeds, label, streams)
+}
+
+/// [`run_variants_in`], handing each variant's completed runs to its stream (when given)
+/// in seed order as they finish (see [`run_all_streamed`]): jobs start in (variant, seed)
+/// order, so at most one run per worker waits for a predecessor. The first error (in
+/// variant order, then seed order) is returned.
+pub fn run_variants_streamed(
+    ctx: &RunContext,
+    scns: &[&Scenario],
+    seeds: &[u64],
+    label: &str,
+    streams: Vec<Option<&mut ResultsStream>>,
+) -> InputResult<Vec<Vec<RunOutput>>> {
     use rayon::prelude::*;
-    with_progress(ctx, label, scns.len() * seeds.len(), || {
-        let jobs: Vec<(usize, u64)> = (0..scns.len())
-            .flat_map(|v| seeds.iter().map(move |&seed| (v, seed)))
-            .collect();
-        let out = jobs
-            .par_iter()
-            .map(|&(v, seed)| {
-                if ctx.stopped() {
-                    return Ok(None);
+    debug_assert_eq!(scns.len(), streams.len());
+    let orders: Vec<Mutex<InOrder>> = streams
+        .into_iter()
+        .map(|s| Mutex::new(InOrder::new(s)))
+        .collect();
+    let jobs = scns.len() * seeds.len();
+    with_progress(ctx, label, jobs, || {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let workers = rayon::current_num_threads().clamp(1, jobs.max(1));
+        (0..workers).into_par_iter().for_each(|_| {
+            loop {
+                let job = next.fetch_add(1, Ordering::Relaxed);
+                if job >= jobs {
+                    return;
                 }
-                run_once_in(ctx, scns[v], seed, Instruments::default()).map(|(r, _)| Some(r))
-            })
-            .collect::<Vec<_>>();
-        let mut per: Vec<Vec<RunOutput>> = scns.iter().map(|_| Vec::new()).collect();
-        for (&(v, _), r) in jobs.iter().zip(out) {
-            if let Some(r) = r?.filter(|r| r.complete) {
-                per[v].push(r);
+                let (v, i) = (job / seeds.len(), job % seeds.len());
+                let r = if ctx.stopped() {
+                    Ok(None)
+                } else {
+                    run_once_in(ctx, scns[v], seeds[i], Instruments::default())
+                        .map(|(r, _)| Some(r))
+                };
+                orders[v].lock().expect("run order lock").done(i, r);
             }
-        }
-        Ok(per)
-    })
+        });
+    });
+    orders
+        .into_iter()
+        .map(|o| o.into_inner().expect("run order lock").finish())
+        .collect()
 }
 
 fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResult<Vec<RunOutput>> {
@@ -1041,16 +1122,7 @@ fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnc
 /// `perf_stat`, `migrations`, `workload`, `latency_us` and `schedstat`
 /// ([`RunResult::metrics`]), by dotted path.
 pub fn summarize(runs: &[RunOutput]) -> std::collections::BTreeMap<String, Summary> {
-    let mut columns: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
-    for r in runs {
-        for (k, v) in r.result.metrics() {
-            columns.entry(k).or_default().push(v);
-        }
-    }
-    columns
-        .into_iter()
-        .map(|(k, values)| (k, Summary::of(&values)))
-        .collect()
+    MetricColumns::of(runs.iter().map(|r| r.result.metrics())).summaries()
 }
 
 /// The full results document. The scenario block gains `workload.placement`, the resolved
@@ -1064,18 +1136,17 @@ pub fn results_json(scn: &Scenario, runs: &[RunOutput]) -> Value {
 /// the runs and `runs` holds only those that finished.
 pub fn results_json_stopped(scn: &Scenario, runs: &[RunOutput], stopped: Option<&str>) -> Value {
     let placement = runs.first().and_then(|r| r.result.placement.as_ref());
-    let mut doc = results_json_head(scn, placement, runs, stopped);
+    let mut doc = results_json_head(scn, placement, summarize(runs), stopped);
     doc["runs"] = Value::Array(runs.iter().map(|r| r.result.to_json()).collect());
     doc
 }
 
 /// The results document with an empty `runs` list: the scenario (with the first run's
-/// `placement`), the completion keys and the summary over `runs` (which need only their
-/// metrics).
+/// `placement`), the completion keys and the summary over the runs.
 fn results_json_head(
     scn: &Scenario,
     placement: Option<&Value>,
-    runs: &[RunOutput],
+    summary: std::collections::BTreeMap<String, Summary>,
     stopped: Option<&str>,
 ) -> Value {
     let mut scenario = serde_json::to_value(scn).expect("the scenario serializes");
@@ -1089,7 +1160,7 @@ fn results_json_head(
         "complete": stopped.is_none(),
         "scenario": scenario,
         "runs": [],
-        "summary": summarize(runs),
+        "summary": summary,
     });
     if let Some(reason) = stopped {
         doc["stopped_reason"] = json!(reason);

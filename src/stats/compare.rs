@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::perf::{PerfStat, thousands};
 use super::report::RunResult;
-use super::summary::Summary;
+use super::summary::{MetricColumns, Summary};
 use crate::policy::MigrationReason;
 
 /// Which way a metric is better.
@@ -530,6 +530,35 @@ pub fn migration_diff(names: &[String], runs: &[Vec<&RunResult>]) -> Vec<DiffRow
     rows
 }
 
+/// [`migration_diff`] from each variant's metric columns (`migrations.by_reason.*`,
+/// `migrations.total`, `migrations.ping_pong`; 0 for a count a run lacks, as
+/// [`crate::stats::report::Migrations::reason`] gives).
+pub fn migration_diff_of_columns(names: &[String], columns: &[MetricColumns]) -> Vec<DiffRow> {
+    let get = |key: &str| -> Vec<Vec<f64>> {
+        columns
+            .iter()
+            .map(|c| {
+                c.column(key)
+                    .map_or_else(|| vec![0.0; c.runs()], <[f64]>::to_vec)
+            })
+            .collect()
+    };
+    let mut rows = Vec::new();
+    for reason in MigrationReason::ALL {
+        let values = get(&format!("migrations.by_reason.{}", reason.name()));
+        if values.iter().flatten().any(|&v| v != 0.0) {
+            rows.push(DiffRow::build(reason.name(), names, &values));
+        }
+    }
+    rows.push(DiffRow::build("total", names, &get("migrations.total")));
+    rows.push(DiffRow::build(
+        "ping_pong",
+        names,
+        &get("migrations.ping_pong"),
+    ));
+    rows
+}
+
 /// Render the migrations-by-reason diff.
 pub fn render_migration_diff(rows: &[DiffRow]) -> String {
     let rows: Vec<(DiffRow, ValueFmt)> = rows
@@ -568,23 +597,29 @@ impl Comparison {
         perfs: &[Vec<PerfStat>],
         workload_kind: &str,
     ) -> Comparison {
-        // Per variant, per metric: the values of every run (None if any run lacks it).
-        let per_variant: Vec<BTreeMap<String, Option<Vec<f64>>>> = runs
+        let columns: Vec<MetricColumns> = runs
             .iter()
-            .map(|rs| {
-                let maps: Vec<BTreeMap<String, f64>> =
-                    rs.iter().map(|r| metric_values(r)).collect();
-                let mut keys: Vec<&String> = maps.iter().flat_map(|m| m.keys()).collect();
-                keys.sort();
-                keys.dedup();
-                keys.into_iter()
-                    .map(|k| {
-                        let col: Option<Vec<f64>> =
-                            maps.iter().map(|m| m.get(k).copied()).collect();
-                        (k.clone(), col)
-                    })
-                    .collect()
-            })
+            .map(|rs| MetricColumns::of(rs.iter().map(|r| r.metrics())))
+            .collect();
+        let migrations = migration_diff(names, runs);
+        Self::from_columns(names, seeds, &columns, perfs, migrations, workload_kind)
+    }
+
+    /// [`Comparison::build`] from each variant's metric columns (its runs' metrics in seed
+    /// order, [`MetricColumns`]) and the migrations-by-reason rows ([`migration_diff`],
+    /// [`migration_diff_of_columns`]): the runs themselves need not be kept.
+    pub fn from_columns(
+        names: &[String],
+        seeds: &[u64],
+        columns: &[MetricColumns],
+        perfs: &[Vec<PerfStat>],
+        migrations_by_reason: Vec<DiffRow>,
+        workload_kind: &str,
+    ) -> Comparison {
+        // Per variant, per metric: the values of every run (None if any run lacks it).
+        let per_variant: Vec<BTreeMap<String, Option<Vec<f64>>>> = columns
+            .iter()
+            .map(|c| c.complete(|k| classify(k).is_some()))
             .collect();
         let mut metrics = Vec::new();
         if let Some(base) = per_variant.first() {
@@ -617,7 +652,6 @@ impl Comparison {
             }
         }
         let perf_stat = perf_diff(names, perfs);
-        let migrations_by_reason = migration_diff(names, runs);
         Comparison {
             variants: names.to_vec(),
             seeds: seeds.to_vec(),

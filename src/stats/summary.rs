@@ -78,6 +78,66 @@ impl Summary {
     }
 }
 
+/// Per metric (dotted path), its values over runs in run order — a run without the metric
+/// adds nothing to its column: what summaries and comparisons over runs are computed from,
+/// kept as runs finish instead of the runs themselves (8 bytes per metric and run; issue 14,
+/// results memory flat in `--runs`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricColumns {
+    runs: usize,
+    columns: std::collections::BTreeMap<String, Vec<f64>>,
+}
+
+impl MetricColumns {
+    /// The columns of `runs`' metrics (each run's `(path, value)` list), in order.
+    pub fn of(runs: impl IntoIterator<Item = Vec<(String, f64)>>) -> MetricColumns {
+        let mut c = MetricColumns::default();
+        for r in runs {
+            c.push_run(r);
+        }
+        c
+    }
+
+    /// Add one run's metrics.
+    pub fn push_run(&mut self, metrics: Vec<(String, f64)>) {
+        self.runs += 1;
+        for (k, v) in metrics {
+            self.columns.entry(k).or_default().push(v);
+        }
+    }
+
+    /// How many runs were added.
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+
+    /// The summary of every metric over the runs that have it.
+    pub fn summaries(&self) -> std::collections::BTreeMap<String, Summary> {
+        (self.columns.iter())
+            .map(|(k, values)| (k.clone(), Summary::of(values)))
+            .collect()
+    }
+
+    /// The metrics `keep` accepts: their values over every run, `None` for a metric some
+    /// run lacks.
+    pub fn complete(
+        &self,
+        keep: impl Fn(&str) -> bool,
+    ) -> std::collections::BTreeMap<String, Option<Vec<f64>>> {
+        (self.columns.iter())
+            .filter(|(k, _)| keep(k))
+            .map(|(k, v)| (k.clone(), (v.len() == self.runs).then(|| v.clone())))
+            .collect()
+    }
+
+    /// One metric's values, if every run has it.
+    pub fn column(&self, key: &str) -> Option<&[f64]> {
+        (self.columns.get(key))
+            .filter(|v| v.len() == self.runs)
+            .map(Vec::as_slice)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
