@@ -216,7 +216,10 @@ impl LbEnv for NumaFake {
     }
     fn nr_numa_running(&self, cpu: usize) -> u32 {
         let tasks = &self.env.cpus[cpu].tasks;
-        tasks.iter().filter(|p| self.preferred.contains_key(p)).count() as u32
+        tasks
+            .iter()
+            .filter(|p| self.preferred.contains_key(p))
+            .count() as u32
     }
     fn nr_preferred_running(&self, cpu: usize) -> u32 {
         let tasks = &self.env.cpus[cpu].tasks;
@@ -298,9 +301,15 @@ fn same_decisions_in(dom: &Arc<SchedDomains>, state: NumaFake, name: &str, seed:
                 sum_lb.domain_state(sd).stats,
                 "schedstats: {at}"
             );
-            fbq_seen |= dom.domain(sd).flags.contains(schedlab::domains::SdFlags::SD_NUMA);
+            fbq_seen |= dom
+                .domain(sd)
+                .flags
+                .contains(schedlab::domains::SdFlags::SD_NUMA);
         }
     }
     assert!(fbq_seen, "{name}: some pass balanced a NUMA level");
-    assert_eq!(walk_env.env.detached, sum_env.env.detached, "{name} seed {seed}");
+    assert_eq!(
+        walk_env.env.detached, sum_env.env.detached,
+        "{name} seed {seed}"
+    );
 }

@@ -405,9 +405,7 @@ impl Wakeup {
                 continue;
             }
             if has_idle_core {
-                if let Some(c) =
-                    self.select_idle_core(env, cpu, &mut cpus, &mut idle_cpu, call)
-                {
+                if let Some(c) = self.select_idle_core(env, cpu, &mut cpus, &mut idle_cpu, call) {
                     return Some((c, true));
                 }
             } else {
