@@ -137,9 +137,24 @@ impl CpuMask {
     /// `for_each_cpu_wrap()`.
     pub fn iter_wrap(&self, start: usize) -> impl Iterator<Item = usize> + '_ {
         let start = start.min(NR_CPUS_MAX);
-        self.iter()
-            .skip_while(move |&c| c < start)
+        self.iter_from(start)
             .chain(self.iter().take_while(move |&c| c < start))
+    }
+
+    /// CPUs `>= from` in ascending order (starts at `from`'s word, not at CPU 0).
+    pub fn iter_from(&self, from: usize) -> CpuMaskIter<'_> {
+        if from >= NR_CPUS_MAX {
+            return CpuMaskIter {
+                mask: self,
+                word_index: WORDS - 1,
+                word: 0,
+            };
+        }
+        CpuMaskIter {
+            mask: self,
+            word_index: from / 64,
+            word: self.words[from / 64] & (!0u64 << (from % 64)),
+        }
     }
 
     /// CPUs in ascending order.
@@ -758,6 +773,21 @@ mod tests {
             if let Ok(m) = CpuMask::parse_list(&text, nbits) {
                 prop_assert!(m.iter().all(|c| c < nbits));
             }
+        }
+
+        /// `iter_wrap(start)` is `for_each_cpu_wrap()`'s order: the CPUs `>= start`
+        /// ascending, then those below it (and `iter_from` the first part), for any start.
+        #[test]
+        fn wrap_order_matches_naive_order(
+            cpus in proptest::collection::btree_set(0usize..NR_CPUS_MAX, 0..64),
+            start in 0usize..NR_CPUS_MAX + 8,
+        ) {
+            let m: CpuMask = cpus.iter().copied().collect();
+            let want_from: Vec<usize> = cpus.iter().copied().filter(|&c| c >= start).collect();
+            let mut want = want_from.clone();
+            want.extend(cpus.iter().copied().filter(|&c| c < start));
+            prop_assert_eq!(m.iter_from(start).collect::<Vec<_>>(), want_from);
+            prop_assert_eq!(m.iter_wrap(start).collect::<Vec<_>>(), want);
         }
 
         #[test]

@@ -151,3 +151,165 @@ fn sums_decide_as_the_walk_on_asymmetric_capacity() {
         same_decisions("hybrid-10", None, seed);
     }
 }
+
+/// [`FakeLbEnv`] with NUMA balancing statistics: a preferred node per task (some none),
+/// `rq->nr_numa_running` / `nr_preferred_running` counted from each CPU's task list, so
+/// NUMA-level passes classify groups and runqueues (`fbq_classify_group/rq()`).
+#[derive(Clone)]
+struct NumaFake {
+    env: FakeLbEnv,
+    preferred: std::collections::BTreeMap<schedlab::task::TaskId, usize>,
+    node: Vec<usize>,
+}
+
+macro_rules! delegate {
+    ($( fn $name:ident(&self $(, $a:ident : $t:ty)*) -> $r:ty; )*) => {
+        $( fn $name(&self $(, $a: $t)*) -> $r { self.env.$name($($a),*) } )*
+    };
+}
+
+use schedlab::sched::balance::LbEnv;
+use schedlab::task::TaskId;
+
+impl LbEnv for NumaFake {
+    delegate! {
+        fn nr_running(&self, cpu: usize) -> u32;
+        fn h_nr_runnable(&self, cpu: usize) -> u32;
+        fn h_nr_queued(&self, cpu: usize) -> u32;
+        fn idle_cpu(&self, cpu: usize) -> bool;
+        fn ttwu_pending(&self, cpu: usize) -> bool;
+        fn cpu_load(&self, cpu: usize) -> u64;
+        fn cpu_runnable(&self, cpu: usize) -> u64;
+        fn cpu_util(&self, cpu: usize) -> u64;
+        fn capacity_of(&self, cpu: usize) -> u64;
+        fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64;
+        fn misfit_task_load(&self, cpu: usize) -> u64;
+        fn rq_clock_task(&self, cpu: usize) -> u64;
+        fn curr_task(&self, cpu: usize) -> Option<TaskId>;
+        fn task_h_load(&self, p: TaskId) -> u64;
+        fn task_util_est(&self, p: TaskId) -> u64;
+        fn task_running(&self, cpu: usize, p: TaskId) -> bool;
+        fn cpus_allowed(&self, p: TaskId) -> CpuMask;
+        fn exec_start(&self, p: TaskId) -> u64;
+        fn is_delayed(&self, p: TaskId) -> bool;
+        fn is_next_buddy(&self, p: TaskId) -> bool;
+        fn task_ineligible_on_dst(&self, p: TaskId, dst_cpu: usize) -> bool;
+        fn task_fits_cpu(&self, p: TaskId, cpu: usize) -> bool;
+    }
+    fn take_changed_cpus(&mut self, out: &mut CpuMask) -> bool {
+        self.env.take_changed_cpus(out)
+    }
+    fn cfs_tasks(&self, cpu: usize, out: &mut Vec<TaskId>) {
+        self.env.cfs_tasks(cpu, out)
+    }
+    fn cfs_tasks_rotate(&mut self, cpu: usize, p: TaskId) {
+        self.env.cfs_tasks_rotate(cpu, p)
+    }
+    fn sched_rng(&mut self, cpu: usize) -> u32 {
+        self.env.sched_rng(cpu)
+    }
+    fn detach_task(&mut self, p: TaskId, from: usize, to: usize) {
+        self.env.detach_task(p, from, to)
+    }
+    fn attach_task(&mut self, p: TaskId, to: usize) {
+        self.env.attach_task(p, to)
+    }
+    fn nr_numa_running(&self, cpu: usize) -> u32 {
+        let tasks = &self.env.cpus[cpu].tasks;
+        tasks
+            .iter()
+            .filter(|p| self.preferred.contains_key(p))
+            .count() as u32
+    }
+    fn nr_preferred_running(&self, cpu: usize) -> u32 {
+        let tasks = &self.env.cpus[cpu].tasks;
+        let on_node = |p: &&TaskId| self.preferred.get(p) == Some(&self.node[cpu]);
+        tasks.iter().filter(on_node).count() as u32
+    }
+}
+
+/// With NUMA statistics (tasks with and without a preferred node, on and off it), the
+/// sums' NUMA counts give the busiest group the walk's `fbq_type`: the same runqueues are
+/// skipped or picked and the same tasks moved at every level, NUMA levels included.
+#[test]
+fn sums_decide_as_the_walk_with_numa_preferred_nodes() {
+    for (preset, seeds) in [("skl-2s", 1..=5), ("haswell-4s", 1..=5)] {
+        let m = presets::by_name(preset).expect("preset");
+        let node: Vec<usize> = m.cpus.iter().map(|c| c.node).collect();
+        let dom = domains(preset, None);
+        let nodes = 1 + node.iter().copied().max().unwrap_or(0) as u64;
+        for seed in seeds {
+            let mut rng = Lcg(seed * 7919);
+            let env = random_env(&dom, &mut rng);
+            let mut preferred = std::collections::BTreeMap::new();
+            for &p in env.tasks.keys() {
+                // A third without a preference; the rest mostly on their own node.
+                match rng.below(3) {
+                    0 => {}
+                    1 => {
+                        preferred.insert(p, node[env.tasks[&p].cpu]);
+                    }
+                    _ => {
+                        preferred.insert(p, rng.below(nodes) as usize);
+                    }
+                }
+            }
+            let numa = NumaFake {
+                env,
+                preferred,
+                node: node.clone(),
+            };
+            same_decisions_in(&dom, numa, &format!("{preset} NUMA"), seed);
+        }
+    }
+}
+
+/// [`same_decisions`] on a given state (each pass at every level of a few random CPUs).
+fn same_decisions_in(dom: &Arc<SchedDomains>, state: NumaFake, name: &str, seed: u64) {
+    let lb = LoadBalancer::from_config(
+        dom.clone(),
+        Features::defaults(),
+        &Sysctls::default(),
+        &CostModel::default(),
+        0,
+    );
+    let mut rng = Lcg(seed);
+    let (mut walk_lb, mut sum_lb) = (lb.clone(), lb);
+    let mut walk_env = state.clone();
+    let mut sum_env = state;
+    walk_env.env.report_changes = false;
+    sum_env.env.report_changes = true;
+    let online: Vec<usize> = dom.span.iter().collect();
+    let mut fbq_seen = false;
+    for round in 0..15 {
+        let cpu = online[rng.below(online.len() as u64) as usize];
+        let idle = [IdleType::Idle, IdleType::NotIdle, IdleType::NewlyIdle][round % 3];
+        for &sd in dom.cpu_domains(cpu) {
+            let (mut wo, mut so) = (LbOutput::default(), LbOutput::default());
+            let (mut wc, mut sc) = (true, true);
+            let reason = MigrationReason::LoadBalance;
+            let wm =
+                walk_lb.sched_balance_rq(&mut walk_env, cpu, sd, idle, reason, &mut wc, &mut wo);
+            let sm = sum_lb.sched_balance_rq(&mut sum_env, cpu, sd, idle, reason, &mut sc, &mut so);
+            let at = format!("{name} seed {seed} round {round} CPU {cpu} {sd:?} {idle:?}");
+            assert_eq!((wm, wc), (sm, sc), "moved, continue: {at}");
+            assert_eq!(wo.work, so.work, "work counted: {at}");
+            assert_eq!(wo.migrations, so.migrations, "migrations: {at}");
+            assert_eq!(wo.decisions, so.decisions, "task decisions: {at}");
+            assert_eq!(
+                walk_lb.domain_state(sd).stats,
+                sum_lb.domain_state(sd).stats,
+                "schedstats: {at}"
+            );
+            fbq_seen |= dom
+                .domain(sd)
+                .flags
+                .contains(schedlab::domains::SdFlags::SD_NUMA);
+        }
+    }
+    assert!(fbq_seen, "{name}: some pass balanced a NUMA level");
+    assert_eq!(
+        walk_env.env.detached, sum_env.env.detached,
+        "{name} seed {seed}"
+    );
+}

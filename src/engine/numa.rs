@@ -807,7 +807,23 @@ impl Engine {
     /// when due, `task_numa_work()` (run at once: the return to user space that follows the
     /// tick), then the hinting faults of the run time since the last tick and, when one
     /// asks for it, `task_numa_migrate()`. Returns the move to apply after the tick.
+    /// A change of `p`'s preferred node (`sched_setnuma()`) is reported to the policy.
     pub(crate) fn numa_tick(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
+        let preferred = |e: &Engine| {
+            e.numa
+                .as_deref()
+                .and_then(|n| n.sched.state.tasks.get(p.idx()))
+                .map(|t| t.preferred_nid)
+        };
+        let before = preferred(self);
+        let mv = self.numa_tick_work(cpu, p);
+        if let Some(nid) = preferred(self).filter(|&nid| Some(nid) != before) {
+            self.policy.numa_preferred_nid_changed(p, nid);
+        }
+        mv
+    }
+
+    fn numa_tick_work(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
         let n = self.numa.as_deref()?;
         if !n.sched.balancing || n.task_mem(p).is_none() {
             return None;

@@ -21,6 +21,7 @@
 
 use std::sync::Arc;
 
+use super::cfs_tasks::CfsTaskLists;
 use super::linux_rt::{RtClass, RtConfig};
 use super::{
     Actions, CoreView, EnqueueFlags, IdleType, Placement, PlacementPath, SchedPolicy, WakeCtx,
@@ -52,8 +53,11 @@ pub struct LinuxFair {
     costs: BalanceCosts,
     ents: Vec<SchedEntity>,
     rqs: Vec<CfsRq>,
-    /// `rq->cfs_tasks` per CPU, least recently run first.
-    cfs_tasks: Vec<Vec<TaskId>>,
+    /// `rq->cfs_tasks` per CPU, least recently run first, with the NUMA counters.
+    cfs_tasks: CfsTaskLists,
+    /// `sched_numa_balancing` as the last balance pass saw it (the NUMA counters read as
+    /// zero while it is off).
+    numa_lb_on: bool,
     rng: Vec<RngStream>,
     blocked: Vec<usize>,
     lb_out: LbOutput,
@@ -155,7 +159,8 @@ impl LinuxFair {
             rqs: (0..nr)
                 .map(|c| CfsRq::new(&params, machine.cpus[c].capacity as u64))
                 .collect(),
-            cfs_tasks: vec![Vec::new(); nr],
+            cfs_tasks: CfsTaskLists::new(machine.cpus.iter().map(|c| c.node).collect()),
+            numa_lb_on: false,
             rng: (0..nr)
                 .map(|c| RngStream::new(seed, StreamKind::Policy, c as u64))
                 .collect(),
@@ -195,13 +200,6 @@ impl LinuxFair {
             .extend(self.lb_out.active_balance.iter().copied());
         act.resched.append(&mut self.resched);
         self.lb_out.clear();
-    }
-}
-
-/// Remove `p` from a `cfs_tasks` list.
-fn list_remove(list: &mut Vec<TaskId>, p: TaskId) {
-    if let Some(i) = list.iter().position(|&q| q == p) {
-        list.remove(i);
     }
 }
 
@@ -307,7 +305,9 @@ struct BalanceView<'a> {
     params: &'a FairParams,
     rqs: &'a mut [CfsRq],
     ents: &'a mut [SchedEntity],
-    cfs_tasks: &'a mut [Vec<TaskId>],
+    cfs_tasks: &'a mut CfsTaskLists,
+    /// NUMA balancing is on: the NUMA counters are read (else zero).
+    numa_lb_on: bool,
     rng: &'a mut [RngStream],
     resched: &'a mut Vec<usize>,
     rt: &'a mut RtClass,
@@ -368,12 +368,10 @@ impl LbEnv for BalanceView<'_> {
         self.core.cpu_curr(cpu)
     }
     fn cfs_tasks(&self, cpu: usize, out: &mut Vec<TaskId>) {
-        out.extend_from_slice(&self.cfs_tasks[cpu]);
+        out.extend_from_slice(self.cfs_tasks.list(cpu));
     }
     fn cfs_tasks_rotate(&mut self, cpu: usize, p: TaskId) {
-        let list = &mut self.cfs_tasks[cpu];
-        list_remove(list, p);
-        list.push(p);
+        self.cfs_tasks.move_to_tail(cpu, p);
     }
     fn update_blocked_averages(&mut self, cpu: usize) -> bool {
         // update_other_load_avgs(): avg_rt decays (or grows) here too.
@@ -410,13 +408,25 @@ impl LbEnv for BalanceView<'_> {
         self.ents[p.idx()].sched_delayed
     }
     fn nr_numa_running(&self, cpu: usize) -> u32 {
-        super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu]).0
+        self.numa_counts(cpu).0
     }
     fn nr_preferred_running(&self, cpu: usize) -> u32 {
-        super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu]).1
+        self.numa_counts(cpu).1
     }
+    #[inline]
     fn numa_counts(&self, cpu: usize) -> (u32, u32) {
-        super::numa_view::rq_numa_counts(self.core, cpu, &self.cfs_tasks[cpu])
+        let c = if self.numa_lb_on {
+            self.cfs_tasks.numa_counts(cpu)
+        } else {
+            (0, 0)
+        };
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            c,
+            super::numa_view::rq_numa_counts(self.core, cpu, self.cfs_tasks.list(cpu)),
+            "CPU {cpu}: NUMA counters differ from a recount of cfs_tasks"
+        );
+        c
     }
     fn migrate_degrades_locality(&self, p: TaskId, src: usize, dst: usize, idle: bool) -> i32 {
         let pref = self.nr_preferred_running(src);
@@ -433,7 +443,7 @@ impl LbEnv for BalanceView<'_> {
             p.idx(),
             fair::DEQUEUE_MIGRATING,
         );
-        list_remove(&mut self.cfs_tasks[from], p);
+        self.cfs_tasks.remove(from, p);
         self.rqs[from].migrate_task_rq_fair(self.ents, self.params, now, p.idx(), false);
         // A migration is a dequeue/enqueue like any other for the fair server: the source's
         // fair queue may empty, the destination's may go 0 -> 1 (enqueue_task_fair()).
@@ -458,7 +468,7 @@ impl LbEnv for BalanceView<'_> {
             p.idx(),
             fair::ENQUEUE_MIGRATED | fair::ENQUEUE_MIGRATING,
         );
-        self.cfs_tasks[to].push(p);
+        self.cfs_tasks.add(to, p);
         // wakeup_preempt() of a fair task against an RT current task does nothing.
         if self.core.cpu_curr(to).is_some()
             && !self.rt.curr_is_rt(self.core, to)
@@ -470,7 +480,8 @@ impl LbEnv for BalanceView<'_> {
 }
 
 macro_rules! balance_view {
-    ($self:ident, $core:ident) => {
+    ($self:ident, $core:ident) => {{
+        $self.sync_numa_lb($core);
         BalanceView {
             core: $core,
             machine: $core.machine(),
@@ -479,13 +490,14 @@ macro_rules! balance_view {
             rqs: &mut $self.rqs,
             ents: &mut $self.ents,
             cfs_tasks: &mut $self.cfs_tasks,
+            numa_lb_on: $self.numa_lb_on,
             rng: &mut $self.rng,
             resched: &mut $self.resched,
             rt: &mut $self.rt,
             pending_cost_ns: &mut $self.pending_cost_ns,
             lb_changed: &mut $self.lb_changed,
         }
-    };
+    }};
 }
 
 /// The kernel's `WF_*` bits of a wakeup (one mapping, shared with wakeup placement).
@@ -529,7 +541,7 @@ impl LinuxFair {
         );
         for i in 0..self.blocked.len() {
             let b = TaskId(self.blocked[i] as u32);
-            list_remove(&mut self.cfs_tasks[cpu], b);
+            self.cfs_tasks.remove(cpu, b);
         }
         // Each DEQUEUE_DELAYED dequeue done by the pick is a dequeue_entities() this CPU pays.
         self.pending_cost_ns += self.blocked.len() as u64 * core.cost().dequeue_task_ns;
@@ -538,10 +550,18 @@ impl LinuxFair {
             self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
         }
         let next = next.map(|n| TaskId(n as u32))?;
-        let list = &mut self.cfs_tasks[cpu];
-        list_remove(list, next);
-        list.push(next);
+        self.cfs_tasks.move_to_tail(cpu, next);
         Some(next)
+    }
+
+    /// Follow `sched_numa_balancing` before a balance pass: the NUMA counters read as zero
+    /// while it is off, so every CPU's balance statistics change when it flips.
+    fn sync_numa_lb(&mut self, core: &dyn CoreView) {
+        let on = core.numa().is_some_and(|n| n.balancing);
+        if on != self.numa_lb_on {
+            self.numa_lb_on = on;
+            self.lb_changed = CpuMask::first_n(self.rqs.len());
+        }
     }
 
     /// `rq->nr_running`.
@@ -656,7 +676,7 @@ impl SchedPolicy for LinuxFair {
         }
         self.rqs[cpu].enqueue_task(&mut self.ents, &self.params, core.now_ns(), p.idx(), f);
         if !flags.delayed {
-            self.cfs_tasks[cpu].push(p);
+            self.cfs_tasks.add(cpu, p);
         }
         if flags.wakeup && was_idle && core.cpu_curr(cpu).is_none() {
             self.lb.update_rq_avg_idle(cpu, core.now_ns());
@@ -680,7 +700,7 @@ impl SchedPolicy for LinuxFair {
         );
         match r {
             DequeueResult::Removed => {
-                list_remove(&mut self.cfs_tasks[cpu], p);
+                self.cfs_tasks.remove(cpu, p);
                 if self.rqs[cpu].h_nr_queued() == 0 {
                     self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
                 }
@@ -708,7 +728,7 @@ impl SchedPolicy for LinuxFair {
             );
         }
         rq.task_dead_fair(&mut self.ents, &self.params, core.now_ns(), p.idx());
-        list_remove(&mut self.cfs_tasks[cpu], p);
+        self.cfs_tasks.remove(cpu, p);
     }
 
     fn dequeue_delayed(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId) {
@@ -721,7 +741,7 @@ impl SchedPolicy for LinuxFair {
             p.idx(),
             fair::DEQUEUE_SLEEP | fair::DEQUEUE_DELAYED,
         );
-        list_remove(&mut self.cfs_tasks[cpu], p);
+        self.cfs_tasks.remove(cpu, p);
         if self.rqs[cpu].h_nr_queued() == 0 {
             self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
         }
@@ -923,6 +943,12 @@ impl SchedPolicy for LinuxFair {
     /// `curr` or the wake list of `cpu` changed: its idleness may have.
     fn cpu_state_changed(&mut self, cpu: usize) {
         self.lb_changed.set(cpu);
+    }
+
+    fn numa_preferred_nid_changed(&mut self, p: TaskId, nid: Option<usize>) {
+        if let Some(cpu) = self.cfs_tasks.set_preferred_nid(p, nid) {
+            self.lb_changed.set(cpu);
+        }
     }
 
     fn idle_enter(&mut self, core: &dyn CoreView, cpu: usize) {

@@ -8,6 +8,7 @@
 //! it asks the engine to do (charge scheduler work, migrate, kick an idle CPU) goes into
 //! [`Actions`], whose buffers the engine reuses so the event loop does not allocate.
 
+pub mod cfs_tasks;
 pub mod fifo;
 pub mod linux_fair;
 pub mod linux_rt;
@@ -216,6 +217,12 @@ pub trait SchedPolicy: Send {
     /// The engine changed `cpu`'s current task or its wake list (`idle_cpu()` may have
     /// changed); no policy work, only bookkeeping (the load balancer's running sums).
     fn cpu_state_changed(&mut self, _cpu: usize) {}
+
+    /// `sched_setnuma(p, nid)`: NUMA balancing set `p->numa_preferred_nid` to `nid`
+    /// (`None` = NUMA_NO_NODE); a queued task is re-accounted in its runqueue's NUMA
+    /// counters (`account_numa_dequeue()` with the old node, `account_numa_enqueue()` with
+    /// the new). Default: no counters.
+    fn numa_preferred_nid_changed(&mut self, _p: TaskId, _nid: Option<usize>) {}
 
     /// The idle `cpu` stopped its tick (`tick_nohz_stop_tick()` in an idle period, the
     /// first time): `nohz_balance_enter_idle()`.

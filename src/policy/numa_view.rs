@@ -86,7 +86,9 @@ impl NumaEnv for NumaView<'_> {
 }
 
 /// `(nr_numa_running, nr_preferred_running)` of `cpu` whose queued CFS tasks are `tasks`;
-/// (0, 0) without NUMA balancing.
+/// (0, 0) without NUMA balancing. A recount of the list: the policy keeps the counters
+/// ([`super::cfs_tasks::CfsTaskLists`]) and checks them against this in debug builds.
+#[cfg(debug_assertions)]
 pub(crate) fn rq_numa_counts(core: &dyn CoreView, cpu: usize, tasks: &[TaskId]) -> (u32, u32) {
     match core.numa() {
         Some(n) if n.balancing => n.rq_numa_counts(tasks, n.topo.cpu_node[cpu]),

@@ -315,10 +315,9 @@ impl LoadBalancer {
             if bal.fbq_type != FbqType::All && fbq_classify_rq(env, i) > bal.fbq_type {
                 continue;
             }
-            let capacity = env.capacity_of(i);
             // Do not move a single task to a CPU that is not noticeably bigger.
             if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)
-                && !capacity_greater(env.capacity_of(bal.dst_cpu), capacity)
+                && !capacity_greater(env.capacity_of(bal.dst_cpu), env.capacity_of(i))
                 && nr_running == 1
             {
                 continue;
@@ -332,6 +331,8 @@ impl LoadBalancer {
             }
             match bal.migration_type {
                 MigrationType::Load => {
+                    // (`capacity_of()` is read only where it is used: a pure read.)
+                    let capacity = env.capacity_of(i);
                     let load = env.cpu_load(i);
                     // A single task whose load exceeds the imbalance would just move the
                     // imbalance, unless its CPU's capacity is reduced.

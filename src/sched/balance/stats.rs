@@ -345,8 +345,8 @@ impl LoadBalancer {
 
     /// [`LoadBalancer::sg_walk`] from the running sums: the sums, idle CPUs, the root
     /// overload test (returned) and the reduced-capacity misfit maximum, which visits
-    /// CPUs only when some CPU of the group is capacity-reduced. The NUMA counts are left
-    /// to `update_sd_lb_stats()` (busiest group only).
+    /// CPUs only when some CPU of the group is capacity-reduced. The NUMA counts are
+    /// summed like the rest (the environment keeps them per CPU).
     fn sg_from_sums<E: LbEnv + ?Sized>(
         &self,
         env: &E,
@@ -363,6 +363,10 @@ impl LoadBalancer {
         sgs.sum_h_nr_running = s.h_nr_runnable;
         sgs.sum_nr_running = s.nr_running;
         sgs.idle_cpus = s.idle_cpus;
+        if d.flags.contains(SdFlags::SD_NUMA) {
+            sgs.nr_numa_running = s.nr_numa_running;
+            sgs.nr_preferred_running = s.nr_preferred_running;
+        }
         if !g.span.test(bal.dst_cpu) && bal.dst_idle() && s.nr_single_reduced > 0 {
             for i in g.span.iter() {
                 let c = self.sums.contrib(i);
@@ -374,8 +378,7 @@ impl LoadBalancer {
         d.parent.is_none() && s.nr_overloaded > 0
     }
 
-    /// Invariant check: the statistics from the sums equal the per-CPU walk's (all but the
-    /// NUMA counts, which the sums path computes for the busiest group only).
+    /// Invariant check: the statistics from the sums equal the per-CPU walk's.
     #[cfg(debug_assertions)]
     fn check_sums<E: LbEnv + ?Sized>(
         &self,
@@ -388,32 +391,12 @@ impl LoadBalancer {
         let mut walked = SgLbStats::zero();
         let mut walked_over = false;
         self.sg_walk(env, bal, group, &mut walked, &mut walked_over);
-        walked.nr_numa_running = 0;
-        walked.nr_preferred_running = 0;
         assert_eq!(
             (walked, walked_over),
             (*sgs, overloaded),
             "balance sums of group {group:?} differ from the per-CPU walk (a runqueue \
              change was not reported by take_changed_cpus)"
         );
-    }
-
-    /// The NUMA counts of `group` (non-idle CPUs of `span ∩ env->cpus`), as the walk adds
-    /// them; only while the sums are fresh (their busy mask is current).
-    fn sg_numa_counts<E: LbEnv + ?Sized>(
-        &self,
-        env: &E,
-        bal: &BalanceEnv,
-        group: GroupId,
-    ) -> (u32, u32) {
-        let (mut numa, mut preferred) = (0, 0);
-        let cpus = self.domains.group(group).span.and(&bal.cpus);
-        for i in cpus.and(self.sums.busy_cpus()).iter() {
-            let (n, p) = env.numa_counts(i);
-            numa += n;
-            preferred += p;
-        }
-        (numa, preferred)
     }
 
     /// Re-read the CPUs the environment reports as changed, within the groups of domain
@@ -439,6 +422,8 @@ impl LoadBalancer {
             let single_reduced = !idle
                 && h_nr_runnable == 1
                 && env.capacity_of(cpu) * pct_min < env.arch_scale_cpu_capacity(cpu) * 100;
+            let (nr_numa_running, nr_preferred_running) =
+                if idle { (0, 0) } else { env.numa_counts(cpu) };
             let c = CpuContrib {
                 load,
                 util,
@@ -448,6 +433,8 @@ impl LoadBalancer {
                 idle,
                 overloaded: nr_running > 1,
                 single_reduced,
+                nr_numa_running,
+                nr_preferred_running,
             };
             self.sums.update(cpu, c);
         }
@@ -584,11 +571,6 @@ impl LoadBalancer {
             sds.prefer_sibling = dom.group(b).flags.contains(SdFlags::SD_PREFER_SIBLING);
         }
         if d.flags.contains(SdFlags::SD_NUMA) {
-            if let Some(b) = sds.busiest.filter(|&b| self.sums_cover(bal, b)) {
-                let (numa, preferred) = self.sg_numa_counts(env, bal, b);
-                sds.busiest_stat.nr_numa_running = numa;
-                sds.busiest_stat.nr_preferred_running = preferred;
-            }
             bal.fbq_type = fbq_classify_group(&sds.busiest_stat);
         }
         if d.parent.is_none() {

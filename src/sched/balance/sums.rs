@@ -18,8 +18,10 @@
 //! PELT averages, no decay on read), so a sum refreshed at the start of the pass equals
 //! the walk's. Left to the walk: groups not wholly inside `env->cpus` (after an
 //! all-pinned retry), domains with `SD_ASYM_CPUCAPACITY` (per-CPU misfit maximum), the
-//! reduced-capacity misfit maximum when some CPU of the group is capacity-reduced, and the
-//! NUMA counts (computed for the busiest group only: nothing else reads them).
+//! reduced-capacity misfit maximum when some CPU of the group is capacity-reduced. The NUMA
+//! counts (`nr_numa_running`, `nr_preferred_running`) are summed too: the environment keeps
+//! them per CPU as the kernel does (`account_numa_enqueue()`), so the busiest group's
+//! `fbq_classify_group()` costs per group as well.
 
 use crate::cpumask::CpuMask;
 use crate::domains::SchedDomains;
@@ -39,6 +41,10 @@ pub struct CpuContrib {
     /// Not idle, one CFS task, and capacity reduced below the least `imbalance_pct` of
     /// any domain (a superset of `check_cpu_capacity()` at every level).
     pub single_reduced: bool,
+    /// `rq->nr_numa_running` (0 when idle: the walk skips idle CPUs).
+    pub nr_numa_running: u32,
+    /// `rq->nr_preferred_running` (0 when idle).
+    pub nr_preferred_running: u32,
 }
 
 /// The sums of one group span.
@@ -56,6 +62,8 @@ pub struct GroupSums {
     pub nr_single_reduced: u32,
     /// CPUs in the span.
     pub weight: u32,
+    pub nr_numa_running: u32,
+    pub nr_preferred_running: u32,
 }
 
 impl GroupSums {
@@ -70,6 +78,10 @@ impl GroupSums {
         self.nr_single_reduced = self
             .nr_single_reduced
             .wrapping_add(u32::from(c.single_reduced));
+        self.nr_numa_running = self.nr_numa_running.wrapping_add(c.nr_numa_running);
+        self.nr_preferred_running = self
+            .nr_preferred_running
+            .wrapping_add(c.nr_preferred_running);
     }
 
     fn sub(&mut self, c: &CpuContrib) {
@@ -83,6 +95,10 @@ impl GroupSums {
         self.nr_single_reduced = self
             .nr_single_reduced
             .wrapping_sub(u32::from(c.single_reduced));
+        self.nr_numa_running = self.nr_numa_running.wrapping_sub(c.nr_numa_running);
+        self.nr_preferred_running = self
+            .nr_preferred_running
+            .wrapping_sub(c.nr_preferred_running);
     }
 }
 
@@ -243,6 +259,8 @@ mod tests {
             idle: nr == 0,
             overloaded: nr > 1,
             single_reduced: false,
+            nr_numa_running: nr / 2,
+            nr_preferred_running: nr / 3,
         }
     }
 

@@ -408,6 +408,11 @@ pub struct Wakeup {
     /// Indexed by `sd_llc_id` (first CPU of the LLC span).
     llc: Vec<SdLlcShared>,
     smt_active: bool,
+    /// `cpu_smt_mask(cpu)` (online siblings, the CPU included, ascending) per CPU:
+    /// `smt_sib[smt_start[cpu]..smt_start[cpu + 1]]`. The scans walk these short lists
+    /// instead of iterating and masking 1024-bit masks (same CPUs, same order).
+    smt_start: Vec<u32>,
+    smt_sib: Vec<u32>,
 }
 
 /// Scratch of one placement call.
@@ -429,11 +434,29 @@ impl Wakeup {
                 llc[id].nr_idle_scan = topo.domains.llc_size(cpu) as u32;
             }
         }
+        let mut smt_start = Vec::with_capacity(nr + 1);
+        let mut smt_sib = Vec::new();
+        for cpu in 0..nr {
+            smt_start.push(smt_sib.len() as u32);
+            smt_sib.extend(topo.smt_mask(cpu).iter().map(|c| c as u32));
+        }
+        smt_start.push(smt_sib.len() as u32);
         Wakeup {
             params,
             tasks: Vec::new(),
             llc,
             smt_active: topo.sched_smt_active(),
+            smt_start,
+            smt_sib,
+        }
+    }
+
+    /// `cpu_smt_mask(cpu)` as an ascending list of online CPUs (empty for an unknown CPU).
+    #[inline]
+    pub fn smt_siblings(&self, cpu: usize) -> &[u32] {
+        match (self.smt_start.get(cpu), self.smt_start.get(cpu + 1)) {
+            (Some(&a), Some(&b)) => &self.smt_sib[a as usize..b as usize],
+            _ => &[],
         }
     }
 

@@ -242,9 +242,10 @@ impl Wakeup {
         call: &mut Call,
     ) -> Option<usize> {
         let allowed = env.cpus_allowed(p);
-        let span = topo.domains.domain(sd).span;
-        for cpu in topo.smt_mask(target).and(&allowed).iter() {
-            if cpu == target || !span.test(cpu) {
+        let span = &topo.domains.domain(sd).span;
+        for &cpu in self.smt_siblings(target) {
+            let cpu = cpu as usize;
+            if cpu == target || !allowed.test(cpu) || !span.test(cpu) {
                 continue;
             }
             call.cost.cpus += 1;
@@ -259,16 +260,17 @@ impl Wakeup {
     /// siblings are idle; on the way remember the first idle (or SCHED_IDLE-only) allowed
     /// sibling in `idle_cpu`; a busy core's siblings leave `cpus`.
     fn select_idle_core(
-        topo: &Topo,
+        &self,
         env: &impl WakeupEnv,
         core: usize,
         cpus: &mut CpuMask,
         idle_cpu: &mut Option<usize>,
         call: &mut Call,
     ) -> Option<usize> {
-        let smt = topo.smt_mask(core);
+        let smt = self.smt_siblings(core);
         let mut idle = true;
-        for cpu in smt.iter() {
+        for &cpu in smt {
+            let cpu = cpu as usize;
             call.cost.cpus += 1;
             if !env.available_idle_cpu(cpu) {
                 idle = false;
@@ -288,7 +290,9 @@ impl Wakeup {
         if idle {
             return Some(core);
         }
-        *cpus = cpus.andnot(&smt);
+        for &cpu in smt {
+            cpus.clear(cpu as usize);
+        }
         None
     }
 
@@ -377,7 +381,7 @@ impl Wakeup {
                     }
                     if has_idle_core {
                         if let Some(c) =
-                            Self::select_idle_core(topo, env, cpu, &mut cpus, &mut idle_cpu, call)
+                            self.select_idle_core(env, cpu, &mut cpus, &mut idle_cpu, call)
                         {
                             return Some((c, true));
                         }
@@ -401,9 +405,7 @@ impl Wakeup {
                 continue;
             }
             if has_idle_core {
-                if let Some(c) =
-                    Self::select_idle_core(topo, env, cpu, &mut cpus, &mut idle_cpu, call)
-                {
+                if let Some(c) = self.select_idle_core(env, cpu, &mut cpus, &mut idle_cpu, call) {
                     return Some((c, true));
                 }
             } else {
@@ -574,9 +576,10 @@ impl Wakeup {
         if !self.smt_active || !self.params.at_least(4, 9) || self.test_idle_cores(topo, cpu) {
             return;
         }
-        let all_idle = topo
-            .smt_mask(cpu)
+        let all_idle = self
+            .smt_siblings(cpu)
             .iter()
+            .map(|&c| c as usize)
             .filter(|&c| c != cpu)
             .all(|c| env.available_idle_cpu(c));
         if all_idle {
