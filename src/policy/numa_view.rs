@@ -56,6 +56,9 @@ impl NumaEnv for NumaView<'_> {
     fn idle_cpu(&self, cpu: usize) -> bool {
         self.core.cpu_is_idle_task(cpu) && self.nr_running(cpu) == 0
     }
+    fn smt_weight(&self, cpu: usize) -> u32 {
+        self.core.machine().smt_mask(cpu).weight() as u32
+    }
     fn curr(&self, cpu: usize) -> Option<TaskId> {
         self.core.cpu_curr(cpu)
     }

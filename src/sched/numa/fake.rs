@@ -46,6 +46,8 @@ pub struct FakeNumaEnv {
     /// `(sd_numa->imbalance_pct, imb_numa_nr)`.
     pub sd_numa: Option<(u32, u32)>,
     pub smt: bool,
+    /// CPUs per SMT sibling group (1 = no SMT).
+    pub smt_weight: u32,
     next_id: u32,
 }
 
@@ -71,6 +73,7 @@ impl FakeNumaEnv {
             groups: NumaGroups::default(),
             sd_numa: Some((125, 2)),
             smt: false,
+            smt_weight: 1,
             next_id: 0,
         }
     }
@@ -194,6 +197,9 @@ impl NumaEnv for FakeNumaEnv {
     }
     fn smt_present(&self) -> bool {
         self.smt
+    }
+    fn smt_weight(&self, _cpu: usize) -> u32 {
+        self.smt_weight
     }
     fn curr(&self, cpu: usize) -> Option<TaskId> {
         self.cpus[cpu].curr

@@ -32,6 +32,24 @@ use crate::task::TaskId;
 
 /// `SMALLIMP`: minimum swap improvement (scale 0..1998), v4.19+.
 pub const SMALLIMP: i64 = 30;
+/// `sd->smt_gain` of the SMT level (`SD_SIBLING_INIT` / `sd_init()`: 1178, "15 %"): until
+/// the field was removed (2018, [M] v4.19/v4.20) an SMT sibling's `capacity_orig` was
+/// `smt_gain / span_weight` (`default_scale_smt_capacity()`, later
+/// `arch_scale_cpu_capacity(sd, cpu)`), 589 per thread of a 2-way core.
+pub const SMT_GAIN: u64 = 1178;
+
+/// `capacity_of(cpu)` as the v3.13–v4.18 kernels had it: the model's capacity (1024 on an
+/// SMT x86 CPU, as today's kernels give it) scaled to `smt_gain / span_weight` of the SMT
+/// domain. Only the NUMA mover's `update_numa_stats()` applies it (task_capacity, the
+/// capacity-normalised loads); the load balancer keeps the model's capacity in every
+/// profile (docs/fidelity.md).
+pub fn smt_gain_capacity(capacity: u64, smt_weight: u32) -> u64 {
+    if smt_weight > 1 {
+        capacity * (SMT_GAIN / u64::from(smt_weight)) / CAP as u64
+    } else {
+        capacity
+    }
+}
 /// `SCHED_CAPACITY_SCALE`.
 const CAP: i64 = 1024;
 
@@ -115,7 +133,11 @@ pub fn update_numa_stats<E: NumaEnv + ?Sized>(
         } else {
             env.nr_running(cpu)
         });
-        ns.compute_capacity += env.capacity_of(cpu) as i64;
+        ns.compute_capacity += if modern {
+            env.capacity_of(cpu)
+        } else {
+            smt_gain_capacity(env.capacity_of(cpu), env.smt_weight(cpu))
+        } as i64;
         ns.weight += 1;
         if find_idle && idle_core.is_none() && env.nr_running(cpu) == 0 && env.idle_cpu(cpu) {
             if env.numa_migrate_on(cpu) || claimed == Some(cpu) || !allowed.test(cpu) {

@@ -117,6 +117,11 @@ pub trait NumaEnv {
     fn smt_present(&self) -> bool {
         false
     }
+    /// CPUs in `cpu`'s SMT sibling group (the SMT domain's `span_weight`; 1 without SMT).
+    /// Default 1.
+    fn smt_weight(&self, _cpu: usize) -> u32 {
+        1
+    }
     /// `rq->curr` when it is a task (not the idle task).
     fn curr(&self, cpu: usize) -> Option<TaskId>;
     /// `rq->numa_migrate_on`: a NUMA migration to this rq is pending (v4.19+). Default false.

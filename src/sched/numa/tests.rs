@@ -1145,3 +1145,77 @@ fn numa_classify_thresholds() {
     // More tasks than CPUs and runnable · 100 > capacity · 117: overloaded.
     assert_eq!(numa_classify(117, &ns(5, 3000, 4900)), NodeType::Overloaded);
 }
+
+#[test]
+fn smt_gain_capacity_is_1178_over_the_sibling_count() {
+    assert_eq!(smt_gain_capacity(1024, 1), 1024);
+    assert_eq!(smt_gain_capacity(1024, 2), 589);
+    assert_eq!(smt_gain_capacity(1024, 4), 294);
+    // RT-reduced capacity scales the same way: 512 · 589 / 1024.
+    assert_eq!(smt_gain_capacity(512, 2), 294);
+}
+
+#[test]
+fn smt_node_at_three_quarters_busy_has_no_free_capacity_before_v4_19() {
+    // 2 nodes of 2 cores × 2 threads (SMT span_weight 2), capacity 1024 per thread as the
+    // machine gives it. p on CPU 0 (node 0: p + one task, 2 of 4 threads busy) prefers
+    // node 1, where 3 of 4 threads run a task without NUMA statistics.
+    let mut env = FakeNumaEnv::two_nodes(4);
+    env.smt = true;
+    env.smt_weight = 2;
+    let p = env.add_task(0, 1024, true);
+    env.set_faults(p, &[100, 900], Some(1));
+    env.add_task(1, 1024, true);
+    for cpu in 4..7 {
+        env.add_task(cpu, 1024, true);
+    }
+    // v3.16: node 1's capacity is 4 · 589 = 2356, task_capacity round(2356 / 1024) = 2;
+    // 3 running ≥ 2, so the busy preferred node is not searched: stay. (With 1024 per
+    // thread it would have been 4 > 3, a free node, and p would swap.)
+    let s = update_numa_stats(
+        &env,
+        p,
+        1,
+        false,
+        112,
+        None,
+        &NumaVariant::for_version(3, 16),
+    );
+    assert_eq!(
+        (s.compute_capacity, s.task_capacity, s.has_free_capacity),
+        (2356, 2, false)
+    );
+    assert_eq!(decide(&env, p, (3, 16), &[]).action, NumaMove::Stay);
+    // v3.17 searches it anyway: CPUs 4–6 each offer a one-task-per-CPU swap of imp 800 (the
+    // last equal one wins); idle CPU 7 is refused by load_too_imbalanced (normalised loads
+    // 890 / 1335, a whole task's 1024 moved makes it worse).
+    let d = decide(&env, p, (3, 17), &[]);
+    assert_eq!(
+        d.action,
+        NumaMove::Swap {
+            dst_cpu: 6,
+            other: curr(&env, 6)
+        }
+    );
+    // v4.2: task_capacity min(2 cores, 2) = 2; from v4.19 the capacity is the thread's own.
+    let s = update_numa_stats(
+        &env,
+        p,
+        1,
+        false,
+        112,
+        None,
+        &NumaVariant::for_version(4, 2),
+    );
+    assert_eq!((s.compute_capacity, s.task_capacity), (2356, 2));
+    let s = update_numa_stats(
+        &env,
+        p,
+        1,
+        false,
+        117,
+        None,
+        &NumaVariant::for_version(6, 6),
+    );
+    assert_eq!(s.compute_capacity, 4096);
+}
