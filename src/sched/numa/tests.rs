@@ -1219,3 +1219,58 @@ fn smt_node_at_three_quarters_busy_has_no_free_capacity_before_v4_19() {
     );
     assert_eq!(s.compute_capacity, 4096);
 }
+
+#[test]
+fn numa_has_capacity_compares_load_per_capacity_strictly_in_v42_with_slack_in_v43() {
+    // The v4.2 text (6f9aad0bc372): refuse when the source has free capacity and the
+    // destination none; otherwise accept iff src.load · dst.cap > dst.load · src.cap.
+    let stats = |load: i64, cap: i64, nr: i64, task_cap: i64| NumaStats {
+        load,
+        runnable: 0,
+        util: 0,
+        compute_capacity: cap,
+        nr_running: nr,
+        weight: cap / 1024,
+        task_capacity: task_cap,
+        has_free_capacity: nr < task_cap,
+        node_type: NodeType::HasSpare,
+        idle_cpu: None,
+    };
+    let env = |src: NumaStats, dst: NumaStats| TaskNumaEnv {
+        p: TaskId(0),
+        src_cpu: 0,
+        src_nid: 0,
+        dst_cpu: 4,
+        dst_nid: 1,
+        imb_numa_nr: 0,
+        src_stats: src,
+        dst_stats: dst,
+        imbalance_pct: 112,
+        dist: 21,
+        best_task: None,
+        best_imp: 0,
+        best_cpu: None,
+        claimed: None,
+    };
+    // Source 4 CPUs (cap 4096, load 6000), destination 2 CPUs (cap 2048), both full.
+    // 6000 · 2048 = 12 288 000 > 2900 · 4096 = 11 878 400: less loaded per capacity, accept.
+    let e = env(stats(6000, 4096, 6, 4), stats(2900, 2048, 3, 2));
+    assert!(numa_has_capacity(&e, false));
+    // 3100 · 4096 = 12 697 600 > 12 288 000: the smaller node is busier per capacity.
+    let e = env(stats(6000, 4096, 6, 4), stats(3100, 2048, 3, 2));
+    assert!(!numa_has_capacity(&e, false));
+    // v4.3's slack: 6000 · 2048 · 112 = 1 376 256 000 > 3100 · 4096 · 100 = 1 269 760 000.
+    assert!(numa_has_capacity(&e, true));
+    // Equal load per capacity (a fully loaded, balanced machine): v4.2 refuses, v4.3 takes.
+    let e = env(stats(36_864, 36_864, 36, 18), stats(36_864, 36_864, 36, 18));
+    assert!(!numa_has_capacity(&e, false));
+    assert!(numa_has_capacity(&e, true));
+    // The first clause wins over loads: the source has room (1 < 4), the destination none
+    // (2 ≥ 2), even though the destination carries no load per capacity at all.
+    let e = env(stats(1024, 4096, 1, 4), stats(0, 2048, 2, 2));
+    assert!(!numa_has_capacity(&e, false));
+    assert!(!numa_has_capacity(&e, true));
+    // Both with room: only the loads count (1024 · 2048 > 0).
+    let e = env(stats(1024, 4096, 1, 4), stats(0, 2048, 1, 2));
+    assert!(numa_has_capacity(&e, false));
+}
