@@ -74,7 +74,8 @@ fn worker_cpu_per_request_is_the_user_work_parameter() {
     // No variation: each request runs exactly 7 µs of user work (two halves of 3.5 µs), -n 0
     // has no math, and every kernel cost is zero.
     let scn = scenario(&format!(
-        "{CMD}request_user_ns = 7000\nrequest_user_cv_pct = 0\nwake_user_ns = 2000\n"
+        "{CMD}request_user_ns = 7000\nrequest_user_cv_pct = 0\nwake_user_ns = 2000\n\
+         batch_user_ns = 500\n"
     ));
     let (worker, msg, loops, wakeups) = run(&scn, 1);
     // Each request wakes the worker twice: from the gate and from its usleep's timer.
@@ -85,11 +86,12 @@ fn worker_cpu_per_request_is_the_user_work_parameter() {
         (loops * 7000..=loops * 7000 + 7000).contains(&worker),
         "worker ran {worker} ns for {loops} requests"
     );
-    // The message thread: pthread_create (15 µs), then per wakee the user work and the
-    // FUTEX_WAKE syscall's own 1 µs (schbench::FUTEX_WAKE_NS); one wake per request.
+    // The message thread: pthread_create (15 µs), then per batch its user work and per wakee
+    // the user work and the FUTEX_WAKE syscall's own 1 µs (schbench::FUTEX_WAKE_NS); with one
+    // worker every batch is one wakee, one per request.
     let per_wake = (msg - 15_000) as f64 / loops as f64;
     assert!(
-        (per_wake - 3000.0).abs() < 3000.0 * 0.01,
+        (per_wake - 3500.0).abs() < 3500.0 * 0.01,
         "message thread {per_wake} ns per wakeup"
     );
     // Zero work: the worker runs nothing at all.

@@ -112,6 +112,9 @@ pub struct SchbenchConfig {
     /// Model input, not an option: the message thread's user-space work per worker it wakes
     /// (reference-CPU ns; `[workload] wake_user_ns`). See [`WAKE_USER_NS`].
     pub wake_user_ns: u64,
+    /// Model input, not an option: the message thread's user-space work per batch it wakes
+    /// (reference-CPU ns; `[workload] batch_user_ns`). See [`BATCH_USER_NS`].
+    pub batch_user_ns: u64,
 }
 
 /// Default of [`SchbenchConfig::request_user_ns`]: the current schbench's user-space code per
@@ -129,10 +132,15 @@ pub const REQUEST_USER_NS: u64 = 3_200;
 /// a shifted exponential with CV 40 % reproduces (0.64/0.88/1.52/2.44).
 pub const REQUEST_USER_CV_PCT: u32 = 40;
 /// Default of [`SchbenchConfig::wake_user_ns`]: the message thread's user-space code per wakee
-/// (`xlist_wake_all()`'s list walk and `wake_time` copy, `fpost()`'s CAS, the `fwait()` loop
-/// and `gettimeofday()` per batch): 7.6 % of its CPU time in the same profile, 0.5 µs per
-/// request on this VM, × 1.5 for the reference CPU.
-pub const WAKE_USER_NS: u64 = 750;
+/// (`xlist_wake_all()`'s list walk and `wake_time` copy, `fpost()`'s CAS on the wakee's futex
+/// line): 31 % of its user-space samples in the same profile (`fpost`, `xlist_wake_all`),
+/// 0.16 µs per wakee on this VM, × 1.5 for the reference CPU.
+pub const WAKE_USER_NS: u64 = 240;
+/// Default of [`SchbenchConfig::batch_user_ns`]: the message thread's user-space code per batch
+/// (the `fwait()` loop, `xlist_splice()`, one `gettimeofday()`): the other 69 % of its
+/// user-space samples, 0.35 µs per wakee at the measured ~1.2 wakees per batch = 0.42 µs per
+/// batch on this VM, × 1.5 for the reference CPU (0.5 µs per request in all).
+pub const BATCH_USER_NS: u64 = 630;
 
 /// One MiB: the largest `-p` transfer.
 pub const PIPE_TRANSFER_BUFFER: u32 = 1024 * 1024;
@@ -171,6 +179,7 @@ impl SchbenchConfig {
             request_user_ns: REQUEST_USER_NS,
             request_user_cv_pct: REQUEST_USER_CV_PCT,
             wake_user_ns: WAKE_USER_NS,
+            batch_user_ns: BATCH_USER_NS,
         }
     }
 
@@ -183,6 +192,7 @@ impl SchbenchConfig {
             // The classic request path's bookkeeping is not modelled (its `-c` spin dominates).
             request_user_ns: 0,
             wake_user_ns: 0,
+            batch_user_ns: 0,
             ..Self::current_defaults(1)
         }
     }
@@ -1032,6 +1042,7 @@ pub struct SchbenchKeys {
     pub request_user_ns: Option<u64>,
     pub request_user_cv_pct: Option<u64>,
     pub wake_user_ns: Option<u64>,
+    pub batch_user_ns: Option<u64>,
 }
 
 /// Each given key with the option words it stands for.
@@ -1123,6 +1134,7 @@ fn apply_user_work_keys(
         ("request_user_ns", keys.request_user_ns),
         ("request_user_cv_pct", keys.request_user_cv_pct),
         ("wake_user_ns", keys.wake_user_ns),
+        ("batch_user_ns", keys.batch_user_ns),
     ] {
         if v.is_some() && !current {
             return Err(err(
@@ -1140,6 +1152,7 @@ fn apply_user_work_keys(
             &mut cfg.request_user_ns,
         ),
         ("wake_user_ns", keys.wake_user_ns, &mut cfg.wake_user_ns),
+        ("batch_user_ns", keys.batch_user_ns, &mut cfg.batch_user_ns),
     ] {
         if let Some(v) = v {
             if v > MAX_NS {

@@ -46,7 +46,9 @@
 //! `usleep()` wrapper) and half after the request sample (`add_lat()`, `gettimeofday()`,
 //! `xlist_add()`/`fpost()` CAS) before it queues itself again; each half is a fixed part plus
 //! an exponential part drawn per request, so per seed the amounts differ and repeat exactly.
-//! The message thread runs `wake_user_ns` per worker it wakes, before the FUTEX_WAKE.
+//! The message thread runs `batch_user_ns` per batch, between the splice and the batch's
+//! timestamp, and `wake_user_ns` per worker it wakes, before the FUTEX_WAKE (RPS mode: per
+//! posted request).
 //! Approximation: the split into halves is by the profile's symbols (about even), not exact.
 //!
 //! Approximations (and why):
@@ -300,6 +302,7 @@ fn message_program(
             sem: sems.msg,
             into: sems.batch,
         });
+        p.run(cfg.batch_user_ns);
         if cfg.pipe_bytes == 0 {
             p.push(Op::Mark { slot: 0 });
         }
