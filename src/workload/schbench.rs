@@ -104,7 +104,43 @@ pub struct SchbenchConfig {
     pub classic_autobench: bool,
     /// Lines the program prints to stderr while parsing (`pipe size too big, using ...`).
     pub parse_notes: Vec<String>,
+    /// Model input, not an option: a worker's user-space work per request besides the matrix
+    /// math (reference-CPU ns; `[workload] request_user_ns`). See [`REQUEST_USER_NS`].
+    pub request_user_ns: u64,
+    /// Coefficient of variation of that work, percent (`[workload] request_user_cv_pct`).
+    pub request_user_cv_pct: u32,
+    /// Model input, not an option: the message thread's user-space work per worker it wakes
+    /// (reference-CPU ns; `[workload] wake_user_ns`). See [`WAKE_USER_NS`].
+    pub wake_user_ns: u64,
+    /// Model input, not an option: the message thread's user-space work per batch it wakes
+    /// (reference-CPU ns; `[workload] batch_user_ns`). See [`BATCH_USER_NS`].
+    pub batch_user_ns: u64,
 }
+
+/// Default of [`SchbenchConfig::request_user_ns`]: the current schbench's user-space code per
+/// request outside the math — four `gettimeofday()` (vDSO), two `add_lat()` histogram
+/// updates, the `usleep()`/`syscall()` wrappers, `xlist_add()`'s and `fpost()`'s CAS on lines
+/// the message thread also writes, `fwait()`'s reload of the futex word. Measured on this
+/// project's VM (AMD EPYC vCPU, `perf record -e cpu-clock` of `schbench -L -m 1 -t 2 -n 0`:
+/// 12 % of the workers' CPU time is in user-space symbols, 2.1 µs of 17.5 µs per request;
+/// samples on the instruction after a `syscall` are counted as kernel exit, not user work),
+/// scaled to the reference CPU by the 1.5× this VM's syscall-heavy code runs faster
+/// (docs/host-benchmarks.md). Details: docs/fidelity.md, "schbench's user-space work".
+pub const REQUEST_USER_NS: u64 = 3_200;
+/// Default of [`SchbenchConfig::request_user_cv_pct`]: the spread of the workers' run slices
+/// on this VM (`perf sched timehist`: p10/p50/p90/p99 = 0.53/0.88/1.4/3.9 × the mean), which
+/// a shifted exponential with CV 40 % reproduces (0.64/0.88/1.52/2.44).
+pub const REQUEST_USER_CV_PCT: u32 = 40;
+/// Default of [`SchbenchConfig::wake_user_ns`]: the message thread's user-space code per wakee
+/// (`xlist_wake_all()`'s list walk and `wake_time` copy, `fpost()`'s CAS on the wakee's futex
+/// line): 31 % of its user-space samples in the same profile (`fpost`, `xlist_wake_all`),
+/// 0.16 µs per wakee on this VM, × 1.5 for the reference CPU.
+pub const WAKE_USER_NS: u64 = 240;
+/// Default of [`SchbenchConfig::batch_user_ns`]: the message thread's user-space code per batch
+/// (the `fwait()` loop, `xlist_splice()`, one `gettimeofday()`): the other 69 % of its
+/// user-space samples, 0.35 µs per wakee at the measured ~1.2 wakees per batch = 0.42 µs per
+/// batch on this VM, × 1.5 for the reference CPU (0.5 µs per request in all).
+pub const BATCH_USER_NS: u64 = 630;
 
 /// One MiB: the largest `-p` transfer.
 pub const PIPE_TRANSFER_BUFFER: u32 = 1024 * 1024;
@@ -140,6 +176,10 @@ impl SchbenchConfig {
             classic_cputime_us: 30_000,
             classic_autobench: false,
             parse_notes: Vec::new(),
+            request_user_ns: REQUEST_USER_NS,
+            request_user_cv_pct: REQUEST_USER_CV_PCT,
+            wake_user_ns: WAKE_USER_NS,
+            batch_user_ns: BATCH_USER_NS,
         }
     }
 
@@ -149,6 +189,10 @@ impl SchbenchConfig {
             message_threads: 2,
             workers_per_message_thread: 16,
             workers_defaulted: false,
+            // The classic request path's bookkeeping is not modelled (its `-c` spin dominates).
+            request_user_ns: 0,
+            wake_user_ns: 0,
+            batch_user_ns: 0,
             ..Self::current_defaults(1)
         }
     }
@@ -994,6 +1038,11 @@ pub struct SchbenchKeys {
     pub auto_pin_model: Option<AutoPinModel>,
     pub classic_sleeptime_us: Option<u64>,
     pub classic_cputime_us: Option<u64>,
+    /// Model inputs, not options (current schbench only): see [`SchbenchConfig`].
+    pub request_user_ns: Option<u64>,
+    pub request_user_cv_pct: Option<u64>,
+    pub wake_user_ns: Option<u64>,
+    pub batch_user_ns: Option<u64>,
 }
 
 /// Each given key with the option words it stands for.
@@ -1074,6 +1123,61 @@ impl SchbenchKeys {
     }
 }
 
+/// The user-space work keys (model inputs with no command-line option).
+fn apply_user_work_keys(
+    cfg: &mut SchbenchConfig,
+    keys: &SchbenchKeys,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<()> {
+    let current = cfg.version == SchbenchVersion::Current;
+    for (k, v) in [
+        ("request_user_ns", keys.request_user_ns),
+        ("request_user_cv_pct", keys.request_user_cv_pct),
+        ("wake_user_ns", keys.wake_user_ns),
+        ("batch_user_ns", keys.batch_user_ns),
+    ] {
+        if v.is_some() && !current {
+            return Err(err(
+                k,
+                "models the current schbench's request path; the classic one has its own -c spin"
+                    .into(),
+            ));
+        }
+    }
+    const MAX_NS: u64 = 1_000_000_000;
+    for (k, v, slot) in [
+        (
+            "request_user_ns",
+            keys.request_user_ns,
+            &mut cfg.request_user_ns,
+        ),
+        ("wake_user_ns", keys.wake_user_ns, &mut cfg.wake_user_ns),
+        ("batch_user_ns", keys.batch_user_ns, &mut cfg.batch_user_ns),
+    ] {
+        if let Some(v) = v {
+            if v > MAX_NS {
+                return Err(err(
+                    k,
+                    format!("{v} ns is more than 1 s of work per request"),
+                ));
+            }
+            *slot = v;
+        }
+    }
+    if let Some(v) = keys.request_user_cv_pct {
+        if v > 100 {
+            return Err(err(
+                "request_user_cv_pct",
+                format!(
+                    "{v} is above 100 (the shifted exponential's fixed part would be negative)"
+                ),
+            ));
+        }
+        cfg.request_user_cv_pct = v as u32;
+    }
+    Ok(())
+}
+
 fn only_in(current: bool) -> String {
     if current {
         "only exists in the classic schbench".into()
@@ -1116,6 +1220,7 @@ pub fn from_keys(
     if let Some(m) = keys.auto_pin_model {
         cfg.auto_pin_model = m;
     }
+    apply_user_work_keys(&mut cfg, keys, err)?;
     Ok(cfg)
 }
 

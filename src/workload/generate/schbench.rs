@@ -39,6 +39,18 @@
 //! path the engine charges; memset at [`super::copy_ns`]; `pthread_create` 15 µs.
 //! Worker footprint: the three matrices (3·8·n² bytes) when `-n` > 0, else 8 KiB of stack.
 //!
+//! User-space work besides the math (current schbench; `[workload] request_user_ns`,
+//! `request_user_cv_pct`, `wake_user_ns`, defaults and their measurement in
+//! [`crate::workload::schbench::REQUEST_USER_NS`]): a worker runs half of its per-request
+//! bookkeeping between its wakeup sample and `Mark 1` (`gettimeofday()`, `add_lat()`, the
+//! `usleep()` wrapper) and half after the request sample (`add_lat()`, `gettimeofday()`,
+//! `xlist_add()`/`fpost()` CAS) before it queues itself again; each half is a fixed part plus
+//! an exponential part drawn per request, so per seed the amounts differ and repeat exactly.
+//! The message thread runs `batch_user_ns` per batch, between the splice and the batch's
+//! timestamp, and `wake_user_ns` per worker it wakes, before the FUTEX_WAKE (RPS mode: per
+//! posted request).
+//! Approximation: the split into halves is by the profile's symbols (about even), not exact.
+//!
 //! Approximations (and why):
 //! - Workers queue FIFO on one gate semaphore, so the longest-waiting worker is woken first;
 //!   the program's list is LIFO. Workers are interchangeable, so only which CPU's cache is
@@ -290,6 +302,7 @@ fn message_program(
             sem: sems.msg,
             into: sems.batch,
         });
+        p.run(cfg.batch_user_ns);
         if cfg.pipe_bytes == 0 {
             p.push(Op::Mark { slot: 0 });
         }
@@ -298,7 +311,7 @@ fn message_program(
             p.run(copy_ns(u64::from(cfg.pipe_bytes)));
             p.push(Op::Mark { slot: 0 });
         }
-        p.run(FUTEX_WAKE_NS);
+        p.run(cfg.wake_user_ns + FUTEX_WAKE_NS);
         p.push(Op::UpStamped {
             sem: sems.gate,
             sync: false,
@@ -325,7 +338,7 @@ fn rps_poster(p: &mut Prog, cfg: &SchbenchConfig, i: u32, reqs: &[SemId]) -> Inp
     let rest = per_thread % u64::from(t);
     let post = |p: &mut Prog, w: usize| {
         p.push(Op::Mark { slot: 0 });
-        p.run(FUTEX_WAKE_NS);
+        p.run(cfg.wake_user_ns + FUTEX_WAKE_NS);
         p.push(Op::UpStamped {
             sem: reqs[w],
             sync: false,
@@ -386,9 +399,27 @@ fn classic_batches(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, rng: &mut
     }
 }
 
-/// One request of a current-schbench worker: the usleep (before `Mark 1` with `-C`), the
-/// math, the request-latency sample and `loop_count++`.
+/// Half of a worker's per-request user-space work (`cfg.request_user_ns`, CV
+/// `cfg.request_user_cv_pct`): a fixed part of `(1 − cv)` of it and an exponential part of
+/// mean `cv` of it (drawn per request from the task's seeded stream), so the amount has the
+/// configured mean and coefficient of variation and the right-skewed shape of the measured
+/// run slices (module docs).
+fn user_work_ops(p: &mut Prog, cfg: &SchbenchConfig) {
+    let half = cfg.request_user_ns / 2;
+    let variable = half * u64::from(cfg.request_user_cv_pct.min(100)) / 100;
+    p.run(half - variable);
+    if variable > 0 {
+        p.push(Op::RunExp {
+            mean_work_ns: variable,
+        });
+    }
+}
+
+/// One request of a current-schbench worker: the user-space bookkeeping after the wakeup,
+/// the usleep (before `Mark 1` with `-C`), the math, the request-latency sample,
+/// `loop_count++` and the bookkeeping before the next `msg_and_wait()`.
 fn request_ops(p: &mut Prog, cfg: &SchbenchConfig, work: u64, request: Option<u8>) {
+    user_work_ops(p, cfg);
     if cfg.calibrate && cfg.sleep_usec > 0 {
         p.push(Op::Sleep {
             ns: cfg.sleep_usec * 1000,
@@ -405,6 +436,7 @@ fn request_ops(p: &mut Prog, cfg: &SchbenchConfig, work: u64, request: Option<u8
         p.push(Op::Sample { slot: 1, metric: r });
     }
     p.push(Op::CountOp);
+    user_work_ops(p, cfg);
 }
 
 /// The program of worker `w` of a message thread with semaphores `sems`.
@@ -452,7 +484,9 @@ fn worker_program(cfg: &SchbenchConfig, w: u32, sems: &MsgSems, work: u64, m: Me
                 metric: wakeup,
             });
             if cfg.pipe_bytes > 0 {
+                user_work_ops(&mut p, cfg);
                 p.push(Op::CountOp);
+                user_work_ops(&mut p, cfg);
             } else {
                 request_ops(&mut p, cfg, work, m.request);
             }
