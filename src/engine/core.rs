@@ -2219,3 +2219,24 @@ fn work_done(ns: u64, speed: u64) -> u64 {
         None => ((ns as u128 * speed as u128) >> 10) as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{work_done, work_to_ns};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The `u64` fast paths give the former `u128` formulas' values, small and huge.
+        #[test]
+        fn progress_arithmetic_matches_u128(
+            work in prop_oneof![0u64..1 << 40, any::<u64>()],
+            ns in prop_oneof![0u64..1 << 40, any::<u64>()],
+            speed in 1u64..4096,
+        ) {
+            let want_ns = (work as u128 * 1024).div_ceil(speed as u128) as u64;
+            prop_assert_eq!(work_to_ns(work, speed), want_ns);
+            let want_done = (ns as u128 * speed as u128 / 1024) as u64;
+            prop_assert_eq!(work_done(ns, speed), want_done);
+        }
+    }
+}
