@@ -1342,8 +1342,9 @@ impl Engine {
         if t.in_run {
             let from = t.progress_mark_ns.max(busy_until);
             if now > from {
-                let done = (now - from) as u128 * speed as u128 / 1024;
-                t.remaining_work = t.remaining_work.saturating_sub(done as u64);
+                t.remaining_work = t
+                    .remaining_work
+                    .saturating_sub(work_done(now - from, speed));
             }
         }
         t.progress_mark_ns = now;
@@ -1371,8 +1372,7 @@ impl Engine {
         let start = self.now_ns.max(self.cpus[cpu].busy_until_ns);
         let t = &self.tasks[p.idx()];
         let at = if t.in_run {
-            let speed = self.cpus[cpu].speed.max(1);
-            start + (t.remaining_work as u128 * 1024).div_ceil(speed as u128) as u64
+            start + work_to_ns(t.remaining_work, self.cpus[cpu].speed.max(1))
         } else {
             start
         };
@@ -2194,6 +2194,49 @@ impl Engine {
                 self.invariant_violations.push(msg);
                 self.tasks[i].wasted_core_reported = true;
             }
+        }
+    }
+}
+
+/// Time to do `work` (ns at speed 1024) at `speed`: `ceil(work × 1024 / speed)`. In `u64`
+/// when `work × 1024` fits (every realistic case), else in `u128`: the same value either
+/// way, without the 128-bit division call on the hot path.
+#[inline]
+fn work_to_ns(work: u64, speed: u64) -> u64 {
+    if work < 1 << 54 {
+        (work << 10).div_ceil(speed)
+    } else {
+        ((work as u128) << 10).div_ceil(speed as u128) as u64
+    }
+}
+
+/// Work done in `ns` at `speed` (ns at speed 1024): `floor(ns × speed / 1024)`, in `u64`
+/// when the product fits, else in `u128` (the same value).
+#[inline]
+fn work_done(ns: u64, speed: u64) -> u64 {
+    match ns.checked_mul(speed) {
+        Some(x) => x >> 10,
+        None => ((ns as u128 * speed as u128) >> 10) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{work_done, work_to_ns};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The `u64` fast paths give the former `u128` formulas' values, small and huge.
+        #[test]
+        fn progress_arithmetic_matches_u128(
+            work in prop_oneof![0u64..1 << 40, any::<u64>()],
+            ns in prop_oneof![0u64..1 << 40, any::<u64>()],
+            speed in 1u64..4096,
+        ) {
+            let want_ns = (work as u128 * 1024).div_ceil(speed as u128) as u64;
+            prop_assert_eq!(work_to_ns(work, speed), want_ns);
+            let want_done = (ns as u128 * speed as u128 / 1024) as u64;
+            prop_assert_eq!(work_done(ns, speed), want_done);
         }
     }
 }
