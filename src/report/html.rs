@@ -475,16 +475,18 @@ fn latency_cdf(doc: &ReportDoc, name: &str) -> String {
             let mut sum: BTreeMap<u64, u64> = BTreeMap::new();
             for r in &v.runs {
                 for [lo, n] in r.latency_hist.get(name)? {
-                    *sum.entry(*lo).or_default() += n;
+                    let c = sum.entry(*lo).or_default();
+                    // Saturating: a results file is input, its counts may be anything.
+                    *c = c.saturating_add(*n);
                 }
             }
-            let total: u64 = sum.values().sum();
+            let total: u64 = sum.values().fold(0u64, |a, n| a.saturating_add(*n));
             (total >= LATENCY_CDF_SAMPLES_MIN).then(|| {
                 let mut seen = 0;
                 let pts = sum
                     .iter()
                     .map(|(lo, n)| {
-                        seen += n;
+                        seen = n.saturating_add(seen);
                         ((*lo).max(1) as f64 / 1e3, seen as f64 / total as f64)
                     })
                     .collect();
@@ -719,7 +721,7 @@ fn balance(doc: &ReportDoc) -> Section {
         "Where the balancer looked: passes per sched-domain level.",
     ));
     let work =
-        |r: &RunResult, _: &str| r.cpus.iter().map(|c| c.kernel_work_ns).sum::<u64>() as f64 / 1e6;
+        |r: &RunResult, _: &str| r.cpus.iter().map(|c| c.kernel_work_ns as f64).sum::<f64>() / 1e6;
     let (wcats, wbars) = bars_of(doc, &["all CPUs".to_string()], work);
     out.push_str(&figure(
         "kernel-work",
