@@ -97,9 +97,19 @@ where
     Ok(())
 }
 
+/// Decades a log axis may span at most (see `log_span`).
+const LOG_SPAN_DECADES_MAX: i32 = 12;
+
 /// A log axis over `lo..hi` widened by the factor `pad` each way, and to at least a 16x span
 /// so that it has a labelled power of ten inside it.
+///
+/// Bounded to `LOG_SPAN_DECADES_MAX` decades below `hi` (and `hi` to 1e150): plotters walks
+/// every decade of a log axis for its key points, and a results file is input — an absurd
+/// value (1e300, or a tiny positive one) must not make the page take forever. Real
+/// latency ranges span far fewer decades and are unchanged.
 fn log_span(lo: f64, hi: f64, pad: f64) -> (f64, f64) {
+    let hi = if hi.is_finite() { hi.min(1e150) } else { 1e150 };
+    let lo = lo.max(hi / 10f64.powi(LOG_SPAN_DECADES_MAX));
     let mid = (lo * hi).sqrt();
     ((lo / pad).min(mid / 4.0), (hi * pad).max(mid * 4.0))
 }
