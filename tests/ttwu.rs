@@ -6,6 +6,9 @@
 //! milan-2s) so that it wakes `a` within ~500 ns of `a` blocking, i.e. while CPU 0 is still
 //! switching from `a` to the hog (the 1.5 µs context switch of the default cost model).
 
+#[path = "support/costs.rs"]
+mod costs;
+
 use schedlab::config::scenario::Scenario;
 use schedlab::cpumask::CpuMask;
 use schedlab::engine::{CpuStats, Engine, WorkloadPlan};
@@ -295,42 +298,10 @@ fn delayed_dequeues_and_requeues_are_counted_only_with_delay_dequeue() {
 
 // ----- costs of the enqueue/dequeue work (issue 12 item 6) ------------------------------
 
-/// Every cost of the model set to zero except those in `keep` (a `[machine.cost]` body),
+/// Every kernel cost of the model set to zero except those in `keep` (a `[machine.cost]` body),
 /// so a CPU's `kernel_work_ns` counts only the named work.
 fn only_costs(keep: &str) -> String {
-    let zero = [
-        "context_switch_ns",
-        "ipi_send_ns",
-        "ipi_latency_ns",
-        "ipi_latency_per_distance_ns",
-        "ipi_handle_ns",
-        "remote_lock_llc_ns",
-        "remote_lock_cross_llc_ns",
-        "remote_lock_cross_node_ns",
-        "rq_lock_hold_ns",
-        "idle_scan_step_ns",
-        "balance_pass_ns",
-        "balance_per_cpu_ns",
-        "balance_per_task_ns",
-        "dl_server_start_ns",
-        "dl_server_stop_ns",
-        "enqueue_task_ns",
-        "dequeue_task_ns",
-        "put_prev_entity_ns",
-        "set_next_entity_ns",
-        "hrtimer_start_ns",
-        "hrtimer_expire_ns",
-        "cacheline_llc_ns",
-        "cacheline_cross_llc_ns",
-        "cacheline_cross_node_ns",
-    ];
-    let mut s = String::from("[machine.cost]\n");
-    for k in zero {
-        if !keep.lines().any(|l| l.trim_start().starts_with(k)) {
-            s += &format!("{k} = 0\n");
-        }
-    }
-    s + keep + "\n"
+    String::from("[machine.cost]\n") + &costs::cost_lines_zeroed(&costs::KERNEL_COST_KEYS, keep)
 }
 
 /// Run `plan` on milan-2s with `kernel` and a `[machine.cost]` body from [`only_costs`].

@@ -3,46 +3,22 @@
 //! one message thread and one worker on a 2-CPU machine with every kernel cost zeroed, so a
 //! task's CPU time is only the work its program runs.
 
+#[path = "support/costs.rs"]
+mod costs;
+
 use schedlab::config::scenario::Scenario;
 use schedlab::experiment;
 use serde_json::Value;
 
 /// Every `[machine.cost]` key that charges time set to zero, no noise, then `workload`.
 fn scenario(workload: &str) -> Scenario {
-    let zero = [
-        "context_switch_ns",
-        "ipi_send_ns",
-        "ipi_latency_ns",
-        "ipi_latency_per_distance_ns",
-        "ipi_handle_ns",
-        "remote_lock_llc_ns",
-        "remote_lock_cross_llc_ns",
-        "remote_lock_cross_node_ns",
-        "rq_lock_hold_ns",
-        "idle_scan_step_ns",
-        "balance_pass_ns",
-        "balance_per_cpu_ns",
-        "balance_per_task_ns",
-        "dl_server_start_ns",
-        "dl_server_stop_ns",
-        "enqueue_task_ns",
-        "dequeue_task_ns",
-        "put_prev_entity_ns",
-        "set_next_entity_ns",
-        "hrtimer_start_ns",
-        "hrtimer_expire_ns",
-        "cacheline_llc_ns",
-        "cacheline_cross_llc_ns",
-        "cacheline_cross_node_ns",
-        "refill_ns_per_kib_cluster",
-        "refill_ns_per_kib_llc",
-        "refill_ns_per_kib_cross_llc",
-        "refill_ns_per_kib_cross_node",
-    ];
+    let zeroed: Vec<&str> = costs::KERNEL_COST_KEYS
+        .iter()
+        .chain(costs::REFILL_COST_KEYS.iter())
+        .copied()
+        .collect();
     let mut text = String::from("[machine.topology]\ncores_per_package = 2\n[machine.cost]\n");
-    for k in zero {
-        text += &format!("{k} = 0\n");
-    }
+    text += &costs::cost_lines_zeroed(&zeroed, "");
     text += "[kernel]\nprofile = \"v6.18\"\n[run]\nnoise = false\n[workload]\n";
     text += workload;
     Scenario::parse(&text, "test").unwrap()
