@@ -1079,6 +1079,43 @@ fn migrate_swap_moves_queued_tasks_and_redirects_sleepers() {
     assert_eq!(migrate_task_to(3, 9, &all), Err(MigrateFail::Invalid));
 }
 
+/// `update_numa_stats()` of node `nid` for `p` (not a swap search, no idle-CPU search) in
+/// the NUMA mover of kernel `version`.
+fn node_stats(
+    env: &FakeNumaEnv,
+    p: TaskId,
+    nid: usize,
+    imbalance_pct: i64,
+    version: (u16, u16),
+) -> NumaStats {
+    update_numa_stats(
+        env,
+        p,
+        nid,
+        false,
+        imbalance_pct,
+        None,
+        &NumaVariant::for_version(version.0, version.1),
+    )
+}
+
+/// Node statistics with `load` over `cap` (one CPU per 1024), `nr` tasks and room for
+/// `task_cap`, no free capacity, no utilisation: the fields a test does not set.
+fn full_stats(load: i64, cap: i64, nr: i64, task_cap: i64) -> NumaStats {
+    NumaStats {
+        load,
+        runnable: 0,
+        util: 0,
+        compute_capacity: cap,
+        nr_running: nr,
+        weight: cap / 1024,
+        task_capacity: task_cap,
+        has_free_capacity: false,
+        node_type: NodeType::HasSpare,
+        idle_cpu: None,
+    }
+}
+
 #[test]
 fn node_task_capacity_on_smt_v316_is_115_percent_of_cores_v318_is_cores() {
     // One node of 4 cores × 2 threads, per-thread capacity 589 (smt_gain 1178 / 2, 3.x/4.x).
@@ -1090,15 +1127,7 @@ fn node_task_capacity_on_smt_v316_is_115_percent_of_cores_v318_is_cores() {
     for cpu in 0..5 {
         env.add_task(cpu, 1024, true);
     }
-    let s316 = update_numa_stats(
-        &env,
-        p,
-        0,
-        false,
-        112,
-        None,
-        &NumaVariant::for_version(3, 16),
-    );
+    let s316 = node_stats(&env, p, 0, 112, (3, 16));
     // round(8 · 589 / 1024) = round(4.6) = 5: five runnable tasks fill it.
     assert_eq!(
         (s316.task_capacity, s316.nr_running, s316.has_free_capacity),
@@ -1106,15 +1135,7 @@ fn node_task_capacity_on_smt_v316_is_115_percent_of_cores_v318_is_cores() {
     );
     // Capacity-normalised load: 5 · 1024 · 1024 / 4712.
     assert_eq!(s316.load, 5 * 1024 * 1024 / 4712);
-    let s42 = update_numa_stats(
-        &env,
-        p,
-        0,
-        false,
-        112,
-        None,
-        &NumaVariant::for_version(4, 2),
-    );
+    let s42 = node_stats(&env, p, 0, 112, (4, 2));
     // smt = ceil(1024 · 8 / 4712) = 2, cores = 4: min(4, 5) = 4.
     assert_eq!(
         (s42.task_capacity, s42.has_free_capacity, s42.load),
@@ -1125,16 +1146,9 @@ fn node_task_capacity_on_smt_v316_is_115_percent_of_cores_v318_is_cores() {
 #[test]
 fn numa_classify_thresholds() {
     let ns = |nr: i64, util: i64, runnable: i64| NumaStats {
-        load: 0,
         runnable,
         util,
-        compute_capacity: 4096,
-        nr_running: nr,
-        weight: 4,
-        task_capacity: 4,
-        has_free_capacity: false,
-        node_type: NodeType::HasSpare,
-        idle_cpu: None,
+        ..full_stats(0, 4096, nr, 4)
     };
     // Fewer tasks than CPUs: spare, whatever the utilisation.
     assert_eq!(numa_classify(117, &ns(3, 4096, 9000)), NodeType::HasSpare);
@@ -1172,15 +1186,7 @@ fn smt_node_at_three_quarters_busy_has_no_free_capacity_before_v4_19() {
     // v3.16: node 1's capacity is 4 · 589 = 2356, task_capacity round(2356 / 1024) = 2;
     // 3 running ≥ 2, so the busy preferred node is not searched: stay. (With 1024 per
     // thread it would have been 4 > 3, a free node, and p would swap.)
-    let s = update_numa_stats(
-        &env,
-        p,
-        1,
-        false,
-        112,
-        None,
-        &NumaVariant::for_version(3, 16),
-    );
+    let s = node_stats(&env, p, 1, 112, (3, 16));
     assert_eq!(
         (s.compute_capacity, s.task_capacity, s.has_free_capacity),
         (2356, 2, false)
@@ -1198,25 +1204,9 @@ fn smt_node_at_three_quarters_busy_has_no_free_capacity_before_v4_19() {
         }
     );
     // v4.2: task_capacity min(2 cores, 2) = 2; from v4.19 the capacity is the thread's own.
-    let s = update_numa_stats(
-        &env,
-        p,
-        1,
-        false,
-        112,
-        None,
-        &NumaVariant::for_version(4, 2),
-    );
+    let s = node_stats(&env, p, 1, 112, (4, 2));
     assert_eq!((s.compute_capacity, s.task_capacity), (2356, 2));
-    let s = update_numa_stats(
-        &env,
-        p,
-        1,
-        false,
-        117,
-        None,
-        &NumaVariant::for_version(6, 6),
-    );
+    let s = node_stats(&env, p, 1, 117, (6, 6));
     assert_eq!(s.compute_capacity, 4096);
 }
 
@@ -1225,16 +1215,8 @@ fn numa_has_capacity_compares_load_per_capacity_strictly_in_v42_with_slack_in_v4
     // The v4.2 text (6f9aad0bc372): refuse when the source has free capacity and the
     // destination none; otherwise accept iff src.load · dst.cap > dst.load · src.cap.
     let stats = |load: i64, cap: i64, nr: i64, task_cap: i64| NumaStats {
-        load,
-        runnable: 0,
-        util: 0,
-        compute_capacity: cap,
-        nr_running: nr,
-        weight: cap / 1024,
-        task_capacity: task_cap,
         has_free_capacity: nr < task_cap,
-        node_type: NodeType::HasSpare,
-        idle_cpu: None,
+        ..full_stats(load, cap, nr, task_cap)
     };
     let env = |src: NumaStats, dst: NumaStats| TaskNumaEnv {
         p: TaskId(0),
