@@ -233,7 +233,8 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     };
     let seed = base.run.seed;
     let diff = Difference::between(&good_name, good, &bad_name, bad)?;
-    let ctx = RunContext::default();
+    let mut ctx = RunContext::default();
+    ctx.skip_schedstat_text = true;
     let signals = super::signals::Signals::install(&ctx);
     let verbose = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let runner = runner::ScenarioRunner {

@@ -484,7 +484,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
         None => None,
     };
-    let ctx = RunContext::for_terminal();
+    let mut ctx = RunContext::for_terminal();
+    ctx.skip_schedstat_text = true;
     let signals = super::signals::Signals::install(&ctx);
     let json_dir = json_file
         .as_ref()

@@ -198,6 +198,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mut ctx = RunContext::for_terminal();
+    ctx.skip_schedstat_text = args.schedstat.is_none();
     // One run: the benchmark's interval output streams as simulated time passes, after the
     // setup line, as the real program prints it (several runs print in seed order at the end).
     let streamed = if scn.run.runs.max(1) == 1 {

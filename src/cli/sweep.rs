@@ -197,7 +197,8 @@ fn calibrate(dir: &Path, m: &Manifest) -> InputResult<()> {
     }
     let mut sample: Vec<usize> = vec![0, n / 2, n - 1];
     sample.dedup();
-    let ctx = RunContext::default();
+    let mut ctx = RunContext::default();
+    ctx.skip_schedstat_text = true;
     let started = Instant::now();
     let mut timed = 0usize;
     for &i in &sample {
@@ -252,7 +253,8 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
         || std::thread::available_parallelism().map_or(1, |c| c.get()),
         usize::from,
     );
-    let ctx = RunContext::for_terminal();
+    let mut ctx = RunContext::for_terminal();
+    ctx.skip_schedstat_text = true;
     let signals = Signals::install(&ctx);
     let pending = m
         .runs

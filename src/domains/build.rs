@@ -376,6 +376,70 @@ struct Builder<'a> {
     /// Balance mask stored in each sgc.
     sgc_mask: Vec<CpuMask>,
     warnings: Vec<String>,
+    /// Setup-cost caches (results unchanged, see [`BuildCaches`]).
+    caches: BuildCaches,
+}
+
+/// Memos of pure functions of the build, so a 768-CPU machine does not redo per CPU what
+/// depends only on a span (why: the kernel builds the same objects once per CPU, which
+/// cost ~220 M instructions per run at 768 CPUs, most of it recomputing these):
+/// - `build_balance_mask()` depends only on the sibling's level and the group's span once
+///   the domains are linked (the groups pass changes no span nor child link);
+/// - a group's weight, cores and capacities depend only on its span and the machine.
+#[derive(Default)]
+struct BuildCaches {
+    balance_mask: std::collections::BTreeMap<(usize, CpuMask), CpuMask>,
+    group_capacity: std::collections::BTreeMap<CpuMask, GroupCapacity>,
+    /// Groups whose capacity fields are already set (non-overlapping groups are shared by
+    /// every CPU of their domain span).
+    capacity_done: Vec<bool>,
+}
+
+/// What `init_sched_groups_capacity()` computes for a span.
+#[derive(Clone, Copy)]
+struct GroupCapacity {
+    weight: usize,
+    cores: usize,
+    capacity: u64,
+    min_capacity: u32,
+    max_capacity: u32,
+}
+
+/// `for_each_cpu_wrap(i, span, cpu)` with the loop's `if (cpumask_test_cpu(i, covered))
+/// continue;` folded in: the next CPU of `span` not in `covered` (as `covered` is when
+/// asked) in wrap order from `start`. Why: the groups passes visited every CPU of a
+/// 384-768-CPU span per CPU only to skip the covered ones; this jumps over them a word at
+/// a time and yields the same CPUs in the same order.
+struct UncoveredWrap {
+    start: usize,
+    pos: usize,
+    wrapped: bool,
+}
+
+impl UncoveredWrap {
+    fn new(start: usize) -> Self {
+        UncoveredWrap {
+            start,
+            pos: start,
+            wrapped: false,
+        }
+    }
+
+    fn next(&mut self, span: &CpuMask, covered: &CpuMask) -> Option<usize> {
+        loop {
+            match span.andnot(covered).next_from(self.pos) {
+                Some(i) if !self.wrapped || i < self.start => {
+                    self.pos = i + 1;
+                    return Some(i);
+                }
+                None if !self.wrapped => {
+                    self.wrapped = true;
+                    self.pos = 0;
+                }
+                _ => return None,
+            }
+        }
+    }
 }
 
 impl<'a> Builder<'a> {
@@ -530,10 +594,8 @@ impl<'a> Builder<'a> {
         let tl = self.sds[sd].tl;
         let mut covered = CpuMask::new();
         let mut list = Vec::new();
-        for i in span.iter_wrap(cpu) {
-            if covered.test(i) {
-                continue;
-            }
+        let mut wrap = UncoveredWrap::new(cpu);
+        while let Some(i) = wrap.next(&span, &covered) {
             let g = self.get_group(i, tl);
             covered = covered.or(&self.groups[g].span);
             list.push(g);
@@ -561,16 +623,22 @@ impl<'a> Builder<'a> {
 
     /// `build_balance_mask()`: CPUs of the group whose own domain at the sibling's level
     /// has exactly the group's span as child.
-    fn build_balance_mask(&self, sibling: usize, group_span: &CpuMask) -> CpuMask {
+    /// Memoised per (level, group span): see [`BuildCaches`].
+    fn build_balance_mask(&mut self, sibling: usize, group_span: &CpuMask) -> CpuMask {
         let tl = self.sds[sibling].tl;
-        group_span
+        if let Some(mask) = self.caches.balance_mask.get(&(tl, *group_span)) {
+            return *mask;
+        }
+        let mask = group_span
             .iter()
             .filter(|&j| {
                 self.sd_of[tl][j]
                     .and_then(|s| self.sds[s].child)
                     .is_some_and(|c| self.sds[c].span == *group_span)
             })
-            .collect()
+            .collect();
+        self.caches.balance_mask.insert((tl, *group_span), mask);
+        mask
     }
 
     /// `build_overlap_sched_groups()`.
@@ -579,10 +647,8 @@ impl<'a> Builder<'a> {
         let tl = self.sds[sd].tl;
         let mut covered = CpuMask::new();
         let mut list = Vec::new();
-        for i in span.iter_wrap(cpu) {
-            if covered.test(i) {
-                continue;
-            }
+        let mut wrap = UncoveredWrap::new(cpu);
+        while let Some(i) = wrap.next(&span, &covered) {
             let Some(mut sibling) = self.sd_of[tl][i] else {
                 continue;
             };
@@ -654,25 +720,33 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// `init_sched_groups_capacity()` (+ the build-time `update_group_capacity()`).
+    /// `init_sched_groups_capacity()` (+ the build-time `update_group_capacity()`). A group
+    /// already set (shared by an earlier CPU) or a span already computed is not recomputed:
+    /// the values depend only on the span (see [`BuildCaches`]).
     fn init_sched_groups_capacity(&mut self, sd: usize) {
         let asym_packing = self.sds[sd].flags.contains(SdFlags::SD_ASYM_PACKING);
+        self.caches.capacity_done.resize(self.groups.len(), false);
         for gi in 0..self.sds[sd].groups.len() {
             let g = self.sds[sd].groups[gi];
             let span = self.groups[g].span;
-            let mut mask = span;
-            let mut cores = 0;
-            while let Some(c) = mask.first() {
-                cores += 1;
-                mask = mask.andnot(self.m.smt_mask(c));
+            if !self.caches.capacity_done[g] {
+                let cap = match self.caches.group_capacity.get(&span) {
+                    Some(cap) => *cap,
+                    None => {
+                        let cap = group_capacity(self.m, &span);
+                        self.caches.group_capacity.insert(span, cap);
+                        cap
+                    }
+                };
+                let group = &mut self.groups[g];
+                group.group_weight = cap.weight;
+                group.cores = cap.cores;
+                group.capacity = cap.capacity;
+                group.min_capacity = cap.min_capacity;
+                group.max_capacity = cap.max_capacity;
+                self.caches.capacity_done[g] = true;
             }
-            let caps: Vec<u32> = span.iter().map(|c| self.m.cpus[c].capacity).collect();
             let group = &mut self.groups[g];
-            group.group_weight = span.weight();
-            group.cores = cores;
-            group.capacity = caps.iter().copied().map(u64::from).sum();
-            group.min_capacity = caps.iter().copied().min().unwrap_or(0);
-            group.max_capacity = caps.iter().copied().max().unwrap_or(0);
             if asym_packing {
                 // arch_asym_cpu_priority() = -cpu: the lowest id wins, first kept on ties.
                 group.asym_prefer_cpu = span.first();
@@ -747,6 +821,25 @@ impl<'a> Builder<'a> {
     }
 }
 
+/// A span's CPU count, cores (SMT masks stripped one core at a time) and capacity sum,
+/// minimum and maximum.
+fn group_capacity(m: &Machine, span: &CpuMask) -> GroupCapacity {
+    let mut mask = *span;
+    let mut cores = 0;
+    while let Some(c) = mask.first() {
+        cores += 1;
+        mask = mask.andnot(m.smt_mask(c));
+    }
+    let caps: Vec<u32> = span.iter().map(|c| m.cpus[c].capacity).collect();
+    GroupCapacity {
+        weight: span.weight(),
+        cores,
+        capacity: caps.iter().copied().map(u64::from).sum(),
+        min_capacity: caps.iter().copied().min().unwrap_or(0),
+        max_capacity: caps.iter().copied().max().unwrap_or(0),
+    }
+}
+
 /// [`build_sched_domains`] with explicit kernel parameters.
 pub fn build_sched_domains_with(machine: &Machine, params: &DomainParams) -> SchedDomains {
     let n = machine.nr_cpus();
@@ -800,6 +893,7 @@ pub fn build_sched_domains_with(machine: &Machine, params: &DomainParams) -> Sch
         sgc_of: vec![vec![None; n]; nl],
         sgc_mask: Vec::new(),
         warnings,
+        caches: BuildCaches::default(),
     };
 
     // Set up domains for the CPUs of the cpu_map.
@@ -972,5 +1066,126 @@ fn update_top_cache_domain(sds: &SchedDomains, cpu: usize) -> CpuShortcuts {
         sd_numa: sds.lowest_flag_domain(cpu, SdFlags::SD_NUMA),
         sd_asym_packing: sds.highest_flag_domain(cpu, SdFlags::SD_ASYM_PACKING),
         sd_asym_cpucapacity: sds.lowest_flag_domain(cpu, SdFlags::SD_ASYM_CPUCAPACITY_FULL),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::topology::presets;
+
+    /// The groups loop as it was written before [`UncoveredWrap`]: `for_each_cpu_wrap()`
+    /// over the span, skipping covered CPUs; `group_of(i)` is what visiting `i` covers.
+    fn visits_skipping(
+        span: &CpuMask,
+        start: usize,
+        group_of: &dyn Fn(usize) -> CpuMask,
+    ) -> Vec<usize> {
+        let mut covered = CpuMask::new();
+        let mut seen = Vec::new();
+        for i in span.iter_wrap(start) {
+            if covered.test(i) {
+                continue;
+            }
+            seen.push(i);
+            covered = covered.or(&group_of(i));
+        }
+        seen
+    }
+
+    fn visits_uncovered(
+        span: &CpuMask,
+        start: usize,
+        group_of: &dyn Fn(usize) -> CpuMask,
+    ) -> Vec<usize> {
+        let mut covered = CpuMask::new();
+        let mut seen = Vec::new();
+        let mut wrap = UncoveredWrap::new(start);
+        while let Some(i) = wrap.next(span, &covered) {
+            seen.push(i);
+            covered = covered.or(&group_of(i));
+        }
+        seen
+    }
+
+    #[test]
+    fn uncovered_wrap_visits_what_the_skipping_loop_visits() {
+        // Spans with holes and across word boundaries; groups of 1, of 4 aligned CPUs,
+        // of a CPU and its +64 twin, and groups that cover nothing (visited each time).
+        let spans = [
+            CpuMask::parse_list("0-767", 1024).unwrap(),
+            CpuMask::parse_list("3-70,100,128-200", 1024).unwrap(),
+            CpuMask::parse_list("5", 1024).unwrap(),
+            CpuMask::parse_list("60-70,1000-1023", 1024).unwrap(),
+        ];
+        let groups: [&dyn Fn(usize) -> CpuMask; 4] = [
+            &CpuMask::single,
+            &|i| (i & !3..(i & !3) + 4).collect(),
+            &|i| [i, (i + 64) % 1024].into_iter().collect(),
+            &|_| CpuMask::new(),
+        ];
+        for span in &spans {
+            for start in [0, 3, 5, 63, 64, 65, 100, 129, 767, 1023] {
+                for (k, g) in groups.iter().enumerate() {
+                    if k == 3 {
+                        // Covering nothing: every CPU once, in wrap order.
+                        let all: Vec<usize> = span.iter_wrap(start).collect();
+                        assert_eq!(visits_uncovered(span, start, g), all);
+                        continue;
+                    }
+                    assert_eq!(
+                        visits_uncovered(span, start, g),
+                        visits_skipping(span, start, g),
+                        "span {span} start {start} grouping {k}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The memoised capacities equal a recount from the machine's CPU list (cores as
+    /// distinct core ids) for every group of every preset.
+    #[test]
+    fn group_capacities_match_a_recount_on_every_preset() {
+        for name in presets::names() {
+            let m = presets::by_name(name).expect("preset");
+            let sds = build_sched_domains(&m);
+            assert!(sds.error.is_none(), "{name}");
+            for g in &sds.groups {
+                let cpus: Vec<_> = g.span.iter().map(|c| &m.cpus[c]).collect();
+                let cores: BTreeSet<usize> = cpus.iter().map(|c| c.core).collect();
+                assert_eq!(g.group_weight, cpus.len(), "{name}");
+                assert_eq!(g.cores, cores.len(), "{name} group {}", g.span);
+                let caps = cpus.iter().map(|c| c.capacity);
+                assert_eq!(
+                    g.capacity,
+                    caps.clone().map(u64::from).sum::<u64>(),
+                    "{name}"
+                );
+                assert_eq!(g.min_capacity, caps.clone().min().unwrap_or(0), "{name}");
+                assert_eq!(g.max_capacity, caps.max().unwrap_or(0), "{name}");
+            }
+        }
+    }
+
+    /// `Machine::new`'s per-id masks equal the pairwise definition (CPUs with the same id).
+    #[test]
+    fn machine_masks_are_the_cpus_sharing_an_id() {
+        for name in presets::names() {
+            let m = presets::by_name(name).expect("preset");
+            for a in &m.cpus {
+                let same = |f: &dyn Fn(&crate::topology::CpuTopology) -> usize| -> CpuMask {
+                    m.cpus
+                        .iter()
+                        .filter(|b| f(b) == f(a))
+                        .map(|b| b.cpu)
+                        .collect()
+                };
+                assert_eq!(*m.smt_mask(a.cpu), same(&|c| c.core), "{name}");
+                assert_eq!(*m.cluster_mask(a.cpu), same(&|c| c.cluster), "{name}");
+                assert_eq!(*m.llc_mask(a.cpu), same(&|c| c.llc), "{name}");
+                assert_eq!(*m.package_mask(a.cpu), same(&|c| c.package), "{name}");
+            }
+        }
     }
 }

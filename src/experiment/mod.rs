@@ -76,6 +76,11 @@ pub struct RunContext {
     /// Where a benchmark's interval output goes as its run proceeds (schbench's periodic
     /// reports); `None`: it comes only with the native report at the end. For one run only.
     pub stream: Option<crate::workload::results::TextSink>,
+    /// Leave [`RunOutput::schedstat_text`] out (`None`): set by the commands that never
+    /// print it (`run` without `--schedstat`, `compare`, `sweep`, `bisect`). Writing the
+    /// `/proc/schedstat` text walks every CPU's domains (~107 M instructions at the end of
+    /// a 768-CPU run), and no other output depends on it.
+    pub skip_schedstat_text: bool,
 }
 
 impl RunContext {
@@ -557,7 +562,11 @@ pub fn run_once_in(
             native_text,
             summary_line,
             invariant_violations: engine.invariant_violations().to_vec(),
-            schedstat_text: engine.schedstat_text(),
+            schedstat_text: if ctx.skip_schedstat_text {
+                None
+            } else {
+                engine.schedstat_text()
+            },
             complete,
             end_ns: engine.end_ns(),
             superseded_events: engine.superseded_events(),

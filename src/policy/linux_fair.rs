@@ -1028,6 +1028,13 @@ impl SchedPolicy for LinuxFair {
 /// The load balancer's schedstat counters as the contract's `schedstat` object: `totals`,
 /// `by_level` (domain level name) and `by_idle_type` (`idle` / `not_idle` / `newly_idle`),
 /// summed over CPUs.
+///
+/// Why summed into fixed arrays first: the sums used to be accumulated key by key in
+/// `serde_json` maps (a string allocation and a B-tree search per counter, and a clone of
+/// each idle type's map per domain) — 213 M instructions at the end of a 768-CPU run.
+/// The counters are added as integers in the same way (`+` on `u64`), then each map is
+/// built once; serde_json's maps are ordered by key, so the document is the same bytes.
+/// With no domains every map is empty, as before.
 fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Value {
     use serde_json::{Map, Value, json};
     const IDLE_NAMES: [(&str, IdleType); 3] = [
@@ -1035,69 +1042,110 @@ fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Valu
         ("not_idle", IdleType::NotIdle),
         ("newly_idle", IdleType::NewlyIdle),
     ];
-    fn lb_fields(s: &SdSchedstat, idle: usize) -> [(&'static str, u64); 11] {
+    const LB_NAMES: [&str; 11] = [
+        "lb_count",
+        "lb_balanced",
+        "lb_failed",
+        "lb_imbalance_load",
+        "lb_imbalance_util",
+        "lb_imbalance_task",
+        "lb_imbalance_misfit",
+        "lb_gained",
+        "lb_hot_gained",
+        "lb_nobusyq",
+        "lb_nobusyg",
+    ];
+    const OTHER_NAMES: [&str; 12] = [
+        "alb_count",
+        "alb_failed",
+        "alb_pushed",
+        "sbe_count",
+        "sbe_balanced",
+        "sbe_pushed",
+        "sbf_count",
+        "sbf_balanced",
+        "sbf_pushed",
+        "ttwu_wake_remote",
+        "ttwu_move_affine",
+        "ttwu_move_balance",
+    ];
+    fn lb_values(s: &SdSchedstat, idle: usize) -> [u64; 11] {
         [
-            ("lb_count", s.lb_count[idle]),
-            ("lb_balanced", s.lb_balanced[idle]),
-            ("lb_failed", s.lb_failed[idle]),
-            ("lb_imbalance_load", s.lb_imbalance_load[idle]),
-            ("lb_imbalance_util", s.lb_imbalance_util[idle]),
-            ("lb_imbalance_task", s.lb_imbalance_task[idle]),
-            ("lb_imbalance_misfit", s.lb_imbalance_misfit[idle]),
-            ("lb_gained", s.lb_gained[idle]),
-            ("lb_hot_gained", s.lb_hot_gained[idle]),
-            ("lb_nobusyq", s.lb_nobusyq[idle]),
-            ("lb_nobusyg", s.lb_nobusyg[idle]),
+            s.lb_count[idle],
+            s.lb_balanced[idle],
+            s.lb_failed[idle],
+            s.lb_imbalance_load[idle],
+            s.lb_imbalance_util[idle],
+            s.lb_imbalance_task[idle],
+            s.lb_imbalance_misfit[idle],
+            s.lb_gained[idle],
+            s.lb_hot_gained[idle],
+            s.lb_nobusyq[idle],
+            s.lb_nobusyg[idle],
         ]
     }
-    fn other_fields(s: &SdSchedstat) -> [(&'static str, u64); 12] {
+    fn other_values(s: &SdSchedstat) -> [u64; 12] {
         [
-            ("alb_count", s.alb_count),
-            ("alb_failed", s.alb_failed),
-            ("alb_pushed", s.alb_pushed),
-            ("sbe_count", s.sbe_count),
-            ("sbe_balanced", s.sbe_balanced),
-            ("sbe_pushed", s.sbe_pushed),
-            ("sbf_count", s.sbf_count),
-            ("sbf_balanced", s.sbf_balanced),
-            ("sbf_pushed", s.sbf_pushed),
-            ("ttwu_wake_remote", s.ttwu_wake_remote),
-            ("ttwu_move_affine", s.ttwu_move_affine),
-            ("ttwu_move_balance", s.ttwu_move_balance),
+            s.alb_count,
+            s.alb_failed,
+            s.alb_pushed,
+            s.sbe_count,
+            s.sbe_balanced,
+            s.sbe_pushed,
+            s.sbf_count,
+            s.sbf_balanced,
+            s.sbf_pushed,
+            s.ttwu_wake_remote,
+            s.ttwu_move_affine,
+            s.ttwu_move_balance,
         ]
     }
-    fn add(map: &mut Map<String, Value>, key: &str, v: u64) {
-        let e = map.entry(key.to_string()).or_insert(json!(0));
-        *e = json!(e.as_u64().unwrap_or(0) + v);
+    /// `lb_*` summed over idle types, then the other counters.
+    type Sums = ([u64; 11], [u64; 12]);
+    fn add<const N: usize>(acc: &mut [u64; N], v: &[u64; N]) {
+        for (a, v) in acc.iter_mut().zip(v) {
+            *a += v;
+        }
     }
-    let mut totals = Map::new();
-    let mut by_level: Map<String, Value> = Map::new();
-    let mut by_idle: Map<String, Value> = Map::new();
-    for (name, _) in IDLE_NAMES {
-        by_idle.insert(name.to_string(), Value::Object(Map::new()));
+    fn object(lb: &[u64; 11], other: Option<&[u64; 12]>) -> Value {
+        let mut map = Map::new();
+        for (k, v) in LB_NAMES.iter().zip(lb) {
+            map.insert((*k).to_string(), json!(v));
+        }
+        for (k, v) in other.into_iter().flat_map(|o| OTHER_NAMES.iter().zip(o)) {
+            map.insert((*k).to_string(), json!(v));
+        }
+        Value::Object(map)
     }
+    let mut totals: Sums = Default::default();
+    let mut by_level: std::collections::BTreeMap<&str, Sums> = Default::default();
+    let mut by_idle = [[0u64; 11]; 3];
     for (i, d) in domains.domains.iter().enumerate() {
         let s = &lb.domain_state(DomainId(i)).stats;
-        let level = by_level
-            .entry(d.name.to_string())
-            .or_insert_with(|| Value::Object(Map::new()))
-            .as_object_mut()
-            .expect("object");
-        for (name, idle) in IDLE_NAMES {
-            let idx = crate::sched::balance::idle_index(idle);
-            let per_idle = by_idle[name].as_object().cloned().unwrap_or_default();
-            let mut per_idle = per_idle;
-            for (k, v) in lb_fields(s, idx) {
-                add(&mut totals, k, v);
-                add(level, k, v);
-                add(&mut per_idle, k, v);
-            }
-            by_idle.insert(name.to_string(), Value::Object(per_idle));
+        let level = by_level.entry(d.name).or_default();
+        for (j, (_, idle)) in IDLE_NAMES.into_iter().enumerate() {
+            let v = lb_values(s, crate::sched::balance::idle_index(idle));
+            add(&mut totals.0, &v);
+            add(&mut level.0, &v);
+            add(&mut by_idle[j], &v);
         }
-        for (k, v) in other_fields(s) {
-            add(&mut totals, k, v);
-            add(level, k, v);
-        }
+        let v = other_values(s);
+        add(&mut totals.1, &v);
+        add(&mut level.1, &v);
     }
-    json!({ "totals": totals, "by_level": by_level, "by_idle_type": by_idle })
+    if domains.domains.is_empty() {
+        let empty = || Value::Object(Map::new());
+        return json!({
+            "totals": empty(),
+            "by_level": empty(),
+            "by_idle_type": { "idle": empty(), "not_idle": empty(), "newly_idle": empty() },
+        });
+    }
+    let by_level: Map<String, Value> = (by_level.iter())
+        .map(|(name, (lb, other))| (name.to_string(), object(lb, Some(other))))
+        .collect();
+    let by_idle: Map<String, Value> = (IDLE_NAMES.iter().zip(&by_idle))
+        .map(|((name, _), sums)| (name.to_string(), object(sums, None)))
+        .collect();
+    json!({ "totals": object(&totals.0, Some(&totals.1)), "by_level": by_level, "by_idle_type": by_idle })
 }

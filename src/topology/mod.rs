@@ -181,20 +181,21 @@ impl Machine {
     ) -> Result<Machine, TopologyError> {
         validate(&cpus, &node_distance)?;
         let nr = cpus.len();
-        let mask_of = |same: &dyn Fn(&CpuTopology, &CpuTopology) -> bool| -> Vec<CpuMask> {
-            (0..nr)
-                .map(|i| {
-                    cpus.iter()
-                        .filter(|c| same(&cpus[i], c))
-                        .map(|c| c.cpu)
-                        .collect()
-                })
-                .collect()
+        // Each CPU's mask is the set of CPUs with its id: one pass collects every id's
+        // CPUs, a second hands each CPU its id's mask. Why: comparing every pair of CPUs
+        // cost ~48 M instructions per machine build at 768 CPUs (built twice per `run`:
+        // setup line and run); this is O(n log n) and gives the same masks.
+        let mask_of = |id: &dyn Fn(&CpuTopology) -> usize| -> Vec<CpuMask> {
+            let mut by_id: std::collections::BTreeMap<usize, CpuMask> = Default::default();
+            for c in &cpus {
+                by_id.entry(id(c)).or_default().set(c.cpu);
+            }
+            (0..nr).map(|i| by_id[&id(&cpus[i])]).collect()
         };
-        let smt_mask = mask_of(&|a, b| a.core == b.core);
-        let cluster_mask = mask_of(&|a, b| a.cluster == b.cluster);
-        let llc_mask = mask_of(&|a, b| a.llc == b.llc);
-        let package_mask = mask_of(&|a, b| a.package == b.package);
+        let smt_mask = mask_of(&|c| c.core);
+        let cluster_mask = mask_of(&|c| c.cluster);
+        let llc_mask = mask_of(&|c| c.llc);
+        let package_mask = mask_of(&|c| c.package);
         let node_mask = (0..node_distance.len())
             .map(|n| cpus.iter().filter(|c| c.node == n).map(|c| c.cpu).collect())
             .collect();

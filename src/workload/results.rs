@@ -391,6 +391,7 @@ pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult 
     let timed_out = timeout_ns > 0 && end >= timeout_ns;
     let mean_wall = metric(engine, gsn::WALL_METRIC).and_then(exact_mean_ns);
     let mut instances = Vec::new();
+    let cycle = cfg.call_cycle();
     for i in 0..cfg.instances as usize {
         let Some(t) = engine.tasks().get(i) else {
             break;
@@ -403,7 +404,7 @@ pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult 
             _ => end.saturating_sub(start),
         };
         instances.push(StressNgInstance {
-            bogo_ops: cfg.bogo_ops_after_calls(calls),
+            bogo_ops: StressNgConfig::bogo_ops_in_cycle(&cycle, calls),
             wall_s: wall_ns as f64 / 1e9,
             usr_s: t.stats.sum_exec_runtime_ns as f64 / 1e9,
             sys_s: 0.0,
