@@ -229,8 +229,11 @@ impl WakeupEnv for WakeView<'_> {
     fn cpu_active_mask(&self) -> &CpuMask {
         &self.machine.online
     }
+    /// The runqueue count first: a busy CPU (the common case in the wakeup scans) answers
+    /// without the virtual `cpu_is_idle_task()` call; both tests are pure, so the order
+    /// does not change the result.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.core.cpu_is_idle_task(cpu) && self.rq_nr_running(cpu) == 0
+        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task(cpu)
     }
     fn nr_running(&self, cpu: usize) -> usize {
         self.rq_nr_running(cpu)

@@ -187,12 +187,15 @@ impl Wakeup {
             group_misfit_task_load: u64::from(asym),
             group_type: GroupType::HasSpare,
         };
+        let mut capacity_sum = 0;
         for i in sg.span.iter() {
             call.cost.cpus += 1;
             sgs.group_load += env.cpu_load_without(i, p);
             sgs.group_util += env.cpu_util_without(i, p);
             sgs.group_runnable += env.cpu_runnable_without(i, p);
-            sgs.max_capacity = sgs.max_capacity.max(env.capacity_of(i));
+            let capacity = env.capacity_of(i);
+            capacity_sum += capacity;
+            sgs.max_capacity = sgs.max_capacity.max(capacity);
             let local = usize::from(env.task_running_on_cpu(i, p));
             let nr_running = env.nr_running(i).saturating_sub(local);
             sgs.sum_nr_running += nr_running as u32;
@@ -203,7 +206,7 @@ impl Wakeup {
                 sgs.group_misfit_task_load = 0;
             }
         }
-        sgs.group_capacity = env.group_capacity(&sg.span).max(1);
+        sgs.group_capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum).max(1);
         let pct = u64::from(d.imbalance_pct);
         sgs.group_type = group_classify(pct, env.sg_imbalanced(sg.sgc), &sgs);
         if matches!(sgs.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
@@ -343,11 +346,14 @@ impl Wakeup {
             }
             call.cost.groups += 1;
             let mut load = 0;
+            let mut capacity_sum = 0;
             for i in sg.span.iter() {
                 call.cost.cpus += 1;
                 load += env.cpu_load(i);
+                capacity_sum += env.capacity_of(i);
             }
-            let avg_load = load * SCHED_CAPACITY_SCALE / env.group_capacity(&sg.span).max(1);
+            let capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum);
+            let avg_load = load * SCHED_CAPACITY_SCALE / capacity.max(1);
             if sg.span.test(this_cpu) {
                 this_load = avg_load;
             } else if idlest.is_none_or(|(_, min)| avg_load < min) {
