@@ -622,8 +622,17 @@ impl WrapCursor {
     }
 
     /// The next CPU of `mask` in wrap order, `None` once the walk is back at `start`.
+    /// Debug builds check the word scan against a CPU-by-CPU walk.
     #[inline]
     pub fn next(&mut self, mask: &CpuMask) -> Option<usize> {
+        let before = *self;
+        let next = self.next_by_words(mask);
+        debug_assert_eq!(next, before.next_by_cpu(mask), "WrapCursor {before:?}");
+        next
+    }
+
+    #[inline]
+    fn next_by_words(&mut self, mask: &CpuMask) -> Option<usize> {
         if !self.wrapped {
             if let Some(c) = mask.next_from(self.pos) {
                 self.pos = c + 1;
@@ -639,6 +648,21 @@ impl WrapCursor {
             }
             _ => None,
         }
+    }
+
+    /// The slow form of [`WrapCursor::next`] (without advancing): test every CPU id from
+    /// `pos` up, then from 0 up to `start`.
+    fn next_by_cpu(&self, mask: &CpuMask) -> Option<usize> {
+        let rest = if self.wrapped {
+            self.pos..self.start
+        } else {
+            self.pos..NR_CPUS_MAX
+        };
+        let found = rest.into_iter().find(|&c| mask.test(c));
+        if found.is_some() || self.wrapped {
+            return found;
+        }
+        (0..self.start).find(|&c| mask.test(c))
     }
 }
 

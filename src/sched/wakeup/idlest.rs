@@ -121,7 +121,7 @@ impl Wakeup {
         call: &mut Call,
     ) -> usize {
         let allowed = env.cpus_allowed(p);
-        if !topo.domains.domain(sd).span.intersects(&allowed) {
+        if !topo.domains.domain(sd).span.intersects(allowed) {
             return prev_cpu;
         }
         let mut cpu = cpu;
@@ -235,7 +235,7 @@ impl Wakeup {
         let mut local: Option<(GroupId, SgWakeupStats)> = None;
         for &g in &d.groups {
             let sg = topo.domains.group(g);
-            if !sg.span.intersects(&allowed) {
+            if !sg.span.intersects(allowed) {
                 continue;
             }
             call.cost.groups += 1;
@@ -306,7 +306,7 @@ impl Wakeup {
                     // `p->nr_cpus_allowed != NR_CPUS` holds on every real system (NR_CPUS
                     // is the compile-time maximum), so the pinned-task cap always applies.
                     let local_allowed =
-                        topo.domains.group(local_g).span.and(&allowed).weight() as u64;
+                        topo.domains.group(local_g).span.and(allowed).weight() as u64;
                     let imb_numa_nr = local_allowed.min(u64::from(d.imb_numa_nr));
                     let imbalance = u64::from(local_sgs.idle_cpus.abs_diff(idlest_sgs.idle_cpus));
                     let dst_running = u64::from(local_sgs.sum_nr_running) + 1;
@@ -341,7 +341,7 @@ impl Wakeup {
         let mut idlest: Option<(GroupId, u64)> = None;
         for &g in &d.groups {
             let sg = topo.domains.group(g);
-            if !sg.span.intersects(&allowed) {
+            if !sg.span.intersects(allowed) {
                 continue;
             }
             call.cost.groups += 1;
@@ -390,7 +390,7 @@ impl Wakeup {
         let mut shallowest = None;
         let mut min_load = u64::MAX;
         let mut least_loaded = this_cpu;
-        for i in sg.span.and(&env.cpus_allowed(p)).iter() {
+        for i in sg.span.and(env.cpus_allowed(p)).iter() {
             call.cost.cpus += 1;
             if legacy {
                 let load = env.cpu_load(i);
