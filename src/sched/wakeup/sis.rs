@@ -260,7 +260,7 @@ impl Wakeup {
     /// siblings are idle; on the way remember the first idle (or SCHED_IDLE-only) allowed
     /// sibling in `idle_cpu`; a busy core's siblings leave `cpus`. Inlined: it runs once
     /// per core visited, and the call's entry and exit were an eighth of its work.
-    #[inline(always)]
+    #[inline]
     fn select_idle_core(
         &self,
         env: &impl WakeupEnv,
