@@ -141,6 +141,22 @@ impl CpuMask {
             .chain(self.iter().take_while(move |&c| c < start))
     }
 
+    /// In-place `cpumask_andnot(self, self, other)`: no temporary mask.
+    #[inline]
+    pub fn andnot_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a &= !*b;
+        }
+    }
+
+    /// In-place `cpumask_and(self, self, other)`: no temporary mask.
+    #[inline]
+    pub fn and_assign(&mut self, other: &CpuMask) {
+        for (a, b) in self.words.iter_mut().zip(other.words.iter()) {
+            *a &= *b;
+        }
+    }
+
     /// CPUs `>= from` in ascending order (starts at `from`'s word, not at CPU 0).
     pub fn iter_from(&self, from: usize) -> CpuMaskIter<'_> {
         if from >= NR_CPUS_MAX {
@@ -574,6 +590,79 @@ impl Iterator for CpuMaskIter<'_> {
         let bit = self.word.trailing_zeros() as usize;
         self.word &= self.word - 1;
         Some(self.word_index * 64 + bit)
+    }
+}
+
+/// The position of a `for_each_cpu_wrap(cpu, mask, start)` walk over a mask that may
+/// lose bits while it is walked (the kernel's `select_idle_cpu()` walks `cpus` while
+/// `select_idle_core()` clears a busy core's siblings from it). Each step reads the mask
+/// afresh ([`CpuMask::next_from`]), so a cleared CPU not yet reached is skipped — the
+/// same CPUs in the same order as walking a copy taken at the start and testing each CPU
+/// against the live mask, without the 128-byte copy. Bits set during the walk are not
+/// supported (none of the scans sets any).
+#[derive(Clone, Copy, Debug)]
+pub struct WrapCursor {
+    start: usize,
+    /// Next CPU id to look from.
+    pos: usize,
+    /// The walk has passed the last CPU and restarted at 0 (CPUs below `start` left).
+    wrapped: bool,
+}
+
+impl WrapCursor {
+    /// A walk starting at `start` (`start >= NR_CPUS_MAX` walks from CPU 0, as
+    /// [`CpuMask::iter_wrap`]).
+    pub fn new(start: usize) -> Self {
+        let start = start.min(NR_CPUS_MAX);
+        WrapCursor {
+            start,
+            pos: start,
+            wrapped: false,
+        }
+    }
+
+    /// The next CPU of `mask` in wrap order, `None` once the walk is back at `start`.
+    /// Debug builds check the word scan against a CPU-by-CPU walk.
+    #[inline]
+    pub fn next(&mut self, mask: &CpuMask) -> Option<usize> {
+        let before = *self;
+        let next = self.next_by_words(mask);
+        debug_assert_eq!(next, before.next_by_cpu(mask), "WrapCursor {before:?}");
+        next
+    }
+
+    #[inline]
+    fn next_by_words(&mut self, mask: &CpuMask) -> Option<usize> {
+        if !self.wrapped {
+            if let Some(c) = mask.next_from(self.pos) {
+                self.pos = c + 1;
+                return Some(c);
+            }
+            self.wrapped = true;
+            self.pos = 0;
+        }
+        match mask.next_from(self.pos) {
+            Some(c) if c < self.start => {
+                self.pos = c + 1;
+                Some(c)
+            }
+            _ => None,
+        }
+    }
+
+    /// The slow form of [`WrapCursor::next`] (without advancing): test every CPU id from
+    /// `pos` up, then from 0 up to `start`.
+    fn next_by_cpu(&self, mask: &CpuMask) -> Option<usize> {
+        let rest = if self.wrapped {
+            self.pos..self.start
+        } else {
+            self.pos..NR_CPUS_MAX
+        };
+        let found = rest.into_iter().find(|&c| mask.test(c));
+        if found.is_some() || self.wrapped {
+            return found;
+        }
+        (0..self.start).find(|&c| mask.test(c))
     }
 }
 

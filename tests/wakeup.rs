@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use schedlab::cpumask::CpuMask;
+use schedlab::cpumask::{CpuMask, WrapCursor};
 use schedlab::domains::{SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::version::KernelVersion;
@@ -70,8 +70,8 @@ impl WakeupEnv for FakeEnv {
     fn now_ns(&self) -> u64 {
         self.now_ns
     }
-    fn cpu_active_mask(&self) -> CpuMask {
-        self.active
+    fn cpu_active_mask(&self) -> &CpuMask {
+        &self.active
     }
     fn idle_cpu(&self, cpu: usize) -> bool {
         self.nr_running[cpu] == 0
@@ -103,8 +103,8 @@ impl WakeupEnv for FakeEnv {
     fn task_running_on_cpu(&self, _cpu: usize, _p: TaskId) -> bool {
         false
     }
-    fn cpus_allowed(&self, p: TaskId) -> CpuMask {
-        self.allowed[p.idx()]
+    fn cpus_allowed(&self, p: TaskId) -> &CpuMask {
+        &self.allowed[p.idx()]
     }
 }
 
@@ -666,7 +666,7 @@ impl WakeupEnv for AvgIdleEnv {
     fn now_ns(&self) -> u64 {
         self.inner.now_ns()
     }
-    fn cpu_active_mask(&self) -> CpuMask {
+    fn cpu_active_mask(&self) -> &CpuMask {
         self.inner.cpu_active_mask()
     }
     fn idle_cpu(&self, cpu: usize) -> bool {
@@ -699,7 +699,7 @@ impl WakeupEnv for AvgIdleEnv {
     fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
         self.inner.task_running_on_cpu(cpu, p)
     }
-    fn cpus_allowed(&self, p: TaskId) -> CpuMask {
+    fn cpus_allowed(&self, p: TaskId) -> &CpuMask {
         self.inner.cpus_allowed(p)
     }
     fn avg_idle_ns(&self, _cpu: usize) -> u64 {
@@ -743,4 +743,96 @@ fn sis_prop_limits_the_v5_10_scan_by_avg_idle() {
         w.llc_shared(&topo, 0).unwrap().avg_scan_cost_ns,
         20 * 40 / 8
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// `WrapCursor` over a mask that loses bits during the walk visits exactly the CPUs a
+    /// walk over a copy taken at the start visits when it skips CPUs no longer in the
+    /// live mask (the former `select_idle_cpu()` loop), in the same order.
+    #[test]
+    fn wrap_cursor_matches_a_snapshot_walk_with_clears(
+        cpus in prop::collection::btree_set(0usize..1024, 0..120),
+        start in 0usize..1100,
+        deltas in prop::collection::vec(1usize..1024, 0..3),
+    ) {
+        let mask: CpuMask = cpus.iter().copied().collect();
+        // A visited CPU takes its "siblings" (CPU + delta, mod 1024) out of the mask.
+        let clear = |m: &mut CpuMask, c: usize| {
+            for d in &deltas {
+                m.clear((c + d) % 1024);
+            }
+        };
+        let mut live = mask;
+        let mut want = Vec::new();
+        for c in mask.iter_wrap(start) {
+            if live.test(c) {
+                want.push(c);
+                clear(&mut live, c);
+            }
+        }
+        let mut live = mask;
+        let mut got = Vec::new();
+        let mut walk = WrapCursor::new(start);
+        while let Some(c) = walk.next(&live) {
+            got.push(c);
+            clear(&mut live, c);
+        }
+        prop_assert_eq!(got, want);
+    }
+
+    /// The in-place mask operations equal the copying ones.
+    #[test]
+    fn in_place_and_andnot_equal_the_copying_forms(
+        a in prop::collection::btree_set(0usize..1024, 0..200),
+        b in prop::collection::btree_set(0usize..1024, 0..200),
+    ) {
+        let a: CpuMask = a.into_iter().collect();
+        let b: CpuMask = b.into_iter().collect();
+        let mut x = a;
+        x.and_assign(&b);
+        prop_assert_eq!(x, a.and(&b));
+        let mut y = a;
+        y.andnot_assign(&b);
+        prop_assert_eq!(y, a.andnot(&b));
+    }
+}
+
+/// The core-mode `select_idle_cpu()` walk wraps from `target + 1` over the live mask:
+/// a busy core's siblings leave it when the core is visited, so each core is examined
+/// once (two CPUs each), CPUs 40-50 come before 0-10 (their cores were examined through
+/// the sibling), and an idle sibling of a busy core is remembered and returned when no
+/// whole idle core exists, clearing the LLC's `has_idle_cores`.
+#[test]
+fn idle_core_scan_wraps_once_per_core_and_falls_back_to_the_remembered_cpu() {
+    let s = Setup::new("skl-2s");
+    let topo = s.topo();
+    let mut w = s.wakeup();
+    let mut env = FakeEnv::idle(&s.m);
+    env.busy_all(skl_socket0().filter(|&c| c != 47));
+    w.set_idle_cores(&topo, 10, true);
+    w.task_fork(P, None, 10);
+    let r = w.select_task_rq(&topo, &env, P, 10, ttwu(10, None, false));
+    assert_eq!(r.placement.cpu, 47, "{r:?}");
+    assert_eq!(r.explain.sis, Some(SisStep::IdleCpu));
+    // Cores 11-19 (via 11..19) and 0-10 (via 40..50): 20 cores. Two CPUs each until
+    // 47 is remembered; after that a busy core stops at its first busy CPU (48-50: one
+    // each): 9 * 2 + 7 * 2 + 2 + 3 = 37.
+    assert_eq!(r.cost.cpus, 37);
+    assert!(
+        !w.test_idle_cores(&topo, 10),
+        "a failed core scan clears the hint"
+    );
+
+    // Same state with core {3, 43} idle and the walk starting past the end of the
+    // socket's low half: 56-59 (4 busy cores), then 0-2 (3 busy cores), then core 3.
+    env.busy(3, 0);
+    env.busy(43, 0);
+    w.set_idle_cores(&topo, 55, true);
+    w.task_fork(P, None, 55);
+    let r = w.select_task_rq(&topo, &env, P, 55, ttwu(55, None, false));
+    assert_eq!(r.placement.cpu, 3, "{r:?}");
+    assert_eq!(r.explain.sis, Some(SisStep::IdleCore));
+    assert_eq!(r.cost.cpus, 16);
 }

@@ -226,11 +226,14 @@ impl WakeupEnv for WakeView<'_> {
     fn now_ns(&self) -> u64 {
         self.now_ns
     }
-    fn cpu_active_mask(&self) -> CpuMask {
-        self.machine.online
+    fn cpu_active_mask(&self) -> &CpuMask {
+        &self.machine.online
     }
+    /// The runqueue count first: a busy CPU (the common case in the wakeup scans) answers
+    /// without the virtual `cpu_is_idle_task()` call; both tests are pure, so the order
+    /// does not change the result.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.core.cpu_is_idle_task(cpu) && self.rq_nr_running(cpu) == 0
+        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task(cpu)
     }
     fn nr_running(&self, cpu: usize) -> usize {
         self.rq_nr_running(cpu)
@@ -280,8 +283,8 @@ impl WakeupEnv for WakeView<'_> {
     fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
         self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
-    fn cpus_allowed(&self, p: TaskId) -> CpuMask {
-        *self.core.task_cpus_allowed(p)
+    fn cpus_allowed(&self, p: TaskId) -> &CpuMask {
+        self.core.task_cpus_allowed(p)
     }
     fn avg_idle_ns(&self, cpu: usize) -> u64 {
         self.core.cpu_avg_idle_ns(cpu)

@@ -121,7 +121,7 @@ impl Wakeup {
         call: &mut Call,
     ) -> usize {
         let allowed = env.cpus_allowed(p);
-        if !topo.domains.domain(sd).span.intersects(&allowed) {
+        if !topo.domains.domain(sd).span.intersects(allowed) {
             return prev_cpu;
         }
         let mut cpu = cpu;
@@ -187,12 +187,15 @@ impl Wakeup {
             group_misfit_task_load: u64::from(asym),
             group_type: GroupType::HasSpare,
         };
+        let mut capacity_sum = 0;
         for i in sg.span.iter() {
             call.cost.cpus += 1;
             sgs.group_load += env.cpu_load_without(i, p);
             sgs.group_util += env.cpu_util_without(i, p);
             sgs.group_runnable += env.cpu_runnable_without(i, p);
-            sgs.max_capacity = sgs.max_capacity.max(env.capacity_of(i));
+            let capacity = env.capacity_of(i);
+            capacity_sum += capacity;
+            sgs.max_capacity = sgs.max_capacity.max(capacity);
             let local = usize::from(env.task_running_on_cpu(i, p));
             let nr_running = env.nr_running(i).saturating_sub(local);
             sgs.sum_nr_running += nr_running as u32;
@@ -203,7 +206,7 @@ impl Wakeup {
                 sgs.group_misfit_task_load = 0;
             }
         }
-        sgs.group_capacity = env.group_capacity(&sg.span).max(1);
+        sgs.group_capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum).max(1);
         let pct = u64::from(d.imbalance_pct);
         sgs.group_type = group_classify(pct, env.sg_imbalanced(sg.sgc), &sgs);
         if matches!(sgs.group_type, GroupType::FullyBusy | GroupType::Overloaded) {
@@ -232,7 +235,7 @@ impl Wakeup {
         let mut local: Option<(GroupId, SgWakeupStats)> = None;
         for &g in &d.groups {
             let sg = topo.domains.group(g);
-            if !sg.span.intersects(&allowed) {
+            if !sg.span.intersects(allowed) {
                 continue;
             }
             call.cost.groups += 1;
@@ -303,7 +306,7 @@ impl Wakeup {
                     // `p->nr_cpus_allowed != NR_CPUS` holds on every real system (NR_CPUS
                     // is the compile-time maximum), so the pinned-task cap always applies.
                     let local_allowed =
-                        topo.domains.group(local_g).span.and(&allowed).weight() as u64;
+                        topo.domains.group(local_g).span.and(allowed).weight() as u64;
                     let imb_numa_nr = local_allowed.min(u64::from(d.imb_numa_nr));
                     let imbalance = u64::from(local_sgs.idle_cpus.abs_diff(idlest_sgs.idle_cpus));
                     let dst_running = u64::from(local_sgs.sum_nr_running) + 1;
@@ -338,16 +341,19 @@ impl Wakeup {
         let mut idlest: Option<(GroupId, u64)> = None;
         for &g in &d.groups {
             let sg = topo.domains.group(g);
-            if !sg.span.intersects(&allowed) {
+            if !sg.span.intersects(allowed) {
                 continue;
             }
             call.cost.groups += 1;
             let mut load = 0;
+            let mut capacity_sum = 0;
             for i in sg.span.iter() {
                 call.cost.cpus += 1;
                 load += env.cpu_load(i);
+                capacity_sum += env.capacity_of(i);
             }
-            let avg_load = load * SCHED_CAPACITY_SCALE / env.group_capacity(&sg.span).max(1);
+            let capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum);
+            let avg_load = load * SCHED_CAPACITY_SCALE / capacity.max(1);
             if sg.span.test(this_cpu) {
                 this_load = avg_load;
             } else if idlest.is_none_or(|(_, min)| avg_load < min) {
@@ -384,7 +390,7 @@ impl Wakeup {
         let mut shallowest = None;
         let mut min_load = u64::MAX;
         let mut least_loaded = this_cpu;
-        for i in sg.span.and(&env.cpus_allowed(p)).iter() {
+        for i in sg.span.and(env.cpus_allowed(p)).iter() {
             call.cost.cpus += 1;
             if legacy {
                 let load = env.cpu_load(i);

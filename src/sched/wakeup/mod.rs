@@ -122,19 +122,22 @@ pub trait WakeupEnv {
     fn now_ns(&self) -> u64;
 
     /// `cpu_active_mask`: the CPUs tasks may be placed on (`is_cpu_allowed()` for user
-    /// tasks).
-    fn cpu_active_mask(&self) -> CpuMask;
+    /// tasks). Borrowed, not copied: a mask is 128 bytes and placement reads it per call.
+    fn cpu_active_mask(&self) -> &CpuMask;
 
     /// `idle_cpu()`: `rq->curr == rq->idle && rq->nr_running == 0 && !rq->ttwu_pending`.
     fn idle_cpu(&self, cpu: usize) -> bool;
 
     /// `available_idle_cpu()`: `idle_cpu() && !vcpu_is_preempted()`. Default: bare metal.
+    /// Inlined into the scans, which call it once per CPU visited.
+    #[inline]
     fn available_idle_cpu(&self, cpu: usize) -> bool {
         self.idle_cpu(cpu)
     }
 
     /// `sched_idle_cpu()`: the CPU runs only SCHED_IDLE tasks (`nr_running > 0 &&
     /// nr_running == cfs.h_nr_idle`). Default: no SCHED_IDLE tasks exist.
+    #[inline]
     fn sched_idle_cpu(&self, _cpu: usize) -> bool {
         false
     }
@@ -198,8 +201,9 @@ pub trait WakeupEnv {
         self.idle_cpu(cpu) || self.task_running_on_cpu(cpu, p)
     }
 
-    /// `p->cpus_ptr`.
-    fn cpus_allowed(&self, p: TaskId) -> CpuMask;
+    /// `p->cpus_ptr` (a pointer, as the kernel's: the scans borrow it instead of copying
+    /// 128 bytes several times per placement).
+    fn cpus_allowed(&self, p: TaskId) -> &CpuMask;
 
     /// `p->nr_cpus_allowed`.
     fn nr_cpus_allowed(&self, p: TaskId) -> usize {
@@ -241,9 +245,11 @@ pub trait WakeupEnv {
     }
 
     /// `sgc->capacity` of a group: the sum of its CPUs' `capacity_of()` at the last
-    /// `update_group_capacity()`. Default: recomputed now over the span.
-    fn group_capacity(&self, span: &CpuMask) -> u64 {
-        span.iter().map(|c| self.capacity_of(c)).sum()
+    /// `update_group_capacity()`. Default `None`: the sum of `capacity_of()` over the span
+    /// now, which the callers add up in the per-CPU loop they already run over the group
+    /// (a second walk of the span cost ~1 % of a fork-heavy run).
+    fn group_capacity(&self, _span: &CpuMask) -> Option<u64> {
+        None
     }
 }
 
@@ -627,7 +633,7 @@ impl Wakeup {
             cpu
         } else {
             call.explain.fallback = true;
-            select_fallback_rq(topo, &allowed, &active, prev_cpu)
+            select_fallback_rq(topo, allowed, active, prev_cpu)
         };
         SelectResult {
             placement: Placement { cpu, path },
