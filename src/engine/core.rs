@@ -725,9 +725,13 @@ impl Engine {
     /// event. Done once per event: expiries are absolute, so arming at the end of the
     /// event's handling is the same as arming where the policy decided it.
     pub(crate) fn sync_policy_timers(&mut self) {
-        let mut changed = std::mem::take(&mut self.timer_changes);
-        changed.clear();
-        self.policy.take_timer_changes(&mut changed);
+        // Nearly every event changes no policy timer: read the list in place and leave it
+        // at once when it is empty (no take/put-back of the Vec per event).
+        self.policy.take_timer_changes(&mut self.timer_changes);
+        if self.timer_changes.is_empty() {
+            return;
+        }
+        let changed = std::mem::take(&mut self.timer_changes);
         for &cpu in &changed {
             let want = self.policy.next_timer_ns(cpu).map(|at| at.max(self.now_ns));
             let c = &mut self.cpus[cpu];
@@ -748,6 +752,7 @@ impl Engine {
             );
         }
         self.timer_changes = changed;
+        self.timer_changes.clear();
     }
 
     /// Reschedule `cpu` if it was asked to.

@@ -248,7 +248,9 @@ impl RtClass {
     }
 
     pub fn take_timer_changes(&mut self, out: &mut Vec<usize>) {
-        out.append(&mut self.timer_dirty);
+        if !self.timer_dirty.is_empty() {
+            out.append(&mut self.timer_dirty);
+        }
     }
 
     /// Earliest of the fair server's timer and (if pinned here) the RT period timer.
