@@ -13,10 +13,12 @@
 //! Left out: the energy-aware early exit (`rd->pd` and not overutilized) — no energy model.
 
 use super::stats::SdLbStats;
+use super::sums::CpuContrib;
 use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType,
     NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, capacity_greater,
 };
+use crate::cpumask::CpuMask;
 use crate::domains::{GroupId, SdFlags};
 use crate::kconfig::features::Feature;
 
@@ -47,6 +49,20 @@ pub fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64)
 pub fn fbq_classify_rq<E: LbEnv + ?Sized>(env: &E, cpu: usize) -> FbqType {
     let (numa, preferred) = env.numa_counts(cpu);
     fbq_classify_counts(env.nr_running(cpu), numa, preferred)
+}
+
+/// `fbq_classify_rq()` of `cpu`, from its balance-sum contribution `c` when the sums are
+/// fresh (equal to the runqueue's counters; checked under `debug_assertions`).
+fn rq_fbq_type<E: LbEnv + ?Sized>(env: &E, c: Option<&CpuContrib>, cpu: usize) -> FbqType {
+    match c {
+        Some(c) => {
+            let class =
+                fbq_classify_counts(c.nr_running, c.nr_numa_running, c.nr_preferred_running);
+            debug_assert_eq!(class, fbq_classify_rq(env, cpu), "CPU {cpu}");
+            class
+        }
+        None => fbq_classify_rq(env, cpu),
+    }
 }
 
 /// `fbq_classify_rq()` from a runqueue's `nr_running`, `nr_numa_running` and
@@ -287,6 +303,26 @@ impl LoadBalancer {
         }
     }
 
+    /// The CPUs `sched_balance_find_src_rq()` visits in `group` (`span ∩ env->cpus`),
+    /// counting each as visited. With fresh balance sums the visit skips the CPUs without
+    /// CFS tasks, which the search would skip first thing. When the pass found every group
+    /// inside env->cpus (`cover_all`), `span ∩ env->cpus` is the span, whose weight the
+    /// sums keep: one mask operation instead of three and a popcount.
+    fn src_rq_visit(&self, bal: &BalanceEnv, group: GroupId, out: &mut LbOutput) -> CpuMask {
+        let g = self.domains.group(group);
+        if self.sums.fresh && self.sums.cover_all {
+            out.work.cpus += u64::from(self.sums.group(g.sgc).weight);
+            return g.span.and(self.sums.cfs_cpus());
+        }
+        let cpus = g.span.and(&bal.cpus);
+        out.work.cpus += cpus.weight() as u64;
+        if self.sums.fresh {
+            cpus.and(self.sums.cfs_cpus())
+        } else {
+            cpus
+        }
+    }
+
     /// `sched_balance_find_src_rq()`: the busiest runqueue of `group` for the pass's
     /// migration type. Ties keep the lower CPU.
     pub fn sched_balance_find_src_rq<E: LbEnv + ?Sized>(
@@ -297,26 +333,10 @@ impl LoadBalancer {
         out: &mut LbOutput,
     ) -> Option<usize> {
         let d = self.domains.domain(bal.sd);
-        let g = self.domains.group(group);
         let mut busiest = None;
         let (mut busiest_load, mut busiest_capacity) = (0u64, 1u64);
         let (mut busiest_util, mut busiest_nr) = (0u64, 0u32);
-        // Every CPU counts as visited; with fresh balance sums the visit skips the CPUs
-        // without CFS tasks, which the loop would skip first thing. When the pass found
-        // every group inside env->cpus (`cover_all`), `span ∩ env->cpus` is the span, whose
-        // weight the sums keep: one mask operation instead of three and a popcount.
-        let visit = if self.sums.fresh && self.sums.cover_all {
-            out.work.cpus += u64::from(self.sums.group(g.sgc).weight);
-            g.span.and(self.sums.cfs_cpus())
-        } else {
-            let cpus = g.span.and(&bal.cpus);
-            out.work.cpus += cpus.weight() as u64;
-            if self.sums.fresh {
-                cpus.and(self.sums.cfs_cpus())
-            } else {
-                cpus
-            }
-        };
+        let visit = self.src_rq_visit(bal, group, out);
         // With fresh sums a CPU's counters and load are read from its contribution, which
         // the refresh at the start of this pass made equal to its runqueue's (every CPU of a
         // group of this domain is re-read if marked): one compact array instead of the fair,
@@ -339,22 +359,8 @@ impl LoadBalancer {
             if nr_running == 0 {
                 continue;
             }
-            if bal.fbq_type != FbqType::All {
-                let class = match c {
-                    Some(c) => {
-                        let class = fbq_classify_counts(
-                            c.nr_running,
-                            c.nr_numa_running,
-                            c.nr_preferred_running,
-                        );
-                        debug_assert_eq!(class, fbq_classify_rq(env, i), "CPU {i}");
-                        class
-                    }
-                    None => fbq_classify_rq(env, i),
-                };
-                if class > bal.fbq_type {
-                    continue;
-                }
+            if bal.fbq_type != FbqType::All && rq_fbq_type(env, c, i) > bal.fbq_type {
+                continue;
             }
             // Do not move a single task to a CPU that is not noticeably bigger.
             if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)

@@ -369,7 +369,8 @@ impl LoadBalancer {
             sgs.nr_numa_running = s.nr_numa_running;
             sgs.nr_preferred_running = s.nr_preferred_running;
         }
-        if !g.span.test(bal.dst_cpu) && bal.dst_idle() && s.nr_single_reduced > 0 {
+        // Cheapest test first (pure reads): few groups hold a capacity-reduced CPU.
+        if s.nr_single_reduced > 0 && bal.dst_idle() && !g.span.test(bal.dst_cpu) {
             for i in g.span.iter() {
                 let c = self.sums.contrib(i);
                 if c.single_reduced && self.check_cpu_capacity(env, i, bal.sd) {

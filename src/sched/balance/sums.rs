@@ -84,6 +84,22 @@ impl GroupSums {
             .wrapping_add(c.nr_preferred_running);
     }
 
+    /// Add another span's sums field by field (`weight` excepted).
+    fn apply(&mut self, d: &GroupSums) {
+        self.load = self.load.wrapping_add(d.load);
+        self.util = self.util.wrapping_add(d.util);
+        self.runnable = self.runnable.wrapping_add(d.runnable);
+        self.h_nr_runnable = self.h_nr_runnable.wrapping_add(d.h_nr_runnable);
+        self.nr_running = self.nr_running.wrapping_add(d.nr_running);
+        self.idle_cpus = self.idle_cpus.wrapping_add(d.idle_cpus);
+        self.nr_overloaded = self.nr_overloaded.wrapping_add(d.nr_overloaded);
+        self.nr_single_reduced = self.nr_single_reduced.wrapping_add(d.nr_single_reduced);
+        self.nr_numa_running = self.nr_numa_running.wrapping_add(d.nr_numa_running);
+        self.nr_preferred_running = self
+            .nr_preferred_running
+            .wrapping_add(d.nr_preferred_running);
+    }
+
     fn sub(&mut self, c: &CpuContrib) {
         self.load = self.load.wrapping_sub(c.load);
         self.util = self.util.wrapping_sub(c.util);
@@ -253,10 +269,13 @@ impl LbSums {
             self.cpu_start[cpu] as usize,
             self.cpu_start[cpu + 1] as usize,
         );
+        // The change once, then added at every level (wrapping arithmetic: the same sums
+        // as subtracting the old and adding the new contribution per group).
+        let mut delta = GroupSums::default();
+        delta.add(&c);
+        delta.sub(&old);
         for &s in &self.cpu_sgc[a..b] {
-            let g = &mut self.groups[s as usize];
-            g.sub(&old);
-            g.add(&c);
+            self.groups[s as usize].apply(&delta);
         }
         self.contrib[cpu] = c;
     }
