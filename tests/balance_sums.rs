@@ -144,6 +144,105 @@ fn sums_decide_as_the_walk_with_offline_cpus_and_four_nodes() {
     }
 }
 
+/// A sparse state: most CPUs idle, whole SMT cores, LLCs and packages without a task, so
+/// most groups of a pass hold no CFS task (the sums answer those without classifying
+/// them) and the busiest group's search reads few runqueues.
+fn sparse_env(dom: &SchedDomains, rng: &mut Lcg) -> FakeLbEnv {
+    let mut env = FakeLbEnv::new(dom.nr_cpus());
+    for cpu in dom.span.iter() {
+        if rng.below(10) != 0 {
+            continue;
+        }
+        for _ in 0..1 + rng.below(3) {
+            let p = env.add_task(cpu, 100 + rng.below(1000));
+            env.task_mut(p).util = 300 + rng.below(600);
+        }
+        let last = *env.cpus[cpu].tasks.last().expect("task");
+        env.set_running(last);
+    }
+    env
+}
+
+/// Walking and summing balancers over copies of a sparse state make the same passes at
+/// every level (the empty-group shortcut of `update_sd_lb_stats()` and the busiest-queue
+/// search from the CPUs' contributions included): same moves, work and schedstats.
+#[test]
+fn sums_decide_as_the_walk_on_sparse_states() {
+    for preset in ["skl-2s", "milan-2s", "spr-2s"] {
+        let dom = domains(preset, None);
+        for seed in 1..=4 {
+            let mut rng = Lcg(seed * 104_729);
+            let env = sparse_env(&dom, &mut rng);
+            let state = NumaFake {
+                env,
+                preferred: Default::default(),
+                node: vec![0; dom.nr_cpus()],
+            };
+            same_decisions_in(&dom, state, &format!("{preset} sparse"), seed);
+        }
+    }
+}
+
+/// `LbSums::within()` is the union of a domain's span and its groups' spans, for every
+/// domain: preset machines and NUMA rings/lines whose overlapping groups are built from
+/// other CPUs' child domains.
+#[test]
+fn within_is_the_union_of_the_group_spans() {
+    use schedlab::domains::DomainId;
+    use schedlab::sched::balance::sums::LbSums;
+    use schedlab::topology::{CpuTopology, Machine};
+    let numa = |distances: Vec<Vec<u32>>| {
+        let cpus = (0..distances.len())
+            .map(|i| CpuTopology {
+                cpu: i,
+                core: i,
+                cluster: i,
+                llc: i,
+                package: i,
+                node: i,
+                capacity: 1024,
+            })
+            .collect();
+        Arc::new(build_sched_domains(
+            &Machine::new("numa-test", "test", cpus, distances).expect("machine"),
+        ))
+    };
+    let ring = vec![
+        vec![10, 20, 30, 20],
+        vec![20, 10, 20, 30],
+        vec![30, 20, 10, 20],
+        vec![20, 30, 20, 10],
+    ];
+    let line = vec![
+        vec![10, 20, 30, 40],
+        vec![20, 10, 20, 30],
+        vec![30, 20, 10, 20],
+        vec![40, 30, 20, 10],
+    ];
+    let all = [
+        domains("haswell-4s", None),
+        domains("skl-2s", Some("20-39,60-79")),
+        domains("spr-2s", None),
+        numa(ring),
+        numa(line),
+    ];
+    for dom in all {
+        let sums = LbSums::new(&dom);
+        for (i, d) in dom.domains.iter().enumerate() {
+            let mut want = d.span;
+            for &g in &d.groups {
+                want = want.or(&dom.group(g).span);
+            }
+            assert_eq!(
+                *sums.within(&dom, DomainId(i)),
+                want,
+                "domain {i} of CPU {}",
+                d.cpu
+            );
+        }
+    }
+}
+
 #[test]
 fn sums_decide_as_the_walk_on_asymmetric_capacity() {
     for seed in 1..=8 {

@@ -13,10 +13,12 @@
 //! Left out: the energy-aware early exit (`rd->pd` and not overutilized) — no energy model.
 
 use super::stats::SdLbStats;
+use super::sums::CpuContrib;
 use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType,
     NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, capacity_greater,
 };
+use crate::cpumask::CpuMask;
 use crate::domains::{GroupId, SdFlags};
 use crate::kconfig::features::Feature;
 
@@ -45,8 +47,27 @@ pub fn adjust_numa_imbalance(imbalance: i64, dst_running: i64, imb_numa_nr: i64)
 
 /// `fbq_classify_rq()` (CONFIG_NUMA_BALANCING=y).
 pub fn fbq_classify_rq<E: LbEnv + ?Sized>(env: &E, cpu: usize) -> FbqType {
-    let nr = env.nr_running(cpu);
     let (numa, preferred) = env.numa_counts(cpu);
+    fbq_classify_counts(env.nr_running(cpu), numa, preferred)
+}
+
+/// `fbq_classify_rq()` of `cpu`, from its balance-sum contribution `c` when the sums are
+/// fresh (equal to the runqueue's counters; checked under `debug_assertions`).
+fn rq_fbq_type<E: LbEnv + ?Sized>(env: &E, c: Option<&CpuContrib>, cpu: usize) -> FbqType {
+    match c {
+        Some(c) => {
+            let class =
+                fbq_classify_counts(c.nr_running, c.nr_numa_running, c.nr_preferred_running);
+            debug_assert_eq!(class, fbq_classify_rq(env, cpu), "CPU {cpu}");
+            class
+        }
+        None => fbq_classify_rq(env, cpu),
+    }
+}
+
+/// `fbq_classify_rq()` from a runqueue's `nr_running`, `nr_numa_running` and
+/// `nr_preferred_running`.
+pub fn fbq_classify_counts(nr: u32, numa: u32, preferred: u32) -> FbqType {
     if nr > numa {
         FbqType::Regular
     } else if nr > preferred {
@@ -282,6 +303,26 @@ impl LoadBalancer {
         }
     }
 
+    /// The CPUs `sched_balance_find_src_rq()` visits in `group` (`span ∩ env->cpus`),
+    /// counting each as visited. With fresh balance sums the visit skips the CPUs without
+    /// CFS tasks, which the search would skip first thing. When the pass found every group
+    /// inside env->cpus (`cover_all`), `span ∩ env->cpus` is the span, whose weight the
+    /// sums keep: one mask operation instead of three and a popcount.
+    fn src_rq_visit(&self, bal: &BalanceEnv, group: GroupId, out: &mut LbOutput) -> CpuMask {
+        let g = self.domains.group(group);
+        if self.sums.fresh && self.sums.cover_all {
+            out.work.cpus += u64::from(self.sums.group(g.sgc).weight);
+            return g.span.and(self.sums.cfs_cpus());
+        }
+        let cpus = g.span.and(&bal.cpus);
+        out.work.cpus += cpus.weight() as u64;
+        if self.sums.fresh {
+            cpus.and(self.sums.cfs_cpus())
+        } else {
+            cpus
+        }
+    }
+
     /// `sched_balance_find_src_rq()`: the busiest runqueue of `group` for the pass's
     /// migration type. Ties keep the lower CPU.
     pub fn sched_balance_find_src_rq<E: LbEnv + ?Sized>(
@@ -292,27 +333,33 @@ impl LoadBalancer {
         out: &mut LbOutput,
     ) -> Option<usize> {
         let d = self.domains.domain(bal.sd);
-        let g = self.domains.group(group);
         let mut busiest = None;
         let (mut busiest_load, mut busiest_capacity) = (0u64, 1u64);
         let (mut busiest_util, mut busiest_nr) = (0u64, 0u32);
-        let cpus = g.span.and(&bal.cpus);
-        // Every CPU counts as visited; with fresh balance sums the visit skips the CPUs
-        // without CFS tasks, which the loop would skip first thing.
-        out.work.cpus += cpus.weight() as u64;
-        let visit = if self.sums.fresh {
-            cpus.and(self.sums.cfs_cpus())
-        } else {
-            cpus
-        };
+        let visit = self.src_rq_visit(bal, group, out);
+        // With fresh sums a CPU's counters and load are read from its contribution, which
+        // the refresh at the start of this pass made equal to its runqueue's (every CPU of a
+        // group of this domain is re-read if marked): one compact array instead of the fair,
+        // RT and NUMA runqueue structures per CPU visited (checked under debug_assertions).
+        let fresh = self.sums.fresh;
         for i in visit.iter() {
+            let c = fresh.then(|| self.sums.contrib(i));
+            #[cfg(debug_assertions)]
+            if let Some(c) = c {
+                assert_eq!(
+                    c.h_nr_runnable,
+                    env.h_nr_runnable(i),
+                    "CPU {i}: stale contrib"
+                );
+                assert_eq!(c.load, env.cpu_load(i), "CPU {i}: stale contrib load");
+            }
             // Both tests skip the CPU; the cheap one first, and no rq is classified above
             // `All` (the NUMA counts are read only when they can exclude it).
-            let nr_running = env.h_nr_runnable(i);
+            let nr_running = c.map_or_else(|| env.h_nr_runnable(i), |c| c.h_nr_runnable);
             if nr_running == 0 {
                 continue;
             }
-            if bal.fbq_type != FbqType::All && fbq_classify_rq(env, i) > bal.fbq_type {
+            if bal.fbq_type != FbqType::All && rq_fbq_type(env, c, i) > bal.fbq_type {
                 continue;
             }
             // Do not move a single task to a CPU that is not noticeably bigger.
@@ -333,7 +380,7 @@ impl LoadBalancer {
                 MigrationType::Load => {
                     // (`capacity_of()` is read only where it is used: a pure read.)
                     let capacity = env.capacity_of(i);
-                    let load = env.cpu_load(i);
+                    let load = c.map_or_else(|| env.cpu_load(i), |c| c.load);
                     // A single task whose load exceeds the imbalance would just move the
                     // imbalance, unless its CPU's capacity is reduced.
                     if nr_running == 1

@@ -96,12 +96,14 @@ impl LoadBalancer {
             let src = self.sched_balance_find_src_group(&*env, &mut bal, out);
             let Some(group) = src.busiest else {
                 self.sums.fresh = false;
+                self.sums.cover_all = false;
                 self.sd[sd.0].stats.lb_nobusyg[it] += 1;
                 break 'redo Exit::Balanced;
             };
             let busiest_rq = self.sched_balance_find_src_rq(&*env, &bal, group, out);
             // The sums hold until the pass moves a task.
             self.sums.fresh = false;
+            self.sums.cover_all = false;
             let Some(busiest) = busiest_rq else {
                 self.sd[sd.0].stats.lb_nobusyq[it] += 1;
                 break 'redo Exit::Balanced;

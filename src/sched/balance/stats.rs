@@ -10,7 +10,6 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, SCHED_CAPACITY_SCALE,
     capacity_greater,
 };
-use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::kconfig::features::Feature;
 use crate::sched::types::IdleType;
@@ -334,6 +333,9 @@ impl LoadBalancer {
     /// the group lies wholly inside `env->cpus`, and the domain needs no per-CPU misfit
     /// maximum (`SD_ASYM_CPUCAPACITY`).
     fn sums_cover(&self, bal: &BalanceEnv, group: GroupId) -> bool {
+        if self.sums.fresh && self.sums.cover_all {
+            return true;
+        }
         self.sums.fresh
             && !self
                 .domains
@@ -367,7 +369,8 @@ impl LoadBalancer {
             sgs.nr_numa_running = s.nr_numa_running;
             sgs.nr_preferred_running = s.nr_preferred_running;
         }
-        if !g.span.test(bal.dst_cpu) && bal.dst_idle() && s.nr_single_reduced > 0 {
+        // Cheapest test first (pure reads): few groups hold a capacity-reduced CPU.
+        if s.nr_single_reduced > 0 && bal.dst_idle() && !g.span.test(bal.dst_cpu) {
             for i in g.span.iter() {
                 let c = self.sums.contrib(i);
                 if c.single_reduced && self.check_cpu_capacity(env, i, bal.sd) {
@@ -376,6 +379,47 @@ impl LoadBalancer {
             }
         }
         d.parent.is_none() && s.nr_overloaded > 0
+    }
+
+    /// A non-local group without CFS tasks, answered from the sums: `update_sd_pick_busiest()`
+    /// refuses it first thing ("at least one task to pull"), so of its statistics only the
+    /// domain totals (`group_load`, `group_capacity`, `group_util`) and the root overload
+    /// flag are read, and its classification (`group_classify()`, asym/SMT tests) can be
+    /// skipped. Returns those three totals, or `None` when the group needs the full
+    /// `update_sg_lb_stats()` (tasks queued, or the sums do not cover it). The work charged
+    /// is the same as the full path's. Debug builds compare with the full statistics.
+    fn empty_group_from_sums<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        group: GroupId,
+        sg_overloaded: &mut bool,
+        out: &mut LbOutput,
+    ) -> Option<(u64, u64, u64)> {
+        let g = self.domains.group(group);
+        let s = self.sums.group(g.sgc);
+        if s.h_nr_runnable != 0 || !self.sums_cover(bal, group) {
+            return None;
+        }
+        let capacity = self.sgc[g.sgc].capacity.max(1);
+        let over = self.domains.domain(bal.sd).parent.is_none() && s.nr_overloaded > 0;
+        #[cfg(debug_assertions)]
+        {
+            let mut full_over = false;
+            let mut scratch = LbOutput::default();
+            let full = self.update_sg_lb_stats(env, bal, group, &mut full_over, &mut scratch);
+            assert_eq!(
+                (full.sum_h_nr_running, full.group_load, full.group_capacity),
+                (0, s.load, capacity)
+            );
+            assert_eq!((full.group_util, full_over), (s.util, over));
+            assert_eq!(scratch.work.cpus, u64::from(s.weight));
+        }
+        #[cfg(not(debug_assertions))]
+        let _ = env;
+        out.work.cpus += u64::from(s.weight);
+        *sg_overloaded |= over;
+        Some((s.load, capacity, s.util))
     }
 
     /// Invariant check: the statistics from the sums equal the per-CPU walk's.
@@ -405,16 +449,12 @@ impl LoadBalancer {
     /// sums stay unused.
     pub fn refresh_lb_sums<E: LbEnv + ?Sized>(&mut self, env: &mut E, sd: DomainId) {
         self.sums.fresh = false;
-        let mut changed = CpuMask::new();
-        if !self.sums.enabled() || !env.take_changed_cpus(&mut changed) {
+        self.sums.cover_all = false;
+        // The changed CPUs are ORed straight into the set to re-read (no scratch mask).
+        if !self.sums.enabled() || !env.take_changed_cpus(self.sums.dirty_mut()) {
             return;
         }
-        self.sums.mark(&changed);
-        let d = self.domains.domain(sd);
-        let mut within = d.span;
-        for &g in &d.groups {
-            within = within.or(&self.domains.group(g).span);
-        }
+        let within = *self.sums.within(&self.domains, sd);
         let pct_min = u64::from(self.sums.pct_min);
         for cpu in self.sums.take_dirty_in(&within).iter() {
             let (load, util, runnable, h_nr_runnable, nr_running) = env.sg_cpu_stats(cpu);
@@ -546,6 +586,11 @@ impl LoadBalancer {
         let mut sds = SdLbStats::new();
         let mut sg_overloaded = false;
         let mut sum_util = 0u64;
+        // One subset test per pass instead of one per group (`sums_cover()`): with every
+        // group inside env->cpus the sums answer for all of them.
+        self.sums.cover_all = self.sums.fresh
+            && !d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)
+            && self.sums.within(&dom, bal.sd).is_subset_of(&bal.cpus);
         for &gid in &d.groups {
             out.work.groups += 1;
             let g = dom.group(gid);
@@ -554,6 +599,15 @@ impl LoadBalancer {
                 && (bal.idle != IdleType::NewlyIdle || self.jiffies >= self.sgc[g.sgc].next_update)
             {
                 self.update_group_capacity(env, bal.sd, bal.dst_cpu);
+            }
+            if !local_group
+                && let Some((load, capacity, util)) =
+                    self.empty_group_from_sums(env, bal, gid, &mut sg_overloaded, out)
+            {
+                sds.total_load += load;
+                sds.total_capacity += capacity;
+                sum_util += util;
+                continue;
             }
             let sgs = self.update_sg_lb_stats(env, bal, gid, &mut sg_overloaded, out);
             if local_group {

@@ -84,6 +84,22 @@ impl GroupSums {
             .wrapping_add(c.nr_preferred_running);
     }
 
+    /// Add another span's sums field by field (`weight` excepted).
+    fn apply(&mut self, d: &GroupSums) {
+        self.load = self.load.wrapping_add(d.load);
+        self.util = self.util.wrapping_add(d.util);
+        self.runnable = self.runnable.wrapping_add(d.runnable);
+        self.h_nr_runnable = self.h_nr_runnable.wrapping_add(d.h_nr_runnable);
+        self.nr_running = self.nr_running.wrapping_add(d.nr_running);
+        self.idle_cpus = self.idle_cpus.wrapping_add(d.idle_cpus);
+        self.nr_overloaded = self.nr_overloaded.wrapping_add(d.nr_overloaded);
+        self.nr_single_reduced = self.nr_single_reduced.wrapping_add(d.nr_single_reduced);
+        self.nr_numa_running = self.nr_numa_running.wrapping_add(d.nr_numa_running);
+        self.nr_preferred_running = self
+            .nr_preferred_running
+            .wrapping_add(d.nr_preferred_running);
+    }
+
     fn sub(&mut self, c: &CpuContrib) {
         self.load = self.load.wrapping_sub(c.load);
         self.util = self.util.wrapping_sub(c.util);
@@ -124,6 +140,14 @@ pub struct LbSums {
     /// The sums match the environment: set by a refresh at the start of a pass, cleared as
     /// soon as the pass may change runqueues.
     pub fresh: bool,
+    /// Set with `fresh` by `update_sd_lb_stats()` when every group of the pass lies wholly
+    /// inside `env->cpus` (and the domain has no `SD_ASYM_CPUCAPACITY`), so the sums answer
+    /// for each of them without a per-group subset test. Cleared with `fresh`.
+    pub cover_all: bool,
+    /// Per domain id: index into `within_extra` of the union of its groups' spans when
+    /// that union is not the domain's span (overlapping NUMA groups), else `u32::MAX`.
+    within_idx: Vec<u32>,
+    within_extra: Vec<CpuMask>,
 }
 
 impl LbSums {
@@ -161,6 +185,20 @@ impl LbSums {
             .map(|d| d.imbalance_pct)
             .min()
             .unwrap_or(100);
+        let mut within_idx = Vec::with_capacity(domains.domains.len());
+        let mut within_extra = Vec::new();
+        for d in &domains.domains {
+            let mut within = d.span;
+            for &g in &d.groups {
+                within = within.or(&domains.group(g).span);
+            }
+            if within == d.span {
+                within_idx.push(u32::MAX);
+            } else {
+                within_idx.push(within_extra.len() as u32);
+                within_extra.push(within);
+            }
+        }
         LbSums {
             enabled,
             contrib: vec![CpuContrib::default(); nr],
@@ -172,6 +210,23 @@ impl LbSums {
             cfs: CpuMask::new(),
             busy: CpuMask::first_n(nr),
             fresh: false,
+            cover_all: false,
+            within_idx,
+            within_extra,
+        }
+    }
+
+    /// The CPUs a balance pass at domain `sd` (of `domains`, the hierarchy these sums were
+    /// built for) may read: its span and its groups' spans. Precomputed because a pass
+    /// used to OR every group's 1024-bit span together (56 groups at spr-2s's MC level).
+    pub fn within<'a>(
+        &'a self,
+        domains: &'a SchedDomains,
+        sd: crate::domains::DomainId,
+    ) -> &'a CpuMask {
+        match self.within_idx.get(sd.0) {
+            Some(&i) if i != u32::MAX => &self.within_extra[i as usize],
+            _ => &domains.domain(sd).span,
         }
     }
 
@@ -179,9 +234,9 @@ impl LbSums {
         self.enabled
     }
 
-    /// Add the CPUs of `changed` to the set to re-read.
-    pub fn mark(&mut self, changed: &CpuMask) {
-        self.dirty = self.dirty.or(changed);
+    /// The set of CPUs to re-read, for [`super::LbEnv::take_changed_cpus`] to OR into.
+    pub fn dirty_mut(&mut self) -> &mut CpuMask {
+        &mut self.dirty
     }
 
     /// The CPUs of `within` to re-read, removed from the set (the others stay marked until
@@ -214,10 +269,13 @@ impl LbSums {
             self.cpu_start[cpu] as usize,
             self.cpu_start[cpu + 1] as usize,
         );
+        // The change once, then added at every level (wrapping arithmetic: the same sums
+        // as subtracting the old and adding the new contribution per group).
+        let mut delta = GroupSums::default();
+        delta.add(&c);
+        delta.sub(&old);
         for &s in &self.cpu_sgc[a..b] {
-            let g = &mut self.groups[s as usize];
-            g.sub(&old);
-            g.add(&c);
+            self.groups[s as usize].apply(&delta);
         }
         self.contrib[cpu] = c;
     }
