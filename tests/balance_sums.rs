@@ -16,6 +16,8 @@ use schedlab::policy::{IdleType, MigrationReason};
 #[path = "support/fake_lb_env.rs"]
 #[allow(dead_code)] // shared support module: not every helper is used here
 mod fake_lb_env;
+#[path = "support/machines.rs"]
+mod machines;
 use fake_lb_env::FakeLbEnv;
 use schedlab::sched::balance::{LbOutput, LoadBalancer};
 use schedlab::topology::presets;
@@ -190,22 +192,8 @@ fn sums_decide_as_the_walk_on_sparse_states() {
 fn within_is_the_union_of_the_group_spans() {
     use schedlab::domains::DomainId;
     use schedlab::sched::balance::sums::LbSums;
-    use schedlab::topology::{CpuTopology, Machine};
     let numa = |distances: Vec<Vec<u32>>| {
-        let cpus = (0..distances.len())
-            .map(|i| CpuTopology {
-                cpu: i,
-                core: i,
-                cluster: i,
-                llc: i,
-                package: i,
-                node: i,
-                capacity: 1024,
-            })
-            .collect();
-        Arc::new(build_sched_domains(
-            &Machine::new("numa-test", "test", cpus, distances).expect("machine"),
-        ))
+        Arc::new(build_sched_domains(&machines::numa_machine(distances)))
     };
     let ring = vec![
         vec![10, 20, 30, 20],

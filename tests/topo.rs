@@ -1,6 +1,10 @@
 //! Sched-domain construction checked against what the kernel builds on the preset
 //! machines (`kernel/sched/topology.c`), and `schedlab topo` from the binary.
 
+#[path = "support/machines.rs"]
+mod machines;
+
+use machines::numa_machine;
 use proptest::prelude::*;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{
@@ -573,22 +577,6 @@ fn nehalem_interleaved_nodes_and_haswell_4s_mesh() {
     );
     assert_eq!(sds.domain(sds.cpu_domains(0)[2]).imb_numa_nr, 4);
     assert_eq!(sds.numa_distances, [10, 21]);
-}
-
-/// One CPU per node, SLIT given.
-fn numa_machine(distances: Vec<Vec<u32>>) -> Machine {
-    let cpus = (0..distances.len())
-        .map(|i| CpuTopology {
-            cpu: i,
-            core: i,
-            cluster: i,
-            llc: i,
-            package: i,
-            node: i,
-            capacity: 1024,
-        })
-        .collect();
-    Machine::new("numa-test", "test", cpus, distances).unwrap()
 }
 
 #[test]
