@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use crate::fake_lb_env;
+use fake_lb_env::FakeLbEnv;
 use proptest::prelude::*;
 use schedlab::cost::CostModel;
 use schedlab::cpumask::CpuMask;
@@ -10,9 +12,6 @@ use schedlab::domains::{DomainId, SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::sysctl::Sysctls;
 use schedlab::policy::{IdleType, MigrationReason};
-#[path = "support/fake_lb_env.rs"]
-mod fake_lb_env;
-use fake_lb_env::FakeLbEnv;
 use schedlab::sched::balance::find::adjust_numa_imbalance;
 use schedlab::sched::balance::schedstat::write_schedstat;
 use schedlab::sched::balance::trigger::should_we_balance_pick;

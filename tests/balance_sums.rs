@@ -7,18 +7,15 @@
 
 use std::sync::Arc;
 
+use crate::fake_lb_env;
+use crate::machines;
+use fake_lb_env::FakeLbEnv;
 use schedlab::cost::CostModel;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::Features;
 use schedlab::kconfig::sysctl::Sysctls;
 use schedlab::policy::{IdleType, MigrationReason};
-#[path = "support/fake_lb_env.rs"]
-#[allow(dead_code)] // shared support module: not every helper is used here
-mod fake_lb_env;
-#[path = "support/machines.rs"]
-mod machines;
-use fake_lb_env::FakeLbEnv;
 use schedlab::sched::balance::{LbOutput, LoadBalancer};
 use schedlab::topology::presets;
 

@@ -3,7 +3,7 @@
 //! numactl), and the placement they ask for resolved against a machine. See
 //! `tests/fuzz_common/mod.rs` for the driver and the long-run command.
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use fuzz_common::{fuzz, mutated, token_soup, tool_error};
 use proptest::prelude::*;

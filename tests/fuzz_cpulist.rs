@@ -2,7 +2,7 @@
 //! util-linux cpulists (`CpuMask::parse_util_linux`, taskset -c). See
 //! `tests/fuzz_common/mod.rs` for the driver and the long-run command.
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use fuzz_common::{fuzz, mutated, one_line, token_soup};
 use proptest::prelude::*;

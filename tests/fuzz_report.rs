@@ -5,7 +5,7 @@
 //! every case must return: a page, or an error on one line. See `tests/fuzz_common/mod.rs`
 //! for the driver and the long-run command.
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use std::path::PathBuf;
 use std::process::Command;

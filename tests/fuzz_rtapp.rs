@@ -1,7 +1,7 @@
 //! Fuzz target: rt-app JSON (`rtapp::parse_str`, rt-app's json-c dialect). See
 //! `tests/fuzz_common/mod.rs` for the driver and the long-run command.
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use fuzz_common::{corpus_dir, fixtures, fuzz, mutated, one_line, token_soup};
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! (`ScenarioDoc::apply_set`) and variant specs (`parse_variant_spec`). See
 //! `tests/fuzz_common/mod.rs` for the driver and the long-run command.
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! (`file::import`), and sysfs trees (`sysfs::import` on generated directories in a
 //! scratch dir). See `tests/fuzz_common/mod.rs` for the driver and the long-run command.
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use std::path::Path;
 

@@ -11,7 +11,7 @@
 //! fresh random scenarios for N seconds instead, and `SCHEDLAB_SOAK_SEED` picks the first
 //! seed (each scenario is reproducible from the seed printed on failure).
 
-mod fuzz_common;
+use crate::fuzz_common;
 
 use std::path::PathBuf;
 use std::process::Command;

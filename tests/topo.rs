@@ -1,8 +1,7 @@
 //! Sched-domain construction checked against what the kernel builds on the preset
 //! machines (`kernel/sched/topology.c`), and `schedlab topo` from the binary.
 
-#[path = "support/machines.rs"]
-mod machines;
+use crate::machines;
 
 use machines::numa_machine;
 use proptest::prelude::*;

@@ -6,8 +6,7 @@
 //! milan-2s) so that it wakes `a` within ~500 ns of `a` blocking, i.e. while CPU 0 is still
 //! switching from `a` to the hog (the 1.5 µs context switch of the default cost model).
 
-#[path = "support/costs.rs"]
-mod costs;
+use crate::costs;
 
 use schedlab::config::scenario::Scenario;
 use schedlab::cpumask::CpuMask;

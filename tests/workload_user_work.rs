@@ -3,8 +3,7 @@
 //! one message thread and one worker on a 2-CPU machine with every kernel cost zeroed, so a
 //! task's CPU time is only the work its program runs.
 
-#[path = "support/costs.rs"]
-mod costs;
+use crate::costs;
 
 use schedlab::config::scenario::Scenario;
 use schedlab::experiment;

@@ -144,6 +144,8 @@ const CASES: &[Case] = &[
 
 /// The bare loop's queue length and the events it runs per measurement.
 const BARE_QUEUE_LEN: usize = 1024;
+/// How this binary was built (build.rs): `release/plain`, `release/pgo` (scripts/build-pgo), ...
+const BUILD: &str = env!("SCHEDLAB_BUILD");
 const BARE_EVENTS: u64 = 4_000_000;
 
 /// This thread's CPU time in ns: the first field of `/proc/thread-self/schedstat` (the
@@ -360,12 +362,14 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let bare = bare_loop_events_per_cpu_s()?;
     print(&format!(
-        "bare binary-heap loop ({BARE_QUEUE_LEN} entries): {:.1} M events per CPU-second\n",
+        "bare binary-heap loop ({BARE_QUEUE_LEN} entries): {:.1} M events per CPU-second\n\
+         build: {BUILD} (profile/plain or profile/pgo: compare figures of the same kind)\n",
         bare / 1e6
     ))?;
     if args.json.is_some() {
         let doc = serde_json::json!({
             "schedlab_version": experiment::SCHEDLAB_VERSION,
+            "build": BUILD,
             "mode": if args.full { "full" } else { "short" },
             "bare_events_per_cpu_s": bare,
             "cases": results,

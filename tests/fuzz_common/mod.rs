@@ -8,7 +8,7 @@
 //! seconds, e.g. an hour:
 //!
 //! ```text
-//! SCHEDLAB_FUZZ_SECS=3600 cargo nextest run --release -E 'binary_id(/fuzz_/)' --no-capture
+//! SCHEDLAB_FUZZ_SECS=3600 cargo nextest run --release -E 'test(/^fuzz_/)' --no-capture
 //! ```
 //!
 //! A failure prints the shrunk input; every crash found becomes a named regression test
