@@ -31,6 +31,9 @@ fn json_figures_of_one_case_are_consistent() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The test binary is built without -Cprofile-use: a plain build of an optimized profile
+    // (build.rs reports `release` for every profile that inherits it, ci-debug included).
+    assert_eq!(doc["build"], "release/plain", "build kind from build.rs");
     let cases = doc["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 1, "--case selects one case");
     let c = &cases[0];

@@ -144,9 +144,10 @@ const CASES: &[Case] = &[
 
 /// The bare loop's queue length and the events it runs per measurement.
 const BARE_QUEUE_LEN: usize = 1024;
+const BARE_EVENTS: u64 = 4_000_000;
+
 /// How this binary was built (build.rs): `release/plain`, `release/pgo` (scripts/build-pgo), ...
 const BUILD: &str = env!("SCHEDLAB_BUILD");
-const BARE_EVENTS: u64 = 4_000_000;
 
 /// This thread's CPU time in ns: the first field of `/proc/thread-self/schedstat` (the
 /// kernel's `sum_exec_runtime`, what `CLOCK_THREAD_CPUTIME_ID` reads).
