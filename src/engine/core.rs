@@ -17,7 +17,7 @@
 use super::view::EngineView;
 use super::{Engine, Event, MigrationRecord, TtwuQueueRule};
 use crate::policy::{EnqueueFlags, Migration, MigrationReason, WakeCtx, WakeFlags};
-use crate::task::{Op, TaskId, TaskState};
+use crate::task::{Op, SemId, TaskId, TaskState};
 
 /// Call a policy method with a fresh read-only view of the engine.
 macro_rules! policy {
@@ -1448,29 +1448,35 @@ impl Engine {
             }
             let t = &self.tasks[p.idx()];
             let op = self.programs[t.program as usize].ops[t.pc as usize];
+            // The frequent ops dispatch straight to their handler: one indirect jump per
+            // op instead of a family jump and then the family's own (the interpreter's
+            // jumps were most of hackbench's indirect-branch mispredicts, issue 14).
             let step = match op {
-                Op::Run { .. }
-                | Op::RunExp { .. }
+                Op::Run { work_ns } => self.op_run(cpu, p, work_ns),
+                Op::Down { sem } => self.op_down(p, sem),
+                Op::Up { sem, sync } => self.op_up(cpu, p, sem, sync),
+                Op::UpThreshold {
+                    sem,
+                    sync,
+                    min_count,
+                } => self.op_up_threshold(cpu, p, sem, sync, min_count),
+                Op::Loop { to, times, slot } => self.op_loop(p, to, times, slot),
+                Op::CountOp => self.op_count(p),
+                Op::Mark { slot } => self.op_mark(p, slot),
+                Op::Sample { slot, metric } => self.op_sample(p, slot, metric),
+                Op::RunExp { .. }
                 | Op::Sleep { .. }
                 | Op::TimerStart { .. }
                 | Op::TimerWait { .. }
                 | Op::DutyStart { .. }
                 | Op::DutyCall { .. } => self.op_time(cpu, p, op),
-                Op::Down { .. }
-                | Op::TryDown { .. }
+                Op::TryDown { .. }
                 | Op::DownAll { .. }
-                | Op::Up { .. }
                 | Op::UpMany { .. }
                 | Op::UpStamped { .. }
-                | Op::UpThreshold { .. }
                 | Op::Wake { .. }
                 | Op::Barrier { .. } => self.op_sync(cpu, p, op),
-                Op::Loop { .. }
-                | Op::Jump { .. }
-                | Op::Mark { .. }
-                | Op::Sample { .. }
-                | Op::CountOp
-                | Op::Snapshot { .. } => self.op_flow(p, op),
+                Op::Jump { .. } | Op::Snapshot { .. } => self.op_flow(p, op),
                 Op::Yield
                 | Op::SetNice { .. }
                 | Op::SetAffinity { .. }
@@ -1509,15 +1515,102 @@ impl Engine {
         }
     }
 
-    /// Compute, sleep and timer ops (`Run`, `RunExp`, `Sleep`, `TimerStart`, `TimerWait`,
+    /// `Run`: compute `work_ns` (stretched by the run's noise).
+    fn op_run(&mut self, cpu: usize, p: TaskId, work_ns: u64) -> Step {
+        let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
+        self.start_run(cpu, p, work_ns);
+        Step::Planned
+    }
+
+    /// `Down`: take a unit of `sem` or block on it.
+    fn op_down(&mut self, p: TaskId, sem: SemId) -> Step {
+        if self.sem_try_down(p, sem) {
+            return Step::Next;
+        }
+        self.sems[sem as usize].waiters.push_back(p);
+        Step::Block
+    }
+
+    /// `Up`: post a unit of `sem`, waking its first waiter.
+    fn op_up(&mut self, cpu: usize, p: TaskId, sem: SemId, sync: bool) -> Step {
+        self.tasks[p.idx()].pc += 1;
+        self.sem_up(cpu, p, sem, sync);
+        Step::Resched
+    }
+
+    /// `UpThreshold`: post a unit of `sem`; wake waiters only once `min_count` units are
+    /// there (then as many as there are units).
+    fn op_up_threshold(
+        &mut self,
+        cpu: usize,
+        p: TaskId,
+        sem: SemId,
+        sync: bool,
+        min_count: u32,
+    ) -> Step {
+        self.tasks[p.idx()].pc += 1;
+        let s = &mut self.sems[sem as usize];
+        s.count += 1;
+        if s.count >= u64::from(min_count) {
+            while self.sems[sem as usize].count > 0 {
+                let s = &mut self.sems[sem as usize];
+                let Some(w) = s.waiters.pop_front() else {
+                    break;
+                };
+                s.count -= 1;
+                self.tasks[w.idx()].pc += 1;
+                self.try_to_wake_up(w, cpu, Some(p), sync);
+            }
+        }
+        Step::Resched
+    }
+
+    /// `Loop`: jump back to `to` until this op has been passed `times` times.
+    fn op_loop(&mut self, p: TaskId, to: u32, times: u32, slot: u8) -> Step {
+        let t = &mut self.tasks[p.idx()];
+        let n = t.loop_counts[slot as usize] + 1;
+        if n < times {
+            t.loop_counts[slot as usize] = n;
+            t.pc = to;
+        } else {
+            t.loop_counts[slot as usize] = 0;
+            t.pc += 1;
+        }
+        Step::Next
+    }
+
+    /// `CountOp`: one completed operation of the workload.
+    fn op_count(&mut self, p: TaskId) -> Step {
+        self.tasks[p.idx()].pc += 1;
+        self.ops_done += 1;
+        self.ops_total += 1;
+        Step::Next
+    }
+
+    /// `Mark`: record now in mark `slot`.
+    fn op_mark(&mut self, p: TaskId, slot: u8) -> Step {
+        let t = &mut self.tasks[p.idx()];
+        t.marks_ns[slot as usize] = self.now_ns;
+        t.pc += 1;
+        Step::Next
+    }
+
+    /// `Sample`: record now minus mark `slot` into workload metric `metric` (from the
+    /// start of the measured interval on).
+    fn op_sample(&mut self, p: TaskId, slot: u8, metric: u8) -> Step {
+        let t = &mut self.tasks[p.idx()];
+        let start = t.marks_ns[slot as usize];
+        t.pc += 1;
+        if start >= self.stats_start_ns {
+            self.metrics[metric as usize].record(self.now_ns - start);
+        }
+        Step::Next
+    }
+
+    /// Sleep and timer ops other than `Run` (`RunExp`, `Sleep`, `TimerStart`, `TimerWait`,
     /// `DutyStart`, `DutyCall`) of task `p` on `cpu`.
     fn op_time(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
         match op {
-            Op::Run { work_ns } => {
-                let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
-                self.start_run(cpu, p, work_ns);
-                Step::Planned
-            }
             Op::RunExp { mean_work_ns } => {
                 let u = self.tasks[p.idx()].rng.next_f64();
                 let work = (-(1.0 - u).ln() * mean_work_ns as f64) as u64;
@@ -1568,17 +1661,10 @@ impl Engine {
         }
     }
 
-    /// Semaphore, pipe-wakeup and barrier ops (`Down`, `TryDown`, `DownAll`, `Up`, `UpMany`,
-    /// `UpStamped`, `UpThreshold`, `Wake`, `Barrier`) of task `p` on `cpu`.
+    /// The less frequent semaphore, pipe-wakeup and barrier ops (`TryDown`, `DownAll`,
+    /// `UpMany`, `UpStamped`, `Wake`, `Barrier`) of task `p` on `cpu`.
     fn op_sync(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
         match op {
-            Op::Down { sem } => {
-                if self.sem_try_down(p, sem) {
-                    return Step::Next;
-                }
-                self.sems[sem as usize].waiters.push_back(p);
-                Step::Block
-            }
             Op::TryDown { sem, else_to } => {
                 if !self.sem_try_down(p, sem) {
                     self.tasks[p.idx()].pc = else_to;
@@ -1596,11 +1682,6 @@ impl Engine {
                 }
                 Step::Resched
             }
-            Op::Up { sem, sync } => {
-                self.tasks[p.idx()].pc += 1;
-                self.sem_up(cpu, p, sem, sync);
-                Step::Resched
-            }
             Op::UpMany { sem, n } => {
                 self.tasks[p.idx()].pc += 1;
                 for _ in 0..n {
@@ -1613,27 +1694,6 @@ impl Engine {
                 t.pc += 1;
                 let at = t.marks_ns[slot as usize];
                 self.post(cpu, p, sem, sync, Some((slot, at)));
-                Step::Resched
-            }
-            Op::UpThreshold {
-                sem,
-                sync,
-                min_count,
-            } => {
-                self.tasks[p.idx()].pc += 1;
-                let s = &mut self.sems[sem as usize];
-                s.count += 1;
-                if s.count >= u64::from(min_count) {
-                    while self.sems[sem as usize].count > 0 {
-                        let s = &mut self.sems[sem as usize];
-                        let Some(w) = s.waiters.pop_front() else {
-                            break;
-                        };
-                        s.count -= 1;
-                        self.tasks[w.idx()].pc += 1;
-                        self.try_to_wake_up(w, cpu, Some(p), sync);
-                    }
-                }
                 Step::Resched
             }
             Op::Wake { sem, all } => {
@@ -1683,40 +1743,10 @@ impl Engine {
         true
     }
 
-    /// Control-flow and bookkeeping ops that take no time (`Loop`, `Jump`, `Mark`, `Sample`,
-    /// `CountOp`, `Snapshot`) of task `p`.
+    /// The less frequent control-flow ops that take no time (`Jump`, `Snapshot`) of task `p`.
     fn op_flow(&mut self, p: TaskId, op: Op) -> Step {
         match op {
-            Op::Loop { to, times, slot } => {
-                let t = &mut self.tasks[p.idx()];
-                let n = t.loop_counts[slot as usize] + 1;
-                if n < times {
-                    t.loop_counts[slot as usize] = n;
-                    t.pc = to;
-                } else {
-                    t.loop_counts[slot as usize] = 0;
-                    t.pc += 1;
-                }
-            }
             Op::Jump { to } => self.tasks[p.idx()].pc = to,
-            Op::Mark { slot } => {
-                let t = &mut self.tasks[p.idx()];
-                t.marks_ns[slot as usize] = self.now_ns;
-                t.pc += 1;
-            }
-            Op::Sample { slot, metric } => {
-                let t = &mut self.tasks[p.idx()];
-                let start = t.marks_ns[slot as usize];
-                t.pc += 1;
-                if start >= self.stats_start_ns {
-                    self.metrics[metric as usize].record(self.now_ns - start);
-                }
-            }
-            Op::CountOp => {
-                self.tasks[p.idx()].pc += 1;
-                self.ops_done += 1;
-                self.ops_total += 1;
-            }
             Op::Snapshot { full } => {
                 self.tasks[p.idx()].pc += 1;
                 self.take_snapshot(full);
