@@ -1306,7 +1306,20 @@ impl Engine {
             .iter()
             .filter(|&s| s == cpu || self.cpus[s].curr.is_some())
             .count();
-        super::smt_speed_base(&self.machine, &self.cost, cpu, busy)
+        self.smt_speed_base_of(cpu, busy)
+    }
+
+    /// [`super::smt_speed_base`] of `cpu` with `busy` busy siblings (itself included),
+    /// from the table built with the engine.
+    #[inline]
+    fn smt_speed_base_of(&self, cpu: usize, busy: usize) -> u64 {
+        debug_assert!((1..=self.smt_speed_stride).contains(&busy), "busy {busy}");
+        let v = self.smt_speed_table[cpu * self.smt_speed_stride + busy - 1];
+        debug_assert_eq!(
+            v,
+            super::smt_speed_base(&self.machine, &self.cost, cpu, busy)
+        );
+        v
     }
 
     /// A CPU went busy or idle: its SMT siblings' speeds changed (and their cached SMT
@@ -1323,7 +1336,7 @@ impl Engine {
             }
             // `s` counts itself busy.
             let busy = nr_busy + usize::from(self.cpus[s].curr.is_none());
-            self.cpus[s].smt_speed_base = super::smt_speed_base(&self.machine, &self.cost, s, busy);
+            self.cpus[s].smt_speed_base = self.smt_speed_base_of(s, busy);
             if self.cpus[s].curr.is_none() {
                 continue;
             }

@@ -456,6 +456,13 @@ pub struct Engine {
     /// Per CPU: its SMT siblings, itself included (the SMT mask as a list, walked on each
     /// busy/idle transition).
     pub(crate) smt_siblings: Vec<Box<[u32]>>,
+    /// [`smt_speed_base`] of every CPU for every count of busy SMT siblings (itself
+    /// included), `smt_speed_table[cpu * smt_speed_stride + busy - 1]`: the machine and
+    /// the cost model do not change during a run, and the switch path asked for these
+    /// values on every busy/idle transition of a sibling (two divisions and three lookups
+    /// each; issue 14).
+    pub(crate) smt_speed_table: Vec<u64>,
+    pub(crate) smt_speed_stride: usize,
     /// Machine noise streams ([`noise`]).
     pub(crate) noise: noise::Noise,
     pub(crate) programs: Vec<Program>,
@@ -602,6 +609,7 @@ impl Engine {
                 c
             })
             .collect();
+        let (smt_speed_table, smt_speed_stride) = smt_speed_table(&machine, &cost);
         let queue = initial_queue(&plan, &cfg);
         let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
         let nr_timers = nr_timers(&plan.programs);
@@ -615,6 +623,8 @@ impl Engine {
             smt_siblings: (0..machine.nr_cpus())
                 .map(|cpu| machine.smt_mask(cpu).iter().map(|s| s as u32).collect())
                 .collect(),
+            smt_speed_table,
+            smt_speed_stride,
             programs: plan.programs,
             sems: plan
                 .sems
@@ -1153,6 +1163,22 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
 /// A task's speed on `cpu` in 1/1024 before memory effects, with `busy` busy SMT
 /// siblings (itself included): capacity × SMT contention × the machine's `speed_pct` ×
 /// the share left by non-task work.
+/// [`smt_speed_base`] for every CPU and every busy count from 1 to the widest SMT mask:
+/// the table and its stride (see `Engine::smt_speed_table`).
+fn smt_speed_table(machine: &Machine, cost: &CostModel) -> (Vec<u64>, usize) {
+    let nr_cpus = machine.nr_cpus();
+    let stride = (0..nr_cpus)
+        .map(|cpu| machine.smt_mask(cpu).weight())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let mut table = Vec::with_capacity(nr_cpus * stride);
+    for cpu in 0..nr_cpus {
+        table.extend((1..=stride).map(|busy| smt_speed_base(machine, cost, cpu, busy)));
+    }
+    (table, stride)
+}
+
 pub(crate) fn smt_speed_base(machine: &Machine, cost: &CostModel, cpu: usize, busy: usize) -> u64 {
     machine.cpus[cpu].capacity as u64 * cost.smt_speed(busy) / 1024 * u64::from(cost.speed_pct)
         / 100
