@@ -1159,10 +1159,6 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
     }
 }
 
-/// CPU `cpu` at the start of a run: idle, no tick, no timers.
-/// A task's speed on `cpu` in 1/1024 before memory effects, with `busy` busy SMT
-/// siblings (itself included): capacity × SMT contention × the machine's `speed_pct` ×
-/// the share left by non-task work.
 /// [`smt_speed_base`] for every CPU and every busy count from 1 to the widest SMT mask:
 /// the table and its stride (see `Engine::smt_speed_table`).
 fn smt_speed_table(machine: &Machine, cost: &CostModel) -> (Vec<u64>, usize) {
@@ -1179,6 +1175,9 @@ fn smt_speed_table(machine: &Machine, cost: &CostModel) -> (Vec<u64>, usize) {
     (table, stride)
 }
 
+/// A task's speed on `cpu` in 1/1024 before memory effects, with `busy` busy SMT
+/// siblings (itself included): capacity × SMT contention × the machine's `speed_pct` ×
+/// the share left by non-task work.
 pub(crate) fn smt_speed_base(machine: &Machine, cost: &CostModel, cpu: usize, busy: usize) -> u64 {
     machine.cpus[cpu].capacity as u64 * cost.smt_speed(busy) / 1024 * u64::from(cost.speed_pct)
         / 100
@@ -1186,6 +1185,7 @@ pub(crate) fn smt_speed_base(machine: &Machine, cost: &CostModel, cpu: usize, bu
         / 100
 }
 
+/// CPU `cpu` at the start of a run: idle, no tick, no timers.
 fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
     CpuCore {
         cpu,

@@ -12,16 +12,6 @@ pub struct KernelVersion {
     pub minor: u16,
 }
 
-impl KernelVersion {
-    /// `major` and `minor` in one integer that orders as the pair does. The placement and
-    /// balance code tests the version on every wakeup; one comparison instead of the
-    /// derived field-by-field one (issue 14).
-    #[inline]
-    const fn key(self) -> u32 {
-        (self.major as u32) << 16 | self.minor as u32
-    }
-}
-
 impl PartialOrd for KernelVersion {
     #[inline]
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -39,6 +29,14 @@ impl Ord for KernelVersion {
 impl KernelVersion {
     pub const fn new(major: u16, minor: u16) -> Self {
         KernelVersion { major, minor }
+    }
+
+    /// `major` and `minor` in one integer that orders as the pair does. The placement and
+    /// balance code tests the version on every wakeup; one comparison instead of the
+    /// derived field-by-field one (issue 14).
+    #[inline]
+    const fn key(self) -> u32 {
+        (self.major as u32) << 16 | self.minor as u32
     }
 
     /// Parse `v6.12`, `6.12` or `6.12.5` (the sub-level is ignored).
