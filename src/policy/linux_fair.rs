@@ -29,18 +29,19 @@ use super::{
 };
 use crate::cpumask::CpuMask;
 use crate::domains::DomainId;
-use crate::domains::{SchedDomains, build_sched_domains};
+use crate::domains::{SchedDomains, SchedGroup, build_sched_domains};
 use crate::kconfig::ResolvedKernel;
 use crate::kconfig::features::Feature;
 use crate::kconfig::profiles::SchedMode;
 use crate::rng::{RngStream, StreamKind};
 use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
+use crate::sched::balance::sums::LbSums;
 use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
 use crate::sched::dl_server::DlServerParams;
 use crate::sched::fair::{
     self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
 };
-use crate::sched::wakeup::{Topo, Wakeup, WakeupEnv, WakeupParams};
+use crate::sched::wakeup::{GroupWakeSums, Topo, Wakeup, WakeupEnv, WakeupParams};
 use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
 
@@ -69,6 +70,9 @@ pub struct LinuxFair {
     /// CPUs whose balance statistics inputs may have changed since the last balance pass
     /// read them ([`LbEnv::take_changed_cpus`]): every scheduling point on a CPU marks it.
     lb_changed: CpuMask,
+    /// Per `sched_group_capacity` id: the sum of its CPUs' `capacity_of()` while no RT
+    /// time reduces it (`avg_rt` zero everywhere), for fork placement from the balance sums.
+    sgc_capacity_free: Vec<u64>,
 }
 
 /// The fair-class parameters of a resolved kernel on `nr_cpus` online CPUs.
@@ -179,11 +183,28 @@ impl LinuxFair {
             },
             pending_cost_ns: 0,
             lb_changed: CpuMask::first_n(nr),
+            sgc_capacity_free: Vec::new(),
             params,
             domains,
             wakeup,
             lb,
         }
+        .with_sgc_capacity_free(machine)
+    }
+
+    /// Fill [`LinuxFair::sgc_capacity_free`] (every `avg_rt` is zero at construction).
+    fn with_sgc_capacity_free(mut self, machine: &Machine) -> Self {
+        let mut cap = vec![None; self.domains.nr_sgc];
+        for g in &self.domains.groups {
+            cap[g.sgc].get_or_insert_with(|| {
+                g.span
+                    .iter()
+                    .map(|c| self.rt.capacity_of(c, machine.cpus[c].capacity as u64))
+                    .sum::<u64>()
+            });
+        }
+        self.sgc_capacity_free = cap.into_iter().map(Option::unwrap_or_default).collect();
+        self
     }
 
     /// Move `lb_out` into the engine's actions.
@@ -213,6 +234,9 @@ struct WakeView<'a> {
     rqs: &'a [CfsRq],
     ents: &'a [SchedEntity],
     rt: &'a RtClass,
+    /// The balance sums just refreshed and [`LinuxFair::sgc_capacity_free`], for a fork
+    /// or exec placement ([`LinuxFair::refresh_sums_for_placement`]).
+    sums: Option<(&'a LbSums, &'a [u64])>,
 }
 
 impl WakeView<'_> {
@@ -296,6 +320,21 @@ impl WakeupEnv for WakeView<'_> {
     }
     fn idle_stamp_ns(&self, cpu: usize) -> u64 {
         self.core.cpu_idle_stamp_ns(cpu)
+    }
+    fn group_sums(&self, group: &SchedGroup) -> Option<GroupWakeSums> {
+        let (sums, capacity) = self.sums?;
+        let g = sums.group(group.sgc);
+        Some(GroupWakeSums {
+            load: g.load,
+            util: g.util,
+            runnable: g.runnable,
+            nr_running: g.nr_running,
+            idle_cpus: g.idle_cpus,
+            capacity: capacity[group.sgc],
+        })
+    }
+    fn task_queued_cpu(&self, p: TaskId) -> Option<usize> {
+        self.ents[p.idx()].on_rq.then(|| self.core.task_cpu(p))
     }
 }
 
@@ -503,6 +542,25 @@ macro_rules! balance_view {
     }};
 }
 
+impl LinuxFair {
+    /// Refresh the load balancer's running sums over `this_cpu`'s root domain for a fork
+    /// or exec placement, which then reads its groups' statistics from them instead of
+    /// walking every CPU of every group at every level (`update_sg_wakeup_stats()`).
+    /// False (walk) when the sums are off or some CPU's capacity is reduced by RT time
+    /// (`capacity_of()` would not match [`LinuxFair::sgc_capacity_free`]).
+    fn refresh_sums_for_placement(&mut self, core: &dyn CoreView, this_cpu: usize) -> bool {
+        if !self.lb.sums.enabled() || self.rt.rqs.iter().any(|r| r.avg_rt.util_avg != 0) {
+            return false;
+        }
+        let Some(&top) = self.domains.cpu_domains(this_cpu).last() else {
+            return false;
+        };
+        let mut env = balance_view!(self, core);
+        self.lb.refresh_lb_sums(&mut env, top);
+        self.lb.sums.fresh
+    }
+}
+
 /// The kernel's `WF_*` bits of a wakeup (one mapping, shared with wakeup placement).
 fn wake_flags(flags: WakeFlags) -> u32 {
     crate::sched::wakeup::Wf::from(flags).0
@@ -616,6 +674,8 @@ impl SchedPolicy for LinuxFair {
                 path: PlacementPath::Other,
             };
         }
+        let sums = (ctx.flags.fork || ctx.flags.exec)
+            && self.refresh_sums_for_placement(core, ctx.this_cpu);
         let topo = Topo::new(core.machine(), &self.domains);
         let view = WakeView {
             core,
@@ -625,8 +685,12 @@ impl SchedPolicy for LinuxFair {
             rqs: &self.rqs,
             ents: &self.ents,
             rt: &self.rt,
+            sums: sums.then_some((&self.lb.sums, &self.sgc_capacity_free[..])),
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
+        // The sums stay exact but a balance pass re-reads before it trusts them.
+        self.lb.sums.fresh = false;
+        self.lb.sums.cover_all = false;
         act.cost_ns += r.cost.steps() * core.cost().idle_scan_step_ns;
         r.placement
     }
@@ -965,6 +1029,7 @@ impl SchedPolicy for LinuxFair {
             rqs: &self.rqs,
             ents: &self.ents,
             rt: &self.rt,
+            sums: None,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
     }

@@ -325,6 +325,13 @@ impl LoadBalancer {
 
     /// `sched_balance_find_src_rq()`: the busiest runqueue of `group` for the pass's
     /// migration type. Ties keep the lower CPU.
+    ///
+    /// With fresh balance sums a task- or util-type search looks first at the CPUs running
+    /// more than one CFS task (the sums keep that set): a util search takes only those, and
+    /// a task search finds its maximum among them whenever one qualifies, else the first
+    /// qualifying CPU (all left run one task). The same CPU as the full walk — checked
+    /// against it under `debug_assertions` — for a fraction of the visits on a machine
+    /// with a task or less per CPU (every CPU of a 256-CPU NUMA group was read per pass).
     pub fn sched_balance_find_src_rq<E: LbEnv + ?Sized>(
         &self,
         env: &E,
@@ -332,11 +339,104 @@ impl LoadBalancer {
         group: GroupId,
         out: &mut LbOutput,
     ) -> Option<usize> {
-        let d = self.domains.domain(bal.sd);
+        let visit = self.src_rq_visit(bal, group, out);
+        if self.sums.fresh
+            && matches!(
+                bal.migration_type,
+                MigrationType::Task | MigrationType::Util
+            )
+        {
+            let found = self.find_src_rq_multi(env, bal, &visit);
+            debug_assert_eq!(
+                found,
+                self.find_src_rq_walk(env, bal, &visit),
+                "busiest-queue search from the multi-task CPUs differs from the walk"
+            );
+            return found;
+        }
+        self.find_src_rq_walk(env, bal, &visit)
+    }
+
+    /// The per-CPU exclusions of the busiest-queue search for a CPU running `nr_running`
+    /// (> 0) CFS tasks: a NUMA class above the pass's, a single task that would not land on
+    /// a noticeably bigger CPU (asymmetric capacity), or a single task on a lower-priority
+    /// CPU when packing.
+    fn src_rq_excluded<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        flags: SdFlags,
+        c: Option<&CpuContrib>,
+        i: usize,
+        nr_running: u32,
+    ) -> bool {
+        // No rq is classified above `All`: the NUMA counts are read only when they can
+        // exclude it.
+        if bal.fbq_type != FbqType::All && rq_fbq_type(env, c, i) > bal.fbq_type {
+            return true;
+        }
+        if flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)
+            && nr_running == 1
+            && !capacity_greater(env.capacity_of(bal.dst_cpu), env.capacity_of(i))
+        {
+            return true;
+        }
+        flags.contains(SdFlags::SD_ASYM_PACKING)
+            && nr_running == 1
+            && self.sched_asym(env, bal.sd, i, bal.dst_cpu)
+    }
+
+    /// The task- and util-type search over the CPUs with more than one CFS task first
+    /// (fresh sums only; see [`LoadBalancer::sched_balance_find_src_rq`]).
+    fn find_src_rq_multi<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        visit: &CpuMask,
+    ) -> Option<usize> {
+        let flags = self.domains.domain(bal.sd).flags;
+        let mut busiest = None;
+        let (mut busiest_nr, mut busiest_util) = (0u32, 0u64);
+        for i in visit.and(self.sums.multi_cpus()).iter() {
+            let c = self.sums.contrib(i);
+            let nr_running = c.h_nr_runnable;
+            if self.src_rq_excluded(env, bal, flags, Some(c), i, nr_running) {
+                continue;
+            }
+            if bal.migration_type == MigrationType::Task {
+                if busiest_nr < nr_running {
+                    busiest_nr = nr_running;
+                    busiest = Some(i);
+                }
+            } else {
+                let util = env.cpu_util_boost(i);
+                if busiest_util < util {
+                    busiest_util = util;
+                    busiest = Some(i);
+                }
+            }
+        }
+        if busiest.is_some() || bal.migration_type != MigrationType::Task {
+            return busiest;
+        }
+        // Every qualifying CPU runs one task: the walk keeps the first.
+        visit.iter().find(|&i| {
+            let c = self.sums.contrib(i);
+            !self.src_rq_excluded(env, bal, flags, Some(c), i, c.h_nr_runnable)
+        })
+    }
+
+    /// The search as the kernel walks it: every CPU of `visit` in order.
+    fn find_src_rq_walk<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        visit: &CpuMask,
+    ) -> Option<usize> {
+        let flags = self.domains.domain(bal.sd).flags;
         let mut busiest = None;
         let (mut busiest_load, mut busiest_capacity) = (0u64, 1u64);
         let (mut busiest_util, mut busiest_nr) = (0u64, 0u32);
-        let visit = self.src_rq_visit(bal, group, out);
         // With fresh sums a CPU's counters and load are read from its contribution, which
         // the refresh at the start of this pass made equal to its runqueue's (every CPU of a
         // group of this domain is re-read if marked): one compact array instead of the fair,
@@ -353,27 +453,8 @@ impl LoadBalancer {
                 );
                 assert_eq!(c.load, env.cpu_load(i), "CPU {i}: stale contrib load");
             }
-            // Both tests skip the CPU; the cheap one first, and no rq is classified above
-            // `All` (the NUMA counts are read only when they can exclude it).
             let nr_running = c.map_or_else(|| env.h_nr_runnable(i), |c| c.h_nr_runnable);
-            if nr_running == 0 {
-                continue;
-            }
-            if bal.fbq_type != FbqType::All && rq_fbq_type(env, c, i) > bal.fbq_type {
-                continue;
-            }
-            // Do not move a single task to a CPU that is not noticeably bigger.
-            if d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)
-                && !capacity_greater(env.capacity_of(bal.dst_cpu), env.capacity_of(i))
-                && nr_running == 1
-            {
-                continue;
-            }
-            // Only pull a single task from a lower-priority CPU when packing.
-            if d.flags.contains(SdFlags::SD_ASYM_PACKING)
-                && self.sched_asym(env, bal.sd, i, bal.dst_cpu)
-                && nr_running == 1
-            {
+            if nr_running == 0 || self.src_rq_excluded(env, bal, flags, c, i, nr_running) {
                 continue;
             }
             match bal.migration_type {

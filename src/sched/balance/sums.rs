@@ -135,6 +135,9 @@ pub struct LbSums {
     dirty: CpuMask,
     /// CPUs with queued CFS tasks (`h_nr_runnable > 0`), as last read.
     cfs: CpuMask,
+    /// CPUs with more than one queued CFS task (`h_nr_runnable > 1`), as last read: the
+    /// only candidates of a task- or util-type busiest-queue search that finds any.
+    multi: CpuMask,
     /// CPUs not idle (`!idle`), as last read.
     busy: CpuMask,
     /// The sums match the environment: set by a refresh at the start of a pass, cleared as
@@ -208,6 +211,7 @@ impl LbSums {
             pct_min,
             dirty: CpuMask::first_n(nr),
             cfs: CpuMask::new(),
+            multi: CpuMask::new(),
             busy: CpuMask::first_n(nr),
             fresh: false,
             cover_all: false,
@@ -257,6 +261,11 @@ impl LbSums {
         } else {
             self.cfs.clear(cpu);
         }
+        if c.h_nr_runnable > 1 {
+            self.multi.set(cpu);
+        } else {
+            self.multi.clear(cpu);
+        }
         if c.idle {
             self.busy.clear(cpu);
         } else {
@@ -288,6 +297,11 @@ impl LbSums {
     /// CPUs with queued CFS tasks (`h_nr_runnable > 0`), as last read.
     pub fn cfs_cpus(&self) -> &CpuMask {
         &self.cfs
+    }
+
+    /// CPUs with more than one queued CFS task (`h_nr_runnable > 1`), as last read.
+    pub fn multi_cpus(&self) -> &CpuMask {
+        &self.multi
     }
 
     /// CPUs that are not idle (`nr_running > 0 || !idle_cpu()`), as last read.

@@ -16,7 +16,8 @@
 //! either), core-scheduling cookies.
 
 use super::{
-    Call, NICE_0_LOAD_DOWN, NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, Topo, Wakeup, WakeupEnv,
+    Call, GroupWakeSums, NICE_0_LOAD_DOWN, NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, Topo, Wakeup,
+    WakeupEnv,
 };
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::task::TaskId;
@@ -188,23 +189,70 @@ impl Wakeup {
             group_type: GroupType::HasSpare,
         };
         let mut capacity_sum = 0;
-        for i in sg.span.iter() {
-            call.cost.cpus += 1;
-            sgs.group_load += env.cpu_load_without(i, p);
-            sgs.group_util += env.cpu_util_without(i, p);
-            sgs.group_runnable += env.cpu_runnable_without(i, p);
-            let capacity = env.capacity_of(i);
-            capacity_sum += capacity;
-            sgs.max_capacity = sgs.max_capacity.max(capacity);
-            let local = usize::from(env.task_running_on_cpu(i, p));
-            let nr_running = env.nr_running(i).saturating_sub(local);
-            sgs.sum_nr_running += nr_running as u32;
-            if nr_running == 0 && env.idle_cpu_without(i, p) {
-                sgs.idle_cpus += 1;
+        let from_sums = if asym {
+            None
+        } else {
+            Self::sg_wakeup_sums(env, sg, p)
+        };
+        if let Some((sums, capacity)) = from_sums {
+            call.cost.cpus += sg.group_weight as u32;
+            sgs.group_load = sums.load;
+            sgs.group_util = sums.util;
+            sgs.group_runnable = sums.runnable;
+            sgs.sum_nr_running = sums.nr_running;
+            sgs.idle_cpus = sums.idle_cpus;
+            capacity_sum = capacity;
+            // (`max_capacity` stays 0: it is read only for misfit groups, which need
+            // asymmetry, and asymmetric domains walk.)
+        } else {
+            for i in sg.span.iter() {
+                call.cost.cpus += 1;
+                sgs.group_load += env.cpu_load_without(i, p);
+                sgs.group_util += env.cpu_util_without(i, p);
+                sgs.group_runnable += env.cpu_runnable_without(i, p);
+                let capacity = env.capacity_of(i);
+                capacity_sum += capacity;
+                sgs.max_capacity = sgs.max_capacity.max(capacity);
+                let local = usize::from(env.task_running_on_cpu(i, p));
+                let nr_running = env.nr_running(i).saturating_sub(local);
+                sgs.sum_nr_running += nr_running as u32;
+                if nr_running == 0 && env.idle_cpu_without(i, p) {
+                    sgs.idle_cpus += 1;
+                }
+                if asym && sgs.group_misfit_task_load != 0 && Self::util_fits_cpu(env, task_util, i)
+                {
+                    sgs.group_misfit_task_load = 0;
+                }
             }
-            if asym && sgs.group_misfit_task_load != 0 && Self::util_fits_cpu(env, task_util, i) {
-                sgs.group_misfit_task_load = 0;
+        }
+        #[cfg(debug_assertions)]
+        if from_sums.is_some() {
+            let mut walked = SgWakeupStats {
+                group_load: 0,
+                group_util: 0,
+                group_runnable: 0,
+                sum_nr_running: 0,
+                idle_cpus: 0,
+                ..sgs
+            };
+            let mut cap = 0;
+            for i in sg.span.iter() {
+                walked.group_load += env.cpu_load_without(i, p);
+                walked.group_util += env.cpu_util_without(i, p);
+                walked.group_runnable += env.cpu_runnable_without(i, p);
+                cap += env.capacity_of(i);
+                let local = usize::from(env.task_running_on_cpu(i, p));
+                let nr_running = env.nr_running(i).saturating_sub(local);
+                walked.sum_nr_running += nr_running as u32;
+                if nr_running == 0 && env.idle_cpu_without(i, p) {
+                    walked.idle_cpus += 1;
+                }
             }
+            assert_eq!(
+                (walked, cap),
+                (sgs, capacity_sum),
+                "group sums differ from the walk"
+            );
         }
         sgs.group_capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum).max(1);
         let pct = u64::from(d.imbalance_pct);
@@ -213,6 +261,29 @@ impl Wakeup {
             sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
         }
         sgs
+    }
+
+    /// `update_sg_wakeup_stats()`'s per-CPU sums from the environment's group sums, with
+    /// the CPU `p` is queued on (if in the group) counted without `p`, as the walk counts
+    /// it. `None` when the environment keeps no sums. Returns the sums and the capacity.
+    fn sg_wakeup_sums(
+        env: &impl WakeupEnv,
+        sg: &crate::domains::SchedGroup,
+        p: TaskId,
+    ) -> Option<(GroupWakeSums, u64)> {
+        let mut s = env.group_sums(sg)?;
+        if let Some(c) = env.task_queued_cpu(p).filter(|&c| sg.span.test(c)) {
+            s.load = s.load - env.cpu_load(c) + env.cpu_load_without(c, p);
+            s.util = s.util - env.cpu_util(c) + env.cpu_util_without(c, p);
+            s.runnable = s.runnable - env.cpu_runnable(c) + env.cpu_runnable_without(c, p);
+            // `p` is queued there, so the CPU did not count as idle and runs ≥ 1 task.
+            let nr_running = env.nr_running(c) - 1;
+            s.nr_running -= 1;
+            if nr_running == 0 && env.idle_cpu_without(c, p) {
+                s.idle_cpus += 1;
+            }
+        }
+        Some((s, s.capacity))
     }
 
     /// `sched_balance_find_dst_group(sd, p, this_cpu)`: the idlest allowed non-local

@@ -244,6 +244,18 @@ pub trait WakeupEnv {
         false
     }
 
+    /// The sums over `group`'s CPUs of what `update_sg_wakeup_stats()` adds up, as they
+    /// are now, when the runqueue model keeps them (the load balancer's running sums,
+    /// [`crate::sched::balance::sums`]). Default `None`: the caller walks the span.
+    fn group_sums(&self, _group: &crate::domains::SchedGroup) -> Option<GroupWakeSums> {
+        None
+    }
+
+    /// The CPU `p` is queued on (so counts in its `nr_running`), if any.
+    fn task_queued_cpu(&self, _p: TaskId) -> Option<usize> {
+        None
+    }
+
     /// `sgc->capacity` of a group: the sum of its CPUs' `capacity_of()` at the last
     /// `update_group_capacity()`. Default `None`: the sum of `capacity_of()` over the span
     /// now, which the callers add up in the per-CPU loop they already run over the group
@@ -251,6 +263,19 @@ pub trait WakeupEnv {
     fn group_capacity(&self, _span: &CpuMask) -> Option<u64> {
         None
     }
+}
+
+/// A group's sums as [`WakeupEnv::group_sums`] returns them: per-CPU `cpu_load()`,
+/// `cpu_util()`, `cpu_runnable()`, `nr_running`, CPUs with `nr_running == 0 &&
+/// idle_cpu()`, and `capacity_of()`, each added over the span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupWakeSums {
+    pub load: u64,
+    pub util: u64,
+    pub runnable: u64,
+    pub nr_running: u32,
+    pub idle_cpus: u32,
+    pub capacity: u64,
 }
 
 /// Machine and sched domains of the root domain placement works on.
