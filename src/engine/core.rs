@@ -70,6 +70,10 @@ const SELECT_MAX_SLACK_NS: u64 = 100_000_000;
 enum Step {
     /// Go on with the task's next op.
     Next,
+    /// Go on with the task's next op; this one changed nothing the interpreter's
+    /// preemption and kernel-work checks read (it woke no task, charged no kernel work,
+    /// requested no reschedule), so they need not run again before the next op.
+    Pure,
     /// The op may have woken a task: reschedule if that set `need_resched`, else go on.
     Resched,
     /// Reschedule now (`sched_yield()`).
@@ -1436,17 +1440,30 @@ impl Engine {
     fn run_ops(&mut self, cpu: usize) {
         let p = self.cpus[cpu].curr.expect("run_ops on a busy CPU");
         let mut steps = 0u32;
+        // Whether the checks below must run before this op: false only after a `Pure`
+        // op that followed a full check (the first op's lazy test is skipped, so a pure
+        // first op does not count).
+        let mut check = true;
         loop {
-            if steps > 0 && self.cpus[cpu].need_resched_lazy {
-                // Return to user space after a system call acts on TIF_NEED_RESCHED_LAZY
-                // (preempt=lazy): the task is preempted before its next action.
-                self.schedule(cpu);
-                return;
-            }
-            if self.cpus[cpu].busy_until_ns > self.now_ns {
-                // Kernel work (a wakeup it just did, a switch) delays the next action.
-                self.plan_continue(cpu);
-                return;
+            if check {
+                if steps > 0 && self.cpus[cpu].need_resched_lazy {
+                    // Return to user space after a system call acts on
+                    // TIF_NEED_RESCHED_LAZY (preempt=lazy): the task is preempted before
+                    // its next action.
+                    self.schedule(cpu);
+                    return;
+                }
+                if self.cpus[cpu].busy_until_ns > self.now_ns {
+                    // Kernel work (a wakeup it just did, a switch) delays the next action.
+                    self.plan_continue(cpu);
+                    return;
+                }
+            } else {
+                debug_assert!(
+                    !self.cpus[cpu].need_resched_lazy
+                        && self.cpus[cpu].busy_until_ns <= self.now_ns,
+                    "a Pure op changed the interpreter's checks"
+                );
             }
             steps += 1;
             if steps > ZERO_TIME_OPS_MAX {
@@ -1503,7 +1520,9 @@ impl Engine {
                     Step::Exit
                 }
             };
+            check = true;
             match step {
+                Step::Pure => check = steps == 1,
                 Step::Next => {}
                 Step::Resched => {
                     if self.cpus[cpu].need_resched {
@@ -1538,7 +1557,7 @@ impl Engine {
     /// `Down`: take a unit of `sem` or block on it.
     fn op_down(&mut self, p: TaskId, sem: SemId) -> Step {
         if self.sem_try_down(p, sem) {
-            return Step::Next;
+            return Step::Pure;
         }
         self.sems[sem as usize].waiters.push_back(p);
         Step::Block
@@ -1589,7 +1608,7 @@ impl Engine {
             t.loop_counts[slot as usize] = 0;
             t.pc += 1;
         }
-        Step::Next
+        Step::Pure
     }
 
     /// `CountOp`: one completed operation of the workload.
@@ -1597,7 +1616,7 @@ impl Engine {
         self.tasks[p.idx()].pc += 1;
         self.ops_done += 1;
         self.ops_total += 1;
-        Step::Next
+        Step::Pure
     }
 
     /// `Mark`: record now in mark `slot`.
@@ -1605,7 +1624,7 @@ impl Engine {
         let t = &mut self.tasks[p.idx()];
         t.marks_ns[slot as usize] = self.now_ns;
         t.pc += 1;
-        Step::Next
+        Step::Pure
     }
 
     /// `Sample`: record now minus mark `slot` into workload metric `metric` (from the
@@ -1617,7 +1636,7 @@ impl Engine {
         if start >= self.stats_start_ns {
             self.metrics[metric as usize].record(self.now_ns - start);
         }
-        Step::Next
+        Step::Pure
     }
 
     /// Sleep and timer ops other than `Run` (`RunExp`, `Sleep`, `TimerStart`, `TimerWait`,
