@@ -100,6 +100,19 @@ impl CpuMask {
         cpu < NR_CPUS_MAX && self.words[cpu / 64] & (1u64 << (cpu % 64)) != 0
     }
 
+    /// `cpumask_weight() > 1`, stopping at the word where the second CPU shows up (a
+    /// full weight is 16 popcounts; placement asks this once per wakeup).
+    pub fn more_than_one(&self) -> bool {
+        let mut seen = 0;
+        for &w in &self.words {
+            seen += w.count_ones();
+            if seen > 1 {
+                return true;
+            }
+        }
+        false
+    }
+
     /// `cpumask_weight()`.
     pub fn weight(&self) -> usize {
         self.words.iter().map(|w| w.count_ones() as usize).sum()
@@ -712,6 +725,19 @@ impl<'de> serde::Deserialize<'de> for CpuMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `more_than_one()` is `weight() > 1` for empty, single, same-word and split masks.
+    #[test]
+    fn more_than_one_is_weight_above_one() {
+        let cases: [&[usize]; 6] = [&[], &[0], &[1023], &[3, 5], &[63, 64], &[0, 700, 1023]];
+        for cpus in cases {
+            let mut m = CpuMask::new();
+            for &c in cpus {
+                m.set(c);
+            }
+            assert_eq!(m.more_than_one(), m.weight() > 1, "{cpus:?}");
+        }
+    }
     use proptest::prelude::*;
 
     fn list(text: &str, nbits: usize) -> String {

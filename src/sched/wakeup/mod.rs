@@ -205,9 +205,9 @@ pub trait WakeupEnv {
     /// 128 bytes several times per placement).
     fn cpus_allowed(&self, p: TaskId) -> &CpuMask;
 
-    /// `p->nr_cpus_allowed`.
-    fn nr_cpus_allowed(&self, p: TaskId) -> usize {
-        self.cpus_allowed(p).weight()
+    /// `p->nr_cpus_allowed > 1`.
+    fn may_migrate(&self, p: TaskId) -> bool {
+        self.cpus_allowed(p).more_than_one()
     }
 
     /// `current->flags & PF_EXITING` for the waker (a sync wakeup from an exiting task is
@@ -648,7 +648,7 @@ impl Wakeup {
             },
         };
         let allowed = env.cpus_allowed(p);
-        let (cpu, path) = if env.nr_cpus_allowed(p) > 1 {
+        let (cpu, path) = if env.may_migrate(p) {
             self.select_task_rq_fair(topo, env, p, prev_cpu, this_cpu, waker, wf, &mut call)
         } else {
             (allowed.first().unwrap_or(prev_cpu), PlacementPath::Pinned)
