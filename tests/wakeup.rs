@@ -10,7 +10,7 @@ use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::version::KernelVersion;
 use schedlab::policy::{IdleType, PlacementPath, WakeCtx, WakeFlags};
 use schedlab::sched::wakeup::{
-    AffineOutcome, BalanceKind, SisStep, Topo, Wakeup, WakeupEnv, WakeupParams,
+    AffineOutcome, BalanceKind, GroupWakeSums, SisStep, Topo, Wakeup, WakeupEnv, WakeupParams,
 };
 use schedlab::task::TaskId;
 use schedlab::topology::{Machine, presets};
@@ -835,4 +835,166 @@ fn idle_core_scan_wraps_once_per_core_and_falls_back_to_the_remembered_cpu() {
     assert_eq!(r.placement.cpu, 3, "{r:?}");
     assert_eq!(r.explain.sis, Some(SisStep::IdleCore));
     assert_eq!(r.cost.cpus, 16);
+}
+
+/// [`FakeEnv`] with the placed task queued on `p_cpu` (an exec: it counts in that CPU's
+/// `nr_running`, load, util and runnable, and the `*_without` readings remove it), and
+/// optionally the per-group sums a runqueue model may keep.
+struct QueuedEnv<'a> {
+    base: FakeEnv,
+    p_cpu: Option<usize>,
+    sums: Option<&'a SchedDomains>,
+}
+
+impl QueuedEnv<'_> {
+    fn here(&self, cpu: usize, p: TaskId) -> bool {
+        p == P && self.p_cpu == Some(cpu)
+    }
+    fn own(&self, cpu: usize) -> bool {
+        self.p_cpu == Some(cpu)
+    }
+}
+
+impl WakeupEnv for QueuedEnv<'_> {
+    fn now_ns(&self) -> u64 {
+        self.base.now_ns
+    }
+    fn cpu_active_mask(&self) -> &CpuMask {
+        &self.base.active
+    }
+    fn idle_cpu(&self, cpu: usize) -> bool {
+        self.nr_running(cpu) == 0
+    }
+    fn nr_running(&self, cpu: usize) -> usize {
+        self.base.nr_running[cpu] + usize::from(self.own(cpu))
+    }
+    fn capacity_of(&self, cpu: usize) -> u64 {
+        self.base.capacity[cpu]
+    }
+    fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
+        self.base.capacity[cpu]
+    }
+    fn cpu_util(&self, cpu: usize) -> u64 {
+        self.base.util[cpu]
+            + if self.own(cpu) {
+                self.base.task_util[0]
+            } else {
+                0
+            }
+    }
+    fn cpu_util_without(&self, cpu: usize, p: TaskId) -> u64 {
+        self.cpu_util(cpu)
+            - if self.here(cpu, p) {
+                self.base.task_util[0]
+            } else {
+                0
+            }
+    }
+    fn cpu_load(&self, cpu: usize) -> u64 {
+        self.base.load[cpu]
+            + if self.own(cpu) {
+                self.base.task_load[0]
+            } else {
+                0
+            }
+    }
+    fn cpu_load_without(&self, cpu: usize, p: TaskId) -> u64 {
+        self.cpu_load(cpu)
+            - if self.here(cpu, p) {
+                self.base.task_load[0]
+            } else {
+                0
+            }
+    }
+    fn cpu_runnable(&self, cpu: usize) -> u64 {
+        self.cpu_load(cpu)
+    }
+    fn cpu_runnable_without(&self, cpu: usize, p: TaskId) -> u64 {
+        self.cpu_load_without(cpu, p)
+    }
+    fn task_util_est(&self, p: TaskId) -> u64 {
+        self.base.task_util[p.idx()]
+    }
+    fn task_h_load(&self, p: TaskId) -> u64 {
+        self.base.task_load[p.idx()]
+    }
+    fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
+        self.here(cpu, p)
+    }
+    fn task_queued_cpu(&self, p: TaskId) -> Option<usize> {
+        if p == P { self.p_cpu } else { None }
+    }
+    fn cpus_allowed(&self, p: TaskId) -> &CpuMask {
+        &self.base.allowed[p.idx()]
+    }
+    fn group_sums(&self, group: &schedlab::domains::SchedGroup) -> Option<GroupWakeSums> {
+        self.sums?;
+        let mut s = GroupWakeSums::default();
+        for c in group.span.iter() {
+            s.load += self.cpu_load(c);
+            s.util += self.cpu_util(c);
+            s.runnable += self.cpu_runnable(c);
+            s.nr_running += self.nr_running(c) as u32;
+            s.idle_cpus += u32::from(self.nr_running(c) == 0 && self.idle_cpu(c));
+            s.capacity += self.capacity_of(c);
+        }
+        Some(s)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Fork and exec placement from per-group sums (with the placed task's own CPU
+    /// counted without it) chooses the CPU the per-CPU walk chooses, at the same scan
+    /// cost, on SMT, multi-LLC and NUMA machines.
+    #[test]
+    fn fork_and_exec_placement_from_group_sums_equals_the_walk(
+        preset in prop::sample::select(vec!["skl-2s", "milan-2s", "spr-2s"]),
+        busy_seed in any::<u64>(),
+        this_cpu_pick in any::<u32>(),
+        exec in any::<bool>(),
+        spread in 0u64..4,
+    ) {
+        let s = Setup::new(preset);
+        let topo = s.topo();
+        let mut base = FakeEnv::idle(&s.m);
+        let n = s.m.nr_cpus();
+        // A deterministic spread of tasks: 0-3 per CPU (mostly idle), or at most one per
+        // CPU, half or three quarters of them busy (groups near their weight in tasks);
+        // or (spread 3) one on every CPU but the placing one.
+        let mut x = busy_seed | 1;
+        for cpu in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let nr = match spread {
+                0 => (x % 7).saturating_sub(3),
+                1 => x % 2,
+                2 => u64::from(x % 4 != 0),
+                _ => 1,
+            };
+            base.busy(cpu, nr as usize);
+        }
+        let this_cpu = this_cpu_pick as usize % n;
+        if spread == 3 {
+            // Every CPU busy but the placing one: whether the placed task counts there
+            // decides whether the local groups have spare room.
+            base.busy(this_cpu, 0);
+        }
+        let ctx = WakeCtx {
+            this_cpu,
+            waker: None,
+            flags: WakeFlags { sync: false, fork: !exec, ttwu: false, exec },
+        };
+        let p_cpu = exec.then_some(this_cpu);
+        let walk = QueuedEnv { base: base.clone(), p_cpu, sums: None };
+        let sums = QueuedEnv { base, p_cpu, sums: Some(&s.d) };
+        let (mut w1, mut w2) = (s.wakeup(), s.wakeup());
+        w1.task_fork(P, None, this_cpu);
+        w2.task_fork(P, None, this_cpu);
+        let a = w1.select_task_rq(&topo, &walk, P, this_cpu, ctx);
+        let b = w2.select_task_rq(&topo, &sums, P, this_cpu, ctx);
+        prop_assert_eq!(a.placement, b.placement);
+        prop_assert_eq!(a.cost, b.cost);
+    }
 }
