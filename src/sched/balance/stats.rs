@@ -10,7 +10,7 @@ use super::{
     BalanceEnv, FbqType, GroupType, LbEnv, LbOutput, LoadBalancer, SCHED_CAPACITY_SCALE,
     capacity_greater,
 };
-use crate::domains::{DomainId, GroupId, SdFlags};
+use crate::domains::{DomainId, GroupId, SchedDomain, SchedGroup, SdFlags};
 use crate::kconfig::features::Feature;
 use crate::sched::types::IdleType;
 
@@ -211,9 +211,8 @@ impl LoadBalancer {
         env: &E,
         bal: &BalanceEnv,
         sgs: &SgLbStats,
-        group: GroupId,
+        g: &SchedGroup,
     ) -> bool {
-        let g = self.domains.group(group);
         if g.flags.contains(SdFlags::SD_SHARE_CPUCAPACITY) && sgs.group_weight - sgs.idle_cpus != 1
         {
             return false;
@@ -237,12 +236,29 @@ impl LoadBalancer {
         sg_overloaded: &mut bool,
         out: &mut LbOutput,
     ) -> SgLbStats {
-        let d = self.domains.domain(bal.sd);
-        let g = self.domains.group(group);
+        let dom = &self.domains;
+        let (d, g) = (dom.domain(bal.sd), dom.group(group));
+        self.update_sg_lb_stats_in(env, bal, d, group, g, sg_overloaded, out)
+    }
+
+    /// [`LoadBalancer::update_sg_lb_stats`] with the pass's domain `d` and the group `g`
+    /// (id `group`) already looked up: the pass's loop passes them down instead of every
+    /// helper indexing the hierarchy again (~9 lookups per group).
+    #[allow(clippy::too_many_arguments)]
+    fn update_sg_lb_stats_in<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        d: &SchedDomain,
+        group: GroupId,
+        g: &SchedGroup,
+        sg_overloaded: &mut bool,
+        out: &mut LbOutput,
+    ) -> SgLbStats {
         let local_group = g.span.test(bal.dst_cpu);
         let mut sgs = SgLbStats::zero();
-        if self.sums_cover(bal, group) {
-            let over = self.sg_from_sums(env, bal, group, &mut sgs);
+        if self.sums_cover(bal, d, g) {
+            let over = self.sg_from_sums(env, bal, d, g, &mut sgs);
             out.work.cpus += u64::from(self.sums.group(g.sgc).weight);
             #[cfg(debug_assertions)]
             self.check_sums(env, bal, group, &sgs, over);
@@ -255,7 +271,7 @@ impl LoadBalancer {
         if !local_group
             && bal.dst_idle()
             && sgs.sum_h_nr_running > 0
-            && self.sched_group_asym(env, bal, &sgs, group)
+            && self.sched_group_asym(env, bal, &sgs, g)
         {
             sgs.group_asym_packing = true;
         }
@@ -332,17 +348,13 @@ impl LoadBalancer {
     /// The running sums answer for `group` in this pass: they were refreshed at its start,
     /// the group lies wholly inside `env->cpus`, and the domain needs no per-CPU misfit
     /// maximum (`SD_ASYM_CPUCAPACITY`).
-    fn sums_cover(&self, bal: &BalanceEnv, group: GroupId) -> bool {
+    fn sums_cover(&self, bal: &BalanceEnv, d: &SchedDomain, g: &SchedGroup) -> bool {
         if self.sums.fresh && self.sums.cover_all {
             return true;
         }
         self.sums.fresh
-            && !self
-                .domains
-                .domain(bal.sd)
-                .flags
-                .contains(SdFlags::SD_ASYM_CPUCAPACITY)
-            && self.domains.group(group).span.is_subset_of(&bal.cpus)
+            && !d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY)
+            && g.span.is_subset_of(&bal.cpus)
     }
 
     /// [`LoadBalancer::sg_walk`] from the running sums: the sums, idle CPUs, the root
@@ -353,11 +365,10 @@ impl LoadBalancer {
         &self,
         env: &E,
         bal: &BalanceEnv,
-        group: GroupId,
+        d: &SchedDomain,
+        g: &SchedGroup,
         sgs: &mut SgLbStats,
     ) -> bool {
-        let d = self.domains.domain(bal.sd);
-        let g = self.domains.group(group);
         let s = self.sums.group(g.sgc);
         sgs.group_load = s.load;
         sgs.group_util = s.util;
@@ -388,21 +399,23 @@ impl LoadBalancer {
     /// skipped. Returns those three totals, or `None` when the group needs the full
     /// `update_sg_lb_stats()` (tasks queued, or the sums do not cover it). The work charged
     /// is the same as the full path's. Debug builds compare with the full statistics.
+    #[allow(clippy::too_many_arguments)]
     fn empty_group_from_sums<E: LbEnv + ?Sized>(
         &self,
         env: &E,
         bal: &BalanceEnv,
+        d: &SchedDomain,
         group: GroupId,
+        g: &SchedGroup,
         sg_overloaded: &mut bool,
         out: &mut LbOutput,
     ) -> Option<(u64, u64, u64)> {
-        let g = self.domains.group(group);
         let s = self.sums.group(g.sgc);
-        if s.h_nr_runnable != 0 || !self.sums_cover(bal, group) {
+        if s.h_nr_runnable != 0 || !self.sums_cover(bal, d, g) {
             return None;
         }
         let capacity = self.sgc[g.sgc].capacity.max(1);
-        let over = self.domains.domain(bal.sd).parent.is_none() && s.nr_overloaded > 0;
+        let over = d.parent.is_none() && s.nr_overloaded > 0;
         #[cfg(debug_assertions)]
         {
             let mut full_over = false;
@@ -416,7 +429,7 @@ impl LoadBalancer {
             assert_eq!(scratch.work.cpus, u64::from(s.weight));
         }
         #[cfg(not(debug_assertions))]
-        let _ = env;
+        let _ = (env, group);
         out.work.cpus += u64::from(s.weight);
         *sg_overloaded |= over;
         Some((s.load, capacity, s.util))
@@ -491,8 +504,20 @@ impl LoadBalancer {
         sg: GroupId,
         sgs: &SgLbStats,
     ) -> bool {
-        let d = self.domains.domain(bal.sd);
-        let g = self.domains.group(sg);
+        let dom = &self.domains;
+        self.update_sd_pick_busiest_in(env, bal, dom.domain(bal.sd), sds, dom.group(sg), sgs)
+    }
+
+    /// [`LoadBalancer::update_sd_pick_busiest`] with the domain and group looked up.
+    fn update_sd_pick_busiest_in<E: LbEnv + ?Sized>(
+        &self,
+        env: &E,
+        bal: &BalanceEnv,
+        d: &SchedDomain,
+        sds: &SdLbStats,
+        g: &SchedGroup,
+        sgs: &SgLbStats,
+    ) -> bool {
         let busiest = &sds.busiest_stat;
         let asym_cap = d.flags.contains(SdFlags::SD_ASYM_CPUCAPACITY);
         // Make sure that there is at least one task to pull.
@@ -602,18 +627,18 @@ impl LoadBalancer {
             }
             if !local_group
                 && let Some((load, capacity, util)) =
-                    self.empty_group_from_sums(env, bal, gid, &mut sg_overloaded, out)
+                    self.empty_group_from_sums(env, bal, d, gid, g, &mut sg_overloaded, out)
             {
                 sds.total_load += load;
                 sds.total_capacity += capacity;
                 sum_util += util;
                 continue;
             }
-            let sgs = self.update_sg_lb_stats(env, bal, gid, &mut sg_overloaded, out);
+            let sgs = self.update_sg_lb_stats_in(env, bal, d, gid, g, &mut sg_overloaded, out);
             if local_group {
                 sds.local = Some(gid);
                 sds.local_stat = sgs;
-            } else if self.update_sd_pick_busiest(env, bal, &sds, gid, &sgs) {
+            } else if self.update_sd_pick_busiest_in(env, bal, d, &sds, g, &sgs) {
                 sds.busiest = Some(gid);
                 sds.busiest_stat = sgs;
             }
