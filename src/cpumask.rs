@@ -725,6 +725,7 @@ impl<'de> serde::Deserialize<'de> for CpuMask {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// `more_than_one()` is `weight() > 1` for empty, single, same-word and split masks.
     #[test]
@@ -738,7 +739,6 @@ mod tests {
             assert_eq!(m.more_than_one(), m.weight() > 1, "{cpus:?}");
         }
     }
-    use proptest::prelude::*;
 
     fn list(text: &str, nbits: usize) -> String {
         CpuMask::parse_list(text, nbits).unwrap().to_string()

@@ -839,14 +839,14 @@ fn idle_core_scan_wraps_once_per_core_and_falls_back_to_the_remembered_cpu() {
 
 /// [`FakeEnv`] with the placed task queued on `p_cpu` (an exec: it counts in that CPU's
 /// `nr_running`, load, util and runnable, and the `*_without` readings remove it), and
-/// optionally the per-group sums a runqueue model may keep.
-struct QueuedEnv<'a> {
+/// optionally (`sums`) the per-group sums a runqueue model may keep.
+struct QueuedEnv {
     base: FakeEnv,
     p_cpu: Option<usize>,
-    sums: Option<&'a SchedDomains>,
+    sums: bool,
 }
 
-impl QueuedEnv<'_> {
+impl QueuedEnv {
     fn here(&self, cpu: usize, p: TaskId) -> bool {
         p == P && self.p_cpu == Some(cpu)
     }
@@ -855,7 +855,7 @@ impl QueuedEnv<'_> {
     }
 }
 
-impl WakeupEnv for QueuedEnv<'_> {
+impl WakeupEnv for QueuedEnv {
     fn now_ns(&self) -> u64 {
         self.base.now_ns
     }
@@ -928,7 +928,9 @@ impl WakeupEnv for QueuedEnv<'_> {
         &self.base.allowed[p.idx()]
     }
     fn group_sums(&self, group: &schedlab::domains::SchedGroup) -> Option<GroupWakeSums> {
-        self.sums?;
+        if !self.sums {
+            return None;
+        }
         let mut s = GroupWakeSums::default();
         for c in group.span.iter() {
             s.load += self.cpu_load(c);
@@ -987,8 +989,8 @@ proptest! {
             flags: WakeFlags { sync: false, fork: !exec, ttwu: false, exec },
         };
         let p_cpu = exec.then_some(this_cpu);
-        let walk = QueuedEnv { base: base.clone(), p_cpu, sums: None };
-        let sums = QueuedEnv { base, p_cpu, sums: Some(&s.d) };
+        let walk = QueuedEnv { base: base.clone(), p_cpu, sums: false };
+        let sums = QueuedEnv { base, p_cpu, sums: true };
         let (mut w1, mut w2) = (s.wakeup(), s.wakeup());
         w1.task_fork(P, None, this_cpu);
         w2.task_fork(P, None, this_cpu);

@@ -688,9 +688,11 @@ impl SchedPolicy for LinuxFair {
             sums: sums.then_some((&self.lb.sums, &self.sgc_capacity_free[..])),
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
-        // The sums stay exact but a balance pass re-reads before it trusts them.
-        self.lb.sums.fresh = false;
-        self.lb.sums.cover_all = false;
+        if sums {
+            // The sums stay exact but a balance pass re-reads before it trusts them.
+            self.lb.sums.fresh = false;
+            self.lb.sums.cover_all = false;
+        }
         act.cost_ns += r.cost.steps() * core.cost().idle_scan_step_ns;
         r.placement
     }

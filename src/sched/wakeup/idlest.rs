@@ -188,72 +188,38 @@ impl Wakeup {
             group_misfit_task_load: u64::from(asym),
             group_type: GroupType::HasSpare,
         };
-        let mut capacity_sum = 0;
+        #[cfg(debug_assertions)]
+        let unfilled = sgs;
         let from_sums = if asym {
             None
         } else {
             Self::sg_wakeup_sums(env, sg, p)
         };
-        if let Some((sums, capacity)) = from_sums {
-            call.cost.cpus += sg.group_weight as u32;
-            sgs.group_load = sums.load;
-            sgs.group_util = sums.util;
-            sgs.group_runnable = sums.runnable;
-            sgs.sum_nr_running = sums.nr_running;
-            sgs.idle_cpus = sums.idle_cpus;
-            capacity_sum = capacity;
-            // (`max_capacity` stays 0: it is read only for misfit groups, which need
-            // asymmetry, and asymmetric domains walk.)
-        } else {
-            for i in sg.span.iter() {
-                call.cost.cpus += 1;
-                sgs.group_load += env.cpu_load_without(i, p);
-                sgs.group_util += env.cpu_util_without(i, p);
-                sgs.group_runnable += env.cpu_runnable_without(i, p);
-                let capacity = env.capacity_of(i);
-                capacity_sum += capacity;
-                sgs.max_capacity = sgs.max_capacity.max(capacity);
-                let local = usize::from(env.task_running_on_cpu(i, p));
-                let nr_running = env.nr_running(i).saturating_sub(local);
-                sgs.sum_nr_running += nr_running as u32;
-                if nr_running == 0 && env.idle_cpu_without(i, p) {
-                    sgs.idle_cpus += 1;
-                }
-                if asym && sgs.group_misfit_task_load != 0 && Self::util_fits_cpu(env, task_util, i)
+        let capacity_sum = match from_sums {
+            Some(sums) => {
+                sgs.group_load = sums.load;
+                sgs.group_util = sums.util;
+                sgs.group_runnable = sums.runnable;
+                sgs.sum_nr_running = sums.nr_running;
+                sgs.idle_cpus = sums.idle_cpus;
+                // (`max_capacity` stays 0: it is read only for misfit groups, which need
+                // asymmetry, and asymmetric domains walk.)
+                #[cfg(debug_assertions)]
                 {
-                    sgs.group_misfit_task_load = 0;
+                    let mut walked = unfilled;
+                    let cap = Self::sg_wakeup_walk(env, sg, p, task_util, &mut walked);
+                    walked.max_capacity = 0;
+                    assert_eq!(
+                        (walked, cap),
+                        (sgs, sums.capacity),
+                        "group sums differ from the walk"
+                    );
                 }
+                sums.capacity
             }
-        }
-        #[cfg(debug_assertions)]
-        if from_sums.is_some() {
-            let mut walked = SgWakeupStats {
-                group_load: 0,
-                group_util: 0,
-                group_runnable: 0,
-                sum_nr_running: 0,
-                idle_cpus: 0,
-                ..sgs
-            };
-            let mut cap = 0;
-            for i in sg.span.iter() {
-                walked.group_load += env.cpu_load_without(i, p);
-                walked.group_util += env.cpu_util_without(i, p);
-                walked.group_runnable += env.cpu_runnable_without(i, p);
-                cap += env.capacity_of(i);
-                let local = usize::from(env.task_running_on_cpu(i, p));
-                let nr_running = env.nr_running(i).saturating_sub(local);
-                walked.sum_nr_running += nr_running as u32;
-                if nr_running == 0 && env.idle_cpu_without(i, p) {
-                    walked.idle_cpus += 1;
-                }
-            }
-            assert_eq!(
-                (walked, cap),
-                (sgs, capacity_sum),
-                "group sums differ from the walk"
-            );
-        }
+            None => Self::sg_wakeup_walk(env, sg, p, task_util, &mut sgs),
+        };
+        call.cost.cpus += sg.group_weight as u32;
         sgs.group_capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum).max(1);
         let pct = u64::from(d.imbalance_pct);
         sgs.group_type = group_classify(pct, env.sg_imbalanced(sg.sgc), &sgs);
@@ -263,14 +229,45 @@ impl Wakeup {
         sgs
     }
 
+    /// The per-CPU part of `update_sg_wakeup_stats()`: add every CPU of the group's span
+    /// into `sgs` (without `p`); returns the sum of their capacities.
+    fn sg_wakeup_walk(
+        env: &impl WakeupEnv,
+        sg: &crate::domains::SchedGroup,
+        p: TaskId,
+        task_util: u64,
+        sgs: &mut SgWakeupStats,
+    ) -> u64 {
+        let mut capacity_sum = 0;
+        for i in sg.span.iter() {
+            sgs.group_load += env.cpu_load_without(i, p);
+            sgs.group_util += env.cpu_util_without(i, p);
+            sgs.group_runnable += env.cpu_runnable_without(i, p);
+            let capacity = env.capacity_of(i);
+            capacity_sum += capacity;
+            sgs.max_capacity = sgs.max_capacity.max(capacity);
+            let local = usize::from(env.task_running_on_cpu(i, p));
+            let nr_running = env.nr_running(i).saturating_sub(local);
+            sgs.sum_nr_running += nr_running as u32;
+            if nr_running == 0 && env.idle_cpu_without(i, p) {
+                sgs.idle_cpus += 1;
+            }
+            // (`group_misfit_task_load` starts non-zero only on asymmetric domains.)
+            if sgs.group_misfit_task_load != 0 && Self::util_fits_cpu(env, task_util, i) {
+                sgs.group_misfit_task_load = 0;
+            }
+        }
+        capacity_sum
+    }
+
     /// `update_sg_wakeup_stats()`'s per-CPU sums from the environment's group sums, with
     /// the CPU `p` is queued on (if in the group) counted without `p`, as the walk counts
-    /// it. `None` when the environment keeps no sums. Returns the sums and the capacity.
+    /// it. `None` when the environment keeps no sums.
     fn sg_wakeup_sums(
         env: &impl WakeupEnv,
         sg: &crate::domains::SchedGroup,
         p: TaskId,
-    ) -> Option<(GroupWakeSums, u64)> {
+    ) -> Option<GroupWakeSums> {
         let mut s = env.group_sums(sg)?;
         if let Some(c) = env.task_queued_cpu(p).filter(|&c| sg.span.test(c)) {
             s.load = s.load - env.cpu_load(c) + env.cpu_load_without(c, p);
@@ -283,7 +280,7 @@ impl Wakeup {
                 s.idle_cpus += 1;
             }
         }
-        Some((s, s.capacity))
+        Some(s)
     }
 
     /// `sched_balance_find_dst_group(sd, p, this_cpu)`: the idlest allowed non-local
