@@ -1477,7 +1477,7 @@ impl Engine {
                 return;
             }
             let t = &self.tasks[p.idx()];
-            let op = self.programs[t.program as usize].ops[t.pc as usize];
+            let op = self.ops[(t.op_base + t.pc) as usize];
             // The frequent ops dispatch straight to their handler: one indirect jump per
             // op instead of a family jump and then the family's own (the interpreter's
             // jumps were most of hackbench's indirect-branch mispredicts, issue 14).

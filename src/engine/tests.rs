@@ -75,6 +75,36 @@ fn cpu_bound_tasks_finish_and_busy_time_equals_runtime() {
     assert_eq!(runtime, busy);
 }
 
+/// A program whose last op is not `Exit` ends like a thread function that returns: the
+/// task exits after its last op, and the next program's ops (stored after it in the
+/// engine's single op table) never run for it.
+#[test]
+fn falling_off_a_program_exits_the_task() {
+    let plan = WorkloadPlan {
+        programs: vec![
+            Program {
+                name: "short".into(),
+                ops: vec![Op::Run { work_ns: 1_000_000 }],
+            },
+            Program {
+                name: "long".into(),
+                ops: vec![Op::Run { work_ns: 50_000_000 }, Op::Exit],
+            },
+        ],
+        tasks: vec![spec(0, "short")],
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(1), plan);
+    e.run();
+    assert!(e.all_exited());
+    let t = &e.tasks()[0];
+    assert!(
+        (1_000_000..2_000_000).contains(&t.stats.sum_exec_runtime_ns),
+        "ran {} ns: only its own 1 ms",
+        t.stats.sum_exec_runtime_ns
+    );
+}
+
 #[test]
 fn ping_pong_wakes_each_other() {
     // Two tasks hand a token back and forth 1000 times via two semaphores.
