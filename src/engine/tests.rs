@@ -88,7 +88,12 @@ fn falling_off_a_program_exits_the_task() {
             },
             Program {
                 name: "long".into(),
-                ops: vec![Op::Run { work_ns: 50_000_000 }, Op::Exit],
+                ops: vec![
+                    Op::Run {
+                        work_ns: 50_000_000,
+                    },
+                    Op::Exit,
+                ],
             },
         ],
         tasks: vec![spec(0, "short")],
