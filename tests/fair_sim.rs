@@ -485,6 +485,7 @@ fn wasted_core_rule_catches_an_idle_cpu_beside_a_waiting_task() {
     let cost = experiment::resolve_cost(&scn, &machine).unwrap();
     let mut cfg = experiment::engine_config(&scn, 1, SEC / 2);
     cfg.check_invariants = true;
+    cfg.watchdog_panics = false;
     let stack = Alternate {
         cpus: [0, 0],
         flip: false,

@@ -440,3 +440,37 @@ fn the_on_cpu_spin_across_sockets_costs_more_than_within_an_llc() {
     assert!(node >= 4_000, "{node}");
     assert!(node >= llc + 2 * (2_000 - 25) - 1_500, "{llc} {node}");
 }
+
+/// Issue 33: a sleeping, still-queued (DELAY_DEQUEUE) sender is pulled by newly-idle
+/// balancing onto a CPU that is switching out its own blocked task, then woken in place on
+/// that CPU once it idles. The pull happens while the CPU picks: `attach_task()`'s
+/// `wakeup_preempt()` sets need_resched on the outgoing task; the second pick completes the
+/// pulled task's delayed dequeue and the CPU idles. The kernel clears that flag with the
+/// outgoing task (`clear_tsk_need_resched(prev)` after the pick); left set on the CPU, the
+/// wakeup's `resched_curr()` of the now idle CPU was skipped and the whole hackbench
+/// pipeline waited 0.94 s for that sender (`Time: 1.011` instead of about 0.1). The seed is
+/// the one that hit it; the watchdog (which panics in builds with debug assertions) and the
+/// time both catch it.
+#[test]
+fn delayed_task_pulled_by_newidle_then_woken_on_its_idle_cpu_runs_at_once() {
+    let opts = schedlab::config::QuickOptions {
+        machine: Some("skl-2s".into()),
+        command: ["hackbench", "-g", "4", "-l", "500"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        ..Default::default()
+    };
+    let doc = schedlab::config::build_document(&opts).unwrap();
+    let scn = Scenario::from_doc(doc).unwrap();
+    let run = experiment::run_once(&scn, 38).unwrap();
+    assert!(run.result.warnings.is_empty(), "{:?}", run.result.warnings);
+    let time_s = run.result.workload.0.get("time_s").and_then(|v| v.as_f64());
+    let time_s = time_s.expect("hackbench reports time_s");
+    assert!(time_s < 0.2, "hackbench took {time_s} s (a stalled wakeup)");
+    let wakeup_max_us = run.result.latency_us["wakeup"].max;
+    assert!(
+        wakeup_max_us < 100_000.0,
+        "a wakeup waited {wakeup_max_us} us"
+    );
+}

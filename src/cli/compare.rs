@@ -355,6 +355,7 @@ pub fn render(out: &CompareOutput) -> String {
     text.push_str(&out.comparison.render());
     for (name, runs) in out.names.iter().zip(&out.runs) {
         for r in runs {
+            super::run::warn_watchdog(&format!("{name} "), r);
             for v in r.invariant_violations.iter().take(10) {
                 text.push_str(&format!(
                     "{name} seed {}: invariant violated: {v}\n",

@@ -227,6 +227,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         text.push_str(&perf::render(&command, &perfs));
     }
     for r in &runs {
+        warn_watchdog("", r);
         text.push_str(&format!("seed {}: {}\n", r.seed, r.summary_line));
         for v in r.invariant_violations.iter().take(10) {
             text.push_str(&format!("invariant violated: {v}\n"));
@@ -381,4 +382,22 @@ fn perf_command(w: &crate::config::scenario::WorkloadSection) -> String {
         out.push_str(&format!(" --set workload.{k}={v}"));
     }
     out
+}
+
+/// The scheduling watchdog's first finding of a run, once, on stderr (like the kernel's
+/// `WARN_ON_ONCE()`); all of them are in the results' `warnings`.
+pub(crate) fn warn_watchdog(variant: &str, r: &experiment::RunOutput) {
+    let Some(first) = r.result.warnings.first() else {
+        return;
+    };
+    let more = r.result.warnings.len() - 1;
+    eprintln!(
+        "schedlab: warning: {variant}seed {}: scheduling watchdog: {first}{}",
+        r.seed,
+        if more > 0 {
+            format!(" (and {more} more: the results' `warnings`)")
+        } else {
+            String::new()
+        }
+    );
 }

@@ -51,10 +51,6 @@ pub(crate) fn policy_move_queued_task(e: &mut Engine, p: TaskId, from: usize, to
 /// counted), so memory stays bounded on long runs.
 pub const MIGRATION_LOG_MAX: usize = 100_000;
 
-/// A CPU idle this long while a task waits in its LLC is a "wasted core" (see
-/// `check_wasted_cores`).
-pub const WASTED_CORE_BOUND_NS: u64 = 100_000_000;
-
 /// Invariant violations kept per run (the first ones; later ones are not recorded).
 pub const INVARIANT_VIOLATIONS_MAX: usize = 1000;
 
@@ -1018,6 +1014,12 @@ impl Engine {
             let work = self.policy.take_cost_ns();
             self.charge(cpu, work);
         }
+        // clear_tsk_need_resched(prev), after the pick: a resched set while picking (an
+        // attach_task() of newly-idle balancing preempting the outgoing task) belongs to
+        // `prev` and dies with this switch. Left set, it would make the next
+        // resched_curr() of an idle CPU believe a reschedule is already on its way.
+        self.cpus[cpu].need_resched = false;
+        self.cpus[cpu].need_resched_lazy = false;
         match next {
             Some(n) => self.switch_to(cpu, prev, n),
             None => self.go_idle(cpu, prev),
@@ -1175,6 +1177,7 @@ impl Engine {
     /// iteration.
     pub(crate) fn enter_idle(&mut self, cpu: usize) {
         self.cpus[cpu].idle_stamp_ns = self.now_ns.max(1);
+        self.cpus[cpu].idle_since_ns = self.now_ns;
         policy!(self.idle_enter(cpu));
         self.cpuidle_idle_call(cpu);
     }
@@ -2213,53 +2216,6 @@ impl Engine {
                     p.0,
                     self.tasks[p.idx()].state
                 ));
-            }
-        }
-        self.check_wasted_cores();
-    }
-
-    /// The "wasted core" rule (Lozi et al., EuroSys'16): no CPU stays idle for longer than
-    /// [`WASTED_CORE_BOUND_NS`] while a task that may run there has been waiting runnable for
-    /// as long on another CPU of its LLC. The bound is far above the kernel's normal reaction
-    /// time (a busy CPU's tick kicks NOHZ idle balancing within one tick; periodic idle
-    /// balancing at the LLC runs every few ms), so a violation is a real wasted core.
-    fn check_wasted_cores(&mut self) {
-        if self.invariant_violations.len() >= INVARIANT_VIOLATIONS_MAX {
-            return;
-        }
-        let now = self.now_ns;
-        for i in 0..self.tasks.len() {
-            let t = &self.tasks[i];
-            if t.state != TaskState::Runnable
-                || t.wasted_core_reported
-                || now - t.runnable_since_ns <= WASTED_CORE_BOUND_NS
-            {
-                continue;
-            }
-            let candidates = self
-                .machine
-                .llc_mask(t.cpu)
-                .and(&t.cpus_allowed)
-                .and(&self.machine.online);
-            let idle = candidates.iter().find(|&c| {
-                let cpu = &self.cpus[c];
-                cpu.curr.is_none()
-                    && !cpu.ttwu_pending()
-                    && self.policy.nr_running(c) == 0
-                    && now - cpu.idle_stamp_ns > WASTED_CORE_BOUND_NS
-            });
-            if let Some(idle_cpu) = idle {
-                let msg = format!(
-                    "t={now} wasted core: CPU {idle_cpu} idle for {} us while task {} ('{}') \
-                     waits runnable on CPU {} of the same LLC for {} us",
-                    (now - self.cpus[idle_cpu].idle_stamp_ns) / 1000,
-                    t.id.0,
-                    t.comm,
-                    t.cpu,
-                    (now - t.runnable_since_ns) / 1000
-                );
-                self.invariant_violations.push(msg);
-                self.tasks[i].wasted_core_reported = true;
             }
         }
     }

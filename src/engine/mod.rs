@@ -26,6 +26,7 @@ pub mod numa_series;
 pub mod observer;
 pub mod pingpong;
 pub mod queue;
+pub mod watchdog;
 /// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
 pub use crate::rng;
 mod view;
@@ -75,6 +76,10 @@ pub struct EngineConfig {
     pub seed: u64,
     /// Check invariants after every event (slow; on in tests).
     pub check_invariants: bool,
+    /// A scheduling-watchdog finding ([`watchdog`]) panics instead of being recorded. On
+    /// by default in builds with debug assertions (the test suite), so every test and soak
+    /// run checks it; a test of the watchdog itself turns it off.
+    pub watchdog_panics: bool,
     /// Window of the migration ping-pong detector (`[run] pingpong_window_ms`).
     pub pingpong_window_ns: u64,
     /// Run-to-run variation sources ([`noise`]); off by default here, on by default in
@@ -98,6 +103,7 @@ impl Default for EngineConfig {
             warmup_ns: 0,
             seed: 1,
             check_invariants: false,
+            watchdog_panics: cfg!(debug_assertions),
             pingpong_window_ns: pingpong::DEFAULT_WINDOW_NS,
             noise: noise::NoiseParams::OFF,
         }
@@ -283,8 +289,11 @@ pub struct CpuCore {
     pub need_resched: bool,
     /// TIF_NEED_RESCHED_LAZY (preempt=lazy).
     pub need_resched_lazy: bool,
-    /// `rq->idle_stamp`: when the CPU went idle (valid while idle).
+    /// `rq->idle_stamp`: when the CPU went idle (valid while idle; cleared by the first
+    /// wakeup that enqueues here, for `avg_idle`).
     pub idle_stamp_ns: u64,
+    /// When the CPU last entered the idle loop (kept while idle; for the watchdog).
+    pub idle_since_ns: u64,
     /// `rq->avg_idle`.
     pub avg_idle_ns: u64,
     /// Index into the cost model's idle states while idle.
@@ -508,6 +517,10 @@ pub struct Engine {
     pub(crate) migration_log: Vec<MigrationRecord>,
     pub(crate) migration_log_dropped: u64,
     pub(crate) invariant_violations: invariants::ViolationLog,
+    /// The scheduling watchdog's findings ([`watchdog`]), kept in every run.
+    pub(crate) warnings: invariants::ViolationLog,
+    /// When the watchdog runs next.
+    pub(crate) watchdog_next_ns: u64,
     /// Migration ping-pongs (every migration, not only the logged ones).
     pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
@@ -669,6 +682,8 @@ impl Engine {
             migration_log: Vec::new(),
             migration_log_dropped: 0,
             invariant_violations: invariants::ViolationLog::new(),
+            warnings: invariants::ViolationLog::new(),
+            watchdog_next_ns: watchdog::WATCHDOG_PERIOD_NS,
             ping_pong: PingPong::new(cfg.pingpong_window_ns),
             observer: None,
             interval_hook: None,
@@ -708,6 +723,9 @@ impl Engine {
                 self.numa_series_sample(time_ns);
             }
             self.now_ns = time_ns;
+            if time_ns >= self.watchdog_next_ns {
+                self.watchdog();
+            }
             self.events += 1;
             if self.dispatch(event) || self.stop_requested {
                 break;
@@ -1203,6 +1221,7 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         need_resched: false,
         need_resched_lazy: false,
         idle_stamp_ns: 0,
+        idle_since_ns: 0,
         avg_idle_ns: 2 * cfg.migration_cost_ns,
         idle_state: 0,
         idle_polling: false,

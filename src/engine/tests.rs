@@ -330,3 +330,39 @@ fn observer_sees_every_migration_and_exit_and_changes_nothing() {
     );
     assert!(seen.finished);
 }
+
+/// The watchdog reports a task left runnable on an idle CPU (a lost reschedule) once, after
+/// [`watchdog::STALL_BOUND_NS`], and not before.
+#[test]
+fn watchdog_reports_a_task_waiting_on_an_idle_cpu_once() {
+    let plan = WorkloadPlan {
+        programs: vec![Program {
+            name: "burn".into(),
+            ops: vec![Op::Run { work_ns: 1_000 }, Op::Exit],
+        }],
+        tasks: vec![spec(0, "stuck")],
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(2), plan);
+    e.cfg.watchdog_panics = false;
+    // The state a lost reschedule leaves: queued and runnable on CPU 1, which idles.
+    e.tasks[0].state = TaskState::Runnable;
+    e.tasks[0].on_rq = true;
+    e.tasks[0].cpu = 1;
+    e.tasks[0].runnable_since_ns = 0;
+    e.cpus[1].idle_since_ns = 0;
+    e.now_ns = watchdog::STALL_BOUND_NS;
+    e.watchdog();
+    assert!(e.warnings().is_empty(), "not beyond the bound yet");
+    e.now_ns = watchdog::STALL_BOUND_NS + 1;
+    e.watchdog();
+    assert_eq!(e.warnings().len(), 1, "{:?}", e.warnings());
+    assert!(
+        e.warnings()[0].contains("stalled wakeup: task 0 ('stuck') waits runnable on CPU 1"),
+        "{}",
+        e.warnings()[0]
+    );
+    e.now_ns += watchdog::WATCHDOG_PERIOD_NS;
+    e.watchdog();
+    assert_eq!(e.warnings().len(), 1, "each wait is reported once");
+}

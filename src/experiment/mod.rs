@@ -5,6 +5,7 @@
 
 pub mod bisect;
 pub mod sweep;
+pub mod validate;
 pub mod workloads;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -379,6 +380,7 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         warmup_ns: (scn.run.warmup_s * 1e9) as u64,
         seed,
         check_invariants: scn.run.invariants || crate::engine::invariants::env_requests_checks(),
+        watchdog_panics: cfg!(debug_assertions),
         pingpong_window_ns: (scn.run.pingpong_window_ms * 1e6) as u64,
         noise: scn.run.noise,
     }
@@ -548,6 +550,7 @@ pub fn run_once_in(
         invariant_violations: engine.invariant_violations().to_vec(),
         invariant_violations_dropped: (engine.invariant_violations_dropped() > 0)
             .then(|| engine.invariant_violations_dropped()),
+        warnings: engine.warnings().to_vec(),
         host_kernel,
         placement: workload.placement.as_ref().map(|p| p.to_json()),
         timeline,

@@ -254,6 +254,10 @@ pub struct RunResult {
     /// How many violations the bounded log dropped; present only when it overflowed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub invariant_violations_dropped: Option<u64>,
+    /// The scheduling watchdog's findings (`engine::watchdog`: a task left waiting on an
+    /// idle CPU, a wasted core), checked in every run; present only when there are some.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The running kernel's settings on `host` (null elsewhere).
     #[serde(skip_deserializing)]
     pub host_kernel: Option<crate::kconfig::host::HostKernel>,

@@ -1,0 +1,108 @@
+//! The scheduling watchdog: a cheap check that runs in every run, like the kernel's
+//! `WARN_ON_ONCE()`s, for the two ways a scheduler model can silently lose time:
+//!
+//! - **a stalled wakeup**: a task waits runnable on a CPU that has been idle (no current
+//!   task, nothing on its way through a wake list) for longer than [`STALL_BOUND_NS`]. The
+//!   kernel reschedules an idle CPU at every enqueue on it (`wakeup_preempt()` →
+//!   `resched_curr()`), so this is never a scheduling decision: it is a lost reschedule.
+//! - **a wasted core** (Lozi et al., EuroSys'16): a CPU of the task's LLC that the task may
+//!   use has been idle, with nothing queued, for that long while the task waits. The bound
+//!   is far above the kernel's reaction time (a busy CPU's tick kicks NOHZ idle balancing
+//!   within a tick; idle balancing at the LLC runs every few ms).
+//!
+//! The check runs every [`WATCHDOG_PERIOD_NS`] of simulated time, from the event loop (no
+//! events of its own, so turning it on or off cannot change a result): O(tasks + CPUs of
+//! the waiting tasks' LLCs) per period. Each task's wait is reported once. Findings go to
+//! the run's results (`warnings`; and `invariant_violations` when the invariant checker is
+//! on), and the front end prints the first one; builds with debug assertions (the test
+//! suite) panic on the first ([`super::EngineConfig::watchdog_panics`]), so every test and
+//! soak scenario checks it.
+
+use super::Engine;
+use crate::task::TaskState;
+
+/// A runnable task's wait, and an idle CPU's idle time, beyond which the watchdog reports.
+pub const STALL_BOUND_NS: u64 = 100_000_000;
+
+/// Simulated time between two watchdog passes.
+pub const WATCHDOG_PERIOD_NS: u64 = 10_000_000;
+
+impl Engine {
+    /// One watchdog pass at `now_ns` (the event loop calls it when the period is due).
+    pub(crate) fn watchdog(&mut self) {
+        self.watchdog_next_ns = self.now_ns.saturating_add(WATCHDOG_PERIOD_NS);
+        let now = self.now_ns;
+        for i in 0..self.tasks.len() {
+            let t = &self.tasks[i];
+            if t.state != TaskState::Runnable
+                || t.wasted_core_reported
+                || now - t.runnable_since_ns <= STALL_BOUND_NS
+            {
+                continue;
+            }
+            let Some(msg) = self.stalled_wait(i) else {
+                continue;
+            };
+            self.tasks[i].wasted_core_reported = true;
+            assert!(!self.cfg.watchdog_panics, "scheduling watchdog: {msg}");
+            if self.cfg.check_invariants {
+                self.invariant_violations.push(msg.clone());
+            }
+            self.warnings.push(msg);
+        }
+    }
+
+    /// What is wrong with task `i`'s long runnable wait, if anything: its own CPU idle
+    /// (a lost reschedule), or another CPU of its LLC idle (a wasted core).
+    fn stalled_wait(&self, i: usize) -> Option<String> {
+        let now = self.now_ns;
+        let t = &self.tasks[i];
+        let waited_us = (now - t.runnable_since_ns) / 1000;
+        let own = &self.cpus[t.cpu];
+        if self.cpu_idle_beyond_bound(t.cpu) && !own.ttwu_pending() {
+            return Some(format!(
+                "t={now} stalled wakeup: task {} ('{}') waits runnable on CPU {} for {waited_us} us \
+                 while that CPU has been idle for {} us",
+                t.id.0,
+                t.comm,
+                t.cpu,
+                (now - own.idle_since_ns) / 1000
+            ));
+        }
+        let candidates = self
+            .machine
+            .llc_mask(t.cpu)
+            .and(&t.cpus_allowed)
+            .and(&self.machine.online);
+        let idle_cpu = candidates.iter().find(|&c| {
+            c != t.cpu
+                && self.cpu_idle_beyond_bound(c)
+                && !self.cpus[c].ttwu_pending()
+                && self.policy.nr_running(c) == 0
+        })?;
+        Some(format!(
+            "t={now} wasted core: CPU {idle_cpu} idle for {} us while task {} ('{}') \
+             waits runnable on CPU {} of the same LLC for {waited_us} us",
+            (now - self.cpus[idle_cpu].idle_since_ns) / 1000,
+            t.id.0,
+            t.comm,
+            t.cpu,
+        ))
+    }
+
+    /// `cpu` runs nothing and has been idle for longer than [`STALL_BOUND_NS`].
+    fn cpu_idle_beyond_bound(&self, cpu: usize) -> bool {
+        let c = &self.cpus[cpu];
+        c.curr.is_none() && self.now_ns - c.idle_since_ns > STALL_BOUND_NS
+    }
+
+    /// The watchdog's findings (the first [`super::invariants::VIOLATIONS_KEPT`]).
+    pub fn warnings(&self) -> &[String] {
+        self.warnings.kept()
+    }
+
+    /// Findings beyond the kept ones.
+    pub fn warnings_dropped(&self) -> u64 {
+        self.warnings.dropped()
+    }
+}
