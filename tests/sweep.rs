@@ -425,7 +425,7 @@ fn pivot_cells_are_mean_and_t_interval_by_hand() {
     assert_eq!((mean, n), (2.0, 3));
     assert!((ci - 4.303 / 3f64.sqrt()).abs() < 1e-12, "{ci}");
     assert_eq!(query::mean_ci(&[5.0]), (5.0, 0.0, 1));
-    assert!((query::t_975(40) - 2.021).abs() < 0.003);
+    assert!((schedlab::stats::summary::t975(40) - 2.021).abs() < 0.003);
     // The table of a real sweep: each cell is the mean of its runs' metric, read back from
     // the result files.
     let (d, dir) = finished_small("table");

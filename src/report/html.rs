@@ -941,26 +941,12 @@ fn numa_over_time(doc: &ReportDoc) -> String {
     out
 }
 
-/// Student-t 0.975 quantile for `df` degrees of freedom (1.96 past 30).
-pub fn t975(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    if df == 0 {
-        f64::NAN
-    } else {
-        T.get(df - 1).copied().unwrap_or(1.96)
-    }
-}
-
 /// Half-width of the 95% confidence interval of a mean of `n` values with sample stdev `sd`.
 pub fn ci95(sd: f64, n: usize) -> f64 {
     if n < 2 {
         f64::NAN
     } else {
-        t975(n - 1) * sd / (n as f64).sqrt()
+        crate::stats::summary::t975(n - 1) * sd / (n as f64).sqrt()
     }
 }
 

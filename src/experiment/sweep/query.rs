@@ -10,26 +10,11 @@ use rusqlite::Connection;
 use crate::error::{InputError, InputResult};
 use crate::stats::summary::Summary;
 
-/// Two-sided 97.5% quantile of Student's t with `df` degrees of freedom: exact table values
-/// to 30, then `1.96 + 2.4/df` (within 0.003 of the exact value above 30).
-pub fn t_975(df: usize) -> f64 {
-    const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::NAN,
-        1..=30 => T[df - 1],
-        _ => 1.96 + 2.4 / df as f64,
-    }
-}
-
 /// Mean, half-width of the 95% confidence interval of the mean (0 for one value) and n.
 pub fn mean_ci(values: &[f64]) -> (f64, f64, usize) {
     let s = Summary::of(values);
     let ci = if s.n > 1 {
-        t_975(s.n - 1) * s.stdev / (s.n as f64).sqrt()
+        crate::stats::summary::t975(s.n - 1) * s.stdev / (s.n as f64).sqrt()
     } else {
         0.0
     };
