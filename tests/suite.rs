@@ -50,6 +50,7 @@ mod task_ops;
 mod topo;
 mod trace;
 mod ttwu;
+mod validate;
 mod variation;
 mod wakeup;
 mod workload_rtapp_fixtures;

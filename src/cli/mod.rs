@@ -14,6 +14,7 @@ pub mod run;
 pub mod signals;
 pub mod sweep;
 pub mod topo;
+pub mod validate;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -51,6 +52,9 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Draw a run's or a comparison's results JSON as one self-contained HTML page.
     Report(report::ReportArgs),
+    /// Run the corpus of published scheduler results (validation/cases) and score the model:
+    /// per case the real and simulated change, sign, ratio, within 2x; totals.
+    Validate(validate::ValidateArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -194,6 +198,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Bisect(args) => bisect::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args).map(|()| 0),
+        Command::Validate(args) => validate::run(&args),
     }
 }
 

@@ -1,0 +1,235 @@
+//! `schedlab validate`: run the corpus of published results (validation/cases) and print
+//! the scoreboard; `--check` compares it with the record in docs/validation.md (exit 1 when
+//! a case moved without being recorded), `--json` and `--report` write it.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::InputError;
+use crate::experiment::RunContext;
+use crate::experiment::validate::{self, Scoreboard, cache::Cache, case, guard};
+use crate::output;
+
+/// Arguments of `schedlab validate`.
+#[derive(clap::Args, Debug)]
+pub struct ValidateArgs {
+    /// The directory of case files.
+    #[arg(long, value_name = "DIR", default_value = "validation/cases")]
+    pub cases: PathBuf,
+    /// Only the cases marked `quick = true` (the CI subset).
+    #[arg(long)]
+    pub quick: bool,
+    /// Only this case (by id, the file stem; repeatable).
+    #[arg(long = "case", value_name = "ID")]
+    pub case_ids: Vec<String>,
+    /// Write the scoreboard (every case with its provenance and result) as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an HTML page: one row per case and a scatter of simulated vs real change.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Compare with the record in FILE (docs/validation.md): exit status 1 when a case left or
+    /// came within 2x, changed sign, or is not recorded.
+    #[arg(long, value_name = "FILE")]
+    pub check: Option<PathBuf>,
+    /// Override a scenario key in both sides of every case (e.g. a machine cost:
+    /// `--set machine.cost.ipi_latency_ns=5000`); results are then not cached.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Print the record block for docs/validation.md after the scoreboard.
+    #[arg(long)]
+    pub print_record: bool,
+    /// Where cached results live (per binary and case file).
+    #[arg(long, value_name = "DIR", default_value = "target/validate-cache")]
+    pub cache_dir: PathBuf,
+    /// Run every case, ignoring and not writing the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+/// `schedlab validate`.
+pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
+    let cases = select(args)?;
+    let record = match &args.check {
+        Some(path) => Some(read_record(path)?),
+        None => None,
+    };
+    let cache = if args.no_cache {
+        None
+    } else {
+        let exe = std::env::current_exe()?;
+        Cache::open(&args.cache_dir, &exe).ok()
+    };
+    let ctx = RunContext::for_terminal();
+    let signals = super::signals::Signals::install(&ctx);
+    let board = validate::validate(&ctx, &cases, &args.sets, cache.as_ref(), &|msg| {
+        eprintln!("schedlab: {msg}")
+    })?;
+    output::write_stdout(&validate::render(&board))?;
+    if args.print_record {
+        output::write_stdout(&guard::render_record(&board))?;
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&board)? + "\n";
+        output::write_atomic("--json", path, text.as_bytes())?;
+    }
+    if let Some(path) = &args.report {
+        output::write_atomic("--report", path, html(&board).as_bytes())?;
+    }
+    if let Some(reason) = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT")) {
+        eprintln!(
+            "schedlab: stopped by {reason}: {} of {} cases scored; the scoreboard is incomplete",
+            board.cases.len(),
+            cases.len()
+        );
+        return Ok(130);
+    }
+    let Some(record) = record else {
+        return Ok(0);
+    };
+    let moved = guard::check(&board, &record);
+    if moved.is_empty() {
+        eprintln!("schedlab: validate --check: every case as recorded");
+        return Ok(0);
+    }
+    for m in &moved {
+        eprintln!("schedlab: validate --check: {m}");
+    }
+    eprintln!(
+        "schedlab: {} case(s) moved against the record: if the change is meant, update the \
+         record block of {} (schedlab validate --print-record) and say why there",
+        moved.len(),
+        args.check.as_deref().unwrap_or(Path::new("")).display()
+    );
+    Ok(1)
+}
+
+/// The cases the arguments select.
+fn select(args: &ValidateArgs) -> Result<Vec<case::Case>, InputError> {
+    let all = case::read_corpus(&args.cases)?;
+    for id in &args.case_ids {
+        if !all.iter().any(|c| &c.id == id) {
+            let ids: Vec<&str> = all.iter().map(|c| c.id.as_str()).collect();
+            return Err(InputError::with_key(
+                "--case",
+                crate::input::limits::clip(id),
+                format!(
+                    "no such case{}; accepted: {}",
+                    crate::input::did_you_mean(id, &ids),
+                    ids.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(all
+        .into_iter()
+        .filter(|c| !args.quick || c.file.quick)
+        .filter(|c| args.case_ids.is_empty() || args.case_ids.contains(&c.id))
+        .collect())
+}
+
+fn read_record(path: &Path) -> Result<Vec<guard::Recorded>, InputError> {
+    let origin = path.display().to_string();
+    let text = crate::input::limits::read_input(path, &origin)?;
+    guard::parse_record(&text).ok_or_else(|| {
+        InputError::new(
+            origin,
+            format!(
+                "no record block; accepted: a file with the lines `{}` and `{}` around the \
+                 output of `schedlab validate --print-record`",
+                guard::BEGIN,
+                guard::END
+            ),
+        )
+    })
+}
+
+/// The scoreboard as one self-contained HTML page: the table, then a scatter of simulated
+/// against real change (log-symmetric axes would hide the sign; plain axes, clipped).
+fn html(board: &Scoreboard) -> String {
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let mut rows = String::new();
+    for r in &board.cases {
+        let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:+.2}"));
+        let b = |x: Option<bool>| match x {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "-",
+        };
+        rows.push_str(&format!(
+            "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            esc(&r.title),
+            esc(&r.id),
+            esc(&r.benchmark),
+            esc(&r.machine),
+            esc(&r.group),
+            r.real_change_pct,
+            f(r.sim_change_pct),
+            r.sim_ci_pct.map_or("-".into(), |v| format!("{v:.2}")),
+            b(r.sign_ok),
+            b(r.within_2x),
+            if r.scored { String::new() } else { esc(&r.reason) },
+        ));
+    }
+    let t = &board.totals;
+    format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>schedlab validate</title>\
+         <style>body{{font-family:sans-serif}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}</style>\
+         </head><body><h1>schedlab validate</h1><p>{} cases, {} scored and run, {} independent \
+         sources: right sign {:.0} %, within 2x {:.0} %, median |log ratio| {:.2}.</p>{}\
+         <table><tr><th>case</th><th>benchmark</th><th>machine</th><th>source</th><th>real %</th>\
+         <th>sim %</th><th>sim 95% CI</th><th>sign</th><th>2x</th><th>not scored because</th></tr>\n{rows}</table>\
+         </body></html>\n",
+        t.cases,
+        t.ran,
+        t.groups,
+        t.sign_ok_pct,
+        t.within_2x_pct,
+        t.median_abs_log_ratio,
+        scatter(board)
+    )
+}
+
+/// Simulated against real change (%), each axis clipped to ±100 %, with the y = x line and
+/// the 2x band.
+fn scatter(board: &Scoreboard) -> String {
+    const SIZE: f64 = 400.0;
+    const LIM: f64 = 100.0;
+    let px = |v: f64| SIZE / 2.0 + v.clamp(-LIM, LIM) / LIM * (SIZE / 2.0 - 10.0);
+    let py = |v: f64| SIZE - px(v);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{SIZE}\" height=\"{SIZE}\">\
+         <rect width=\"{SIZE}\" height=\"{SIZE}\" fill=\"white\" stroke=\"#999\"/>\
+         <line x1=\"0\" y1=\"{h}\" x2=\"{SIZE}\" y2=\"{h}\" stroke=\"#ccc\"/>\
+         <line x1=\"{h}\" y1=\"0\" x2=\"{h}\" y2=\"{SIZE}\" stroke=\"#ccc\"/>\
+         <line x1=\"{a}\" y1=\"{b}\" x2=\"{b}\" y2=\"{a}\" stroke=\"#888\"/>\
+         <text x=\"4\" y=\"14\" font-size=\"11\">sim % (y) vs real % (x), ±{LIM} %</text>",
+        h = SIZE / 2.0,
+        a = px(-LIM),
+        b = px(LIM),
+    );
+    for r in &board.cases {
+        let Some(sim) = r.sim_change_pct else {
+            continue;
+        };
+        let colour = match r.within_2x {
+            Some(true) => "#2a7",
+            _ if r.sign_ok == Some(true) => "#e90",
+            _ => "#d33",
+        };
+        s.push_str(&format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{colour}\"><title>{}: real {:+.2} %, sim {:+.2} %</title></circle>",
+            px(r.real_change_pct),
+            py(sim),
+            r.id,
+            r.real_change_pct,
+            sim
+        ));
+    }
+    s.push_str("</svg>");
+    s
+}
