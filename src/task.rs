@@ -195,6 +195,11 @@ impl TaskPolicy {
         }
     }
 
+    /// `rt_task(p)`: SCHED_FIFO or SCHED_RR.
+    pub fn is_rt(self) -> bool {
+        self.rt_priority().is_some()
+    }
+
     /// `p->rt_priority` of an RT policy.
     pub fn rt_priority(self) -> Option<u8> {
         match self {

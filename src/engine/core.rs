@@ -2021,9 +2021,13 @@ impl Engine {
                 // select() takes a timeval (whole µs) and sleeps with the slack
                 // select_estimate_accuracy() gives: delay/1000, at least timer_slack_ns.
                 let sleep_ns = delay as u64 / 1000 * 1000;
-                let extra_slack = (sleep_ns / 1000)
-                    .min(SELECT_MAX_SLACK_NS)
-                    .saturating_sub(self.cfg.timer_slack_ns);
+                let extra_slack = if self.tasks[p.idx()].policy.is_rt() {
+                    0
+                } else {
+                    (sleep_ns / 1000)
+                        .min(SELECT_MAX_SLACK_NS)
+                        .saturating_sub(self.cfg.timer_slack_ns)
+                };
                 self.arm_timer_at(p, cpu, now + sleep_ns + extra_slack);
                 return Step::Block;
             }
@@ -2085,11 +2089,17 @@ impl Engine {
         self.arm_timer_at(p, cpu, self.now_ns + ns);
     }
 
-    /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack).
+    /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack: none for an RT task, as
+    /// `hrtimer_nanosleep()` and `select_estimate_accuracy()` give them).
     fn arm_timer_at(&mut self, p: TaskId, cpu: usize, at: u64) {
         self.charge(cpu, self.cost.hrtimer_start_ns);
         self.timer_fired(p);
-        let expires_ns = at + self.cfg.timer_slack_ns + self.noise.timer_jitter_ns(p.idx());
+        let slack_ns = if self.tasks[p.idx()].policy.is_rt() {
+            0
+        } else {
+            self.cfg.timer_slack_ns
+        };
+        let expires_ns = at + slack_ns + self.noise.timer_jitter_ns(p.idx());
         let t = &mut self.tasks[p.idx()];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;

@@ -65,7 +65,7 @@ pub struct EngineConfig {
     pub ttwu_queue_delayed: bool,
     /// Which same-LLC wakeups `ttwu_queue_cond()` queues, by kernel release.
     pub ttwu_queue_rule: TtwuQueueRule,
-    /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs).
+    /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs); RT tasks get none.
     pub timer_slack_ns: u64,
     /// `sysctl_sched_migration_cost`: caps `avg_idle` at twice it.
     pub migration_cost_ns: u64,
