@@ -8,6 +8,7 @@ use crate::error::{EXIT_BAD_INPUT, InputError};
 pub mod bench;
 pub mod bisect;
 pub mod compare;
+pub mod conventions;
 pub mod list;
 pub mod report;
 pub mod run;
@@ -51,6 +52,10 @@ pub enum Command {
     Sweep(sweep::SweepArgs),
     /// Draw a run's or a comparison's results JSON as one self-contained HTML page.
     Report(report::ReportArgs),
+    /// Print a shell completion script: `schedlab completions bash > /etc/bash_completion.d/schedlab`.
+    Completions(conventions::CompletionsArgs),
+    /// Print the man page (roff) of schedlab, or write one per sub-command to a directory.
+    Man(conventions::ManArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -194,6 +199,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Bisect(args) => bisect::run(&args),
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args).map(|()| 0),
+        Command::Completions(args) => conventions::completions(&args).map(|()| 0),
+        Command::Man(args) => conventions::man(&args).map(|()| 0),
     }
 }
 
