@@ -23,9 +23,6 @@
 # `docs/notebooks/seed-tour.html`.
 
 # %%
-import matplotlib
-
-matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -66,7 +63,9 @@ cmp.workload.assign(kernel=lambda d: d.variant.map(names)).groupby("kernel", sor
 ].agg(["mean", "std"])
 
 # %%
-cmp.deltas.assign(kernel=lambda d: d.variant.map(names)).drop(columns="variant")
+d = cmp.deltas.assign(kernel=lambda d: d.variant.map(names))
+d = d[d.metric.isin(["workload.time_s", "latency_us.wakeup.p99", "migrations.total"])]
+d[["metric", "kernel", "mean", "ci95_low", "ci95_high", "pct_of_baseline"]]
 
 # %% [markdown]
 # ## Wakeup latency
