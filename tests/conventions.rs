@@ -97,3 +97,23 @@ fn help_shows_the_defaults_of_runs_and_seed() {
         );
     }
 }
+
+#[test]
+fn bisect_help_shows_the_library_defaults() {
+    use schedlab::experiment::bisect::search::{DEFAULT_BUDGET_RUNS, DEFAULT_RUNS};
+    let (code, help, _) = schedlab(&["bisect", "--help"]);
+    assert_eq!(code, 0);
+    let after = |opt: &str| &help[help.find(opt).expect(opt)..];
+    assert!(
+        after("--runs").contains(&format!("[default: {DEFAULT_RUNS}]")),
+        "{help}"
+    );
+    assert!(
+        after("--budget").contains(&format!("[default: {DEFAULT_BUDGET_RUNS}]")),
+        "{help}"
+    );
+    assert!(
+        after("--seed").contains("[default: the scenario's run.seed, else 1]"),
+        "{help}"
+    );
+}
