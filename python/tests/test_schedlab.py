@@ -158,9 +158,10 @@ def test_compare_frames_and_deltas(cli, tmp_path):
     assert d.set_index("metric").loc[metric, "mean"] == pytest.approx(
         sum(v - b for v, b in zip(var, base)) / len(base))
     out = tmp_path / "cmp.json"
-    cli("compare", "-m", "skl-2s", "--runs", "3", "--variant", "noq:NO_TTWU_QUEUE",
-        "--json", str(out), "--", *HACKBENCH.split())
+    res = cli("compare", "-m", "skl-2s", "--runs", "3", "--variant", "noq:NO_TTWU_QUEUE",
+              "--json", str(out), "--", *HACKBENCH.split())
     assert load_stripped(out.read_text()) == load_stripped(c.json)
+    assert c.text == res.stdout
 
 
 def test_compare_without_variants_is_an_input_error():
@@ -203,7 +204,7 @@ def test_ctrl_c_interrupts_a_long_run_and_the_gil_is_released():
     # Stopped soon after the interrupt (the run alone would take minutes).
     assert elapsed < 10, elapsed
     # Another Python thread ran during the simulation: the GIL was released.
-    assert len([t for t in ticks if start + 0.1 < t < start + 0.9]) >= 20
+    assert len([t for t in ticks if start + 0.1 < t < start + 0.9]) >= 10
     # The package still works after an interrupted run.
     assert schedlab.run(machine="skl-2s", command="hackbench -g 1 -l 10",
                         progress=False).doc["complete"]
