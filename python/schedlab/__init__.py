@@ -62,6 +62,21 @@ TIMELINE_COLUMNS = ["run", "seed", "cpu", "bucket", "start_ns", "busy_ns",
                     "busy_fraction", "top_pid"]
 NUMA_COLUMNS = ["run", "seed", "sample", "time_ns", "node", "pages"]
 CPU_COLUMNS = ["run", "seed", "cpu", "busy_ns", "nr_switches"]
+# /proc/schedstat version 17 (kernel/sched/stats.c: show_schedstat()).
+SCHEDSTAT_CPU_FIELDS = ["yld_count", "legacy", "sched_count", "sched_goidle", "ttwu_count",
+                        "ttwu_local", "rq_cpu_time", "run_delay", "pcount"]
+SCHEDSTAT_LB_FIELDS = ["lb_count", "lb_balanced", "lb_failed", "lb_imbalance_load",
+                       "lb_imbalance_util", "lb_imbalance_task", "lb_imbalance_misfit",
+                       "lb_gained", "lb_hot_gained", "lb_nobusyq", "lb_nobusyg"]
+SCHEDSTAT_IDLE_TYPES = ["not_idle", "idle", "newly_idle"]  # the v6.10+ enum order
+SCHEDSTAT_DOMAIN_FIELDS = ["alb_count", "alb_failed", "alb_pushed", "sbe_count",
+                           "sbe_balanced", "sbe_pushed", "sbf_count", "sbf_balanced",
+                           "sbf_pushed", "ttwu_wake_remote", "ttwu_move_affine",
+                           "ttwu_move_balance"]
+SCHEDSTAT_CPU_COLUMNS = ["run", "seed", "cpu"] + [f for f in SCHEDSTAT_CPU_FIELDS
+                                                  if f != "legacy"]
+SCHEDSTAT_DOMAIN_COLUMNS = (["run", "seed", "cpu", "domain", "level", "span", "idle_type"]
+                            + SCHEDSTAT_LB_FIELDS + SCHEDSTAT_DOMAIN_FIELDS)
 SUMMARY_COLUMNS = ["metric", "n", "mean", "stdev", "cv_pct", "min", "max", "p90"]
 
 # Two-sided 95 % Student t quantiles by degrees of freedom (1..30); 1.96 beyond.
@@ -137,14 +152,18 @@ class Result:
     migration sampled by the timeline: time, task, from, to, reason; needs
     `timeline=True`), `latency` (histogram buckets as rows), `latency_percentiles`,
     `schedstat` (load-balancer counters in total, by domain level and by idle type),
+    `schedstat_cpus` and `schedstat_domains` (/proc/schedstat per CPU, and per CPU, domain
+    level and idle type),
     `timeline` (per-CPU busy time per bucket; needs `timeline=True`), `numa` (pages per
     node over time, when the workload declares memory), `workload` (benchmark-native
     metrics) and `summary` (statistics over runs).
     """
 
-    def __init__(self, json_text: str, text: str = ""):
+    def __init__(self, json_text: str, text: str = "", schedstat_texts: Optional[List[str]] = None):
         self.json: str = json_text
         self.text: str = text
+        #: Every run's /proc/schedstat (version 17) at its end, as `run --schedstat` writes it.
+        self.schedstat_texts: List[str] = list(schedstat_texts or [])
         self.doc: Dict[str, Any] = _json.loads(json_text)
         self._frames: Dict[str, pd.DataFrame] = {}
 
@@ -231,6 +250,49 @@ class Result:
                 for name, counters in (s.get(group) or {}).items():
                     yield {"kind": kind, "name": name, **counters}
         return self._cached("schedstat", lambda: _frame(self._rows(each), SCHEDSTAT_COLUMNS))
+
+    def _schedstat_lines(self):
+        for i, (r, text) in enumerate(zip(self.runs, self.schedstat_texts)):
+            cpu = None
+            for line in text.splitlines():
+                words = line.split()
+                if words and words[0].startswith("cpu"):
+                    cpu = int(words[0][3:])
+                yield i, r.get("seed"), cpu, words
+
+    @property
+    def schedstat_cpus(self) -> pd.DataFrame:
+        """/proc/schedstat's per-CPU lines of every run: one row per run and CPU."""
+        def build():
+            rows = []
+            for run, seed, cpu, words in self._schedstat_lines():
+                if words and words[0].startswith("cpu"):
+                    row = dict(zip(SCHEDSTAT_CPU_FIELDS, map(int, words[1:])))
+                    row.pop("legacy", None)
+                    rows.append({"run": run, "seed": seed, "cpu": cpu, **row})
+            return _frame(rows, SCHEDSTAT_CPU_COLUMNS)
+        return self._cached("schedstat_cpus", build)
+
+    @property
+    def schedstat_domains(self) -> pd.DataFrame:
+        """/proc/schedstat's domain lines of every run: one row per run, CPU, domain level
+        and idle type (`not_idle`, `idle`, `newly_idle`), with the load-balance counters and
+        the domain's active-balance and wakeup counters."""
+        def build():
+            rows = []
+            n = len(SCHEDSTAT_LB_FIELDS)
+            for run, seed, cpu, words in self._schedstat_lines():
+                if not (words and words[0].startswith("domain")):
+                    continue
+                nums = list(map(int, words[3:]))
+                tail = dict(zip(SCHEDSTAT_DOMAIN_FIELDS, nums[3 * n:]))
+                for k, idle in enumerate(SCHEDSTAT_IDLE_TYPES):
+                    lb = dict(zip(SCHEDSTAT_LB_FIELDS, nums[k * n:(k + 1) * n]))
+                    rows.append({"run": run, "seed": seed, "cpu": cpu,
+                                 "domain": int(words[0][6:]), "level": words[1],
+                                 "span": words[2], "idle_type": idle, **lb, **tail})
+            return _frame(rows, SCHEDSTAT_DOMAIN_COLUMNS)
+        return self._cached("schedstat_domains", build)
 
     @property
     def timeline(self) -> pd.DataFrame:
@@ -374,8 +436,8 @@ def run(scenario: Union[str, os.PathLike, None] = None, machine: Optional[str] =
     """
     opts = _options(scenario, machine, offline, kernel, features, sysctls, sets, command,
                     runs, seed)
-    json_text, text = _schedlab.run_json(opts, progress, timeline)
-    return Result(json_text, text)
+    json_text, text, schedstats = _schedlab.run_json(opts, progress, timeline)
+    return Result(json_text, text, schedstats)
 
 
 def compare(scenario: Union[str, os.PathLike, None] = None,

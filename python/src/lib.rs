@@ -40,11 +40,12 @@ fn input_err(e: schedlab::error::InputError) -> PyErr {
 }
 
 /// A context for runs started from Python: a progress bar when asked and stderr is a
-/// terminal, no `/proc/schedstat` text (nothing here prints it).
-fn context(progress: bool) -> RunContext {
+/// terminal; the `/proc/schedstat` text of every run only when asked (`run` keeps it for
+/// the per-CPU frames, `compare` has no use for it).
+fn context(progress: bool, schedstat_text: bool) -> RunContext {
     let mut ctx = RunContext::for_terminal();
     ctx.progress &= progress;
-    ctx.skip_schedstat_text = true;
+    ctx.skip_schedstat_text = !schedstat_text;
     ctx
 }
 
@@ -155,8 +156,10 @@ fn run_text(
     text
 }
 
-/// `schedlab run` with the given options: `(results JSON, text report)`. `timeline` records
-/// the first run's time series, as `schedlab run --report` does (its JSON then carries them).
+/// `schedlab run` with the given options: `(results JSON, text report, every run's
+/// /proc/schedstat text)` (the text as `--schedstat` writes it; `""` for a policy without
+/// schedstats). `timeline` records the first run's time series, as `schedlab run --report`
+/// does (its JSON then carries them).
 #[pyfunction]
 #[pyo3(signature = (options, progress, timeline))]
 fn run_json(
@@ -164,7 +167,7 @@ fn run_json(
     options: Options,
     progress: bool,
     timeline: bool,
-) -> PyResult<(String, String)> {
+) -> PyResult<(String, String, Vec<String>)> {
     let args = run_args(options);
     let scn = cli_run::scenario_from_args(&args).map_err(input_err)?;
     let machine = experiment::resolve_machine(&scn).map_err(input_err)?;
@@ -173,7 +176,7 @@ fn run_json(
     for note in &scn.kernel.notes {
         eprintln!("schedlab: note: {note}");
     }
-    let ctx = context(progress);
+    let ctx = context(progress, true);
     let instruments = schedlab::stats::trace::Instruments {
         timeline,
         ..Default::default()
@@ -181,7 +184,10 @@ fn run_json(
     let (runs, _) = interruptible(py, &ctx, || experiment::run_all_in(&ctx, &scn, instruments))?
         .map_err(input_err)?;
     let doc = experiment::results_json(&scn, &runs);
-    Ok((pretty(&doc)?, run_text(&setup, &scn, &runs)))
+    let schedstats = (runs.iter())
+        .map(|r| r.schedstat_text.clone().unwrap_or_default())
+        .collect();
+    Ok((pretty(&doc)?, run_text(&setup, &scn, &runs), schedstats))
 }
 
 /// `schedlab compare` with the given options and `--variant` specs: `(JSON, text report)`.
@@ -217,7 +223,7 @@ fn compare_json(
     let machine = experiment::resolve_machine(&named[0].scenario).map_err(input_err)?;
     schedlab::cli::print_import_warnings(&machine);
     let setup = experiment::setup_line(&named[0].scenario, &machine);
-    let ctx = context(progress);
+    let ctx = context(progress, false);
     let out = interruptible(py, &ctx, || compare::compare_in(&ctx, &named))?.map_err(input_err)?;
     let text = format!("{setup}\n{}", compare::render(&out));
     Ok((pretty(&compare::results_json(&out))?, text))

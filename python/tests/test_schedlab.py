@@ -58,6 +58,29 @@ def test_latency_schedstat_and_summary(hack):
     assert "time_s" in hack.workload.columns
 
 
+def test_schedstat_per_cpu_and_domain_sums_to_the_document(hack, cli, tmp_path):
+    dom = hack.schedstat_domains
+    nr_cpus = len(hack.doc["runs"][0]["cpus"])
+    assert dom[dom.run == 0]["cpu"].nunique() == nr_cpus
+    assert set(dom.idle_type) == {"not_idle", "idle", "newly_idle"}
+    for i, r in enumerate(hack.doc["runs"]):
+        by_level = dom[dom.run == i].groupby("level")[["lb_count", "lb_gained"]].sum()
+        for level, counters in r["schedstat"]["by_level"].items():
+            assert by_level.loc[level, "lb_count"] == counters["lb_count"], level
+            assert by_level.loc[level, "lb_gained"] == counters["lb_gained"], level
+        by_idle = dom[dom.run == i].groupby("idle_type")["lb_count"].sum()
+        for idle, counters in r["schedstat"]["by_idle_type"].items():
+            assert by_idle.loc[idle] == counters["lb_count"], idle
+    cpus = hack.schedstat_cpus
+    assert len(cpus) == 2 * nr_cpus and (cpus["sched_count"] > 0).any()
+    # The text is what `schedlab run --schedstat` writes (its first run), timestamp aside.
+    out = tmp_path / "schedstat"
+    cli("run", "-m", "skl-2s", "--runs", "2", "--schedstat", str(out), "--",
+        *HACKBENCH.split())
+    strip = lambda t: [l for l in t.splitlines() if not l.startswith("timestamp")]
+    assert strip(out.read_text()) == strip(hack.schedstat_texts[0])
+
+
 def test_frames_without_data_are_empty_with_columns(hack):
     assert hack.timeline.empty
     assert list(hack.timeline.columns)[:4] == ["run", "seed", "cpu", "bucket"]
