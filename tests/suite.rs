@@ -23,6 +23,7 @@ mod bisect;
 mod cli_run;
 mod compare;
 mod config;
+mod conventions;
 mod cpuidle;
 mod fair_sim;
 mod fuzz_cmdline;

@@ -39,13 +39,13 @@ pub struct BisectArgs {
     #[arg(long, value_name = "FIELD")]
     pub metric: Option<String>,
     /// Seeds every configuration starts with (2 to 30; more are added where intervals
-    /// still straddle zero, the midpoint or a neighbour).
+    /// still straddle zero, the midpoint or a neighbour) [default: 5]
     #[arg(long, allow_hyphen_values = true, value_parser = parse_bisect_runs)]
     pub runs: Option<u32>,
-    /// Most simulation runs in total (cache hits are free).
+    /// Most simulation runs in total (cache hits are free) [default: 400]
     #[arg(long, value_name = "RUNS", allow_hyphen_values = true, value_parser = parse_budget)]
     pub budget: Option<u64>,
-    /// Base seed.
+    /// Base seed [default: the scenario's run.seed, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Machine: a preset, `host`, an hwloc XML, a sysfs snapshot directory, or a topology

@@ -30,10 +30,11 @@ pub struct CompareArgs {
     /// `--variant noq:NO_TTWU_QUEUE` or `--variant slowipi:machine.cost.ipi_latency_ns=50000`.
     #[arg(long = "variant", value_name = "NAME:FEAT,NO_FEAT,sysctl=value")]
     pub variants: Vec<String>,
-    /// Runs per variant (the same seeds for every variant).
+    /// Runs per variant (the same seeds for every variant) [default: the scenario's run.runs,
+    /// else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
-    /// Base seed.
+    /// Base seed [default: the scenario's run.seed, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Machine: a preset (`schedlab list machines`), `host`, an hwloc XML, a sysfs snapshot

@@ -8,6 +8,7 @@ use crate::error::{EXIT_BAD_INPUT, InputError};
 pub mod bench;
 pub mod bisect;
 pub mod compare;
+pub mod conventions;
 pub mod list;
 pub mod report;
 pub mod run;
@@ -55,6 +56,10 @@ pub enum Command {
     /// Run the corpus of published scheduler results (validation/cases) and score the model:
     /// per case the real and simulated change, sign, ratio, within 2x; totals.
     Validate(validate::ValidateArgs),
+    /// Print a shell completion script: `schedlab completions bash > /etc/bash_completion.d/schedlab`.
+    Completions(conventions::CompletionsArgs),
+    /// Print the man page (roff) of schedlab, or write one per sub-command to a directory.
+    Man(conventions::ManArgs),
 }
 
 /// Arguments of `schedlab list`.
@@ -199,6 +204,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args).map(|()| 0),
         Command::Validate(args) => validate::run(&args),
+        Command::Completions(args) => conventions::completions(&args).map(|()| 0),
+        Command::Man(args) => conventions::man(&args).map(|()| 0),
     }
 }
 

@@ -37,10 +37,10 @@ pub struct RunArgs {
     /// Override any scenario key by dotted path (e.g. workload.tasks=8).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Number of runs (seeds derived from --seed).
+    /// Number of runs (seeds derived from --seed) [default: the scenario's run.runs, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
-    /// Base seed.
+    /// Base seed [default: the scenario's run.seed, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
     /// Write the results JSON to FILE (`-` = stdout; the text report then goes to stderr).
@@ -373,7 +373,7 @@ fn native_texts(
 /// The command the perf-stat header names: the workload's command line (else its kind) and,
 /// when keys from `--set` or a variant were applied on top of the command, those keys as the
 /// `--set` options that changed what ran (`'hackbench -g 10 -l 500 --set workload.groups=4'`).
-fn perf_command(w: &crate::config::scenario::WorkloadSection) -> String {
+pub fn perf_command(w: &crate::config::scenario::WorkloadSection) -> String {
     let Some(cmd) = &w.command else {
         return w.kind.clone().unwrap_or_default();
     };
