@@ -114,6 +114,9 @@ pub struct CostModel {
     pub idle_states: Vec<IdleState>,
     /// The cpuidle governor (`menu`, `teo`, `haltpoll`; kernel default menu).
     pub cpuidle_governor: crate::cpuidle::Governor,
+    /// The haltpoll governor's module parameters (`[machine.cost.haltpoll]`; the module
+    /// defaults, or this machine's `/sys/module/haltpoll/parameters` on `host`).
+    pub haltpoll: crate::cpuidle::HaltpollParams,
     /// Per-thread throughput with k SMT siblings busy (index k-1), in percent of running
     /// alone. SMT2 Intel/AMD: ~1.25x core throughput → 62 % per thread.
     pub smt_speed_pct: Vec<u32>,
@@ -190,6 +193,7 @@ impl Default for CostModel {
             balance_per_task_ns: 120,
             idle_states: crate::cpuidle::states::skx(),
             cpuidle_governor: crate::cpuidle::Governor::Menu,
+            haltpoll: crate::cpuidle::HaltpollParams::default(),
             smt_speed_pct: vec![100, 62],
             refill_ns_per_kib_cluster: 10,
             refill_ns_per_kib_llc: 25,
@@ -360,6 +364,11 @@ impl CostModel {
                 if let Some(g) = h.governor {
                     cost.cpuidle_governor = g;
                 }
+            }
+            if let Some(p) = crate::cpuidle::HaltpollParams::read_host(std::path::Path::new(
+                "/sys/module/haltpoll/parameters",
+            )) {
+                cost.haltpoll = p;
             }
         }
         if let Some((llc, cross_llc, cross_node)) = cacheline_defaults(&machine.name) {

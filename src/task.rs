@@ -152,6 +152,14 @@ pub enum Op {
     /// running on a CPU; a spinner that is preempted cannot see the release, so the lock stays
     /// free until some spinner runs again (or a new one comes).
     SpinUnlock { lock: u32 },
+    /// Take the spin lock of the CPU the task runs on, `base + cpu` (schbench's per-CPU lock
+    /// around the math: `pthread_mutex_trylock` in a loop with `cpu_relax()`, then re-read
+    /// the CPU and retry if it changed). A spinner that is moved to another CPU while it
+    /// waits retries there, on that CPU's lock.
+    PerCpuSpinLock { base: u32 },
+    /// Release the per-CPU lock this task took with [`Op::PerCpuSpinLock`] (wherever it runs
+    /// now: a holder may have been moved while it held it).
+    PerCpuSpinUnlock,
     /// End the simulation now: the benchmark's measured run is over (schbench's main thread
     /// setting `stopping`); the teardown that follows is not simulated. The task exits.
     Stop,

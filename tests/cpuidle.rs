@@ -140,15 +140,25 @@ fn kept_tick_runs_idle_balancing_until_the_governor_stops_it() {
         "CPU_IDLE passes {idle_passes}"
     );
 
-    // With haltpoll (never keeps the tick) the same run has no idle tick and no CPU_IDLE
-    // pass: only the NOHZ idle balancer could run them, and one busy CPU never kicks it
-    // to balance.
-    let mut e = engine(
-        &format!("{toml}[machine.cost]\ncpuidle_governor = \"haltpoll\"\n"),
-        sleeper(20_000, 200, 100_000, 100 * MS),
-        130 * MS,
-    );
-    e.run();
+    // haltpoll with the module defaults: the short idle periods grew the poll limit, so the
+    // long sleep starts polling, and a polling CPU keeps its tick (haltpoll_select() clears
+    // stop_tick when it polls); each tick-ended poll longer than guest_halt_poll_ns halves
+    // the limit until it halts and the tick stops.
+    let haltpoll = |params: &str| {
+        let mut e = engine(
+            &format!("{toml}[machine.cost]\ncpuidle_governor = \"haltpoll\"\n{params}"),
+            sleeper(20_000, 200, 100_000, 100 * MS),
+            130 * MS,
+        );
+        e.run();
+        e
+    };
+    let e = haltpoll("");
+    assert!(e.cpus()[2].stats.idle_ticks > 0, "{:?}", e.cpus()[2].stats);
+    // guest_halt_poll_ns = 0 (a guest that never polls, as this VM): every idle period
+    // halts, no idle tick and no CPU_IDLE pass: only the NOHZ idle balancer could run them,
+    // and one busy CPU never kicks it to balance.
+    let e = haltpoll("[machine.cost.haltpoll]\nguest_halt_poll_ns = 0\n");
     assert_eq!(e.cpus()[2].stats.idle_ticks, 0);
     assert_eq!(idle_lb_count(&e), 0);
 }

@@ -247,3 +247,62 @@ fn exec_balancing_moves_a_task_off_a_busy_cpu_and_keeps_it_on_an_idle_one() {
         "not the busy CPU's SMT sibling while whole cores are idle"
     );
 }
+
+/// Per-CPU locks (schbench's lock around the math): two tasks on different CPUs take
+/// different locks and never wait for each other; two on one CPU share its lock.
+fn percpu_plan(a_cpu: &str, b_cpu: &str) -> WorkloadPlan {
+    let body = |name: &str| {
+        program(
+            name,
+            vec![
+                Op::PerCpuSpinLock { base: 0 },
+                Op::Run { work_ns: 20 * MS },
+                Op::PerCpuSpinUnlock,
+                Op::Exit,
+            ],
+        )
+    };
+    WorkloadPlan {
+        programs: vec![body("a"), body("b")],
+        tasks: vec![
+            spec("a", 0, Some(a_cpu), 0),
+            TaskSpec {
+                start_ns: MS / 10,
+                ..spec("b", 1, Some(b_cpu), 0)
+            },
+        ],
+        nr_spinlocks: 80,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn per_cpu_locks_of_different_cpus_do_not_contend() {
+    let e = run_clean(engine("skl-2s", percpu_plan("0", "1")).unwrap());
+    for t in e.tasks() {
+        // 20 ms of work each, no spinning.
+        let ran = t.stats.sum_exec_runtime_ns;
+        assert!(
+            (20 * MS..20 * MS + MS / 2).contains(&ran),
+            "{} ran {ran}",
+            t.comm
+        );
+    }
+}
+
+#[test]
+fn per_cpu_lock_of_one_cpu_makes_the_second_task_spin() {
+    // Both on CPU 0: as with one shared lock, the second task spins while the holder is
+    // preempted (EEVDF halves the CPU between them), so it burns ~20 ms spinning.
+    let e = run_clean(engine("skl-2s", percpu_plan("0", "0")).unwrap());
+    let spin_ns = e.tasks()[1].stats.sum_exec_runtime_ns - 20 * MS;
+    assert!((15 * MS..25 * MS).contains(&spin_ns), "spun {spin_ns} ns");
+}
+
+#[test]
+fn a_per_cpu_lock_needs_one_lock_per_cpu_in_the_plan() {
+    let mut plan = percpu_plan("0", "1");
+    plan.nr_spinlocks = 79;
+    let err = engine("skl-2s", plan).err().expect("refused");
+    assert!(err.to_string().contains("per-CPU spin lock"), "{err}");
+}

@@ -78,7 +78,10 @@ fn a_case_with_an_unknown_key_is_an_error_naming_file_and_key() {
         err.contains("bad.toml") && err.contains("real.change_pc"),
         "{err}"
     );
-    assert!(err.contains("did you mean change_pct"), "{err}");
+    assert!(
+        err.contains("did you mean") && err.contains("change_pct"),
+        "{err}"
+    );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -466,6 +466,20 @@ def compare(scenario: Union[str, os.PathLike, None] = None,
     return CompareResult(json_text, text)
 
 
+def validate(cases_dir: Union[str, os.PathLike] = "validation/cases", quick: bool = False,
+             cases: Optional[Iterable[str]] = None, progress: bool = True) -> pd.DataFrame:
+    """`schedlab validate`: run the corpus of published results and return the scoreboard,
+    one row per case (id, benchmark, machine, group, source, real_change_pct,
+    sim_change_pct, sim_ci_pct, sign_ok, ratio, within_2x, scored, reason, ...). The totals
+    (share with the right sign, within 2x, median |log ratio|) are in `attrs["totals"]`."""
+    text = _schedlab.validate_json(os.fspath(cases_dir), bool(quick), list(cases or []),
+                                   bool(progress))
+    doc = _json.loads(text)
+    frame = pd.DataFrame(doc["cases"])
+    frame.attrs["totals"] = doc["totals"]
+    return frame
+
+
 def machines() -> pd.DataFrame:
     """The machine presets: machine, description."""
     return pd.DataFrame(_json.loads(_schedlab.machines_json()))

@@ -299,6 +299,38 @@ fn report_html(source: &str, json: &str) -> PyResult<String> {
     Ok(schedlab::report::render(&report))
 }
 
+/// `schedlab validate`: the scoreboard of the corpus in `cases_dir` as JSON (`quick`: the CI
+/// subset; `cases`: only these ids; no cache).
+#[pyfunction]
+#[pyo3(signature = (cases_dir, quick, cases, progress))]
+fn validate_json(
+    py: Python<'_>,
+    cases_dir: String,
+    quick: bool,
+    cases: Vec<String>,
+    progress: bool,
+) -> PyResult<String> {
+    use schedlab::experiment::validate;
+    let all = validate::case::read_corpus(std::path::Path::new(&cases_dir)).map_err(input_err)?;
+    for id in &cases {
+        if !all.iter().any(|c| &c.id == id) {
+            return Err(InputError::new_err(format!(
+                "--case: {id}: no such case in {cases_dir}"
+            )));
+        }
+    }
+    let selected: Vec<_> = (all.into_iter())
+        .filter(|c| !quick || c.file.quick)
+        .filter(|c| cases.is_empty() || cases.contains(&c.id))
+        .collect();
+    let ctx = context(progress, false);
+    let board = interruptible(py, &ctx, || {
+        validate::validate(&ctx, &selected, &[], None, &|_| {})
+    })?
+    .map_err(input_err)?;
+    serde_json::to_string(&board).map_err(|e| InputError::new_err(e.to_string()))
+}
+
 /// The version of the library, as results documents carry it.
 #[pyfunction]
 fn version() -> &'static str {
@@ -315,6 +347,7 @@ fn _schedlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(features_json, m)?)?;
     m.add_function(wrap_pyfunction!(profiles_json, m)?)?;
     m.add_function(wrap_pyfunction!(report_html, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     Ok(())
 }

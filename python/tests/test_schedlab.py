@@ -269,3 +269,15 @@ def test_sweep_results(cli, tmp_path):
     assert len(schedlab.sweep_results(tmp_path / "sw.sqlite", table="metrics")) > 4
     with pytest.raises(schedlab.InputError):
         schedlab.sweep_results(tmp_path / "missing.sqlite")
+
+
+def test_validate_returns_the_scoreboard_as_a_frame():
+    board = schedlab.validate(ROOT / "validation" / "cases", cases=["power10-swb-60-elapsed"],
+                              progress=False)
+    assert list(board["id"]) == ["power10-swb-60-elapsed"]
+    row = board.iloc[0]
+    assert row["real_change_pct"] == pytest.approx(-5.6, abs=0.01)
+    assert row["sim_change_pct"] == row["sim_change_pct"]  # a number, not NaN
+    assert board.attrs["totals"]["ran"] == 1
+    with pytest.raises(schedlab.InputError, match="no such case"):
+        schedlab.validate(ROOT / "validation" / "cases", cases=["nope"], progress=False)

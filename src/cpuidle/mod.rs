@@ -103,11 +103,68 @@ pub struct CpuIdleDev {
     pub teo: teo::TeoCpu,
     /// haltpoll's `dev->poll_limit_ns`.
     pub poll_limit_ns: u64,
+    /// The haltpoll module parameters (`/sys/module/haltpoll/parameters/`).
+    pub haltpoll: HaltpollParams,
+}
+
+/// The cpuidle-haltpoll governor's module parameters (`drivers/cpuidle/governors/haltpoll.c`,
+/// `/sys/module/haltpoll/parameters/`): how long an idle CPU may poll before it halts, and how
+/// that limit grows and shrinks. A guest whose `guest_halt_poll_ns` is 0 never polls: every
+/// idle period halts, and a wakeup needs an IPI and a VM exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HaltpollParams {
+    /// `guest_halt_poll_ns`: the largest poll limit (module default 200 µs).
+    pub guest_halt_poll_ns: u64,
+    /// `guest_halt_poll_grow`: the limit's growth factor (default 2).
+    pub grow: u64,
+    /// `guest_halt_poll_grow_start`: the first non-zero limit (default 50 µs).
+    pub grow_start_ns: u64,
+    /// `guest_halt_poll_shrink`: the limit's shrink divisor (default 2; 0 resets to 0).
+    pub shrink: u64,
+    /// `guest_halt_poll_allow_shrink` (default true).
+    pub allow_shrink: bool,
+}
+
+impl Default for HaltpollParams {
+    fn default() -> Self {
+        HaltpollParams {
+            guest_halt_poll_ns: 200_000,
+            grow: 2,
+            grow_start_ns: 50_000,
+            shrink: 2,
+            allow_shrink: true,
+        }
+    }
+}
+
+impl HaltpollParams {
+    /// The running kernel's module parameters under `dir` (`/sys/module/haltpoll/parameters`);
+    /// the defaults for any that cannot be read (the module not loaded: `None`).
+    pub fn read_host(dir: &std::path::Path) -> Option<HaltpollParams> {
+        let read = |name: &str| -> Option<String> {
+            std::fs::read_to_string(dir.join(name))
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        let num =
+            |name: &str, default: u64| read(name).and_then(|s| s.parse().ok()).unwrap_or(default);
+        read("guest_halt_poll_ns")?;
+        let d = HaltpollParams::default();
+        Some(HaltpollParams {
+            guest_halt_poll_ns: num("guest_halt_poll_ns", d.guest_halt_poll_ns),
+            grow: num("guest_halt_poll_grow", d.grow),
+            grow_start_ns: num("guest_halt_poll_grow_start", d.grow_start_ns),
+            shrink: num("guest_halt_poll_shrink", d.shrink),
+            allow_shrink: read("guest_halt_poll_allow_shrink")
+                .map_or(d.allow_shrink, |s| s == "Y" || s == "1"),
+        })
+    }
 }
 
 impl CpuIdleDev {
     /// The device as `*_enable_device()` leaves it.
-    pub fn new(governor: Governor) -> CpuIdleDev {
+    pub fn new(governor: Governor, haltpoll: HaltpollParams) -> CpuIdleDev {
         CpuIdleDev {
             governor,
             last_state_idx: None,
@@ -115,6 +172,7 @@ impl CpuIdleDev {
             menu: menu::MenuDevice::new(),
             teo: teo::TeoCpu::default(),
             poll_limit_ns: 0,
+            haltpoll,
         }
     }
 
@@ -143,11 +201,17 @@ impl CpuIdleDev {
                 self.last_residency_ns,
                 now_ns,
             ),
-            Governor::Haltpoll => Selection {
-                // haltpoll_select(): poll while the poll limit is non-zero (the poll time
-                // limit itself is not modelled), else state 1; stop_tick left true.
-                state: if self.poll_limit_ns == 0 { 1 } else { 0 },
+            // haltpoll_select(): halt (state 1, the tick may stop) while the poll limit is
+            // 0, else poll (state 0) with the tick kept. Approximation: the poll's own time
+            // limit (`poll_time_limit`: halt after a poll window without an event) is not
+            // modelled; a polling CPU polls until its next event.
+            Governor::Haltpoll if self.poll_limit_ns == 0 => Selection {
+                state: 1,
                 stop_tick: true,
+            },
+            Governor::Haltpoll => Selection {
+                state: 0,
+                stop_tick: false,
             },
         }
     }
@@ -174,16 +238,91 @@ impl CpuIdleDev {
         }
     }
 
-    /// haltpoll `adjust_poll_limit()` with the module defaults (`guest_halt_poll_ns` 200 µs,
-    /// grow ×2 from 50 µs, shrink ÷2).
+    /// haltpoll `adjust_poll_limit()` with the machine's module parameters: grow the limit
+    /// (by `grow`, at least `grow_start`, at most `guest_halt_poll_ns`) when the CPU blocked
+    /// longer than it but within `guest_halt_poll_ns`; shrink it (by `shrink`; below
+    /// `grow_start` to 0) when it blocked longer than `guest_halt_poll_ns`.
     fn adjust_poll_limit(&mut self, block_ns: u64) {
-        const GUEST_HALT_POLL_NS: u64 = 200_000;
-        const GROW_START: u64 = 50_000;
-        if block_ns > self.poll_limit_ns && block_ns <= GUEST_HALT_POLL_NS {
-            self.poll_limit_ns = (self.poll_limit_ns * 2).clamp(GROW_START, GUEST_HALT_POLL_NS);
-        } else if block_ns > GUEST_HALT_POLL_NS {
-            let v = self.poll_limit_ns / 2;
-            self.poll_limit_ns = if v < GROW_START { 0 } else { v };
+        let p = self.haltpoll;
+        if block_ns > self.poll_limit_ns && block_ns <= p.guest_halt_poll_ns {
+            let grown = self.poll_limit_ns.saturating_mul(p.grow);
+            self.poll_limit_ns = grown.max(p.grow_start_ns).min(p.guest_halt_poll_ns);
+        } else if block_ns > p.guest_halt_poll_ns && p.allow_shrink {
+            let v = match p.shrink {
+                0 => 0,
+                shrink => self.poll_limit_ns / shrink,
+            };
+            self.poll_limit_ns = if v < p.grow_start_ns { 0 } else { v };
         }
+    }
+}
+
+#[cfg(test)]
+mod haltpoll_tests {
+    use super::*;
+
+    fn dev(p: HaltpollParams) -> CpuIdleDev {
+        CpuIdleDev::new(Governor::Haltpoll, p)
+    }
+
+    /// The module defaults: a short block grows the limit to grow_start, then doubles it up
+    /// to guest_halt_poll_ns; a long block halves it, below grow_start to 0.
+    #[test]
+    fn poll_limit_grows_and_shrinks_as_the_module_parameters_say() {
+        let mut d = dev(HaltpollParams::default());
+        d.adjust_poll_limit(10_000);
+        assert_eq!(d.poll_limit_ns, 50_000);
+        d.adjust_poll_limit(60_000);
+        assert_eq!(d.poll_limit_ns, 100_000);
+        d.adjust_poll_limit(150_000);
+        assert_eq!(d.poll_limit_ns, 200_000);
+        d.adjust_poll_limit(300_000);
+        assert_eq!(d.poll_limit_ns, 100_000);
+        d.adjust_poll_limit(300_000);
+        assert_eq!(d.poll_limit_ns, 50_000);
+        d.adjust_poll_limit(300_000);
+        assert_eq!(d.poll_limit_ns, 0);
+    }
+
+    /// `guest_halt_poll_ns = 0` (this VM's setting): the limit never grows, every idle period
+    /// halts (state 1) and may stop the tick; a polling CPU keeps its tick.
+    #[test]
+    fn a_zero_guest_halt_poll_ns_never_polls() {
+        let p = HaltpollParams {
+            guest_halt_poll_ns: 0,
+            ..HaltpollParams::default()
+        };
+        let mut d = dev(p);
+        for block in [1_000, 40_000, 10_000_000] {
+            d.adjust_poll_limit(block);
+            assert_eq!(d.poll_limit_ns, 0);
+        }
+        let mut polling = dev(HaltpollParams::default());
+        polling.poll_limit_ns = 50_000;
+        let states = states::skx();
+        let inp = IdleInputs {
+            tick_nsec: 4_000_000,
+            tick_stopped: false,
+            sleep_length_ns: 10_000_000,
+            delta_tick_ns: 4_000_000,
+        };
+        let sel = d.select(&states, &inp, 0);
+        assert_eq!((sel.state, sel.stop_tick), (1, true));
+        let sel = polling.select(&states, &inp, 0);
+        assert_eq!((sel.state, sel.stop_tick), (0, false));
+    }
+
+    #[test]
+    fn host_parameters_are_read_from_sysfs() {
+        let dir = std::env::temp_dir().join(format!("schedlab-haltpoll-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(HaltpollParams::read_host(&dir), None, "module not loaded");
+        std::fs::write(dir.join("guest_halt_poll_ns"), "0\n").unwrap();
+        std::fs::write(dir.join("guest_halt_poll_allow_shrink"), "N\n").unwrap();
+        let p = HaltpollParams::read_host(&dir).unwrap();
+        assert_eq!(p.guest_halt_poll_ns, 0);
+        assert!(!p.allow_shrink);
+        assert_eq!(p.grow, 2);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1516,7 +1516,9 @@ impl Engine {
                 | Op::Fork { .. }
                 | Op::Exec
                 | Op::SpinLock { .. }
-                | Op::SpinUnlock { .. } => self.op_task(cpu, p, op),
+                | Op::SpinUnlock { .. }
+                | Op::PerCpuSpinLock { .. }
+                | Op::PerCpuSpinUnlock => self.op_task(cpu, p, op),
                 Op::Exit => Step::Exit,
                 Op::Stop => {
                     self.stop_requested = true;
@@ -1866,7 +1868,27 @@ impl Engine {
                 Step::Planned
             }
             Op::SpinUnlock { lock } => {
+                let t = &mut self.tasks[p.idx()];
+                t.pc += 1;
+                if t.held_percpu_lock == Some(lock) {
+                    t.held_percpu_lock = None;
+                }
+                self.spin_unlock(p, lock);
+                Step::Next
+            }
+            Op::PerCpuSpinLock { base } => {
+                // This CPU's lock; a spinner moved here stops waiting for its old CPU's.
+                let lock = base + cpu as u32;
+                self.leave_spin_queue_unless(p, lock);
+                if self.spin_lock(p, lock) {
+                    return Step::Next;
+                }
+                Step::Planned
+            }
+            Op::PerCpuSpinUnlock => {
                 self.tasks[p.idx()].pc += 1;
+                let lock = self.tasks[p.idx()].held_percpu_lock.take();
+                let lock = lock.expect("validated: PerCpuSpinUnlock follows PerCpuSpinLock");
                 self.spin_unlock(p, lock);
                 Step::Next
             }
@@ -1905,6 +1927,7 @@ impl Engine {
             }
             let t = &mut self.tasks[p.idx()];
             t.spinning = false;
+            t.held_percpu_lock = Some(lock);
             t.pc += 1;
             return true;
         }
@@ -1917,8 +1940,23 @@ impl Engine {
         if !self.tasks[p.idx()].spinning {
             l.spinners.push_back(p);
             self.tasks[p.idx()].spinning = true;
+            self.tasks[p.idx()].spin_lock_id = lock;
         }
         false
+    }
+
+    /// A spinner of another lock than `lock` (a per-CPU lock's spinner moved to another
+    /// CPU) leaves that lock's queue.
+    fn leave_spin_queue_unless(&mut self, p: TaskId, lock: u32) {
+        let t = &mut self.tasks[p.idx()];
+        if !t.spinning || t.spin_lock_id == lock {
+            return;
+        }
+        t.spinning = false;
+        let old = &mut self.spinlocks[t.spin_lock_id as usize];
+        if let Some(i) = old.spinners.iter().position(|&s| s == p) {
+            old.spinners.remove(i);
+        }
     }
 
     /// `Op::SpinUnlock`: hand the lock to the longest-waiting spinner that is running (it
@@ -1938,6 +1976,7 @@ impl Engine {
         l.owner = Some(w);
         let t = &mut self.tasks[w.idx()];
         t.spinning = false;
+        t.held_percpu_lock = Some(lock);
         t.pc += 1;
         let cpu = t.cpu;
         self.plan_continue(cpu);

@@ -246,6 +246,10 @@ pub struct Task {
     pub(crate) wake_delayed_from: Option<usize>,
     /// Spinning on a spin lock (`Op::SpinLock` not yet acquired): burning CPU, no progress.
     pub(crate) spinning: bool,
+    /// The lock it spins on while `spinning`.
+    pub(crate) spin_lock_id: u32,
+    /// The per-CPU lock it holds (`Op::PerCpuSpinLock` taken, not yet released).
+    pub(crate) held_percpu_lock: Option<u32>,
     /// Forked (by its start time or by `Op::Fork`).
     pub(crate) forked: bool,
 }
@@ -1059,6 +1063,11 @@ fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError
                 {
                     return Err(bad("spin lock", lock));
                 }
+                Op::PerCpuSpinLock { base }
+                    if base as usize + machine.nr_cpus() > plan.nr_spinlocks =>
+                {
+                    return Err(bad("per-CPU spin lock base", base));
+                }
                 Op::Fork { task }
                     if plan.tasks.get(task as usize).map(|t| t.start_ns)
                         != Some(TaskSpec::START_ON_FORK_OP) =>
@@ -1182,6 +1191,8 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
         on_cpu_until_ns: 0,
         wake_delayed_from: None,
         spinning: false,
+        spin_lock_id: 0,
+        held_percpu_lock: None,
         forked: false,
     }
 }
@@ -1226,7 +1237,7 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         idle_state: 0,
         idle_polling: false,
         tick_stopped: false,
-        cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor),
+        cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor, cost.haltpoll),
         idle_iter_start_ns: None,
         busy_until_ns: 0,
         rq_lock_free_at_ns: 0,

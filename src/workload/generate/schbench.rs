@@ -55,8 +55,11 @@
 //! - Workers queue FIFO on one gate semaphore, so the longest-waiting worker is woken first;
 //!   the program's list is LIFO. Workers are interchangeable, so only which CPU's cache is
 //!   reused first differs.
-//! - The per-CPU spin lock around the math (no `-L`) is not modelled (it needs a lock chosen
-//!   by the CPU the task runs on); runs without `-L` behave like `-L`.
+//! - The per-CPU lock around the math (no `-L`): the program's `pthread_mutex_trylock` loop
+//!   with `cpu_relax()` is a spin lock per CPU ([`Op::PerCpuSpinLock`]): a waiter burns its
+//!   CPU until the holder (preempted or not) releases it; a waiter moved to another CPU
+//!   retries on that CPU's lock, as the program's re-read of its CPU makes it. The mutex's
+//!   futex path is not taken (trylock never sleeps).
 //! - The first worker's `fpost` FUTEX_WAKE syscall cost is not charged (only the CAS).
 //! - RPS mode: each window restarts the round-robin at worker 0; the "more than 128 pending"
 //!   back-off is not modelled. `-A` (auto-RPS from /proc/stat) and `-z` are refused/ignored
@@ -238,7 +241,10 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
             });
         }
     }
-    Ok(b.finish())
+    let mut plan = b.finish();
+    // One lock per CPU (the program's `per_cpu_locks[get_nprocs()]`).
+    plan.nr_spinlocks = plan.nr_spinlocks.max(nr_cpus);
+    Ok(plan)
 }
 
 /// The modes and option values [`plan`] refuses.
@@ -431,7 +437,14 @@ fn request_ops(p: &mut Prog, cfg: &SchbenchConfig, work: u64, request: Option<u8
             ns: cfg.sleep_usec * 1000,
         });
     }
+    // The math, under the per-CPU lock unless -L (or -C).
+    if !cfg.skip_locking {
+        p.push(Op::PerCpuSpinLock { base: 0 });
+    }
     p.run(work);
+    if !cfg.skip_locking {
+        p.push(Op::PerCpuSpinUnlock);
+    }
     if let Some(r) = request {
         p.push(Op::Sample { slot: 1, metric: r });
     }
