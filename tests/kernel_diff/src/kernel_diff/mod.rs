@@ -1,0 +1,6 @@
+//! The differential properties, one module per kernel file.
+
+mod inject;
+mod menu;
+mod pelt;
+mod weights;
