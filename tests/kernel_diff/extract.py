@@ -4,7 +4,8 @@
 Usage: extract.py TARBALL OUTDIR SPEC
   TARBALL  e.g. /usr/src/linux-source-6.12.tar.xz (Debian's linux-source-X.Y package)
   OUTDIR   where to write <unit>.kextract.c files (build.rs passes a directory of OUT_DIR)
-  SPEC     lines "unit  path/in/tree  kind  name" (kind: func | struct | var | define | file),
+  SPEC     lines "unit  path/in/tree  kind  name" (kind: func | struct | var | define | stmt | file | file-noinc;
+           shim: our header shim/NAME included there, path '-'),
            '#' comments allowed
 
 For each unit it writes OUTDIR/<unit>.kextract.c holding, in SPEC order, the text of the
@@ -153,10 +154,19 @@ def main():
             if line:
                 unit, path, kind, name = line.split()
                 entries.append((unit, path, kind, name))
-    root = unpack(tarball, outdir, sorted({e[1] for e in entries}))
+    root = unpack(tarball, outdir, sorted({e[1] for e in entries if e[2] != "shim"} | {"Makefile"}))
+    # The exact version (Debian's linux-source-6.12 is a 6.12.y stable release).
+    with open(os.path.join(root, "Makefile")) as f:
+        head = dict(re.findall(r"^(VERSION|PATCHLEVEL|SUBLEVEL) = (\d+)", f.read(), re.M))
+    with open(os.path.join(outdir, "version.txt"), "w") as f:
+        f.write(f"{head.get('VERSION')}.{head.get('PATCHLEVEL')}.{head.get('SUBLEVEL')}")
     units = {}
     cache = {}
     for unit, path, kind, name in entries:
+        if kind == "shim":
+            # Our own header (shim/NAME), included at this point of the unit.
+            units.setdefault(unit, []).append(f'#include "{name}"\n')
+            continue
         if path not in cache:
             with open(os.path.join(root, path), errors="replace") as f:
                 text = f.read()
@@ -173,6 +183,18 @@ def main():
                 body = find_define(text, clean, name)
             elif kind == "file":
                 body = text
+            elif kind == "file-noinc":
+                # A whole file with its #include lines dropped: the shim provides what
+                # they would (container_of, rcu_assign_pointer, ...).
+                body = re.sub(r"^#\s*include\s*[<\"].*$", "", text, flags=re.M)
+            elif kind == "stmt":
+                # A top-level statement starting with `name` (a macro invocation such as
+                # RB_DECLARE_CALLBACKS(...);), up to its closing parenthesis and `;`.
+                m = re.search(r"^" + re.escape(name) + r"\s*\(", clean, re.M)
+                if not m:
+                    raise LookupError(f"statement {name}")
+                semi = clean.index(";", m.end())
+                body = text[m.start() : semi + 1] + "\n"
             else:
                 raise ValueError(f"unknown kind {kind}")
         except LookupError as e:

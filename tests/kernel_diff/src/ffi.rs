@@ -55,3 +55,77 @@ unsafe extern "C" {
     pub fn kd612_prio_to_weight(i: i32) -> i32;
     pub fn kd612_prio_to_wmult(i: i32) -> u32;
 }
+
+/// `shim/eevdf_wrap.c`'s entity.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSe {
+    pub weight: u64,
+    pub vruntime: u64,
+    pub deadline: u64,
+    pub slice: u64,
+    pub vlag: i64,
+    pub inv_weight: u32,
+    pub queued: u8,
+    pub rel_deadline: u8,
+    pub custom_slice: u8,
+    pub pad: u8,
+}
+
+/// `shim/eevdf_wrap.c`'s runqueue description.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdRq {
+    pub v0: u64,
+    pub curr: i64,
+    pub features: u64,
+    pub base_slice: u64,
+    pub tick_nsec: u64,
+}
+
+/// `shim/eevdf_wrap.c`'s outputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdOut {
+    pub avg_vruntime: u64,
+    pub pick: i64,
+    pub eligible: u64,
+    pub ret: i64,
+    pub avg_sum: i64,
+    pub avg_load: u64,
+    pub nr_running: u64,
+}
+
+/// `shim/shim.h`'s sched_feat() bits.
+pub mod feat {
+    pub const UTIL_EST: u64 = 1 << 0;
+    pub const PLACE_LAG: u64 = 1 << 1;
+    pub const PLACE_DEADLINE_INITIAL: u64 = 1 << 2;
+    pub const PLACE_REL_DEADLINE: u64 = 1 << 3;
+    pub const RUN_TO_PARITY: u64 = 1 << 4;
+    pub const PREEMPT_SHORT: u64 = 1 << 5;
+    pub const GENTLE_FAIR_SLEEPERS: u64 = 1 << 6;
+    pub const START_DEBIT: u64 = 1 << 7;
+    pub const WAKEUP_PREEMPTION: u64 = 1 << 8;
+}
+
+/// `shim/eevdf_wrap.c`'s operations.
+pub mod op {
+    pub const QUERY: i32 = 0;
+    pub const LAG: i32 = 1;
+    pub const DEADLINE: i32 = 2;
+    pub const PLACE: i32 = 3;
+}
+
+#[cfg(kdiff_eevdf_6_12)]
+unsafe extern "C" {
+    pub fn kd612_eevdf_op(
+        rq: *const KdRq,
+        ses: *mut KdSe,
+        n: i32,
+        op: i32,
+        id: i32,
+        arg: u64,
+        out: *mut KdOut,
+    ) -> i32;
+}
