@@ -46,7 +46,14 @@ fn extract(manifest: &Path, src_dir: &Path, version: &str, out: &Path) -> Result
     })?;
     let stamp = out.join("extracted.stamp");
     let spec = manifest.join(format!("kernel-{version}.spec"));
-    let key = format!("{:?}", (std::fs::metadata(&tar).and_then(|m| m.modified()).ok(), std::fs::read_to_string(&spec).ok(), std::fs::read_to_string(manifest.join("extract.py")).ok()));
+    let key = format!(
+        "{:?}",
+        (
+            std::fs::metadata(&tar).and_then(|m| m.modified()).ok(),
+            std::fs::read_to_string(&spec).ok(),
+            std::fs::read_to_string(manifest.join("extract.py")).ok()
+        )
+    );
     if std::fs::read_to_string(&stamp).ok().as_deref() == Some(key.as_str()) {
         return Ok(());
     }
@@ -116,7 +123,9 @@ fn main() {
         .file(manifest.join("shim/common.c"))
         .include(manifest.join("shim"))
         .compile("kdiff_common");
-    let mut table = String::from("/// (unit, kernel version, skip reason)\npub const UNITS: &[(&str, &str, Option<&str>)] = &[\n");
+    let mut table = String::from(
+        "/// (unit, kernel version, skip reason)\npub const UNITS: &[(&str, &str, Option<&str>)] = &[\n",
+    );
     for v in VERSIONS {
         let tag = v.replace('.', "_");
         let out = out_dir.join(format!("linux-{v}"));

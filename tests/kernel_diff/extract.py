@@ -200,6 +200,11 @@ def main():
         except LookupError as e:
             print(f"{os.path.basename(tarball)}: {path}: {e} not found", file=sys.stderr)
             sys.exit(3)
+        if kind in ("func", "var") and not body.lstrip().startswith("static"):
+            # Internal linkage for every extracted definition: units of two kernel
+            # versions (and their copies of non-static functions such as
+            # __pick_first_entity) are linked into one test binary.
+            body = "static " + body
         units.setdefault(unit, []).append(f"/* {path}: {kind} {name} */\n{body}")
     for unit, parts in units.items():
         with open(os.path.join(outdir, f"{unit}.kextract.c"), "w") as f:

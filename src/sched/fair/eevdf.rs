@@ -76,12 +76,7 @@ impl CfsRq {
     /// TICK_NSEC)).
     /// Public for the differential tests against the kernel's C (tests/kernel_diff).
     #[doc(hidden)]
-    pub fn update_entity_lag(
-        &mut self,
-        ents: &mut [SchedEntity],
-        params: &FairParams,
-        id: usize,
-    ) {
+    pub fn update_entity_lag(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
         let v = self.avg_vruntime(ents);
         let se = &mut ents[id];
         let vlag = v.wrapping_sub(se.vruntime) as i64;

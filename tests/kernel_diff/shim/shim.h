@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <limits.h>
+#include <string.h>
 
 typedef uint8_t u8;
 typedef uint16_t u16;
@@ -83,7 +84,7 @@ extern unsigned long long kd_sched_features;
 enum { __SCHED_FEAT_UTIL_EST, __SCHED_FEAT_PLACE_LAG, __SCHED_FEAT_PLACE_DEADLINE_INITIAL,
        __SCHED_FEAT_PLACE_REL_DEADLINE, __SCHED_FEAT_RUN_TO_PARITY, __SCHED_FEAT_PREEMPT_SHORT,
        __SCHED_FEAT_GENTLE_FAIR_SLEEPERS, __SCHED_FEAT_START_DEBIT, __SCHED_FEAT_WAKEUP_PREEMPTION,
-       __SCHED_FEAT_DELAY_DEQUEUE, __SCHED_FEAT_NR };
+       __SCHED_FEAT_DELAY_DEQUEUE, __SCHED_FEAT_ALT_PERIOD, __SCHED_FEAT_BASE_SLICE, __SCHED_FEAT_NR };
 #define sched_feat(x) (!!(kd_sched_features & (1ULL << __SCHED_FEAT_##x)))
 
 #endif

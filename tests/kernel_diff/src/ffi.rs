@@ -107,6 +107,9 @@ pub mod feat {
     pub const GENTLE_FAIR_SLEEPERS: u64 = 1 << 6;
     pub const START_DEBIT: u64 = 1 << 7;
     pub const WAKEUP_PREEMPTION: u64 = 1 << 8;
+    pub const DELAY_DEQUEUE: u64 = 1 << 9;
+    pub const ALT_PERIOD: u64 = 1 << 10;
+    pub const BASE_SLICE: u64 = 1 << 11;
 }
 
 /// `shim/eevdf_wrap.c`'s operations.
@@ -128,4 +131,54 @@ unsafe extern "C" {
         arg: u64,
         out: *mut KdOut,
     ) -> i32;
+}
+
+/// `shim/cfs_wrap.c`'s entity.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdCfsSe {
+    pub weight: u64,
+    pub vruntime: u64,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub inv_weight: u32,
+    pub queued: u8,
+    pub idle: u8,
+    pub pad: [u8; 2],
+}
+
+/// `shim/cfs_wrap.c`'s runqueue and tunables.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdCfsRq {
+    pub min_vruntime: u64,
+    pub clock_task: u64,
+    pub features: u64,
+    pub latency: u64,
+    pub min_gran: u64,
+    pub idle_min_gran: u64,
+    pub wakeup_gran: u64,
+    pub nr_latency: u64,
+    pub curr: i64,
+}
+
+/// `shim/cfs_wrap.c`'s operations.
+pub mod cfs_op {
+    pub const SLICE: i32 = 0;
+    pub const PLACE: i32 = 1;
+    pub const TICK: i32 = 2;
+    pub const WAKEUP_PREEMPT: i32 = 3;
+}
+
+#[cfg(kdiff_cfs_6_1)]
+unsafe extern "C" {
+    pub fn kd61_cfs_op(
+        rq: *const KdCfsRq,
+        ses: *const KdCfsSe,
+        n: i32,
+        op: i32,
+        id: i32,
+        arg: u64,
+    ) -> i64;
 }

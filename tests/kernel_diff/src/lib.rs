@@ -25,7 +25,9 @@ pub const REQUIRE_ENV: &str = "SCHEDLAB_REQUIRE_KERNEL_SOURCE";
 pub fn skip_reason(unit: &str, version: &str) -> Option<String> {
     match UNITS.iter().find(|(u, v, _)| *u == unit && *v == version) {
         Some((_, _, reason)) => reason.map(str::to_string),
-        None => Some(format!("no unit {unit} for linux {version} in kernel-{version}.spec")),
+        None => Some(format!(
+            "no unit {unit} for linux {version} in kernel-{version}.spec"
+        )),
     }
 }
 
@@ -90,7 +92,9 @@ where
     }
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
     let mut runner = TestRunner::new_with_rng(config, rng);
-    let res = runner.run(&strategy, |input| check(&input).map_err(TestCaseError::fail));
+    let res = runner.run(&strategy, |input| {
+        check(&input).map_err(TestCaseError::fail)
+    });
     let mismatch = match res {
         Ok(()) => None,
         Err(TestError::Fail(why, input)) => Some(format!("{why}\n  minimal input: {input:?}")),

@@ -7,7 +7,7 @@ use crate::ffi::{KdOut, KdRq, KdSe, feat, op};
 use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
 use schedlab::sched::fair::{
-    CfsRq, EevdfVersion, ENQUEUE_INITIAL, FairParams, LoadWeight, SchedEntity, SchedPolicy,
+    CfsRq, ENQUEUE_INITIAL, EevdfVersion, FairParams, LoadWeight, SchedEntity, SchedPolicy,
     calc_delta_fair,
 };
 
@@ -46,15 +46,37 @@ fn ent() -> impl Strategy<Value = Ent> {
     let dl = prop_oneof![3 => -(1i64 << 22)..(1i64 << 26), 1 => -8i64..8];
     let slice = prop_oneof![3 => Just(None), 1 => (100_000u64..=100_000_000).prop_map(Some)];
     let vlag = prop_oneof![2 => Just(0i64), 3 => -(1i64 << 26)..(1i64 << 26)];
-    (load, key, dl, slice, vlag, prop::bool::weighted(0.85), any::<bool>(), prop::bool::weighted(0.3))
-        .prop_map(|(load, key, dl, slice, vlag, queued, rel_deadline, protect)| Ent {
-            load, key, dl, slice, vlag, queued, rel_deadline, protect,
-        })
+    (
+        load,
+        key,
+        dl,
+        slice,
+        vlag,
+        prop::bool::weighted(0.85),
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(
+            |(load, key, dl, slice, vlag, queued, rel_deadline, protect)| Ent {
+                load,
+                key,
+                dl,
+                slice,
+                vlag,
+                queued,
+                rel_deadline,
+                protect,
+            },
+        )
 }
 
 pub(crate) fn state() -> impl Strategy<Value = State> {
     (
-        prop_oneof![any::<u64>(), Just((-(1i64 << 20)) as u64), Just(u64::MAX - 100)],
+        prop_oneof![
+            any::<u64>(),
+            Just((-(1i64 << 20)) as u64),
+            Just(u64::MAX - 100)
+        ],
         proptest::collection::vec(ent(), 1..14),
         any::<prop::sample::Index>(),
         prop::bool::weighted(0.7),
@@ -75,7 +97,14 @@ pub(crate) fn state() -> impl Strategy<Value = State> {
                     features |= fb;
                 }
             }
-            let mut st = State { v0, ents, curr, features, base_slice, tick_nsec };
+            let mut st = State {
+                v0,
+                ents,
+                curr,
+                features,
+                base_slice,
+                tick_nsec,
+            };
             // rel_deadline is only ever set by dequeue_entity() under PLACE_REL_DEADLINE.
             if features & feat::PLACE_REL_DEADLINE == 0 {
                 st.ents.iter_mut().for_each(|e| e.rel_deadline = false);
@@ -113,7 +142,11 @@ impl State {
                     .vruntime
                     .wrapping_add(calc_delta_fair(se.slice, &se.load))
                     .wrapping_add_signed(e.dl);
-                se.vlag = if e.protect && self.curr == Some(i) { se.deadline as i64 } else { e.vlag };
+                se.vlag = if e.protect && self.curr == Some(i) {
+                    se.deadline as i64
+                } else {
+                    e.vlag
+                };
                 se.rel_deadline = e.rel_deadline;
                 se
             })
@@ -121,7 +154,9 @@ impl State {
     }
 
     fn queued(&self, except: Option<usize>) -> Vec<usize> {
-        (0..self.ents.len()).filter(|&i| self.ents[i].queued && Some(i) != except).collect()
+        (0..self.ents.len())
+            .filter(|&i| self.ents[i].queued && Some(i) != except)
+            .collect()
     }
 
     fn kd(&self, ents: &[SchedEntity], except: Option<usize>) -> (KdRq, Vec<KdSe>) {
@@ -168,7 +203,15 @@ fn run(
     let mut kout = KdOut::default();
     // SAFETY: `ks` holds `ks.len()` entities (at most 64), `kout` is exclusively borrowed.
     let rc = unsafe {
-        crate::ffi::kd612_eevdf_op(&rq_desc, ks.as_mut_ptr(), ks.len() as i32, opc, id as i32, arg, &mut kout)
+        crate::ffi::kd612_eevdf_op(
+            &rq_desc,
+            ks.as_mut_ptr(),
+            ks.len() as i32,
+            opc,
+            id as i32,
+            arg,
+            &mut kout,
+        )
     };
     assert_eq!(rc, 0);
     let mut rq = CfsRq::kdiff_from_parts(&params, st.v0, &mut ents, &st.queued(except), st.curr);
@@ -225,11 +268,10 @@ fn update_entity_lag_matches() {
     let s = (state(), any::<prop::sample::Index>());
     assert_no_mismatch("eevdf::update_entity_lag", V, cases(5000), s, |(st, ix)| {
         // dequeue_entity() takes the lag of a queued entity (curr included).
-        let q = st.queued(None);
-        if q.is_empty() {
-            return Ok(());
-        }
-        let id = q[ix.index(q.len())];
+        let id = ix.index(st.ents.len());
+        let mut st = st.clone();
+        st.ents[id].queued = true;
+        let st = &st;
         run(st, None, op::LAG, id, 0, |rq, ents, params| {
             rq.update_entity_lag(ents, params, id);
             KdOut::default()
@@ -243,11 +285,14 @@ fn update_deadline_matches() {
     if !available("eevdf", V) {
         return;
     }
-    assert_no_mismatch("eevdf::update_deadline", V, cases(5000), state(), |st| {
+    let s = (state(), any::<prop::sample::Index>());
+    assert_no_mismatch("eevdf::update_deadline", V, cases(5000), s, |(st, ix)| {
         // update_curr() calls it for the running, queued entity.
-        let Some(c) = st.curr.filter(|&c| st.ents[c].queued) else {
-            return Ok(());
-        };
+        let c = st.curr.unwrap_or_else(|| ix.index(st.ents.len()));
+        let mut st = st.clone();
+        st.curr = Some(c);
+        st.ents[c].queued = true;
+        let st = &st;
         run(st, None, op::DEADLINE, c, 0, |rq, ents, params| KdOut {
             ret: i64::from(rq.update_deadline(ents, params, c)),
             ..KdOut::default()
@@ -262,20 +307,33 @@ fn place_entity_matches() {
         return;
     }
     let s = (state(), any::<prop::sample::Index>(), any::<bool>());
-    assert_no_mismatch("eevdf::place_entity", V, cases(5000), s, |(st, ix, initial)| {
-        // enqueue_entity() places an entity that is not queued: a waking or new one, or
-        // curr itself (being re-enqueued, e.g. on a nice change).
-        let id = ix.index(st.ents.len());
-        let flags = if *initial { ENQUEUE_INITIAL } else { 0 };
-        // Its vlag is the lag update_entity_lag() left at dequeue, never 6.12's
-        // protect-slice stash (vlag = deadline) of a running entity.
-        let mut st = st.clone();
-        st.ents[id].protect = false;
-        let st = &st;
-        run(st, Some(id), op::PLACE, id, u64::from(flags), |rq, ents, params| {
-            rq.place_entity_eevdf(ents, params, id, flags);
-            KdOut::default()
-        })
-        .map(drop)
-    });
+    assert_no_mismatch(
+        "eevdf::place_entity",
+        V,
+        cases(5000),
+        s,
+        |(st, ix, initial)| {
+            // enqueue_entity() places an entity that is not queued: a waking or new one, or
+            // curr itself (being re-enqueued, e.g. on a nice change).
+            let id = ix.index(st.ents.len());
+            let flags = if *initial { ENQUEUE_INITIAL } else { 0 };
+            // Its vlag is the lag update_entity_lag() left at dequeue, never 6.12's
+            // protect-slice stash (vlag = deadline) of a running entity.
+            let mut st = st.clone();
+            st.ents[id].protect = false;
+            let st = &st;
+            run(
+                st,
+                Some(id),
+                op::PLACE,
+                id,
+                u64::from(flags),
+                |rq, ents, params| {
+                    rq.place_entity_eevdf(ents, params, id, flags);
+                    KdOut::default()
+                },
+            )
+            .map(drop)
+        },
+    );
 }

@@ -12,7 +12,14 @@ const V: &str = "6.12";
 
 /// `___update_load_sum` + `___update_load_avg`, with `mutant` = the pre-v5.8 divider
 /// (`LOAD_AVG_MAX` instead of `get_pelt_divider()`, one line of `update_load_avg`).
-fn rust_update(sa: &SchedAvg, now: u64, load: u64, nr: u64, running: bool, mutant: bool) -> (bool, SchedAvg) {
+fn rust_update(
+    sa: &SchedAvg,
+    now: u64,
+    load: u64,
+    nr: u64,
+    running: bool,
+    mutant: bool,
+) -> (bool, SchedAvg) {
     let mut r = *sa;
     let decayed = r.update_load_sum(now, load, nr, running);
     if decayed {
@@ -28,12 +35,19 @@ fn rust_update(sa: &SchedAvg, now: u64, load: u64, nr: u64, running: bool, mutan
 }
 
 fn pelt_outcome(mutant: bool) -> crate::Outcome {
-    let s = (sched_avg(88761, 8), delta_ns(), 0u64..=88761, 0u64..=8, any::<bool>());
+    let s = (
+        sched_avg(88761, 8),
+        delta_ns(),
+        0u64..=88761,
+        0u64..=8,
+        any::<bool>(),
+    );
     diff("inject::pelt", 2000, s, |(sa, d, load, nr, running)| {
         let now = step(sa.last_update_time, *d);
         let mut k = to_kd(sa);
         // SAFETY: `k` is a valid, exclusively borrowed struct for the call.
-        let kr = unsafe { crate::ffi::kd612_update_load(now, &mut k, *load, *nr, *running as i32, 1) };
+        let kr =
+            unsafe { crate::ffi::kd612_update_load(now, &mut k, *load, *nr, *running as i32, 1) };
         let (rr, r) = rust_update(sa, now, *load, *nr, *running, mutant);
         compare("returned", &(kr != 0), &rr)?;
         compare("struct sched_avg", &k, &to_kd(&r))
@@ -45,10 +59,18 @@ fn injected_pelt_divider_change_is_caught() {
     if !available("pelt", V) {
         return;
     }
-    assert!(pelt_outcome(false).mismatch.is_none(), "the unchanged mirror must agree");
-    let m = pelt_outcome(true).mismatch.expect("the mutant must be caught");
+    assert!(
+        pelt_outcome(false).mismatch.is_none(),
+        "the unchanged mirror must agree"
+    );
+    let m = pelt_outcome(true)
+        .mismatch
+        .expect("the mutant must be caught");
     println!("caught as expected:\n{m}");
-    assert!(m.contains("struct sched_avg") && m.contains("minimal input"), "{m}");
+    assert!(
+        m.contains("struct sched_avg") && m.contains("minimal input"),
+        "{m}"
+    );
 }
 
 /// `__update_inv_weight` with `mutant` = `WMULT_CONST / w + 1`.
@@ -71,8 +93,13 @@ fn injected_inverse_weight_change_is_caught() {
     if !available("weights", V) {
         return;
     }
-    assert!(calc_outcome(false).mismatch.is_none(), "the unchanged mirror must agree");
-    let m = calc_outcome(true).mismatch.expect("the mutant must be caught");
+    assert!(
+        calc_outcome(false).mismatch.is_none(),
+        "the unchanged mirror must agree"
+    );
+    let m = calc_outcome(true)
+        .mismatch
+        .expect("the mutant must be caught");
     println!("caught as expected:\n{m}");
     assert!(m.contains("__calc_delta"), "{m}");
 }

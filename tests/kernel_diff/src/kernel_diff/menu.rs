@@ -38,9 +38,15 @@ fn get_typical_interval_matches() {
     if !available("menu", V) {
         return;
     }
-    assert_no_mismatch("menu::get_typical_interval", V, cases(5000), intervals(), |iv| {
-        // SAFETY: reads eight u32.
-        let k = unsafe { crate::ffi::kd612_get_typical_interval(iv.as_ptr()) };
-        compare("get_typical_interval", &u64::from(k), &rust_typical(iv))
-    });
+    assert_no_mismatch(
+        "menu::get_typical_interval",
+        V,
+        cases(5000),
+        intervals(),
+        |iv| {
+            // SAFETY: reads eight u32.
+            let k = unsafe { crate::ffi::kd612_get_typical_interval(iv.as_ptr()) };
+            compare("get_typical_interval", &u64::from(k), &rust_typical(iv))
+        },
+    );
 }

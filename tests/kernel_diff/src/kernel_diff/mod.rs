@@ -1,5 +1,6 @@
 //! The differential properties, one module per kernel file.
 
+mod cfs;
 mod eevdf;
 mod inject;
 mod menu;

@@ -52,20 +52,22 @@ pub(crate) fn sched_avg(max_weight: u64, max_nr: u64) -> impl Strategy<Value = S
                 any::<u32>(),
             )
         })
-        .prop_map(|(last, pc, load_sum, runnable_sum, util_sum, weight, util_est)| {
-            let div = PELT_MIN_DIVIDER + pc;
-            SchedAvg {
-                last_update_time: last,
-                load_sum,
-                runnable_sum,
-                util_sum,
-                period_contrib: pc,
-                load_avg: weight * load_sum.min(div) / div,
-                runnable_avg: runnable_sum / div,
-                util_avg: util_sum / div,
-                util_est,
-            }
-        })
+        .prop_map(
+            |(last, pc, load_sum, runnable_sum, util_sum, weight, util_est)| {
+                let div = PELT_MIN_DIVIDER + pc;
+                SchedAvg {
+                    last_update_time: last,
+                    load_sum,
+                    runnable_sum,
+                    util_sum,
+                    period_contrib: pc,
+                    load_avg: weight * load_sum.min(div) / div,
+                    runnable_avg: runnable_sum / div,
+                    util_avg: util_sum / div,
+                    util_est,
+                }
+            },
+        )
 }
 
 pub(crate) fn step(now: u64, d: i64) -> u64 {
@@ -100,11 +102,21 @@ fn accumulate_pelt_segments_matches() {
         1u32..=1024,
         0u32..1024,
     );
-    assert_no_mismatch("pelt::__accumulate_pelt_segments", V, cases(5000), s, |&(p, d1, d3)| {
-        // SAFETY: a pure function of its arguments.
-        let k = unsafe { crate::ffi::kd612_accumulate_pelt_segments(p, d1, d3) };
-        compare("__accumulate_pelt_segments", &u64::from(k), &accumulate_pelt_segments(p, u64::from(d1), u64::from(d3)))
-    });
+    assert_no_mismatch(
+        "pelt::__accumulate_pelt_segments",
+        V,
+        cases(5000),
+        s,
+        |&(p, d1, d3)| {
+            // SAFETY: a pure function of its arguments.
+            let k = unsafe { crate::ffi::kd612_accumulate_pelt_segments(p, d1, d3) };
+            compare(
+                "__accumulate_pelt_segments",
+                &u64::from(k),
+                &accumulate_pelt_segments(p, u64::from(d1), u64::from(d3)),
+            )
+        },
+    );
 }
 
 /// Both sides of `___update_load_sum` + `___update_load_avg` (a cfs_rq: `load` = its
@@ -177,8 +189,13 @@ fn update_load_avg_se_sequences_match() {
             // Start from an entity state: load_avg within its weight, the flag set or not.
             let div = r.pelt_divider();
             r.load_avg = w * r.load_sum.min(div) / div;
-            r.util_est = (r.util_est & !UTIL_AVG_UNCHANGED) | if *flag { UTIL_AVG_UNCHANGED } else { 0 };
-            k = KdSchedAvg { load_avg: r.load_avg, util_est: u64::from(r.util_est), ..k };
+            r.util_est =
+                (r.util_est & !UTIL_AVG_UNCHANGED) | if *flag { UTIL_AVG_UNCHANGED } else { 0 };
+            k = KdSchedAvg {
+                load_avg: r.load_avg,
+                util_est: u64::from(r.util_est),
+                ..k
+            };
             let mut now = r.last_update_time;
             for (i, (d, mode)) in steps.iter().enumerate() {
                 now = step(now, *d);
@@ -192,7 +209,13 @@ fn update_load_avg_se_sequences_match() {
                 // SAFETY: `k` is a valid, exclusively borrowed struct for the call.
                 let kr = unsafe {
                     crate::ffi::kd612_update_load_se(
-                        now, &mut k, *w, on_rq as i32, runnable as i32, running as i32, *util_est as i32,
+                        now,
+                        &mut k,
+                        *w,
+                        on_rq as i32,
+                        runnable as i32,
+                        running as i32,
+                        *util_est as i32,
                     )
                 };
                 let rr = update_load_avg_se(now, &mut r, *w, on_rq, runnable, running, *util_est);
