@@ -148,6 +148,12 @@ fn main() {
             }
         }
     }
+    table.push_str("];\n/// (kernel version, exact release read from the tree's Makefile)\npub const RELEASES: &[(&str, &str)] = &[\n");
+    for v in VERSIONS {
+        let release = std::fs::read_to_string(out_dir.join(format!("linux-{v}/version.txt")))
+            .unwrap_or_else(|_| "not installed".into());
+        table.push_str(&format!("    ({v:?}, {:?}),\n", release.trim()));
+    }
     table.push_str("];\n");
     std::fs::write(out_dir.join("units.rs"), table).unwrap();
 }

@@ -45,6 +45,14 @@ pub fn available(unit: &str, version: &str) -> bool {
     false
 }
 
+/// The exact kernel release compiled for `version` (e.g. "6.12.118").
+pub fn release(version: &str) -> &'static str {
+    RELEASES
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map_or("unknown", |(_, r)| r)
+}
+
 /// Cases per property: `SCHEDLAB_KDIFF_CASES` when set, else `default`.
 pub fn cases(default: u32) -> u32 {
     std::env::var(CASES_ENV)
@@ -113,7 +121,8 @@ where
     let out = diff(name, cases, strategy, check);
     let n = u32::from(out.mismatch.is_some());
     println!(
-        "kernel_diff {name} (linux {version}): {} cases, {n} mismatches",
+        "kernel_diff {name} (linux {}): {} cases, {n} mismatches",
+        release(version),
         out.cases
     );
     if let Some(m) = out.mismatch {

@@ -4,8 +4,8 @@
 //!
 //! Documented differences (counted, not failures; see README.md): the mirror omits
 //! `sysctl_sched_idle_min_granularity` (SCHED_IDLE floor), the long-sleeper reset of
-//! `place_entity`, and applies 6.2's `min(sched_slice, sysctl_sched_latency)` clamp in
-//! `check_preempt_tick` (79ba1e607d68), which 6.1 does not have.
+//! `place_entity`, and applies the later `min(sched_slice, sysctl_sched_latency)` clamp in
+//! `check_preempt_tick` ("sched/fair: Limit sched slice duration"), which 6.1 does not have.
 
 use crate::ffi::{KdCfsRq, KdCfsSe, cfs_op, feat};
 use crate::{assert_no_mismatch, available, cases, compare};
@@ -310,7 +310,7 @@ fn check_preempt_tick_matches() {
         let slice = rq.sched_slice(&ents, &params, c);
         rq.check_preempt_tick(&ents, &params, c);
         let (kr, rr) = (k_as_mirror & 1 == 1, rq.need_resched());
-        // The SCHED_IDLE floor (as in sched_slice), and 6.2+'s clamp of the ideal
+        // The SCHED_IDLE floor (as in sched_slice), and the post-6.1 clamp of the ideal
         // runtime to sched_latency (the mirror's v6.5).
         let clamped = params.features.base_slice && slice > params.sched_latency_ns;
         if k != k_as_mirror || (kr != rr && clamped) {
