@@ -76,3 +76,22 @@ int KD(update_load_se)(u64 now, struct kd_sched_avg *sa, unsigned long weight, i
 	sa->util_est = k.util_est;
 	return ret;
 }
+
+unsigned long kd_cpu_capacity = 1024;
+
+/* util_est_update(cfs_rq, p, task_sleep) with UTIL_EST on, on a task whose util_avg,
+ * runnable_avg and util_est are given; returns the new util_est. */
+u32 KD(util_est_update)(u64 util_avg, u64 runnable_avg, u32 util_est, int task_sleep,
+			unsigned long cpu_capacity)
+{
+	struct task_struct p = { 0 };
+	struct cfs_rq cfs_rq = { 0 };
+
+	kd_sched_features = 1ULL << __SCHED_FEAT_UTIL_EST;
+	kd_cpu_capacity = cpu_capacity;
+	p.se.avg.util_avg = util_avg;
+	p.se.avg.runnable_avg = runnable_avg;
+	p.se.avg.util_est = util_est;
+	util_est_update(&cfs_rq, &p, task_sleep);
+	return p.se.avg.util_est;
+}

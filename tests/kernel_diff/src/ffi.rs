@@ -1,5 +1,28 @@
-//! The kernel functions compiled by `build.rs`, wrapped by `shim/*_wrap.c`. Each block
-//! exists only when its unit was built (`cfg(kdiff_<unit>_<version>)`).
+//! The kernel functions compiled by `build.rs`, wrapped by `shim/*_wrap.c`. A block is
+//! linked only when its unit was built (`cfg(kdiff_<unit>_<version>)`); otherwise each
+//! function is a stub that panics, never called: the tests check [`crate::available`]
+//! first and print SKIPPED.
+
+use std::ffi::c_ulong;
+
+/// Declares the functions of one unit: the C symbols when the unit was built, stubs
+/// otherwise (so the crate builds without a kernel tree).
+macro_rules! kernel_fns {
+    ($cfg:meta; $(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;)*) => {
+        #[cfg($cfg)]
+        unsafe extern "C" {
+            $(pub fn $name($($arg: $ty),*) -> $ret;)*
+        }
+        $(
+            #[cfg(not($cfg))]
+            #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+            pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                $(let _ = $arg;)*
+                unreachable!(concat!(stringify!($name), ": its kernel unit was not built"))
+            }
+        )*
+    };
+}
 
 /// `shim/pelt_wrap.c`'s flat copy of `struct sched_avg`.
 #[repr(C)]
@@ -16,44 +39,51 @@ pub struct KdSchedAvg {
     pub util_est: u64,
 }
 
-#[cfg(kdiff_pelt_6_12)]
-unsafe extern "C" {
-    pub fn kd612_decay_load(val: u64, n: u64) -> u64;
-    pub fn kd612_accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32;
-    pub fn kd612_update_load(
+kernel_fns! {
+    kdiff_pelt_6_12;
+    fn kd612_decay_load(val: u64, n: u64) -> u64;
+    fn kd612_accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32;
+    fn kd612_update_load(
         now: u64,
         sa: *mut KdSchedAvg,
-        load: std::ffi::c_ulong,
-        runnable: std::ffi::c_ulong,
+        load: c_ulong,
+        runnable: c_ulong,
         running: i32,
-        avg_load: std::ffi::c_ulong,
+        avg_load: c_ulong,
     ) -> i32;
-    pub fn kd612_update_load_se(
+    fn kd612_update_load_se(
         now: u64,
         sa: *mut KdSchedAvg,
-        weight: std::ffi::c_ulong,
+        weight: c_ulong,
         on_rq: i32,
         runnable: i32,
         running: i32,
         util_est_feat: i32,
     ) -> i32;
+    fn kd612_util_est_update(
+        util_avg: u64,
+        runnable_avg: u64,
+        util_est: u32,
+        task_sleep: i32,
+        cpu_capacity: c_ulong,
+    ) -> u32;
 }
 
-#[cfg(kdiff_menu_6_12)]
-unsafe extern "C" {
-    pub fn kd612_get_typical_interval(intervals: *const u32) -> u32;
+kernel_fns! {
+    kdiff_menu_6_12;
+    fn kd612_get_typical_interval(intervals: *const u32) -> u32;
 }
 
-#[cfg(kdiff_weights_6_12)]
-unsafe extern "C" {
-    pub fn kd612_calc_delta(
+kernel_fns! {
+    kdiff_weights_6_12;
+    fn kd612_calc_delta(
         delta_exec: u64,
-        weight: std::ffi::c_ulong,
-        lw_weight: std::ffi::c_ulong,
+        weight: c_ulong,
+        lw_weight: c_ulong,
         inv_weight: *mut u32,
     ) -> u64;
-    pub fn kd612_prio_to_weight(i: i32) -> i32;
-    pub fn kd612_prio_to_wmult(i: i32) -> u32;
+    fn kd612_prio_to_weight(i: i32) -> i32;
+    fn kd612_prio_to_wmult(i: i32) -> u32;
 }
 
 /// `shim/eevdf_wrap.c`'s entity.
@@ -120,9 +150,9 @@ pub mod op {
     pub const PLACE: i32 = 3;
 }
 
-#[cfg(kdiff_eevdf_6_12)]
-unsafe extern "C" {
-    pub fn kd612_eevdf_op(
+kernel_fns! {
+    kdiff_eevdf_6_12;
+    fn kd612_eevdf_op(
         rq: *const KdRq,
         ses: *mut KdSe,
         n: i32,
@@ -171,9 +201,9 @@ pub mod cfs_op {
     pub const WAKEUP_PREEMPT: i32 = 3;
 }
 
-#[cfg(kdiff_cfs_6_1)]
-unsafe extern "C" {
-    pub fn kd61_cfs_op(
+kernel_fns! {
+    kdiff_cfs_6_1;
+    fn kd61_cfs_op(
         rq: *const KdCfsRq,
         ses: *const KdCfsSe,
         n: i32,

@@ -5,7 +5,7 @@ use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
 use schedlab::sched::pelt::{
     LOAD_AVG_MAX, PELT_MIN_DIVIDER, SchedAvg, UTIL_AVG_UNCHANGED, accumulate_pelt_segments,
-    decay_load, update_load_avg_se,
+    decay_load, update_load_avg_se, util_est_update,
 };
 
 const V: &str = "6.12";
@@ -223,6 +223,45 @@ fn update_load_avg_se_sequences_match() {
                 compare(&format!("step {i}: struct sched_avg"), &k, &to_kd(&r))?;
             }
             Ok(())
+        },
+    );
+}
+
+/// `util_est_update()` at a task's dequeue (UTIL_EST on): the ewma follows util_avg up at
+/// once, down by 1/4 of the difference beyond the 1 % margin, unless util_avg was not
+/// recomputed (UTIL_AVG_UNCHANGED), exceeds the CPU's capacity, or the task waited.
+#[test]
+fn util_est_update_matches() {
+    if !available("pelt", V) {
+        return;
+    }
+    let s = (
+        0u64..=1024,
+        0u64..=1024,
+        0u32..=1100,
+        any::<bool>(),
+        any::<bool>(),
+        prop_oneof![Just(1024u64), 100u64..=1024],
+    );
+    assert_no_mismatch(
+        "pelt::util_est_update",
+        V,
+        cases(5000),
+        s,
+        |&(util, runnable, ewma, flag, sleep, cap)| {
+            let util_est = ewma | if flag { UTIL_AVG_UNCHANGED } else { 0 };
+            // SAFETY: a pure function of its arguments.
+            let k = unsafe {
+                crate::ffi::kd612_util_est_update(util, runnable, util_est, sleep as i32, cap)
+            };
+            let mut r = SchedAvg {
+                util_avg: util,
+                runnable_avg: runnable,
+                util_est,
+                ..SchedAvg::default()
+            };
+            util_est_update(&mut r, sleep, cap);
+            compare("util_est", &k, &r.util_est)
         },
     );
 }
