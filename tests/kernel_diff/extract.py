@@ -4,7 +4,7 @@
 Usage: extract.py TARBALL OUTDIR SPEC
   TARBALL  e.g. /usr/src/linux-source-6.12.tar.xz (Debian's linux-source-X.Y package)
   OUTDIR   where to write <unit>.kextract.c files (build.rs passes a directory of OUT_DIR)
-  SPEC     lines "unit  path/in/tree  kind  name" (kind: func | struct | var | define | stmt | file | file-noinc;
+  SPEC     lines "unit  path/in/tree  kind  name" (kind: func | struct | enum | var | define | stmt | file | file-noinc;
            shim: our header shim/NAME included there, path '-'),
            '#' comments allowed
 
@@ -113,10 +113,10 @@ def find_func(text, clean, name):
     raise LookupError(f"function {name}")
 
 
-def find_struct(text, clean, name):
-    m = re.search(r"^struct\s+" + re.escape(name) + r"\s*\{", clean, re.M)
+def find_struct(text, clean, name, keyword="struct"):
+    m = re.search(r"^" + keyword + r"\s+" + re.escape(name) + r"\s*\{", clean, re.M)
     if not m:
-        raise LookupError(f"struct {name}")
+        raise LookupError(f"{keyword} {name}")
     end = match_brace(clean, m.end() - 1)
     semi = clean.index(";", end)
     return text[m.start() : semi + 1] + "\n"
@@ -177,6 +177,8 @@ def main():
                 body = find_func(text, clean, name)
             elif kind == "struct":
                 body = find_struct(text, clean, name)
+            elif kind == "enum":
+                body = find_struct(text, clean, name, "enum")
             elif kind == "var":
                 body = find_var(text, clean, name)
             elif kind == "define":

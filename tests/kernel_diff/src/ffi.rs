@@ -212,3 +212,26 @@ kernel_fns! {
         arg: u64,
     ) -> i64;
 }
+
+/// `shim/balance_wrap.c`'s group statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSgs {
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub group_misfit_task_load: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub group_weight: u32,
+    pub group_asym_packing: u32,
+    pub group_smt_balance: u32,
+    pub nr_numa_running: u32,
+    pub nr_preferred_running: u32,
+    pub sg_imbalanced: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_group_classify(sgs: *const KdSgs, imbalance_pct: u32) -> u32;
+}

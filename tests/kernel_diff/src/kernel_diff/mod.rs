@@ -1,5 +1,6 @@
 //! The differential properties, one module per kernel file.
 
+mod balance;
 mod cfs;
 mod eevdf;
 mod inject;
