@@ -235,3 +235,21 @@ kernel_fns! {
     kdiff_balance_6_12;
     fn kd612_group_classify(sgs: *const KdSgs, imbalance_pct: u32) -> u32;
 }
+
+/// `shim/numa_wrap.c`'s node statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdNs {
+    pub load: u64,
+    pub runnable: u64,
+    pub util: u64,
+    pub compute_capacity: u64,
+    pub nr_running: u32,
+    pub weight: u32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_numa_classify(imbalance_pct: u32, ns: *const KdNs) -> u32;
+    fn kd612_load_too_imbalanced(src_load: i64, dst_load: i64, src: *const KdNs, dst: *const KdNs) -> i32;
+}

@@ -5,5 +5,6 @@ mod cfs;
 mod eevdf;
 mod inject;
 mod menu;
+mod numa;
 mod pelt;
 mod weights;
