@@ -253,3 +253,27 @@ kernel_fns! {
     fn kd612_numa_classify(imbalance_pct: u32, ns: *const KdNs) -> u32;
     fn kd612_load_too_imbalanced(src_load: i64, dst_load: i64, src: *const KdNs, dst: *const KdNs) -> i32;
 }
+
+kernel_fns! {
+    kdiff_wakeup_6_12;
+    fn kd612_wakeup_set_cpu(
+        cpu: i32,
+        nr_running: u32,
+        h_nr_queued: u32,
+        h_nr_runnable: u32,
+        load: u64,
+        capacity: u64,
+        idle: i32,
+        llc: i32,
+    ) -> i32;
+    fn kd612_wake_affine_idle(this_cpu: i32, prev_cpu: i32, sync: i32) -> i32;
+    fn kd612_wake_affine_weight(
+        imbalance_pct: u32,
+        p_load: u64,
+        current_load: u64,
+        this_cpu: i32,
+        prev_cpu: i32,
+        sync: i32,
+        wa_bias: i32,
+    ) -> i32;
+}

@@ -7,4 +7,5 @@ mod inject;
 mod menu;
 mod numa;
 mod pelt;
+mod wakeup;
 mod weights;
