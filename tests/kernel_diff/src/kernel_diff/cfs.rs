@@ -176,7 +176,8 @@ impl State {
 
 fn report(name: &str, n: &AtomicU64) {
     println!(
-        "kernel_diff {name} (linux {V}): {} cases in documented-approximation inputs",
+        "kernel_diff {name} (linux {}): {} cases where the default kernel differs (documented)",
+        crate::release(V),
         n.load(Ordering::Relaxed)
     );
 }
