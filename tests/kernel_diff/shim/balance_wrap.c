@@ -30,3 +30,63 @@ u32 KD(group_classify)(const struct kd_sgs *k, u32 imbalance_pct)
 	       (u32)group_has_capacity(imbalance_pct, &sgs) << 9 |
 	       (u32)fbq_classify_group(&sgs) << 10;
 }
+
+/* sg_lb_stats in full, for calculate_imbalance(). */
+struct kd_sgs_full {
+	u64 avg_load, group_load, group_capacity, group_util, group_misfit_task_load;
+	u32 sum_nr_running, sum_h_nr_running, idle_cpus, group_weight, group_type;
+};
+
+struct kd_imb_in {
+	struct kd_sgs_full busiest, local;
+	u64 total_load, total_capacity;
+	u32 busiest_cores, local_cores, prefer_sibling, sd_flags, imb_numa_nr, idle;
+	u64 avg_load; /* sds->avg_load as find_busiest_group() left it */
+};
+
+struct kd_imb_out {
+	s64 imbalance;
+	u64 local_avg_load, sds_avg_load;
+	u32 migration_type;
+};
+
+static void kd_sgs_full(struct sg_lb_stats *k, const struct kd_sgs_full *r)
+{
+	k->avg_load = r->avg_load;
+	k->group_load = r->group_load;
+	k->group_capacity = r->group_capacity;
+	k->group_util = r->group_util;
+	k->group_misfit_task_load = r->group_misfit_task_load;
+	k->sum_nr_running = r->sum_nr_running;
+	k->sum_h_nr_running = r->sum_h_nr_running;
+	k->idle_cpus = r->idle_cpus;
+	k->group_weight = r->group_weight;
+	k->group_type = r->group_type;
+}
+
+int KD(calculate_imbalance)(const struct kd_imb_in *in, struct kd_imb_out *out)
+{
+	struct sched_group busiest = { .cores = in->busiest_cores };
+	struct sched_group local = { .cores = in->local_cores };
+	struct sched_domain sd = { .flags = (int)in->sd_flags, .imb_numa_nr = in->imb_numa_nr };
+	struct sd_lb_stats sds = { 0 };
+	struct lb_env env = { 0 };
+
+	sds.busiest = &busiest;
+	sds.local = &local;
+	sds.total_load = in->total_load;
+	sds.total_capacity = in->total_capacity;
+	sds.prefer_sibling = in->prefer_sibling;
+	sds.avg_load = in->avg_load;
+	kd_sgs_full(&sds.busiest_stat, &in->busiest);
+	kd_sgs_full(&sds.local_stat, &in->local);
+	env.sd = &sd;
+	env.idle = in->idle;
+	env.migration_type = migrate_load;
+	calculate_imbalance(&env, &sds);
+	out->imbalance = env.imbalance;
+	out->migration_type = env.migration_type;
+	out->local_avg_load = sds.local_stat.avg_load;
+	out->sds_avg_load = sds.avg_load;
+	return 0;
+}

@@ -277,3 +277,51 @@ kernel_fns! {
         wa_bias: i32,
     ) -> i32;
 }
+
+/// `shim/balance_wrap.c`'s full group statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSgsFull {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_misfit_task_load: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: u32,
+}
+
+/// `shim/balance_wrap.c`'s calculate_imbalance() inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdImbIn {
+    pub busiest: KdSgsFull,
+    pub local: KdSgsFull,
+    pub total_load: u64,
+    pub total_capacity: u64,
+    pub busiest_cores: u32,
+    pub local_cores: u32,
+    pub prefer_sibling: u32,
+    pub sd_flags: u32,
+    pub imb_numa_nr: u32,
+    pub idle: u32,
+    pub avg_load: u64,
+}
+
+/// `shim/balance_wrap.c`'s calculate_imbalance() outputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdImbOut {
+    pub imbalance: i64,
+    pub local_avg_load: u64,
+    pub sds_avg_load: u64,
+    pub migration_type: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_calculate_imbalance(inp: *const KdImbIn, out: *mut KdImbOut) -> i32;
+}

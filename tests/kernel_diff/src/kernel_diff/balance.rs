@@ -146,3 +146,206 @@ fn group_classify_matches() {
         },
     );
 }
+
+mod imbalance {
+    use super::V;
+    use crate::ffi::{KdImbIn, KdImbOut, KdSgsFull};
+    use crate::{assert_no_mismatch, available, cases, compare};
+    use proptest::prelude::*;
+    use schedlab::domains::{DomainId, SchedDomains, SdFlags, build_sched_domains};
+    use schedlab::kconfig::features::Features;
+    use schedlab::sched::balance::stats::{SdLbStats, SgLbStats};
+    use schedlab::sched::balance::{
+        BalanceCosts, BalanceEnv, GroupType, LbTunables, LoadBalancer, MigrationType,
+    };
+    use schedlab::sched::types::{IdleType, MigrationReason};
+    use schedlab::topology::presets;
+    use std::sync::Arc;
+
+    /// group_type values below group_overloaded.
+    const TYPES_NOT_OVERLOADED: [u32; 6] = [0, 1, 2, 3, 4, 5];
+
+    const TYPES: [GroupType; 7] = [
+        GroupType::HasSpare,
+        GroupType::FullyBusy,
+        GroupType::MisfitTask,
+        GroupType::SmtBalance,
+        GroupType::AsymPacking,
+        GroupType::Imbalanced,
+        GroupType::Overloaded,
+    ];
+
+    fn group() -> impl Strategy<Value = KdSgsFull> {
+        (1u32..=64, 1u64..=1024).prop_flat_map(|(w, cap)| {
+            let c = u64::from(w) * cap;
+            (
+                0..=c * 3,
+                0..=c * 2,
+                0..=w * 3,
+                0..=w,
+                0u32..7,
+                prop_oneof![3 => Just(0u64), 1 => 1u64..=2048],
+                0u64..=4096,
+            )
+                .prop_map(move |(load, util, nr, idle, ty, misfit, avg)| KdSgsFull {
+                    avg_load: avg,
+                    group_load: load,
+                    group_capacity: c,
+                    group_util: util,
+                    group_misfit_task_load: misfit,
+                    sum_nr_running: nr,
+                    sum_h_nr_running: nr,
+                    idle_cpus: idle,
+                    group_weight: w,
+                    group_type: ty,
+                })
+        })
+    }
+
+    fn rust_sgs(k: &KdSgsFull) -> SgLbStats {
+        SgLbStats {
+            avg_load: k.avg_load,
+            group_load: k.group_load,
+            group_capacity: k.group_capacity,
+            group_util: k.group_util,
+            group_runnable: 0,
+            sum_nr_running: k.sum_nr_running,
+            sum_h_nr_running: k.sum_h_nr_running,
+            idle_cpus: k.idle_cpus,
+            group_weight: k.group_weight,
+            group_type: TYPES[k.group_type as usize],
+            group_asym_packing: false,
+            group_smt_balance: false,
+            group_misfit_task_load: k.group_misfit_task_load,
+            nr_numa_running: 0,
+            nr_preferred_running: 0,
+        }
+    }
+
+    fn lb() -> (LoadBalancer, Arc<SchedDomains>) {
+        let m = presets::by_name("skl-2s").expect("preset");
+        let d = Arc::new(build_sched_domains(&m));
+        let t = LbTunables {
+            migration_cost_ns: 500_000,
+            nr_migrate: 32,
+            hz: 250,
+            preemption: false,
+        };
+        let c = BalanceCosts {
+            pass_ns: 0,
+            per_cpu_ns: 0,
+            per_task_ns: 0,
+        };
+        (
+            LoadBalancer::new(d.clone(), Features::defaults(), t, c, 0),
+            d,
+        )
+    }
+
+    /// `calculate_imbalance()` on the skl-2s domains (SMT, MC, NUMA levels: flags,
+    /// imb_numa_nr and group cores from the model), with random group statistics.
+    #[test]
+    fn calculate_imbalance_matches() {
+        if !available("balance", V) {
+            return;
+        }
+        let (lb, d) = lb();
+        let s = (
+            group(),
+            group(),
+            0..d.domains.len(),
+            0u32..3,
+            any::<bool>(),
+            0u64..=1 << 20,
+            1u64..=1 << 16,
+        );
+        assert_no_mismatch(
+            "balance::calculate_imbalance+sibling_imbalance+adjust_numa_imbalance",
+            V,
+            cases(5000),
+            s,
+            |(b, l, sd, idle, pref, extra_load, extra_cap)| {
+                let dom = d.domain(DomainId(*sd));
+                if dom.groups.len() < 2 {
+                    return Ok(());
+                }
+                let (lg, bg) = (dom.groups[0], dom.groups[1]);
+                // find_busiest_group() reaches calculate_imbalance() with a busiest group that is
+                // not overloaded only when the local group has more than one idle CPU more
+                // (group_weight > 1): the unsigned idle_cpus difference never wraps there. (It
+                // may wrap with an overloaded busiest, then only on an LLC domain, where the
+                // mirror wraps as the kernel does; on a NUMA domain adjust_numa_imbalance()'s
+                // int parameter would truncate the wrapped value — not reachable.)
+                let mut l = *l;
+                if TYPES_NOT_OVERLOADED.contains(&b.group_type) && b.group_weight > 1 && !*pref {
+                    l.idle_cpus = l.idle_cpus.max(b.idle_cpus + 2);
+                }
+                let l = &l;
+                let total_load = b.group_load + l.group_load + extra_load;
+                let total_capacity = b.group_capacity + l.group_capacity + extra_cap;
+                let avg_load = total_load * 1024 / total_capacity;
+                let mut flags = 0;
+                for (f, bit) in [
+                    (SdFlags::SD_ASYM_CPUCAPACITY, 1),
+                    (SdFlags::SD_SHARE_LLC, 2),
+                    (SdFlags::SD_NUMA, 4),
+                ] {
+                    if dom.flags.contains(f) {
+                        flags |= bit;
+                    }
+                }
+                let inp = KdImbIn {
+                    busiest: *b,
+                    local: *l,
+                    total_load,
+                    total_capacity,
+                    busiest_cores: d.group(bg).cores as u32,
+                    local_cores: d.group(lg).cores as u32,
+                    prefer_sibling: u32::from(*pref),
+                    sd_flags: flags,
+                    imb_numa_nr: dom.imb_numa_nr,
+                    idle: *idle,
+                    avg_load,
+                };
+                let mut kout = KdImbOut::default();
+                // SAFETY: reads `inp`, writes `kout`.
+                unsafe { crate::ffi::kd612_calculate_imbalance(&inp, &mut kout) };
+                let it = [IdleType::NotIdle, IdleType::Idle, IdleType::NewlyIdle][*idle as usize];
+                let mut bal = BalanceEnv::new(
+                    &lb,
+                    DomainId(*sd),
+                    dom.cpu,
+                    it,
+                    MigrationReason::LoadBalance,
+                );
+                bal.migration_type = MigrationType::Load;
+                let mut sds = SdLbStats::new();
+                sds.busiest = Some(bg);
+                sds.local = Some(lg);
+                sds.total_load = total_load;
+                sds.total_capacity = total_capacity;
+                sds.avg_load = avg_load;
+                sds.prefer_sibling = *pref;
+                sds.busiest_stat = rust_sgs(b);
+                sds.local_stat = rust_sgs(l);
+                lb.calculate_imbalance(&mut bal, &mut sds);
+                let mt = [
+                    MigrationType::Load,
+                    MigrationType::Util,
+                    MigrationType::Task,
+                    MigrationType::Misfit,
+                ]
+                .iter()
+                .position(|m| *m == bal.migration_type)
+                .unwrap() as u32;
+                let rout = KdImbOut {
+                    imbalance: bal.imbalance,
+                    local_avg_load: sds.local_stat.avg_load,
+                    sds_avg_load: sds.avg_load,
+                    migration_type: mt,
+                };
+                compare("calculate_imbalance", &kout, &rout)
+            },
+        );
+    }
+}
