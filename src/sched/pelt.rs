@@ -131,8 +131,10 @@ pub fn decay_load(val: u64, n: u64) -> u64 {
 }
 
 /// `__accumulate_pelt_segments(periods, d1, d3)`: d1 decayed by `periods`, the full
-/// periods in between (1024 * sum y^1..y^(p-1)), and d3 undecayed.
-fn accumulate_pelt_segments(periods: u64, d1: u64, d3: u64) -> u64 {
+/// periods in between (1024 * sum y^1..y^(p-1)), and d3 undecayed. Public for the
+/// differential tests against the kernel's C (tests/kernel_diff).
+#[doc(hidden)]
+pub fn accumulate_pelt_segments(periods: u64, d1: u64, d3: u64) -> u64 {
     let c1 = decay_load(d1, periods);
     let c2 = LOAD_AVG_MAX - decay_load(LOAD_AVG_MAX, periods) - 1024;
     c1 + c2 + d3

@@ -212,8 +212,19 @@ impl LoadBalancer {
         // domain average.
         let local_avg = sds.local_stat.avg_load;
         bal.migration_type = MigrationType::Load;
-        let from_busiest = busiest.avg_load.saturating_sub(sds.avg_load) * busiest.group_capacity;
-        let to_local = sds.avg_load.saturating_sub(local_avg) * local.group_capacity;
+        // Unsigned long arithmetic, as the kernel computes it: when the busiest group's
+        // avg_load is below the domain average (an overloaded group of light tasks beside
+        // a busy group of heavy ones), the first difference wraps to a huge value and the
+        // local group's deficit decides. (Found by tests/kernel_diff; this was a
+        // saturating subtraction that made the imbalance 0 there.)
+        let from_busiest = busiest
+            .avg_load
+            .wrapping_sub(sds.avg_load)
+            .wrapping_mul(busiest.group_capacity);
+        let to_local = sds
+            .avg_load
+            .wrapping_sub(local_avg)
+            .wrapping_mul(local.group_capacity);
         bal.imbalance = (from_busiest.min(to_local) / SCHED_CAPACITY_SCALE) as i64;
     }
 

@@ -55,7 +55,9 @@ impl CfsRq {
 
     /// `place_entity()` (CFS): never move an entity backwards past `min_vruntime` minus
     /// the sleeper credit; a forked task starts one vslice behind with START_DEBIT.
-    pub(super) fn place_entity_cfs(
+    /// Public for the differential tests against the kernel's C (tests/kernel_diff).
+    #[doc(hidden)]
+    pub fn place_entity_cfs(
         &mut self,
         ents: &mut [SchedEntity],
         params: &FairParams,
@@ -220,12 +222,9 @@ impl CfsRq {
     /// `check_preempt_tick()`: reschedule once curr has run its ideal slice (capped at
     /// the latency from 5.13), or — after at least `min_granularity` — if it is more
     /// than a slice of vruntime ahead of the leftmost entity.
-    pub(super) fn check_preempt_tick(
-        &mut self,
-        ents: &[SchedEntity],
-        params: &FairParams,
-        curr: usize,
-    ) {
+    /// Public for the differential tests against the kernel's C (tests/kernel_diff).
+    #[doc(hidden)]
+    pub fn check_preempt_tick(&mut self, ents: &[SchedEntity], params: &FairParams, curr: usize) {
         let mut ideal_runtime = self.sched_slice(ents, params, curr);
         if params.features.base_slice {
             // 5.13+: BASE_SLICE can push the slice past the latency; cap it.

@@ -74,12 +74,9 @@ impl CfsRq {
 
     /// `update_entity_lag()`: vlag = V − v, clamped to ±calc_delta_fair(max(2·slice,
     /// TICK_NSEC)).
-    pub(super) fn update_entity_lag(
-        &mut self,
-        ents: &mut [SchedEntity],
-        params: &FairParams,
-        id: usize,
-    ) {
+    /// Public for the differential tests against the kernel's C (tests/kernel_diff).
+    #[doc(hidden)]
+    pub fn update_entity_lag(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
         let v = self.avg_vruntime(ents);
         let se = &mut ents[id];
         let vlag = v.wrapping_sub(se.vruntime) as i64;
@@ -292,7 +289,9 @@ impl CfsRq {
 
     /// `update_deadline()`: once the request is served (vruntime ≥ deadline), refresh
     /// the slice (unless custom) and set a new deadline; returns "resched".
-    fn update_deadline(
+    /// Public for the differential tests against the kernel's C (tests/kernel_diff).
+    #[doc(hidden)]
+    pub fn update_deadline(
         &mut self,
         ents: &mut [SchedEntity],
         params: &FairParams,
@@ -343,7 +342,9 @@ impl CfsRq {
     /// `place_entity()`: put the entity at V − (inflated) lag with a fresh deadline
     /// (half a slice for a forked task with PLACE_DEADLINE_INITIAL; the saved relative
     /// deadline with PLACE_REL_DEADLINE).
-    pub(super) fn place_entity_eevdf(
+    /// Public for the differential tests against the kernel's C (tests/kernel_diff).
+    #[doc(hidden)]
+    pub fn place_entity_eevdf(
         &mut self,
         ents: &mut [SchedEntity],
         params: &FairParams,

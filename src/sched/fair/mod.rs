@@ -530,6 +530,32 @@ impl CfsRq {
         }
     }
 
+    /// For the differential tests against the kernel's C (tests/kernel_diff) only: a
+    /// runqueue with v0 = `min_vruntime` holding `queued` (inserted in that order, at the
+    /// vruntimes and deadlines they have: no placement) and `curr` as the running entity,
+    /// queued when it is in `queued` (then kept out of the tree, as the kernel does) or
+    /// already dequeued. Not used by the simulator.
+    #[doc(hidden)]
+    pub fn kdiff_from_parts(
+        params: &FairParams,
+        min_vruntime: u64,
+        ents: &mut [SchedEntity],
+        queued: &[usize],
+        curr: Option<usize>,
+    ) -> Self {
+        let mut rq = CfsRq::new(params, 1024);
+        rq.min_vruntime = min_vruntime;
+        for &id in queued {
+            if Some(id) != curr {
+                rq.enqueue_tree(ents, id);
+            }
+            rq.account_entity_enqueue(ents, id);
+            ents[id].on_rq = true;
+        }
+        rq.curr = curr;
+        rq
+    }
+
     // ---- read-only accessors ----
 
     pub fn mode(&self) -> FairMode {

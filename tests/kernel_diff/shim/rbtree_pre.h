@@ -1,0 +1,18 @@
+/* schedlab kernel_diff shim (MIT OR Apache-2.0): what lib/rbtree.c and the rbtree headers
+ * take from other kernel headers, and a per-version prefix on the rbtree's global symbols. */
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define rcu_assign_pointer(p, v) ((p) = (v))
+#define rcu_dereference_raw(p) (p)
+#define EXPORT_SYMBOL(x)
+#define rb_insert_color KD(rb_insert_color)
+#define rb_erase KD(rb_erase)
+#define __rb_erase_color KD(__rb_erase_color)
+#define __rb_insert_augmented KD(__rb_insert_augmented)
+#define rb_first KD(rb_first)
+#define rb_last KD(rb_last)
+#define rb_next KD(rb_next)
+#define rb_prev KD(rb_prev)
+#define rb_replace_node KD(rb_replace_node)
+#define rb_replace_node_rcu KD(rb_replace_node_rcu)
+#define rb_next_postorder KD(rb_next_postorder)
+#define rb_first_postorder KD(rb_first_postorder)

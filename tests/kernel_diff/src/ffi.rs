@@ -1,0 +1,327 @@
+//! The kernel functions compiled by `build.rs`, wrapped by `shim/*_wrap.c`. A block is
+//! linked only when its unit was built (`cfg(kdiff_<unit>_<version>)`); otherwise each
+//! function is a stub that panics, never called: the tests check [`crate::available`]
+//! first and print SKIPPED.
+
+use std::ffi::c_ulong;
+
+/// Declares the functions of one unit: the C symbols when the unit was built, stubs
+/// otherwise (so the crate builds without a kernel tree).
+macro_rules! kernel_fns {
+    ($cfg:meta; $(fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;)*) => {
+        #[cfg($cfg)]
+        unsafe extern "C" {
+            $(pub fn $name($($arg: $ty),*) -> $ret;)*
+        }
+        $(
+            #[cfg(not($cfg))]
+            #[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+            pub unsafe fn $name($($arg: $ty),*) -> $ret {
+                $(let _ = $arg;)*
+                unreachable!(concat!(stringify!($name), ": its kernel unit was not built"))
+            }
+        )*
+    };
+}
+
+/// `shim/pelt_wrap.c`'s flat copy of `struct sched_avg`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSchedAvg {
+    pub last_update_time: u64,
+    pub load_sum: u64,
+    pub runnable_sum: u64,
+    pub util_sum: u64,
+    pub period_contrib: u64,
+    pub load_avg: u64,
+    pub runnable_avg: u64,
+    pub util_avg: u64,
+    pub util_est: u64,
+}
+
+kernel_fns! {
+    kdiff_pelt_6_12;
+    fn kd612_decay_load(val: u64, n: u64) -> u64;
+    fn kd612_accumulate_pelt_segments(periods: u64, d1: u32, d3: u32) -> u32;
+    fn kd612_update_load(
+        now: u64,
+        sa: *mut KdSchedAvg,
+        load: c_ulong,
+        runnable: c_ulong,
+        running: i32,
+        avg_load: c_ulong,
+    ) -> i32;
+    fn kd612_update_load_se(
+        now: u64,
+        sa: *mut KdSchedAvg,
+        weight: c_ulong,
+        on_rq: i32,
+        runnable: i32,
+        running: i32,
+        util_est_feat: i32,
+    ) -> i32;
+    fn kd612_util_est_update(
+        util_avg: u64,
+        runnable_avg: u64,
+        util_est: u32,
+        task_sleep: i32,
+        cpu_capacity: c_ulong,
+    ) -> u32;
+}
+
+kernel_fns! {
+    kdiff_menu_6_12;
+    fn kd612_get_typical_interval(intervals: *const u32) -> u32;
+}
+
+kernel_fns! {
+    kdiff_weights_6_12;
+    fn kd612_calc_delta(
+        delta_exec: u64,
+        weight: c_ulong,
+        lw_weight: c_ulong,
+        inv_weight: *mut u32,
+    ) -> u64;
+    fn kd612_prio_to_weight(i: i32) -> i32;
+    fn kd612_prio_to_wmult(i: i32) -> u32;
+}
+
+/// `shim/eevdf_wrap.c`'s entity.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSe {
+    pub weight: u64,
+    pub vruntime: u64,
+    pub deadline: u64,
+    pub slice: u64,
+    pub vlag: i64,
+    pub inv_weight: u32,
+    pub queued: u8,
+    pub rel_deadline: u8,
+    pub custom_slice: u8,
+    pub pad: u8,
+}
+
+/// `shim/eevdf_wrap.c`'s runqueue description.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdRq {
+    pub v0: u64,
+    pub curr: i64,
+    pub features: u64,
+    pub base_slice: u64,
+    pub tick_nsec: u64,
+}
+
+/// `shim/eevdf_wrap.c`'s outputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdOut {
+    pub avg_vruntime: u64,
+    pub pick: i64,
+    pub eligible: u64,
+    pub ret: i64,
+    pub avg_sum: i64,
+    pub avg_load: u64,
+    pub nr_running: u64,
+}
+
+/// `shim/shim.h`'s sched_feat() bits.
+pub mod feat {
+    pub const UTIL_EST: u64 = 1 << 0;
+    pub const PLACE_LAG: u64 = 1 << 1;
+    pub const PLACE_DEADLINE_INITIAL: u64 = 1 << 2;
+    pub const PLACE_REL_DEADLINE: u64 = 1 << 3;
+    pub const RUN_TO_PARITY: u64 = 1 << 4;
+    pub const PREEMPT_SHORT: u64 = 1 << 5;
+    pub const GENTLE_FAIR_SLEEPERS: u64 = 1 << 6;
+    pub const START_DEBIT: u64 = 1 << 7;
+    pub const WAKEUP_PREEMPTION: u64 = 1 << 8;
+    pub const DELAY_DEQUEUE: u64 = 1 << 9;
+    pub const ALT_PERIOD: u64 = 1 << 10;
+    pub const BASE_SLICE: u64 = 1 << 11;
+}
+
+/// `shim/eevdf_wrap.c`'s operations.
+pub mod op {
+    pub const QUERY: i32 = 0;
+    pub const LAG: i32 = 1;
+    pub const DEADLINE: i32 = 2;
+    pub const PLACE: i32 = 3;
+}
+
+kernel_fns! {
+    kdiff_eevdf_6_12;
+    fn kd612_eevdf_op(
+        rq: *const KdRq,
+        ses: *mut KdSe,
+        n: i32,
+        op: i32,
+        id: i32,
+        arg: u64,
+        out: *mut KdOut,
+    ) -> i32;
+}
+
+/// `shim/cfs_wrap.c`'s entity.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdCfsSe {
+    pub weight: u64,
+    pub vruntime: u64,
+    pub exec_start: u64,
+    pub sum_exec_runtime: u64,
+    pub prev_sum_exec_runtime: u64,
+    pub inv_weight: u32,
+    pub queued: u8,
+    pub idle: u8,
+    pub pad: [u8; 2],
+}
+
+/// `shim/cfs_wrap.c`'s runqueue and tunables.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdCfsRq {
+    pub min_vruntime: u64,
+    pub clock_task: u64,
+    pub features: u64,
+    pub latency: u64,
+    pub min_gran: u64,
+    pub idle_min_gran: u64,
+    pub wakeup_gran: u64,
+    pub nr_latency: u64,
+    pub curr: i64,
+}
+
+/// `shim/cfs_wrap.c`'s operations.
+pub mod cfs_op {
+    pub const SLICE: i32 = 0;
+    pub const PLACE: i32 = 1;
+    pub const TICK: i32 = 2;
+    pub const WAKEUP_PREEMPT: i32 = 3;
+}
+
+kernel_fns! {
+    kdiff_cfs_6_1;
+    fn kd61_cfs_op(
+        rq: *const KdCfsRq,
+        ses: *const KdCfsSe,
+        n: i32,
+        op: i32,
+        id: i32,
+        arg: u64,
+    ) -> i64;
+}
+
+/// `shim/balance_wrap.c`'s group statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSgs {
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub group_misfit_task_load: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub group_weight: u32,
+    pub group_asym_packing: u32,
+    pub group_smt_balance: u32,
+    pub nr_numa_running: u32,
+    pub nr_preferred_running: u32,
+    pub sg_imbalanced: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_group_classify(sgs: *const KdSgs, imbalance_pct: u32) -> u32;
+}
+
+/// `shim/numa_wrap.c`'s node statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdNs {
+    pub load: u64,
+    pub runnable: u64,
+    pub util: u64,
+    pub compute_capacity: u64,
+    pub nr_running: u32,
+    pub weight: u32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_numa_classify(imbalance_pct: u32, ns: *const KdNs) -> u32;
+    fn kd612_load_too_imbalanced(src_load: i64, dst_load: i64, src: *const KdNs, dst: *const KdNs) -> i32;
+}
+
+kernel_fns! {
+    kdiff_wakeup_6_12;
+    fn kd612_wakeup_set_cpu(
+        cpu: i32,
+        nr_running: u32,
+        h_nr_queued: u32,
+        h_nr_runnable: u32,
+        load: u64,
+        capacity: u64,
+        idle: i32,
+        llc: i32,
+    ) -> i32;
+    fn kd612_wake_affine_idle(this_cpu: i32, prev_cpu: i32, sync: i32) -> i32;
+    fn kd612_wake_affine_weight(
+        imbalance_pct: u32,
+        p_load: u64,
+        current_load: u64,
+        this_cpu: i32,
+        prev_cpu: i32,
+        sync: i32,
+        wa_bias: i32,
+    ) -> i32;
+}
+
+/// `shim/balance_wrap.c`'s full group statistics.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSgsFull {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_misfit_task_load: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: u32,
+}
+
+/// `shim/balance_wrap.c`'s calculate_imbalance() inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdImbIn {
+    pub busiest: KdSgsFull,
+    pub local: KdSgsFull,
+    pub total_load: u64,
+    pub total_capacity: u64,
+    pub busiest_cores: u32,
+    pub local_cores: u32,
+    pub prefer_sibling: u32,
+    pub sd_flags: u32,
+    pub imb_numa_nr: u32,
+    pub idle: u32,
+    pub avg_load: u64,
+}
+
+/// `shim/balance_wrap.c`'s calculate_imbalance() outputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdImbOut {
+    pub imbalance: i64,
+    pub local_avg_load: u64,
+    pub sds_avg_load: u64,
+    pub migration_type: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_calculate_imbalance(inp: *const KdImbIn, out: *mut KdImbOut) -> i32;
+}

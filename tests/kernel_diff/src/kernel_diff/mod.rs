@@ -1,0 +1,11 @@
+//! The differential properties, one module per kernel file.
+
+mod balance;
+mod cfs;
+mod eevdf;
+mod inject;
+mod menu;
+mod numa;
+mod pelt;
+mod wakeup;
+mod weights;
