@@ -10,6 +10,10 @@ use std::fmt;
 /// Exit code for bad input, as the contract (ARCHITECTURE.md §3) requires.
 pub const EXIT_BAD_INPUT: i32 = 2;
 
+/// Exit code of a run that ended before its benchmark finished without the user asking for
+/// the cut (`run.duration_s`): the default simulated-time cap ended it.
+pub const EXIT_INCOMPLETE: i32 = 3;
+
 /// Bad user input: where it came from, which key, what is wrong and what is accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {

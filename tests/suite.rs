@@ -49,6 +49,7 @@ mod sweep_slurm;
 mod task_ops;
 mod topo;
 mod trace;
+mod trust;
 mod ttwu;
 mod variation;
 mod wakeup;

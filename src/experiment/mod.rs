@@ -52,6 +52,10 @@ pub struct RunOutput {
     pub schedstat_text: Option<String>,
     /// False when a stop request (SIGINT/SIGTERM) cut the run short.
     pub complete: bool,
+    /// False when the run ended (at `run.duration_s` or the default cap) before a benchmark
+    /// that ends by itself had finished its work ([`workloads::ResolvedWorkload::finite`]):
+    /// its results are not the benchmark's.
+    pub workload_complete: bool,
     /// Simulated time at the end of the run, warm-up included (`schedlab bench`).
     pub end_ns: u64,
     /// Of `result.events`, the queue entries that did nothing (`schedlab bench`).
@@ -81,6 +85,9 @@ pub struct RunContext {
     /// `/proc/schedstat` text walks every CPU's domains (~107 M instructions at the end of
     /// a 768-CPU run), and no other output depends on it.
     pub skip_schedstat_text: bool,
+    /// Which run (0-based, in seed order) the instruments (`--trace`, `--explain`, the
+    /// `--report` time series) record: `--run K` is `K - 1`; 0 by default.
+    pub instrumented_run: usize,
 }
 
 impl RunContext {
@@ -507,7 +514,14 @@ pub fn run_once_in(
     }
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
-    let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
+    let (mut native_text, mut native_json) = workloads::native_report(&workload.kind, &engine);
+    let workload_complete = workload_completion(
+        scn,
+        workload.finite,
+        &engine,
+        &mut native_text,
+        &mut native_json,
+    );
     let migrations = report::migrations(&engine);
     let schedstat = report::Schedstat::from_policy(engine.policy().report());
     let summary_line = summary_line(
@@ -568,11 +582,55 @@ pub fn run_once_in(
                 engine.schedstat_text()
             },
             complete,
+            workload_complete,
             end_ns: engine.end_ns(),
             superseded_events: engine.superseded_events(),
         },
         explanation,
     ))
+}
+
+/// Whether the run finished the benchmark's work (always, for benchmarks that run for a
+/// length); for one that did not, `workload.complete = false` in the JSON and a line saying
+/// so, and why, at the end of the native report.
+fn workload_completion(
+    scn: &Scenario,
+    finite: bool,
+    engine: &Engine,
+    text: &mut String,
+    json: &mut Value,
+) -> bool {
+    if !finite {
+        return true;
+    }
+    let complete = json
+        .get("complete")
+        .and_then(Value::as_bool)
+        .unwrap_or_else(|| engine.all_exited());
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("complete".into(), Value::Bool(complete));
+    }
+    if !complete {
+        text.push_str(&format!(
+            "schedlab: the benchmark did not finish: {}\n",
+            cut_cause(scn, engine.end_ns())
+        ));
+    }
+    complete
+}
+
+/// Why a run of a benchmark that ends by itself ended first: `run.duration_s` (the user's
+/// cut) or the default simulated-time cap.
+pub fn cut_cause(scn: &Scenario, end_ns: u64) -> String {
+    let at = end_ns as f64 / 1e9;
+    match scn.run.duration_s {
+        Some(d) => format!("the run was cut at {at} s of simulated time by run.duration_s = {d}"),
+        None => format!(
+            "the run reached the {} s simulated-time cap at {at} s before it ended (set \
+             run.duration_s to cut it on purpose)",
+            workloads::FINITE_CAP_NS / 1_000_000_000
+        ),
+    }
 }
 
 /// The one-line run summary: migrations by reason (rare reasons only when they happened),
@@ -661,18 +719,22 @@ pub fn run_all_streamed(
             .finish()
             .map(|r| (r, None));
     }
+    let k = ctx.instrumented_run.min(seeds.len() - 1);
     let explanation = with_progress(ctx, "runs", seeds.len(), || {
         let (first, ()) = rayon::join(
             || {
-                let r = run_once_in(ctx, scn, seeds[0], instruments);
+                let r = run_once_in(ctx, scn, seeds[k], instruments);
                 let (r, explanation) = match r {
                     Ok((r, e)) => (Ok(Some(r)), e),
                     Err(e) => (Err(e), None),
                 };
-                order.lock().expect("run order lock").done(0, r);
+                order.lock().expect("run order lock").done(k, r);
                 explanation
             },
-            || run_seeds_ordered(ctx, scn, &seeds[1..], 1, &order),
+            || {
+                run_seeds_ordered(ctx, scn, &seeds[..k], 0, &order);
+                run_seeds_ordered(ctx, scn, &seeds[k + 1..], k + 1, &order);
+            },
         );
         first
     });

@@ -45,10 +45,30 @@ pub struct ResolvedWorkload {
     pub default_duration_ns: u64,
     /// The benchmark's own warm-up (schbench `-w`), excluded from statistics.
     pub warmup_ns: u64,
+    /// The workload is a fixed amount of work that ends when its tasks exit (hackbench,
+    /// `--cpu-ops` stress-ng, netperf `-l -N`, pingpong with `loops`): a run that ends
+    /// before they all exit did not finish the benchmark.
+    pub finite: bool,
+}
+
+/// Whether the benchmark ends by itself once its work is done (see
+/// [`ResolvedWorkload::finite`]), rather than after a length or never.
+fn ends_by_itself(spec: &WorkloadSpec) -> bool {
+    match spec {
+        WorkloadSpec::Hackbench(_) => true,
+        WorkloadSpec::StressNg(c) => c.effective_timeout_s() == 0 && c.cpu_ops.is_some(),
+        WorkloadSpec::NetperfRr(c) => {
+            matches!(
+                c.length,
+                crate::workload::netperf::RrLength::Transactions(_)
+            )
+        }
+        _ => false,
+    }
 }
 
 const ENDLESS_DEFAULT_NS: u64 = 1_000_000_000;
-const FINITE_CAP_NS: u64 = 3_600_000_000_000;
+pub const FINITE_CAP_NS: u64 = 3_600_000_000_000;
 
 /// `kind = "spin"` keys.
 #[derive(serde::Deserialize)]
@@ -224,6 +244,7 @@ fn resolve_unplaced(
                 plan: builtin::spin(tasks, &nices, footprint),
                 default_duration_ns: ENDLESS_DEFAULT_NS,
                 warmup_ns: 0,
+                finite: false,
             })
         }
         (Some("pingpong"), None) => {
@@ -251,6 +272,7 @@ fn resolve_unplaced(
                     FINITE_CAP_NS
                 },
                 warmup_ns: 0,
+                finite: loops != 0,
             })
         }
         _ => {
@@ -271,12 +293,14 @@ fn resolve_unplaced(
             check_duration(scn, default_duration_ns, spec.kind())?;
             let plan = crate::workload::generate::plan(&spec, machine, seed)?;
             let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
+            let finite = ends_by_itself(&spec);
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::Bench(Box::new(spec)),
                 placement: None,
                 plan,
                 default_duration_ns,
                 warmup_ns,
+                finite,
             })
         }
     }

@@ -1,0 +1,238 @@
+//! Results that can be trusted (issue 32): a benchmark cut short is never reported as
+//! finished, every printed seed replays its run, and `--run K` picks the run recorded.
+
+use std::process::Command;
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("schedlab runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-trust-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn cut_hackbench_is_not_reported_as_finished() {
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--set",
+        "run.duration_s=0.001",
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "1000",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Time: not finished"), "{stdout}");
+    assert!(
+        !stdout.contains("Time: 0."),
+        "the cap printed as hackbench's time: {stdout}"
+    );
+    assert!(
+        stdout.contains("benchmark not finished in 1 of 1 runs"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warning: the benchmark did not finish")
+            && stderr.contains("run.duration_s"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cut_by_the_default_cap_is_an_error() {
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--set",
+        "kernel.policy=fifo",
+        "--set",
+        "workload.kind=pingpong",
+        "--set",
+        "workload.pairs=1",
+        "--set",
+        "workload.message_work_us=10000000",
+        "--set",
+        "workload.worker_work_us=10000000",
+        "--set",
+        "workload.loops=1000",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("error: the benchmark did not finish"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("3600 s simulated-time cap"), "{stderr}");
+    assert!(text(&out.stdout).contains("benchmark not finished in 1 of 1 runs"));
+}
+
+#[test]
+fn finished_hackbench_prints_its_time_and_no_note() {
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout.contains("Time: 0."), "{stdout}");
+    assert!(!stdout.contains("not finished"), "{stdout}");
+}
+
+fn runs_of(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut runs = v["runs"].as_array().unwrap().clone();
+    for r in &mut runs {
+        let obj = r.as_object_mut().unwrap();
+        obj.remove("wall_time_s");
+        obj.remove("sim_s_per_wall_s");
+    }
+    runs
+}
+
+#[test]
+fn a_printed_derived_seed_replays_its_run() {
+    let (r, s) = (tmp("r.json"), tmp("s.json"));
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--runs",
+        "3",
+        "--json",
+        r.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "100",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The seed as printed: "seed S: migrations ..." lines, the second one.
+    let stdout = text(&out.stdout);
+    let seeds: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("seed ")?.split(':').next())
+        .collect();
+    assert_eq!(seeds.len(), 3, "{stdout}");
+    assert!(
+        seeds[1].parse::<u64>().unwrap() > i64::MAX as u64,
+        "a seed above 2^63-1: {seeds:?}"
+    );
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--seed",
+        seeds[1],
+        "--json",
+        s.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "100",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(runs_of(&r)[1], runs_of(&s)[0]);
+}
+
+#[test]
+fn seeds_above_i64_are_accepted_in_a_scenario_as_strings() {
+    let f = tmp("seed.toml");
+    std::fs::write(
+        &f,
+        "[machine]\npreset = \"skl-2s\"\n[workload]\ncommand = \"hackbench -g 1 -l 10\"\n\
+         [run]\nseed = \"18446744073709551615\"\n",
+    )
+    .unwrap();
+    let out = schedlab(&["run", f.to_str().unwrap(), "--json", "-"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"][0]["seed"].as_u64(), Some(u64::MAX));
+    let out = schedlab(&["run", f.to_str().unwrap(), "--set", "run.seed=-1"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("run.seed") && stderr.contains("18446744073709551615"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn run_k_picks_the_run_the_report_records() {
+    let (j, h) = (tmp("k.json"), tmp("k.html"));
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--runs",
+        "2",
+        "--run",
+        "2",
+        "--report",
+        h.to_str().unwrap(),
+        "--json",
+        j.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let runs = runs_of(&j);
+    let recorded: Vec<bool> = runs.iter().map(|r| !r["timeline"].is_null()).collect();
+    assert_eq!(recorded, [false, true]);
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--runs",
+        "2",
+        "--run",
+        "3",
+        "--report",
+        h.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--run") && stderr.contains("from 1 to 2"),
+        "{stderr}"
+    );
+}
