@@ -236,3 +236,150 @@ fn run_k_picks_the_run_the_report_records() {
         "{stderr}"
     );
 }
+
+const CUT_COMPARE: &[&str] = &[
+    "compare",
+    "-m",
+    "skl-2s",
+    "--set",
+    "run.duration_s=0.001",
+    "--variant",
+    "a:NO_TTWU_QUEUE",
+    "--runs",
+    "2",
+    "--",
+    "hackbench",
+    "-g",
+    "2",
+    "-l",
+    "1000",
+];
+
+#[test]
+fn compare_refuses_cut_runs_unless_allowed_and_marks_them() {
+    let out = schedlab(CUT_COMPARE);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not finish in 4 of 4 runs"), "{stderr}");
+    assert!(stderr.contains("--allow-incomplete"), "{stderr}");
+    assert!(
+        !text(&out.stdout).contains("paired delta"),
+        "compared anyway"
+    );
+    let mut args = CUT_COMPARE.to_vec();
+    args.insert(1, "--allow-incomplete");
+    let out = schedlab(&args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: the benchmark did not finish"),
+        "{stderr}"
+    );
+    // Every table row of a cut variant is marked.
+    for line in stdout
+        .lines()
+        .filter(|l| l.starts_with("baseline") || l.starts_with("a "))
+    {
+        panic!("an unmarked table row: {line}\n{stdout}");
+    }
+    assert!(
+        stdout.contains("baseline*") && stdout.contains("a*"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn bisect_refuses_cut_runs() {
+    let out = schedlab(&[
+        "bisect",
+        "-m",
+        "skl-2s",
+        "--good",
+        "v6.6",
+        "--bad",
+        "v6.18",
+        "--set",
+        "run.duration_s=0.001",
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "1000",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did not finish") && stderr.contains("--allow-incomplete"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn piped_runs_print_a_progress_line_per_finished_run_unless_quiet() {
+    let args = [
+        "run",
+        "-m",
+        "skl-2s",
+        "--runs",
+        "2",
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+    ];
+    let out = schedlab(&args);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("schedlab: runs: 2 of 2 runs finished"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.lines().all(|l| l.starts_with("schedlab: ")),
+        "{stderr}"
+    );
+    let mut quiet = args.to_vec();
+    quiet.insert(1, "--quiet");
+    let out = schedlab(&quiet);
+    assert!(out.status.success());
+    assert!(
+        !text(&out.stderr).contains("runs finished"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn compare_json_keeps_the_time_series_of_its_report() {
+    let (j, h) = (tmp("c.json"), tmp("c.html"));
+    let out = schedlab(&[
+        "compare",
+        "-q",
+        "-m",
+        "skl-2s",
+        "--variant",
+        "a:NO_TTWU_QUEUE",
+        "--json",
+        j.to_str().unwrap(),
+        "--report",
+        h.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "50",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    for variant in v["variants"].as_array().unwrap() {
+        assert!(
+            !variant["results"]["runs"][0]["timeline"].is_null(),
+            "no time series in --json for {}",
+            variant["name"]
+        );
+    }
+}

@@ -209,6 +209,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let mut ctx = RunContext::for_terminal();
     ctx.skip_schedstat_text = args.schedstat.is_none();
     ctx.instrumented_run = instrumented_run(args, &scn)?;
+    ctx.quiet = args.quiet;
     // One run: the benchmark's interval output streams as simulated time passes, after the
     // setup line, as the real program prints it (several runs print in seed order at the end).
     let streamed = if scn.run.runs.max(1) == 1 {

@@ -69,6 +69,16 @@ pub struct RunContext {
     pub shared: Arc<Shared>,
     /// Draw a progress bar on stderr (set when stderr is a terminal).
     pub progress: bool,
+    /// Print progress lines on stderr instead (set when stderr is not a terminal): one for
+    /// each finished run and at least every [`PROGRESS_LINE_EVERY`] of wall time.
+    pub lines: bool,
+    /// Neither bar nor lines (`--quiet`).
+    pub quiet: bool,
+    /// Runs finished under this context (all commands), for the progress lines.
+    runs_done: std::sync::atomic::AtomicU64,
+    /// When the last progress line was printed, and how many runs had finished then
+    /// (shared by concurrent batches, so they never print the same news twice).
+    last_line: Mutex<Option<(Instant, u64)>>,
     /// The longest simulated length of a run started under the current bar (its runs share
     /// a scenario, so the bar's length is this times their number).
     run_len_ns: std::sync::atomic::AtomicU64,
@@ -94,8 +104,10 @@ impl RunContext {
     /// A context with a progress bar when stderr is a terminal.
     pub fn for_terminal() -> Self {
         use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
         RunContext {
-            progress: std::io::stderr().is_terminal(),
+            progress: terminal,
+            lines: !terminal,
             ..RunContext::default()
         }
     }
@@ -504,6 +516,9 @@ pub fn run_once_in(
     instruments.attach(&mut engine)?;
     engine.run();
     let complete = !engine.interrupted();
+    if complete {
+        ctx.runs_done.fetch_add(1, Ordering::Relaxed);
+    }
     let (explanation, timeline) =
         crate::stats::trace::detach_with_timeline(&mut engine, trace_label.as_deref())?;
     if let Some(pending) = trace_pending
@@ -1146,8 +1161,11 @@ fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResu
 /// simulated time they will cover (their length: `[run] duration_s` or the benchmark's own;
 /// a benchmark that ends by itself, like hackbench, ends before its cap).
 fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnce() -> T) -> T {
-    if !ctx.progress {
+    if ctx.quiet {
         return work();
+    }
+    if !ctx.progress {
+        return with_progress_lines(ctx, label, runs, work);
     }
     let bar = indicatif::ProgressBar::new(1);
     bar.set_style(
@@ -1187,6 +1205,54 @@ fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnc
     *ctx.bar.lock().expect("bar lock") = None;
     bar.finish_and_clear();
     out
+}
+
+/// The longest wall time between two progress lines off a terminal.
+pub const PROGRESS_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// [`with_progress`] off a terminal: a line on stderr each time runs have finished and at
+/// least every [`PROGRESS_LINE_EVERY`], never more often than that otherwise.
+fn with_progress_lines<T>(
+    ctx: &RunContext,
+    label: &str,
+    runs: usize,
+    work: impl FnOnce() -> T,
+) -> T {
+    if !ctx.lines {
+        return work();
+    }
+    let start = Instant::now();
+    let done_at_start = ctx.runs_done.load(Ordering::Relaxed);
+    let sim_at_start = ctx.shared.progress_ns.load(Ordering::Relaxed);
+    let done = AtomicBool::new(false);
+    let report = |last_round: bool| {
+        let finished = ctx.runs_done.load(Ordering::Relaxed);
+        let mut last = ctx.last_line.lock().expect("progress line lock");
+        let (at, seen) = last.unwrap_or((start, done_at_start));
+        if finished == seen && (last_round || at.elapsed() < PROGRESS_LINE_EVERY) {
+            return;
+        }
+        *last = Some((Instant::now(), finished));
+        let sim_ns = ctx.shared.progress_ns.load(Ordering::Relaxed) - sim_at_start;
+        eprintln!(
+            "schedlab: {label}: {} of {runs} runs finished, {:.3} s simulated, {:.0} s elapsed",
+            (finished - done_at_start).min(runs as u64),
+            sim_ns as f64 / 1e9,
+            start.elapsed().as_secs_f64()
+        );
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                report(false);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            report(true);
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
 }
 
 /// The summary over runs: mean / stdev / CV / min / max / P90 of every numeric metric of
