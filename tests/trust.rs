@@ -278,7 +278,7 @@ fn compare_refuses_cut_runs_unless_allowed_and_marks_them() {
     // Every table row of a cut variant is marked.
     for line in stdout
         .lines()
-        .filter(|l| l.starts_with("baseline") || l.starts_with("a "))
+        .filter(|l| l.starts_with("baseline ") || l.starts_with("a "))
     {
         panic!("an unmarked table row: {line}\n{stdout}");
     }
@@ -381,5 +381,42 @@ fn compare_json_keeps_the_time_series_of_its_report() {
             "no time series in --json for {}",
             variant["name"]
         );
+    }
+}
+
+#[test]
+fn absurd_costs_are_refused_with_the_full_key_and_the_limit() {
+    for (set, range) in [
+        (
+            "machine.cost.context_switch_ns=9e18",
+            "from 0 to 1000000000 ns",
+        ),
+        (
+            "machine.cost.context_switch_ns=-100",
+            "from 0 to 1000000000 ns",
+        ),
+        (
+            "machine.cost.ipi_latency_ns=\"x\"",
+            "from 0 to 1000000000 ns",
+        ),
+        ("machine.cost.speed_pct=-100", "from 1 to 100000"),
+    ] {
+        let out = schedlab(&[
+            "run",
+            "-m",
+            "skl-2s",
+            "--set",
+            set,
+            "--",
+            "hackbench",
+            "-g",
+            "1",
+        ]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{set}: {stderr}");
+        let key = set.split('=').next().unwrap();
+        assert!(stderr.contains(&format!("{key}: got")), "{set}: {stderr}");
+        assert!(stderr.contains(range), "{set}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }

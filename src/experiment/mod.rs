@@ -296,7 +296,8 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
                 format!("unknown cost parameter; accepted: {}", accepted.join(", ")),
             ));
         }
-        table.insert(k.clone(), v.clone());
+        let v = check_cost_value(scn, k, v)?;
+        table.insert(k.clone(), v);
     }
     let mut cost: CostModel =
         toml::Value::Table(table)
@@ -323,6 +324,46 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         ));
     }
     Ok(cost)
+}
+
+/// A `[machine.cost]` override: a whole number (an integral float such as `1e3` too) from
+/// 0 to [`crate::input::limits::MAX_COST_NS`] for a time (`*_ns`), 1 to 100000 for
+/// `speed_pct`, 0 to 2^63-1 otherwise; the error names the full key, the value and the range.
+fn check_cost_value(scn: &Scenario, k: &str, v: &toml::Value) -> InputResult<toml::Value> {
+    let (min, max) = if k.contains("_ns") {
+        (0, crate::input::limits::MAX_COST_NS)
+    } else if k == "speed_pct" {
+        (1, 100_000)
+    } else {
+        (0, i64::MAX as u64)
+    };
+    let n = match v {
+        toml::Value::Integer(i) => u64::try_from(*i).ok(),
+        toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && *f >= 0.0 => {
+            (*f < 1.9e19).then_some(*f as u64)
+        }
+        _ => None,
+    };
+    match n {
+        Some(n) if (min..=max).contains(&n) => Ok(toml::Value::Integer(n as i64)),
+        _ => {
+            let got = match v {
+                toml::Value::Integer(_) | toml::Value::Float(_) => format!("{v}"),
+                toml::Value::String(s) => format!("string \"{}\"", crate::output::echo(s)),
+                other => other.type_str().to_string(),
+            };
+            let unit = if k.contains("_ns") {
+                " ns (the limit MAX_COST_NS: 1 s)"
+            } else {
+                ""
+            };
+            Err(InputError::with_key(
+                scn.origin_of("machine.cost"),
+                format!("machine.cost.{}", crate::input::limits::clip(k)),
+                crate::input::keys::expected(&format!("an integer from {min} to {max}{unit}"), got),
+            ))
+        }
+    }
 }
 
 /// The scheduling policy a scenario selects.
