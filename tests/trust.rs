@@ -420,3 +420,29 @@ fn absurd_costs_are_refused_with_the_full_key_and_the_limit() {
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
 }
+
+#[test]
+fn tasks_beyond_the_available_memory_are_refused_up_front() {
+    let out = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args([
+            "run",
+            "-m",
+            "skl-2s",
+            "--set",
+            "run.max_tasks=1000000",
+            "--",
+            "hackbench",
+        ])
+        .args(["-g", "1000", "-l", "1"])
+        .env("SCHEDLAB_TEST_MEMAVAILABLE_KIB", "102400")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("would create 40001 tasks") && stderr.contains("MiB"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("above the 100 MiB"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}

@@ -161,7 +161,7 @@ fn nice_values(scn: &Scenario, value: Option<&toml::Value>) -> InputResult<Vec<i
 fn check_tasks(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
     let max = scn.run.max_tasks;
     if nr_tasks <= max {
-        return Ok(());
+        return check_memory(scn, nr_tasks, what);
     }
     Err(InputError::with_key(
         scn.origin_of("workload"),
@@ -172,6 +172,57 @@ fn check_tasks(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
             (max * limits::BYTES_PER_TASK) >> 20,
             limits::BYTES_PER_TASK >> 10,
             limits::MAX_TASKS_CEILING
+        ),
+    ))
+}
+
+/// Test hook (environment): the `MemAvailable` to assume, in KiB, instead of
+/// `/proc/meminfo`'s.
+pub const MEMAVAILABLE_ENV: &str = "SCHEDLAB_TEST_MEMAVAILABLE_KIB";
+
+/// `MemAvailable` of `/proc/meminfo` in bytes (or [`MEMAVAILABLE_ENV`]'s); `None` when
+/// neither can be read (the check is then skipped).
+fn mem_available_bytes() -> Option<u64> {
+    let kib = match std::env::var(MEMAVAILABLE_ENV) {
+        Ok(v) => v.trim().parse::<u64>().ok(),
+        Err(_) => std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }),
+    }?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse, before anything is allocated, a workload whose tasks would need more memory
+/// than the machine has available: [`limits::BYTES_PER_TASK`] per task, times the runs
+/// that run at once (up to one per core). Small runs (under 64 MiB) are not checked.
+fn check_memory(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
+    let parallel = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .min(u64::from(scn.run.runs.max(1)));
+    let estimate = nr_tasks
+        .saturating_mul(limits::BYTES_PER_TASK)
+        .saturating_mul(parallel);
+    if estimate < 64 << 20 {
+        return Ok(());
+    }
+    let Some(available) = mem_available_bytes() else {
+        return Ok(());
+    };
+    if estimate <= available {
+        return Ok(());
+    }
+    Err(InputError::with_key(
+        scn.origin_of("workload"),
+        "workload",
+        format!(
+            "{what} would create {nr_tasks} tasks: about {} MiB of simulator memory ({} KiB per \
+             task x {parallel} runs at once), above the {} MiB this machine has available \
+             (MemAvailable in /proc/meminfo); accepted: fewer tasks, or fewer --runs",
+            estimate >> 20,
+            limits::BYTES_PER_TASK >> 10,
+            available >> 20
         ),
     ))
 }
