@@ -55,7 +55,8 @@ impl fmt::Display for InputError {
         use crate::input::limits::clip_words;
         let origin = escape_controls(&self.origin);
         let origin = clip_words(&origin);
-        let message = clip_words(&self.message);
+        let message = escape_message(&self.message);
+        let message = clip_words(&message);
         match &self.key {
             Some(key) => {
                 let key = escape_controls(key);
@@ -63,6 +64,23 @@ impl fmt::Display for InputError {
             }
             None => write!(f, "{origin}: {message}"),
         }
+    }
+}
+
+/// A message with its control characters escaped ([`escape_controls`]: a name echoed in it
+/// never breaks the line), except the newline before an emulated tool's own closing
+/// "Try '... --help'" line (taskset's wording).
+fn escape_message(message: &str) -> std::borrow::Cow<'_, str> {
+    if !message.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    match message.rfind("\nTry '") {
+        Some(i) => std::borrow::Cow::Owned(format!(
+            "{}\n{}",
+            escape_controls(&message[..i]),
+            escape_controls(&message[i + 1..])
+        )),
+        None => escape_controls(message),
     }
 }
 

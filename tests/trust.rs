@@ -446,3 +446,51 @@ fn tasks_beyond_the_available_memory_are_refused_up_front() {
     assert!(stderr.contains("above the 100 MiB"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// Inputs echoed in an error keep it on one line (the fuzz targets' findings).
+#[test]
+fn echoed_inputs_never_break_the_error_line() {
+    let dir = tmp("echo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let variant = dir.join("v.toml");
+    std::fs::write(
+        &variant,
+        "[machine]\npreset = \"skl-2s\"\n[workload]\ncommand = \"hackbench -g 1\"\n\
+         [[variant]]\nname = \"a\"\n\"x\\ny\" = 1\n",
+    )
+    .unwrap();
+    let rtapp = dir.join("r.json");
+    std::fs::write(
+        &rtapp,
+        r#"{"global":{"ftrace":"a\nb"},"tasks":{"t":{"loop":1,"run":100}}}"#,
+    )
+    .unwrap();
+    let cases: Vec<Vec<String>> = vec![
+        vec![
+            "run".into(),
+            "-m".into(),
+            "skl\n2s".into(),
+            "--".into(),
+            "hackbench".into(),
+        ],
+        vec!["compare".into(), variant.display().to_string()],
+        vec![
+            "run".into(),
+            "-m".into(),
+            "skl-2s".into(),
+            "--".into(),
+            "rt-app".into(),
+            rtapp.display().to_string(),
+        ],
+    ];
+    for args in cases {
+        let out = schedlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("\\n"),
+            "the newline is shown escaped: {stderr}"
+        );
+    }
+}
