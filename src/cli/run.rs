@@ -254,22 +254,9 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         output::write_stdout(&text)?;
     }
     if let Some(reason) = stopped {
-        // The trace is kept when the run it records finished before the stop.
-        let traced_seed = crate::rng::run_seed(scn.run.seed, ctx.instrumented_run as u64);
-        let trace_kept = runs.iter().any(|r| r.seed == traced_seed);
         eprintln!(
-            "schedlab: stopped by {reason}: {} of {} runs finished{}",
-            runs.len(),
-            scn.run.runs.max(1),
-            match (&args.trace, trace_kept) {
-                (None, _) => String::new(),
-                (Some(t), true) => format!(
-                    "; the trace of run {} is complete in {}",
-                    ctx.instrumented_run + 1,
-                    output::echo(&t.display().to_string())
-                ),
-                (Some(_), false) => "; the trace was not kept (its run did not finish)".into(),
-            }
+            "{}",
+            stop_message(args, &scn, ctx.instrumented_run, &runs, reason)
         );
     }
     if let (Some(dest), Some(file)) = (&args.schedstat, schedstat_file)
@@ -306,6 +293,33 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(stopped.map_or_else(|| unfinished_exit(&scn, &runs), signals::exit_code))
+}
+
+/// The line printed after a signal stopped the runs: how many finished, and whether the
+/// trace was kept (it is when the run it records, the `--run K`, finished before the stop).
+fn stop_message(
+    args: &RunArgs,
+    scn: &Scenario,
+    traced: usize,
+    runs: &[experiment::RunOutput],
+    reason: &str,
+) -> String {
+    let traced_seed = crate::rng::run_seed(scn.run.seed, traced as u64);
+    let trace_kept = runs.iter().any(|r| r.seed == traced_seed);
+    format!(
+        "schedlab: stopped by {reason}: {} of {} runs finished{}",
+        runs.len(),
+        scn.run.runs.max(1),
+        match (&args.trace, trace_kept) {
+            (None, _) => String::new(),
+            (Some(t), true) => format!(
+                "; the trace of run {} is complete in {}",
+                traced + 1,
+                output::echo(&t.display().to_string())
+            ),
+            (Some(_), false) => "; the trace was not kept (its run did not finish)".into(),
+        }
+    )
 }
 
 /// `--run K`: the 0-based index of the run the instruments record; K must name one of the

@@ -296,7 +296,11 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
                 format!("unknown cost parameter; accepted: {}", accepted.join(", ")),
             ));
         }
-        let v = check_cost_value(scn, k, v)?;
+        // Integer parameters are checked here (full key, range); the others by their parser.
+        let v = match table.get(k) {
+            Some(toml::Value::Integer(_)) => check_cost_value(scn, k, v)?,
+            _ => v.clone(),
+        };
         table.insert(k.clone(), v);
     }
     let mut cost: CostModel =
@@ -557,9 +561,8 @@ pub fn run_once_in(
     instruments.attach(&mut engine)?;
     engine.run();
     let complete = !engine.interrupted();
-    if complete {
-        ctx.runs_done.fetch_add(1, Ordering::Relaxed);
-    }
+    ctx.runs_done
+        .fetch_add(u64::from(complete), Ordering::Relaxed);
     let (explanation, timeline) =
         crate::stats::trace::detach_with_timeline(&mut engine, trace_label.as_deref())?;
     if let Some(pending) = trace_pending
@@ -570,14 +573,8 @@ pub fn run_once_in(
     }
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
-    let (mut native_text, mut native_json) = workloads::native_report(&workload.kind, &engine);
-    let workload_complete = workload_completion(
-        scn,
-        workload.finite,
-        &engine,
-        &mut native_text,
-        &mut native_json,
-    );
+    let (native_text, native_json, workload_complete) =
+        workload_completion(scn, &workload.kind, workload.finite, &engine);
     let migrations = report::migrations(&engine);
     let schedstat = report::Schedstat::from_policy(engine.policy().report());
     let summary_line = summary_line(
@@ -646,18 +643,18 @@ pub fn run_once_in(
     ))
 }
 
-/// Whether the run finished the benchmark's work (always, for benchmarks that run for a
-/// length); for one that did not, `workload.complete = false` in the JSON and a line saying
+/// The native report (text, JSON) and whether the run finished the benchmark's work
+/// (always, for benchmarks that run for a length); for one that did not, `workload.complete = false` in the JSON and a line saying
 /// so, and why, at the end of the native report.
 fn workload_completion(
     scn: &Scenario,
+    kind: &workloads::WorkloadKind,
     finite: bool,
     engine: &Engine,
-    text: &mut String,
-    json: &mut Value,
-) -> bool {
+) -> (String, Value, bool) {
+    let (mut text, mut json) = workloads::native_report(kind, engine);
     if !finite {
-        return true;
+        return (text, json, true);
     }
     let complete = json
         .get("complete")
@@ -672,7 +669,7 @@ fn workload_completion(
             cut_cause(scn, engine.end_ns())
         ));
     }
-    complete
+    (text, json, complete)
 }
 
 /// Why a run of a benchmark that ends by itself ended first: `run.duration_s` (the user's
@@ -1251,8 +1248,8 @@ fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnc
 /// The longest wall time between two progress lines off a terminal.
 pub const PROGRESS_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// [`with_progress`] off a terminal: a line on stderr each time runs have finished and at
-/// least every [`PROGRESS_LINE_EVERY`], never more often than that otherwise.
+/// [`with_progress`] off a terminal: a line on stderr each time runs have finished (when
+/// there are several) and every [`PROGRESS_LINE_EVERY`] otherwise.
 fn with_progress_lines<T>(
     ctx: &RunContext,
     label: &str,
@@ -1270,7 +1267,9 @@ fn with_progress_lines<T>(
         let finished = ctx.runs_done.load(Ordering::Relaxed);
         let mut last = ctx.last_line.lock().expect("progress line lock");
         let (at, seen) = last.unwrap_or((start, done_at_start));
-        if finished == seen && (last_round || at.elapsed() < PROGRESS_LINE_EVERY) {
+        // A finished run is news when there are several; otherwise only the 10 s lines.
+        let news = finished != seen && runs > 1;
+        if !news && (last_round || at.elapsed() < PROGRESS_LINE_EVERY) {
             return;
         }
         *last = Some((Instant::now(), finished));
