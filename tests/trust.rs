@@ -495,3 +495,21 @@ fn echoed_inputs_never_break_the_error_line() {
         );
     }
 }
+
+/// fuzz_topology found it: a cache type `L<non-ASCII>Cache` panicked on a byte slice.
+#[test]
+fn hwloc_cache_type_with_a_non_ascii_level_is_no_panic() {
+    let f = tmp("lcache.xml");
+    std::fs::write(
+        &f,
+        "<?xml version=\"1.0\"?>\n<topology>\n<object type=\"Machine\" os_index=\"0\">\n\
+         <object type=\"L\u{e9}Cache\" cache_size=\"1\"><object type=\"PU\" os_index=\"0\"/>\
+         </object>\n</object>\n</topology>\n",
+    )
+    .unwrap();
+    let out = schedlab(&["topo", "--hwloc", f.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
