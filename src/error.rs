@@ -10,6 +10,10 @@ use std::fmt;
 /// Exit code for bad input, as the contract (ARCHITECTURE.md §3) requires.
 pub const EXIT_BAD_INPUT: i32 = 2;
 
+/// Exit code of a run that ended before its benchmark finished without the user asking for
+/// the cut (`run.duration_s`): the default simulated-time cap ended it.
+pub const EXIT_INCOMPLETE: i32 = 3;
+
 /// Bad user input: where it came from, which key, what is wrong and what is accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputError {
@@ -51,7 +55,8 @@ impl fmt::Display for InputError {
         use crate::input::limits::clip_words;
         let origin = escape_controls(&self.origin);
         let origin = clip_words(&origin);
-        let message = clip_words(&self.message);
+        let message = escape_message(&self.message);
+        let message = clip_words(&message);
         match &self.key {
             Some(key) => {
                 let key = escape_controls(key);
@@ -59,6 +64,23 @@ impl fmt::Display for InputError {
             }
             None => write!(f, "{origin}: {message}"),
         }
+    }
+}
+
+/// A message with its control characters escaped ([`escape_controls`]: a name echoed in it
+/// never breaks the line), except the newline before an emulated tool's own closing
+/// "Try '... --help'" line (taskset's wording).
+fn escape_message(message: &str) -> std::borrow::Cow<'_, str> {
+    if !message.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(message);
+    }
+    match message.rfind("\nTry '") {
+        Some(i) => std::borrow::Cow::Owned(format!(
+            "{}\n{}",
+            escape_controls(&message[..i]),
+            escape_controls(&message[i + 1..])
+        )),
+        None => escape_controls(message),
     }
 }
 

@@ -31,6 +31,11 @@ pub const ECHO_MAX_BYTES: usize = 200;
 
 /// `s`, shortened for an error message when it is longer than [`ECHO_MAX_BYTES`].
 pub fn echo(s: &str) -> String {
+    if s.chars().any(char::is_control) {
+        // A newline or other control character is written as its escape (`\n`): a message
+        // never spans two lines.
+        return echo(&crate::error::escape_controls(s));
+    }
     if s.len() <= ECHO_MAX_BYTES {
         return s.to_string();
     }

@@ -74,6 +74,7 @@ fn compare_tables_and_common_seeds() {
         "lowcost:sched_migration_cost_ns=100000",
         "--json",
         "-",
+        "--quiet",
     ]);
     assert!(
         out.status.success(),

@@ -348,7 +348,7 @@ fn seed_and_runs_flags_say_what_is_accepted() {
         (
             "--seed",
             "-1",
-            "accepted: an integer from 0 to 9223372036854775807",
+            "accepted: an integer from 0 to 18446744073709551615",
         ),
         ("--runs", "-1", "accepted: an integer from 1 to 100000"),
         ("--runs", "100001", "accepted: an integer from 1 to 100000"),

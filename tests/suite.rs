@@ -50,6 +50,7 @@ mod sweep_slurm;
 mod task_ops;
 mod topo;
 mod trace;
+mod trust;
 mod ttwu;
 mod validate;
 mod variation;

@@ -137,7 +137,7 @@ fn slurm_array_killed_task_resubmitted_equals_local() {
         if std::env::var("SCHEDLAB_REQUIRE_SLURM").as_deref() == Ok("1") {
             panic!("Slurm is required here (SCHEDLAB_REQUIRE_SLURM=1) but: {why}");
         }
-        eprintln!("skipped: no Slurm on this machine ({why}); scripts/slurm-up starts one");
+        eprintln!("SKIPPED: no Slurm on this machine ({why}); scripts/slurm-up starts one");
         return;
     }
     let started = Instant::now();

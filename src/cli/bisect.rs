@@ -48,6 +48,12 @@ pub struct BisectArgs {
     /// Base seed [default: the scenario's run.seed, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
+    /// Use runs whose benchmark did not finish (cut by `run.duration_s`); refused otherwise.
+    #[arg(long)]
+    pub allow_incomplete: bool,
+    /// Print no progress line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// Machine: a preset, `host`, an hwloc XML, a sysfs snapshot directory, or a topology
     /// `.toml` file.
     #[arg(short = 'm', long = "machine", value_name = "MACHINE")]
@@ -237,10 +243,12 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     ctx.skip_schedstat_text = true;
     let signals = super::signals::Signals::install(&ctx);
     let verbose = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    ctx.lines = !verbose && !args.quiet;
     let runner = runner::ScenarioRunner {
         diff: &diff,
         ctx: &ctx,
-        verbose,
+        verbose: verbose && !args.quiet,
+        allow_incomplete: args.allow_incomplete,
     };
     let metric = match &args.metric {
         Some(m) => m.clone(),

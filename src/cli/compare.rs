@@ -64,6 +64,13 @@ pub struct CompareArgs {
     /// also records its time series (per-CPU utilisation, tasks, migrations over time).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Compare runs whose benchmark did not finish (cut by `run.duration_s`); they are
+    /// refused otherwise, and marked `*` in every table.
+    #[arg(long)]
+    pub allow_incomplete: bool,
+    /// Print no progress line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset` / `numactl` prefixes.
     #[arg(last = true, value_name = "COMMAND")]
@@ -262,6 +269,13 @@ pub fn compare_streamed(
     streams.truncate(runs.len());
     let variants = &variants[..runs.len()];
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    // The tables name a variant whose benchmark did not finish in some run with a `*`.
+    let table_names: Vec<String> = (names.iter().zip(&runs))
+        .map(|(n, rs)| match unfinished(rs) {
+            0 => n.clone(),
+            _ => format!("{n}*"),
+        })
+        .collect();
     let results: Vec<Vec<&crate::stats::report::RunResult>> = runs
         .iter()
         .map(|rs| rs.iter().map(|r| &r.result).collect())
@@ -278,12 +292,12 @@ pub fn compare_streamed(
         .or_else(|| base.workload.kind.clone())
         .unwrap_or_else(|| "workload".to_string());
     let comparison = if streams.is_empty() {
-        Comparison::build(&names, &seeds, &results, &perfs, &kind)
+        Comparison::build(&table_names, &seeds, &results, &perfs, &kind)
     } else {
         // Streamed runs are slimmed: the tables come from the streams' metric columns.
         let columns: Vec<_> = streams.iter().map(|s| s.columns().clone()).collect();
-        let migrations = crate::stats::compare::migration_diff_of_columns(&names, &columns);
-        Comparison::from_columns(&names, &seeds, &columns, &perfs, migrations, &kind)
+        let migrations = crate::stats::compare::migration_diff_of_columns(&table_names, &columns);
+        Comparison::from_columns(&table_names, &seeds, &columns, &perfs, migrations, &kind)
     };
     Ok(CompareOutput {
         names,
@@ -294,6 +308,40 @@ pub fn compare_streamed(
         comparison,
         streams,
     })
+}
+
+/// How many of `runs` did not finish their benchmark ([`RunOutput::workload_complete`]).
+pub fn unfinished(runs: &[RunOutput]) -> usize {
+    runs.iter().filter(|r| !r.workload_complete).count()
+}
+
+/// Refuse to compare runs whose benchmark did not finish, unless `allow` (then they are
+/// marked in the tables and a warning says so).
+fn check_finished(out: &CompareOutput, allow: bool) -> InputResult<()> {
+    let total: usize = out.runs.iter().map(Vec::len).sum();
+    let cut: usize = out.runs.iter().map(|rs| unfinished(rs)).sum();
+    let Some((scn, first)) = (out.scenarios.iter().zip(&out.runs))
+        .find_map(|(scn, rs)| rs.iter().find(|r| !r.workload_complete).map(|r| (scn, r)))
+    else {
+        return Ok(());
+    };
+    let cause = experiment::cut_cause(scn, first.end_ns);
+    if allow {
+        eprintln!(
+            "schedlab: warning: the benchmark did not finish in {cut} of {total} runs ({cause}); \
+             compared anyway (--allow-incomplete), marked * in the tables"
+        );
+        return Ok(());
+    }
+    Err(InputError::with_key(
+        "compare",
+        "run.duration_s",
+        format!(
+            "the benchmark did not finish in {cut} of {total} runs ({cause}): their numbers are \
+             not the benchmark's and are not compared; accepted: a run.duration_s long enough \
+             for the benchmark to finish, or --allow-incomplete to compare cut runs"
+        ),
+    ))
 }
 
 /// Run the first seed of every variant again with its time series recorded (a run is
@@ -349,8 +397,16 @@ pub fn render(out: &CompareOutput) -> String {
         seeds.join(" ")
     ));
     let w = out.names.iter().map(String::len).max().unwrap_or(8);
-    for (name, line) in out.names.iter().zip(&out.changes) {
+    for ((name, line), runs) in out.names.iter().zip(&out.changes).zip(&out.runs) {
         text.push_str(&format!("  {name:<w$}  {line}\n"));
+        let cut = unfinished(runs);
+        if cut > 0 {
+            text.push_str(&format!(
+                "  {:<w$}  * the benchmark did not finish in {cut} of {} runs\n",
+                "",
+                runs.len()
+            ));
+        }
     }
     text.push('\n');
     text.push_str(&out.comparison.render());
@@ -492,12 +548,16 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     let json_dir = json_file
         .as_ref()
         .map_or_else(std::env::temp_dir, |f| f.dir());
+    ctx.quiet = args.quiet;
+    // With --report the runs are kept whole, so the time series recorded for the report
+    // are in the --json document too (`schedlab report` of it draws the same charts).
     let sink = match (&args.json, &args.report) {
-        (Some(_), report) => RunsSink::Json(&json_dir, report.is_some()),
-        (None, Some(_)) => RunsSink::Whole,
+        (Some(_), None) => RunsSink::Json(&json_dir, false),
+        (_, Some(_)) => RunsSink::Whole,
         (None, None) => RunsSink::Slim,
     };
     let mut out = compare_streamed(&ctx, &variants, sink)?;
+    check_finished(&out, args.allow_incomplete)?;
     if report_file.is_some() {
         record_timelines(&ctx, &mut out)?;
     }
@@ -522,7 +582,14 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         file.write_commit(crate::report::render(&doc).as_bytes())?;
     }
     if args.json.is_some() {
-        let write = |w: &mut dyn std::io::Write| write_json(out, stopped, w);
+        let streamed = !out.streams.is_empty();
+        let write = |w: &mut dyn std::io::Write| {
+            if streamed {
+                return write_json(out, stopped, w);
+            }
+            serde_json::to_writer_pretty(&mut *w, &results_json_stopped(&out, stopped))?;
+            w.write_all(b"\n")
+        };
         match json_file {
             Some(file) => file.write_with(write)?,
             None => output::write_stdout_with(write)?,

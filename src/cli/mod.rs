@@ -96,8 +96,13 @@ pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim()
         .parse::<u64>()
         .ok()
-        .filter(|&v| v <= i64::MAX as u64)
-        .ok_or_else(|| format!("accepted: an integer from 0 to {}", i64::MAX))
+        .ok_or_else(|| format!("accepted: an integer from 0 to {}", u64::MAX))
+}
+
+/// `--run K`: a run number, 1 to [`crate::input::limits::MAX_RUNS`] (checked against
+/// `run.runs` once the scenario is known).
+pub(crate) fn parse_run_index(s: &str) -> Result<u32, String> {
+    parse_runs(s).map_err(|e| e.replace("accepted:", "accepted: a run number,"))
 }
 
 /// `--runs`: 1 to [`crate::input::limits::MAX_RUNS`].

@@ -53,21 +53,30 @@ pub struct RunArgs {
     /// run's measured interval (all zero when no task declares a working set).
     #[arg(long, value_name = "FILE")]
     pub vmstat: Option<PathBuf>,
-    /// Write a scheduling trace of the first run to FILE: `.pftrace`/`.perfetto-trace` =
+    /// Write a scheduling trace of one run to FILE: `.pftrace`/`.perfetto-trace` =
     /// Perfetto protobuf (open in ui.perfetto.dev), `.txt`/`.ftrace` = ftrace text. With
-    /// --runs > 1 only the first run (the first seed) is traced.
+    /// --runs > 1 only the first run (the first seed), or the one --run K names, is traced.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// After the run, print one task's decision history: placements, migrations with their
     /// reasons, switches, wakeups, runtime and wait time. TASK is a pid (the results'
-    /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed)
+    /// tasks[].pid) or a task name; with --runs > 1, the task of the first run (first seed),
+    /// or of the run --run K names
     #[arg(long, value_name = "TASK")]
     pub explain: Option<String>,
     /// Write an HTML report of the results to FILE (see `schedlab report`); records the time
-    /// series of the first run (per-CPU utilisation, tasks, migrations), which `--json` then
+    /// series of the first run, or of the one --run K names (per-CPU utilisation, tasks, migrations), which `--json` then
     /// carries.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Which run (1-based, in seed order) --trace, --explain and --report record; default 1.
+    /// Its seed is printed with its summary line, and `--seed SEED --runs 1` replays it.
+    #[arg(long = "run", value_name = "K", value_parser = super::parse_run_index)]
+    pub run_index: Option<u32>,
+    /// Print no progress line on stderr (off a terminal one is printed for each finished run
+    /// and at most every 10 s).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset [-c] MASK|CPULIST` and `numactl [-N nodes] [-C cpus] [-m|-p|-i nodes] [-l]`
     /// prefixes (e.g. `-- numactl --cpunodebind=1 --membind=1 hackbench 10`).
@@ -199,6 +208,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let json_to_stdout = args.json.as_deref() == Some("-");
     let mut ctx = RunContext::for_terminal();
     ctx.skip_schedstat_text = args.schedstat.is_none();
+    ctx.instrumented_run = instrumented_run(args, &scn)?;
+    ctx.quiet = args.quiet;
     // One run: the benchmark's interval output streams as simulated time passes, after the
     // setup line, as the real program prints it (several runs print in seed order at the end).
     let streamed = if scn.run.runs.max(1) == 1 {
@@ -225,6 +236,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
     if !runs.is_empty() {
         text.push_str(&perf::render(&command, &perfs));
+        text.push_str(&unfinished_note(&runs));
     }
     for r in &runs {
         warn_watchdog("", r);
@@ -244,14 +256,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     }
     if let Some(reason) = stopped {
         eprintln!(
-            "schedlab: stopped by {reason}: {} of {} runs finished{}",
-            runs.len(),
-            scn.run.runs.max(1),
-            if args.trace.is_some() {
-                "; the trace was not kept (its run did not finish)"
-            } else {
-                ""
-            }
+            "{}",
+            stop_message(args, &scn, ctx.instrumented_run, &runs, reason)
         );
     }
     if let (Some(dest), Some(file)) = (&args.schedstat, schedstat_file)
@@ -287,7 +293,97 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             None => output::write_stdout_with(write)?,
         }
     }
-    Ok(stopped.map_or(0, signals::exit_code))
+    Ok(stopped.map_or_else(|| unfinished_exit(&scn, &runs), signals::exit_code))
+}
+
+/// The line printed after a signal stopped the runs: how many finished, and whether the
+/// trace was kept (it is when the run it records, the `--run K`, finished before the stop).
+fn stop_message(
+    args: &RunArgs,
+    scn: &Scenario,
+    traced: usize,
+    runs: &[experiment::RunOutput],
+    reason: &str,
+) -> String {
+    let traced_seed = crate::rng::run_seed(scn.run.seed, traced as u64);
+    let trace_kept = runs.iter().any(|r| r.seed == traced_seed);
+    format!(
+        "schedlab: stopped by {reason}: {} of {} runs finished{}",
+        runs.len(),
+        scn.run.runs.max(1),
+        match (&args.trace, trace_kept) {
+            (None, _) => String::new(),
+            (Some(t), true) => format!(
+                "; the trace of run {} is complete in {}",
+                traced + 1,
+                output::echo(&t.display().to_string())
+            ),
+            (Some(_), false) => "; the trace was not kept (its run did not finish)".into(),
+        }
+    )
+}
+
+/// `--run K`: the 0-based index of the run the instruments record; K must name one of the
+/// runs, and is meaningful only with `--trace`, `--explain` or `--report`.
+fn instrumented_run(args: &RunArgs, scn: &Scenario) -> Result<usize, InputError> {
+    let Some(k) = args.run_index else {
+        return Ok(0);
+    };
+    let runs = scn.run.runs.max(1);
+    if args.trace.is_none() && args.explain.is_none() && args.report.is_none() {
+        return Err(InputError::with_key(
+            "command line",
+            "--run",
+            "picks the run --trace, --explain or --report records; accepted with one of them",
+        ));
+    }
+    if k > runs {
+        return Err(InputError::with_key(
+            "command line",
+            "--run",
+            format!("got {k}; accepted: a run from 1 to {runs} (run.runs = {runs})"),
+        ));
+    }
+    Ok(k as usize - 1)
+}
+
+/// The perf-stat block's last line when some runs did not finish the benchmark: its
+/// counters then cover a cut run, not the benchmark.
+fn unfinished_note(runs: &[experiment::RunOutput]) -> String {
+    let cut = runs.iter().filter(|r| !r.workload_complete).count();
+    if cut == 0 {
+        return String::new();
+    }
+    format!(
+        " benchmark not finished in {cut} of {} runs: these counters cover the runs as cut, \
+         not the benchmark\n\n",
+        runs.len()
+    )
+}
+
+/// The exit status of runs that were not stopped by a signal: 0, with a warning when the
+/// user's `run.duration_s` cut the benchmark short; [`crate::error::EXIT_INCOMPLETE`] with an
+/// error when the default simulated-time cap did.
+fn unfinished_exit(scn: &Scenario, runs: &[experiment::RunOutput]) -> i32 {
+    let Some(cut) = runs.iter().find(|r| !r.workload_complete) else {
+        return 0;
+    };
+    let n = runs.iter().filter(|r| !r.workload_complete).count();
+    let cause = experiment::cut_cause(scn, cut.end_ns);
+    if scn.run.duration_s.is_some() {
+        eprintln!(
+            "schedlab: warning: the benchmark did not finish in {n} of {} runs, its results are \
+             not the benchmark's: {cause}",
+            runs.len()
+        );
+        0
+    } else {
+        eprintln!(
+            "schedlab: error: the benchmark did not finish in {n} of {} runs: {cause}",
+            runs.len()
+        );
+        crate::error::EXIT_INCOMPLETE
+    }
 }
 
 /// `--json`: the stream each run's entry is written to as it finishes (its scratch file next

@@ -349,10 +349,10 @@ pub fn build_document(opts: &QuickOptions) -> InputResult<ScenarioDoc> {
         )?;
     }
     if let Some(s) = opts.seed {
-        let v = i64::try_from(s).map_err(|_| {
-            InputError::with_key("--seed", "run.seed", format!("{s} exceeds 2^63-1"))
-        })?;
-        doc.set_path(&p(&["run", "seed"]), toml::Value::Integer(v), "--seed")?;
+        // A TOML integer holds up to 2^63-1; larger seeds go in as a decimal string.
+        let v = i64::try_from(s)
+            .map_or_else(|_| toml::Value::String(s.to_string()), toml::Value::Integer);
+        doc.set_path(&p(&["run", "seed"]), v, "--seed")?;
     }
     if !opts.command.is_empty() {
         doc.remove_path(&["workload"]);

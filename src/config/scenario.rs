@@ -186,7 +186,8 @@ struct KernelKeys {
 #[serde(deny_unknown_fields)]
 struct RunKeys {
     runs: Option<u64>,
-    seed: Option<u64>,
+    /// An integer, or a decimal string for seeds above 2^63-1 (TOML integers are i64).
+    seed: Option<toml::Value>,
     warmup_s: Option<f64>,
     duration_s: Option<f64>,
     invariants: Option<bool>,
@@ -496,7 +497,7 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
     )?
     .unwrap_or(d.max_duration_s);
     let runs = range("run.runs", keys.runs, 1, limits::MAX_RUNS)?.map_or(d.runs, |n| n as u32);
-    let seed = range("run.seed", keys.seed, 0, i64::MAX as u64)?.unwrap_or(d.seed);
+    let seed = parse_seed(doc, keys.seed.as_ref())?.unwrap_or(d.seed);
     let warmup_s =
         seconds("run.warmup_s", keys.warmup_s, false, max_duration_s)?.unwrap_or(d.warmup_s);
     let duration_s = match keys.duration_s {
@@ -558,6 +559,38 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
 }
 
 /// `v` when it is absent or within `lo..=hi`, else the one wording of a range error.
+/// `run.seed`: any u64, as an integer or (above 2^63-1, which a TOML integer cannot hold)
+/// as a decimal string, so every seed a report prints can be passed back.
+fn parse_seed(doc: &ScenarioDoc, v: Option<&toml::Value>) -> InputResult<Option<u64>> {
+    let parsed = match v {
+        None => return Ok(None),
+        Some(toml::Value::Integer(i)) => u64::try_from(*i).ok(),
+        Some(toml::Value::String(s)) => s.trim().parse::<u64>().ok(),
+        Some(_) => None,
+    };
+    parsed.map(Some).ok_or_else(|| {
+        let found = match v {
+            Some(toml::Value::String(s)) => format!("string {}", crate::output::echo(s)),
+            Some(toml::Value::Integer(i)) => format!("integer {i}"),
+            Some(other) => other.type_str().to_string(),
+            None => String::new(),
+        };
+        key_err(
+            doc,
+            "run.seed",
+            keys::expected(
+                &format!(
+                    "an integer from 0 to {} (above {} as a string, e.g. \"{}\")",
+                    u64::MAX,
+                    i64::MAX,
+                    u64::MAX
+                ),
+                found,
+            ),
+        )
+    })
+}
+
 fn check_range(
     doc: &ScenarioDoc,
     key: &str,

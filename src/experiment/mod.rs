@@ -53,6 +53,10 @@ pub struct RunOutput {
     pub schedstat_text: Option<String>,
     /// False when a stop request (SIGINT/SIGTERM) cut the run short.
     pub complete: bool,
+    /// False when the run ended (at `run.duration_s` or the default cap) before a benchmark
+    /// that ends by itself had finished its work ([`workloads::ResolvedWorkload::finite`]):
+    /// its results are not the benchmark's.
+    pub workload_complete: bool,
     /// Simulated time at the end of the run, warm-up included (`schedlab bench`).
     pub end_ns: u64,
     /// Of `result.events`, the queue entries that did nothing (`schedlab bench`).
@@ -66,6 +70,16 @@ pub struct RunContext {
     pub shared: Arc<Shared>,
     /// Draw a progress bar on stderr (set when stderr is a terminal).
     pub progress: bool,
+    /// Print progress lines on stderr instead (set when stderr is not a terminal): one for
+    /// each finished run and at least every [`PROGRESS_LINE_EVERY`] of wall time.
+    pub lines: bool,
+    /// Neither bar nor lines (`--quiet`).
+    pub quiet: bool,
+    /// Runs finished under this context (all commands), for the progress lines.
+    runs_done: std::sync::atomic::AtomicU64,
+    /// When the last progress line was printed, and how many runs had finished then
+    /// (shared by concurrent batches, so they never print the same news twice).
+    last_line: Mutex<Option<(Instant, u64)>>,
     /// The longest simulated length of a run started under the current bar (its runs share
     /// a scenario, so the bar's length is this times their number).
     run_len_ns: std::sync::atomic::AtomicU64,
@@ -82,14 +96,19 @@ pub struct RunContext {
     /// `/proc/schedstat` text walks every CPU's domains (~107 M instructions at the end of
     /// a 768-CPU run), and no other output depends on it.
     pub skip_schedstat_text: bool,
+    /// Which run (0-based, in seed order) the instruments (`--trace`, `--explain`, the
+    /// `--report` time series) record: `--run K` is `K - 1`; 0 by default.
+    pub instrumented_run: usize,
 }
 
 impl RunContext {
     /// A context with a progress bar when stderr is a terminal.
     pub fn for_terminal() -> Self {
         use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
         RunContext {
-            progress: std::io::stderr().is_terminal(),
+            progress: terminal,
+            lines: !terminal,
             ..RunContext::default()
         }
     }
@@ -278,7 +297,12 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
                 format!("unknown cost parameter; accepted: {}", accepted.join(", ")),
             ));
         }
-        table.insert(k.clone(), v.clone());
+        // Integer parameters are checked here (full key, range); the others by their parser.
+        let v = match table.get(k) {
+            Some(toml::Value::Integer(_)) => check_cost_value(scn, k, v)?,
+            _ => v.clone(),
+        };
+        table.insert(k.clone(), v);
     }
     let mut cost: CostModel =
         toml::Value::Table(table)
@@ -305,6 +329,46 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         ));
     }
     Ok(cost)
+}
+
+/// A `[machine.cost]` override: a whole number (an integral float such as `1e3` too) from
+/// 0 to [`crate::input::limits::MAX_COST_NS`] for a time (`*_ns`), 1 to 100000 for
+/// `speed_pct`, 0 to 2^63-1 otherwise; the error names the full key, the value and the range.
+fn check_cost_value(scn: &Scenario, k: &str, v: &toml::Value) -> InputResult<toml::Value> {
+    let (min, max) = if k.contains("_ns") {
+        (0, crate::input::limits::MAX_COST_NS)
+    } else if k == "speed_pct" {
+        (1, 100_000)
+    } else {
+        (0, i64::MAX as u64)
+    };
+    let n = match v {
+        toml::Value::Integer(i) => u64::try_from(*i).ok(),
+        toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && *f >= 0.0 => {
+            (*f < 1.9e19).then_some(*f as u64)
+        }
+        _ => None,
+    };
+    match n {
+        Some(n) if (min..=max).contains(&n) => Ok(toml::Value::Integer(n as i64)),
+        _ => {
+            let got = match v {
+                toml::Value::Integer(_) | toml::Value::Float(_) => format!("{v}"),
+                toml::Value::String(s) => format!("string \"{}\"", crate::output::echo(s)),
+                other => other.type_str().to_string(),
+            };
+            let unit = if k.contains("_ns") {
+                " ns (the limit MAX_COST_NS: 1 s)"
+            } else {
+                ""
+            };
+            Err(InputError::with_key(
+                scn.origin_of("machine.cost"),
+                format!("machine.cost.{}", crate::input::limits::clip(k)),
+                crate::input::keys::expected(&format!("an integer from {min} to {max}{unit}"), got),
+            ))
+        }
+    }
 }
 
 /// The scheduling policy a scenario selects.
@@ -499,6 +563,8 @@ pub fn run_once_in(
     instruments.attach(&mut engine)?;
     engine.run();
     let complete = !engine.interrupted();
+    ctx.runs_done
+        .fetch_add(u64::from(complete), Ordering::Relaxed);
     let (explanation, timeline) =
         crate::stats::trace::detach_with_timeline(&mut engine, trace_label.as_deref())?;
     if let Some(pending) = trace_pending
@@ -509,7 +575,8 @@ pub fn run_once_in(
     }
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
-    let (native_text, native_json) = workloads::native_report(&workload.kind, &engine);
+    let (native_text, native_json, workload_complete) =
+        workload_completion(scn, &workload.kind, workload.finite, &engine);
     let migrations = report::migrations(&engine);
     let schedstat = report::Schedstat::from_policy(engine.policy().report());
     let summary_line = summary_line(
@@ -571,11 +638,55 @@ pub fn run_once_in(
                 engine.schedstat_text()
             },
             complete,
+            workload_complete,
             end_ns: engine.end_ns(),
             superseded_events: engine.superseded_events(),
         },
         explanation,
     ))
+}
+
+/// The native report (text, JSON) and whether the run finished the benchmark's work
+/// (always, for benchmarks that run for a length); for one that did not, `workload.complete = false` in the JSON and a line saying
+/// so, and why, at the end of the native report.
+fn workload_completion(
+    scn: &Scenario,
+    kind: &workloads::WorkloadKind,
+    finite: bool,
+    engine: &Engine,
+) -> (String, Value, bool) {
+    let (mut text, mut json) = workloads::native_report(kind, engine);
+    if !finite {
+        return (text, json, true);
+    }
+    let complete = json
+        .get("complete")
+        .and_then(Value::as_bool)
+        .unwrap_or_else(|| engine.all_exited());
+    if let Some(obj) = json.as_object_mut() {
+        obj.insert("complete".into(), Value::Bool(complete));
+    }
+    if !complete {
+        text.push_str(&format!(
+            "schedlab: the benchmark did not finish: {}\n",
+            cut_cause(scn, engine.end_ns())
+        ));
+    }
+    (text, json, complete)
+}
+
+/// Why a run of a benchmark that ends by itself ended first: `run.duration_s` (the user's
+/// cut) or the default simulated-time cap.
+pub fn cut_cause(scn: &Scenario, end_ns: u64) -> String {
+    let at = end_ns as f64 / 1e9;
+    match scn.run.duration_s {
+        Some(d) => format!("the run was cut at {at} s of simulated time by run.duration_s = {d}"),
+        None => format!(
+            "the run reached the {} s simulated-time cap at {at} s before it ended (set \
+             run.duration_s to cut it on purpose)",
+            workloads::FINITE_CAP_NS / 1_000_000_000
+        ),
+    }
 }
 
 /// The one-line run summary: migrations by reason (rare reasons only when they happened),
@@ -664,18 +775,22 @@ pub fn run_all_streamed(
             .finish()
             .map(|r| (r, None));
     }
+    let k = ctx.instrumented_run.min(seeds.len() - 1);
     let explanation = with_progress(ctx, "runs", seeds.len(), || {
         let (first, ()) = rayon::join(
             || {
-                let r = run_once_in(ctx, scn, seeds[0], instruments);
+                let r = run_once_in(ctx, scn, seeds[k], instruments);
                 let (r, explanation) = match r {
                     Ok((r, e)) => (Ok(Some(r)), e),
                     Err(e) => (Err(e), None),
                 };
-                order.lock().expect("run order lock").done(0, r);
+                order.lock().expect("run order lock").done(k, r);
                 explanation
             },
-            || run_seeds_ordered(ctx, scn, &seeds[1..], 1, &order),
+            || {
+                run_seeds_ordered(ctx, scn, &seeds[..k], 0, &order);
+                run_seeds_ordered(ctx, scn, &seeds[k + 1..], k + 1, &order);
+            },
         );
         first
     });
@@ -1087,8 +1202,11 @@ fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResu
 /// simulated time they will cover (their length: `[run] duration_s` or the benchmark's own;
 /// a benchmark that ends by itself, like hackbench, ends before its cap).
 fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnce() -> T) -> T {
-    if !ctx.progress {
+    if ctx.quiet {
         return work();
+    }
+    if !ctx.progress {
+        return with_progress_lines(ctx, label, runs, work);
     }
     let bar = indicatif::ProgressBar::new(1);
     bar.set_style(
@@ -1128,6 +1246,56 @@ fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnc
     *ctx.bar.lock().expect("bar lock") = None;
     bar.finish_and_clear();
     out
+}
+
+/// The longest wall time between two progress lines off a terminal.
+pub const PROGRESS_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// [`with_progress`] off a terminal: a line on stderr each time runs have finished (when
+/// there are several) and every [`PROGRESS_LINE_EVERY`] otherwise.
+fn with_progress_lines<T>(
+    ctx: &RunContext,
+    label: &str,
+    runs: usize,
+    work: impl FnOnce() -> T,
+) -> T {
+    if !ctx.lines {
+        return work();
+    }
+    let start = Instant::now();
+    let done_at_start = ctx.runs_done.load(Ordering::Relaxed);
+    let sim_at_start = ctx.shared.progress_ns.load(Ordering::Relaxed);
+    let done = AtomicBool::new(false);
+    let report = |last_round: bool| {
+        let finished = ctx.runs_done.load(Ordering::Relaxed);
+        let mut last = ctx.last_line.lock().expect("progress line lock");
+        let (at, seen) = last.unwrap_or((start, done_at_start));
+        // A finished run is news when there are several; otherwise only the 10 s lines.
+        let news = finished != seen && runs > 1;
+        if !news && (last_round || at.elapsed() < PROGRESS_LINE_EVERY) {
+            return;
+        }
+        *last = Some((Instant::now(), finished));
+        let sim_ns = ctx.shared.progress_ns.load(Ordering::Relaxed) - sim_at_start;
+        eprintln!(
+            "schedlab: {label}: {} of {runs} runs finished, {:.3} s simulated, {:.0} s elapsed",
+            (finished - done_at_start).min(runs as u64),
+            sim_ns as f64 / 1e9,
+            start.elapsed().as_secs_f64()
+        );
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                report(false);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            report(true);
+        });
+        let out = work();
+        done.store(true, Ordering::Relaxed);
+        out
+    })
 }
 
 /// The summary over runs: mean / stdev / CV / min / max / P90 of every numeric metric of

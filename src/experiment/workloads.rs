@@ -45,10 +45,30 @@ pub struct ResolvedWorkload {
     pub default_duration_ns: u64,
     /// The benchmark's own warm-up (schbench `-w`), excluded from statistics.
     pub warmup_ns: u64,
+    /// The workload is a fixed amount of work that ends when its tasks exit (hackbench,
+    /// `--cpu-ops` stress-ng, netperf `-l -N`, pingpong with `loops`): a run that ends
+    /// before they all exit did not finish the benchmark.
+    pub finite: bool,
+}
+
+/// Whether the benchmark ends by itself once its work is done (see
+/// [`ResolvedWorkload::finite`]), rather than after a length or never.
+fn ends_by_itself(spec: &WorkloadSpec) -> bool {
+    match spec {
+        WorkloadSpec::Hackbench(_) => true,
+        WorkloadSpec::StressNg(c) => c.effective_timeout_s() == 0 && c.cpu_ops.is_some(),
+        WorkloadSpec::NetperfRr(c) => {
+            matches!(
+                c.length,
+                crate::workload::netperf::RrLength::Transactions(_)
+            )
+        }
+        _ => false,
+    }
 }
 
 const ENDLESS_DEFAULT_NS: u64 = 1_000_000_000;
-const FINITE_CAP_NS: u64 = 3_600_000_000_000;
+pub const FINITE_CAP_NS: u64 = 3_600_000_000_000;
 
 /// `kind = "spin"` keys.
 #[derive(serde::Deserialize)]
@@ -141,7 +161,7 @@ fn nice_values(scn: &Scenario, value: Option<&toml::Value>) -> InputResult<Vec<i
 fn check_tasks(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
     let max = scn.run.max_tasks;
     if nr_tasks <= max {
-        return Ok(());
+        return check_memory(scn, nr_tasks, what);
     }
     Err(InputError::with_key(
         scn.origin_of("workload"),
@@ -152,6 +172,57 @@ fn check_tasks(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
             (max * limits::BYTES_PER_TASK) >> 20,
             limits::BYTES_PER_TASK >> 10,
             limits::MAX_TASKS_CEILING
+        ),
+    ))
+}
+
+/// Test hook (environment): the `MemAvailable` to assume, in KiB, instead of
+/// `/proc/meminfo`'s.
+pub const MEMAVAILABLE_ENV: &str = "SCHEDLAB_TEST_MEMAVAILABLE_KIB";
+
+/// `MemAvailable` of `/proc/meminfo` in bytes (or [`MEMAVAILABLE_ENV`]'s); `None` when
+/// neither can be read (the check is then skipped).
+fn mem_available_bytes() -> Option<u64> {
+    let kib = match std::env::var(MEMAVAILABLE_ENV) {
+        Ok(v) => v.trim().parse::<u64>().ok(),
+        Err(_) => std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        }),
+    }?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Refuse, before anything is allocated, a workload whose tasks would need more memory
+/// than the machine has available: [`limits::BYTES_PER_TASK`] per task, times the runs
+/// that run at once (up to one per core). Small runs (under 64 MiB) are not checked.
+fn check_memory(scn: &Scenario, nr_tasks: u64, what: &str) -> InputResult<()> {
+    let parallel = std::thread::available_parallelism()
+        .map_or(1, |n| n.get() as u64)
+        .min(u64::from(scn.run.runs.max(1)));
+    let estimate = nr_tasks
+        .saturating_mul(limits::BYTES_PER_TASK)
+        .saturating_mul(parallel);
+    if estimate < 64 << 20 {
+        return Ok(());
+    }
+    let Some(available) = mem_available_bytes() else {
+        return Ok(());
+    };
+    if estimate <= available {
+        return Ok(());
+    }
+    Err(InputError::with_key(
+        scn.origin_of("workload"),
+        "workload",
+        format!(
+            "{what} would create {nr_tasks} tasks: about {} MiB of simulator memory ({} KiB per \
+             task x {parallel} runs at once), above the {} MiB this machine has available \
+             (MemAvailable in /proc/meminfo); accepted: fewer tasks, or fewer --runs",
+            estimate >> 20,
+            limits::BYTES_PER_TASK >> 10,
+            available >> 20
         ),
     ))
 }
@@ -224,6 +295,7 @@ fn resolve_unplaced(
                 plan: builtin::spin(tasks, &nices, footprint),
                 default_duration_ns: ENDLESS_DEFAULT_NS,
                 warmup_ns: 0,
+                finite: false,
             })
         }
         (Some("pingpong"), None) => {
@@ -251,6 +323,7 @@ fn resolve_unplaced(
                     FINITE_CAP_NS
                 },
                 warmup_ns: 0,
+                finite: loops != 0,
             })
         }
         _ => {
@@ -271,12 +344,14 @@ fn resolve_unplaced(
             check_duration(scn, default_duration_ns, spec.kind())?;
             let plan = crate::workload::generate::plan(&spec, machine, seed)?;
             let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
+            let finite = ends_by_itself(&spec);
             Ok(ResolvedWorkload {
                 kind: WorkloadKind::Bench(Box::new(spec)),
                 placement: None,
                 plan,
                 default_duration_ns,
                 warmup_ns,
+                finite,
             })
         }
     }

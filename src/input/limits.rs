@@ -33,6 +33,11 @@ pub const DEFAULT_MAX_DURATION_S: f64 = 86_400.0;
 /// far from `u64` overflow.
 pub const MAX_DURATION_CEILING_S: f64 = 365.0 * 86_400.0;
 
+/// Largest `[machine.cost]` time (every `*_ns` key): one second. No single kernel operation
+/// the cost model charges comes near it; a larger value only makes the simulated time cap
+/// end the run.
+pub const MAX_COST_NS: u64 = 1_000_000_000;
+
 /// Largest input file read: scenario TOML, rt-app JSON, hwloc XML, topology TOML, and every
 /// file of a sysfs snapshot.
 pub const MAX_INPUT_FILE_BYTES: u64 = 16 << 20;

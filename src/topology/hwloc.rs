@@ -215,7 +215,8 @@ fn object_kind(node: roxmltree::Node, origin: &str) -> InputResult<Option<Kind>>
             instruction: node.attribute("cache_type") == Some("2"),
         },
         t if t.starts_with('L') && t.ends_with("Cache") => {
-            let level: u32 = t[1..2].parse().unwrap_or(0);
+            // `get`: a non-ASCII character after the `L` is no level (and no panic).
+            let level: u32 = t.get(1..2).and_then(|d| d.parse().ok()).unwrap_or(0);
             Kind::Cache {
                 level,
                 instruction: t.ends_with("iCache") || node.attribute("cache_type") == Some("2"),

@@ -96,7 +96,19 @@ pub fn hackbench_result(engine: &Engine) -> (HackbenchResult, bool) {
 
 fn hackbench_report(cfg: &HackbenchConfig, engine: &Engine) -> (String, Value) {
     let (res, complete) = hackbench_result(engine);
-    let text = hackbench::format_report(cfg, &res);
+    let text = if complete {
+        hackbench::format_report(cfg, &res)
+    } else {
+        // The time the run was cut at is not hackbench's time: say it did not finish.
+        let total =
+            u64::from(cfg.groups) * u64::from(cfg.fds) * u64::from(cfg.fds) * u64::from(cfg.loops);
+        format!(
+            "{}Time: not finished (the run ended before hackbench did: {} of {total} messages \
+             sent)\n",
+            cfg.format_header(),
+            engine.ops_total()
+        )
+    };
     let json = json!({
         "kind": "hackbench",
         "time_s": res.elapsed_ns as f64 / 1e9,

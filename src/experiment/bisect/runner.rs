@@ -19,6 +19,37 @@ pub struct ScenarioRunner<'a> {
     pub ctx: &'a RunContext,
     /// Print one line per batch on stderr.
     pub verbose: bool,
+    /// Use runs whose benchmark did not finish (`--allow-incomplete`) instead of refusing.
+    pub allow_incomplete: bool,
+}
+
+/// Refuse a run whose benchmark did not finish unless `allow` (then warn once).
+fn check_finished(
+    ctx: &RunContext,
+    scn: &Scenario,
+    run: &RunOutput,
+    allow: bool,
+) -> InputResult<()> {
+    if run.workload_complete {
+        return Ok(());
+    }
+    let cause = experiment::cut_cause(scn, run.end_ns);
+    if allow {
+        ctx.warn_once(format!(
+            "bisect: the benchmark did not finish ({cause}); used anyway (--allow-incomplete)"
+        ));
+        return Ok(());
+    }
+    Err(crate::error::InputError::with_key(
+        "bisect",
+        "run.duration_s",
+        format!(
+            "the benchmark did not finish in the run of seed {} ({cause}): its numbers are not \
+             the benchmark's; accepted: a run.duration_s long enough for the benchmark to \
+             finish, or --allow-incomplete to bisect on cut runs",
+            run.seed
+        ),
+    ))
 }
 
 /// The cache identity of a resolved scenario: what a run depends on (machine, kernel,
@@ -74,12 +105,13 @@ impl Runner for ScenarioRunner<'_> {
             })
             .collect();
         let mut results: Vec<Option<Metrics>> = vec![None; jobs.len()];
-        for ((_, js), out) in groups.iter().zip(outs) {
+        for ((scn, js), out) in groups.iter().zip(outs) {
             let out = out?;
             if out.len() < js.len() || self.ctx.stopped() {
                 return Ok(None);
             }
             for ((i, _), run) in js.iter().zip(&out) {
+                check_finished(self.ctx, scn, run, self.allow_incomplete)?;
                 results[*i] = Some(metrics_of(run));
             }
         }
