@@ -325,7 +325,13 @@ fn validate_json(
         .collect();
     let ctx = context(progress, false);
     let board = interruptible(py, &ctx, || {
-        validate::validate(&ctx, &selected, &[], None, &|_| {})
+        validate::validate(
+            &ctx,
+            &selected,
+            &validate::Options::default(),
+            None,
+            &|_| {},
+        )
     })?
     .map_err(input_err)?;
     serde_json::to_string(&board).map_err(|e| InputError::new_err(e.to_string()))

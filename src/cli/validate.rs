@@ -35,6 +35,10 @@ pub struct ValidateArgs {
     /// `--set machine.cost.ipi_latency_ns=5000`); results are then not cached.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+    /// Score cases whose benchmark did not finish in some run (cut by the case's
+    /// `duration_s`); without it they get no simulated change and say so.
+    #[arg(long)]
+    pub allow_incomplete: bool,
     /// Print the record block for docs/validation.md after the scoreboard.
     #[arg(long)]
     pub print_record: bool,
@@ -61,7 +65,11 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     };
     let ctx = RunContext::for_terminal();
     let signals = super::signals::Signals::install(&ctx);
-    let board = validate::validate(&ctx, &cases, &args.sets, cache.as_ref(), &|msg| {
+    let opts = validate::Options {
+        sets: args.sets.clone(),
+        allow_incomplete: args.allow_incomplete,
+    };
+    let board = validate::validate(&ctx, &cases, &opts, cache.as_ref(), &|msg| {
         eprintln!("schedlab: {msg}")
     })?;
     output::write_stdout(&validate::render(&board))?;

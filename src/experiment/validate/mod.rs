@@ -19,6 +19,16 @@ use crate::experiment::{RunContext, RunOutput, run_variants_in};
 use crate::stats::summary::{Summary, t975};
 use case::{Case, Transform};
 
+/// How `validate` runs the corpus.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--set KEY=VALUE` for both sides of every case (results then not cached).
+    pub sets: Vec<String>,
+    /// Score a case whose benchmark did not finish in some run (cut by its time cap);
+    /// otherwise such a case gets no simulated change and says why.
+    pub allow_incomplete: bool,
+}
+
 /// The simulated side of one case.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
 pub struct SimResult {
@@ -103,10 +113,11 @@ pub struct Scoreboard {
 pub fn validate(
     ctx: &RunContext,
     cases: &[Case],
-    extra_sets: &[String],
+    opts: &Options,
     cache: Option<&cache::Cache>,
     progress: &dyn Fn(&str),
 ) -> InputResult<Scoreboard> {
+    let extra_sets = &opts.sets[..];
     let mut rows = Vec::with_capacity(cases.len());
     for case in cases {
         if ctx.stopped() {
@@ -114,7 +125,7 @@ pub fn validate(
         }
         let f = &case.file;
         if !f.scoring.scored {
-            rows.push(score(case, None, false));
+            rows.push(score(case, None, false, opts.allow_incomplete));
             continue;
         }
         let cache = cache.filter(|_| extra_sets.is_empty());
@@ -134,7 +145,7 @@ pub fn validate(
                 (sim, false)
             }
         };
-        rows.push(score(case, Some(&sim), cached));
+        rows.push(score(case, Some(&sim), cached, opts.allow_incomplete));
     }
     let totals = totals(&rows);
     Ok(Scoreboard {
@@ -215,11 +226,18 @@ fn lookup(v: &serde_json::Value, parts: &[&str]) -> Option<f64> {
 }
 
 /// The scoreboard row of `case` (`sim` = None: not run).
-pub fn score(case: &Case, sim: Option<&SimResult>, cached: bool) -> CaseScore {
+pub fn score(
+    case: &Case,
+    sim: Option<&SimResult>,
+    cached: bool,
+    allow_incomplete: bool,
+) -> CaseScore {
     let f = &case.file;
     let real = f.real.change_pct;
     let real_ci = real_interval(&f.real);
     let (sim_change, sim_ci) = match sim {
+        // Cut runs measure the cut, not the benchmark: not compared unless asked.
+        Some(s) if s.incomplete_runs > 0 && !allow_incomplete => (None, None),
         Some(s) => paired_change(&s.base, &s.change),
         None => (None, None),
     };
@@ -342,6 +360,14 @@ fn totals(rows: &[CaseScore]) -> Totals {
     }
 }
 
+/// A machine file's stem (`validation/machines/icl-2s.toml` -> `icl-2s`), a preset as is.
+fn short_machine(machine: &str) -> &str {
+    std::path::Path::new(machine)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or(machine)
+}
+
 /// The scoreboard as a text table.
 pub fn render(board: &Scoreboard) -> String {
     use std::fmt::Write;
@@ -373,7 +399,15 @@ pub fn render(board: &Scoreboard) -> String {
             notes.push("fitted input".to_string());
         }
         if r.incomplete_runs > 0 {
-            notes.push(format!("{} incomplete runs", r.incomplete_runs));
+            notes.push(format!(
+                "benchmark not finished in {} runs{}",
+                r.incomplete_runs,
+                if r.sim_change_pct.is_none() {
+                    ": not compared (--allow-incomplete)"
+                } else {
+                    ""
+                }
+            ));
         }
         if r.warnings > 0 {
             notes.push(format!("{} watchdog warnings", r.warnings));
@@ -386,7 +420,7 @@ pub fn render(board: &Scoreboard) -> String {
             "{:<38} {:<10} {:<14} {:>+9.2} {:>18} {:>7} {:>4} {:>4} {}",
             crate::input::limits::clip(&r.id),
             r.benchmark,
-            r.machine,
+            short_machine(&r.machine),
             r.real_change_pct,
             sim,
             r.ratio.map_or("-".to_string(), |x| format!("{x:.2}")),
