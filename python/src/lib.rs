@@ -130,6 +130,9 @@ fn run_args(o: Options) -> RunArgs {
         trace: None,
         explain: None,
         report: None,
+        run_index: None,
+        // Progress is the Python side's (`progress=`), not the CLI's lines.
+        quiet: true,
         command: o.command,
     }
 }
@@ -213,6 +216,8 @@ fn compare_json(
         sets: r.sets,
         json: None,
         report: None,
+        allow_incomplete: false,
+        quiet: true,
         command: r.command,
         db: None,
         sel_a: None,

@@ -215,7 +215,7 @@ impl Case {
         }
         sets.extend(extra_sets.iter().cloned());
         let opts = QuickOptions {
-            machine: Some(f.machine.preset.clone()),
+            machine: Some(self.machine_arg()),
             offline: f.machine.offline.clone(),
             profile: Some(side.kernel.clone()),
             sets,
@@ -231,6 +231,24 @@ impl Case {
         }
         let spec = parse_variant_spec(&format!("side:{}", side.variant), &origin)?;
         scn.with_variant(&spec).map_err(|e| in_case(&origin, e))
+    }
+}
+
+impl Case {
+    /// `machine.preset` as `-m` takes it: a preset name as is; a machine file path
+    /// (`validation/machines/icl-2s.toml`) relative to the repository the corpus lives in
+    /// (the case directory's grandparent), so `validate` works from any directory.
+    fn machine_arg(&self) -> String {
+        let m = &self.file.machine.preset;
+        let path = Path::new(m);
+        if !m.contains('/') || path.is_absolute() {
+            return m.clone();
+        }
+        let root = self.path.parent().and_then(Path::parent).and_then(Path::parent);
+        match root.map(|r| r.join(path)) {
+            Some(p) if p.exists() => p.display().to_string(),
+            _ => m.clone(),
+        }
     }
 }
 

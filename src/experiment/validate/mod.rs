@@ -374,8 +374,8 @@ pub fn render(board: &Scoreboard) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<38} {:<10} {:<14} {:>9} {:>18} {:>7} {:>4} {:>4} {}",
-        "case", "bench", "machine", "real %", "sim % (95% CI)", "ratio", "sign", "2x", "notes"
+        "{:<38} {:<10} {:<14} {:>9} {:>18} {:>7} {:>4} {:>4} notes",
+        "case", "bench", "machine", "real %", "sim % (95% CI)", "ratio", "sign", "2x"
     );
     for r in &board.cases {
         let sim = match (r.sim_change_pct, r.sim_ci_pct) {
