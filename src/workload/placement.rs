@@ -58,8 +58,10 @@ impl Source {
     /// scenario key.
     fn err(&self, tool_msg: String, key_msg: String) -> InputError {
         match self {
-            Source::Taskset => InputError::new("taskset", tool_msg),
-            Source::Numactl => InputError::new("numactl", tool_msg),
+            // The tool's own text starts with its name, which the error's origin already
+            // says: once (`taskset: failed to ...`, not `taskset: taskset: failed to ...`).
+            Source::Taskset => InputError::new("taskset", without_name("taskset", tool_msg)),
+            Source::Numactl => InputError::new("numactl", without_name("numactl", tool_msg)),
             Source::Key { origin, key } => {
                 InputError::with_key(origin.clone(), format!("workload.{key}"), key_msg)
             }
@@ -158,11 +160,19 @@ pub fn parse_hex_mask(text: &str) -> Option<CpuMask> {
     Some(mask)
 }
 
+/// `tool_msg` without its leading `tool: ` (the error's origin names the tool).
+fn without_name(tool: &str, tool_msg: String) -> String {
+    match tool_msg.strip_prefix(&format!("{tool}: ")) {
+        Some(rest) => rest.to_string(),
+        None => tool_msg,
+    }
+}
+
 /// `taskset [-a] [-c] MASK|LIST command...`: returns the words after the prefix. Error
-/// messages are taskset's own output.
+/// messages are taskset's own output (its name is the error's origin).
 fn parse_taskset<'w>(args: &'w [String], out: &mut PlacementArgs) -> InputResult<&'w [String]> {
-    let err = |m: String| InputError::new("taskset", m);
-    let errx = |m: String| InputError::new("taskset", format!("taskset: {m}"));
+    let err = |m: String| InputError::new("taskset", without_name("taskset", m));
+    let errx = |m: String| InputError::new("taskset", m);
     let parsed = getopt_long("taskset", args, "+acphV", TASKSET_LONGOPTS, OptStyle::Glibc)
         .map_err(|m| err(format!("{m}\n{TASKSET_TRY}")))?;
     let mut list = false;
@@ -781,14 +791,14 @@ mod tests {
         let e = parse_prefixes(&words("taskset -x 1 hackbench")).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "taskset: taskset: invalid option -- 'x'\nTry 'taskset --help' for more information."
+            "taskset: invalid option -- 'x'\nTry 'taskset --help' for more information."
         );
         let e = parse_prefixes(&words("taskset zz hackbench")).unwrap_err();
-        assert_eq!(e.message, "taskset: failed to parse CPU mask: zz");
+        assert_eq!(e.to_string(), "taskset: failed to parse CPU mask: zz");
         let e = parse_prefixes(&words("taskset -c 3-1 hackbench")).unwrap_err();
-        assert_eq!(e.message, "taskset: failed to parse CPU list: 3-1");
+        assert_eq!(e.to_string(), "taskset: failed to parse CPU list: 3-1");
         let e = parse_prefixes(&words("taskset 0x3")).unwrap_err();
-        assert!(e.message.starts_with("taskset: bad usage\nTry"), "{e}");
+        assert!(e.to_string().starts_with("taskset: bad usage\nTry"), "{e}");
     }
 
     #[test]

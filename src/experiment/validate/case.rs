@@ -244,7 +244,11 @@ impl Case {
         if !m.contains('/') || path.is_absolute() {
             return m.clone();
         }
-        let root = self.path.parent().and_then(Path::parent).and_then(Path::parent);
+        let root = self
+            .path
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::parent);
         match root.map(|r| r.join(path)) {
             Some(p) if p.exists() => p.display().to_string(),
             _ => m.clone(),
