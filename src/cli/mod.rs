@@ -9,6 +9,7 @@ pub mod bench;
 pub mod bisect;
 pub mod compare;
 pub mod conventions;
+pub mod host;
 pub mod list;
 pub mod report;
 pub mod run;
@@ -56,6 +57,12 @@ pub enum Command {
     /// Run the corpus of published scheduler results (validation/cases) and score the model:
     /// per case the real and simulated change, sign, ratio, within 2x; totals.
     Validate(validate::ValidateArgs),
+    /// Run the real benchmarks of the host table on this machine under perf stat (time,
+    /// context switches/s, migrations/s) and write the table (validation/host/)
+    HostMeasure(host::HostMeasureArgs),
+    /// Fit the `host` machine's speed and scheduler costs to microbenchmarks run here, into
+    /// the calibration file `-m host` applies
+    Calibrate(host::CalibrateArgs),
     /// Print a shell completion script: `schedlab completions bash > /etc/bash_completion.d/schedlab`.
     Completions(conventions::CompletionsArgs),
     /// Print the man page (roff) of schedlab, or write one per sub-command to a directory.
@@ -209,6 +216,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Sweep(args) => sweep::run(&args),
         Command::Report(args) => report::run(&args).map(|()| 0),
         Command::Validate(args) => validate::run(&args),
+        Command::HostMeasure(args) => host::host_measure(&args),
+        Command::Calibrate(args) => host::calibrate(&args),
         Command::Completions(args) => conventions::completions(&args).map(|()| 0),
         Command::Man(args) => conventions::man(&args).map(|()| 0),
     }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::InputError;
 use crate::experiment::RunContext;
+use crate::experiment::host::{compare as host_compare, table as host_table};
 use crate::experiment::validate::{self, Scoreboard, cache::Cache, case, guard};
 use crate::output;
 
@@ -48,6 +49,17 @@ pub struct ValidateArgs {
     /// Run every case, ignoring and not writing the cache.
     #[arg(long)]
     pub no_cache: bool,
+    /// Also compare `-m host` with the latest host table of this kind of machine (the default
+    /// for a full run; off with --quick or --case unless given).
+    #[arg(long, conflicts_with = "no_host")]
+    pub host: bool,
+    /// Leave the host section out.
+    #[arg(long)]
+    pub no_host: bool,
+    /// The host table to compare with (default: the newest in validation/host/ measured on
+    /// this kind of machine).
+    #[arg(long, value_name = "FILE")]
+    pub host_table: Option<PathBuf>,
 }
 
 /// `schedlab validate`.
@@ -76,8 +88,16 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     if args.print_record {
         output::write_stdout(&guard::render_record(&board))?;
     }
+    let host = host_section(&ctx, args)?;
+    if let Some(score) = &host {
+        output::write_stdout(&format!("\n{}", host_compare::render(score)))?;
+    }
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&board)? + "\n";
+        let mut value = serde_json::to_value(&board)?;
+        if let (Some(score), Some(obj)) = (&host, value.as_object_mut()) {
+            obj.insert("host".into(), serde_json::to_value(score)?);
+        }
+        let text = serde_json::to_string_pretty(&value)? + "\n";
         output::write_atomic("--json", path, text.as_bytes())?;
     }
     if let Some(path) = &args.report {
@@ -109,6 +129,53 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
         args.check.as_deref().unwrap_or(Path::new("")).display()
     );
     Ok(1)
+}
+
+/// The host section: `-m host` against the host table (None when not asked for, or when no
+/// table of this kind of machine exists — said on stderr).
+fn host_section(
+    ctx: &RunContext,
+    args: &ValidateArgs,
+) -> anyhow::Result<Option<host_compare::HostScore>> {
+    let wanted = args.host
+        || args.host_table.is_some()
+        || (!args.no_host && !args.quick && args.case_ids.is_empty());
+    if !wanted || args.no_host {
+        return Ok(None);
+    }
+    let this = host_table::HostId::current();
+    let found = match &args.host_table {
+        Some(p) => Some((p.clone(), host_table::HostTable::read(p)?)),
+        None => host_table::latest_for(&host_dir(args), &this)?,
+    };
+    let Some((path, table)) = found else {
+        eprintln!(
+            "schedlab: validate: no host table of this machine ({}, {} CPUs) in {}: host \
+             section left out (schedlab host-measure makes one)",
+            this.cpu_model,
+            this.nr_cpus,
+            host_dir(args).display()
+        );
+        return Ok(None);
+    };
+    if let Some(why) = table.host.mismatch(&this) {
+        eprintln!(
+            "schedlab: validate: host table {} was {why}: compared anyway",
+            path.display()
+        );
+    }
+    let (cal, _) = crate::experiment::host::calibration::for_this_host()?;
+    let fitted = crate::experiment::host::calibrate::fitted_rows(cal.as_ref());
+    let score = host_compare::score_table(ctx, &path.display().to_string(), &table, &fitted)?;
+    Ok(Some(score))
+}
+
+/// Where host tables live: `host/` beside the cases directory (validation/host).
+fn host_dir(args: &ValidateArgs) -> PathBuf {
+    match args.cases.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.join("host"),
+        _ => PathBuf::from("host"),
+    }
 }
 
 /// The cases the arguments select.

@@ -4,6 +4,7 @@
 //! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
 
 pub mod bisect;
+pub mod host;
 pub mod sweep;
 pub mod validate;
 pub mod workloads;
@@ -280,7 +281,8 @@ pub fn setup_line(scn: &Scenario, machine: &Machine) -> String {
 
 /// The cost model: the machine's defaults, then `[machine.cost]` overrides.
 pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel> {
-    let base = CostModel::default_for(machine);
+    // `host`: this machine's calibration (`schedlab calibrate`) under the scenario's own.
+    let base = host::calibration::calibrated_defaults(machine)?;
     let Some(overrides) = &scn.machine.cost else {
         return Ok(base);
     };
@@ -405,7 +407,10 @@ pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::config::host
     if !is_host(scn) {
         return None;
     }
-    let host = crate::config::host::read();
+    let mut host = crate::config::host::read();
+    if let Ok((_, Some(note))) = host::calibration::for_this_host() {
+        host.notes.push(note);
+    }
     let mut adjusted = scn.clone();
     let overridden = |k: &str| scn.kernel.sysctl_overrides.contains_key(k);
     if let Some(hz) = host.hz

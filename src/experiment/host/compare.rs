@@ -1,0 +1,394 @@
+//! The model against a host table: every row simulated on `-m host` (this machine's
+//! topology, kernel settings, idle states and calibration) by the same command line, and
+//! compared on its primary number (elapsed time or schbench's rps: within 20 %), context
+//! switches per second and migrations per second (within 2x). Rows a calibration was fitted
+//! to are marked and counted apart.
+
+use serde::Serialize;
+
+use super::rows::{self, Primary, Row};
+use super::table::{HostTable, RowResult};
+use crate::config::scenario::Scenario;
+use crate::error::InputResult;
+use crate::experiment::{RunContext, RunOutput, run_variants_in};
+use crate::stats::summary::Summary;
+
+/// The primary number's tolerance (relative).
+pub const PRIMARY_TOLERANCE: f64 = 0.20;
+/// The rates' tolerance (a ratio).
+pub const RATE_FACTOR: f64 = 2.0;
+/// Simulated seeds per row.
+pub const SEEDS: &[u64] = &[1, 2, 3];
+
+/// A row's numbers on one side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Side {
+    pub primary: f64,
+    pub primary_sd: f64,
+    pub context_switches_per_s: f64,
+    pub migrations_per_s: f64,
+    pub task_clock_ms: f64,
+    pub runs: usize,
+}
+
+/// One row's comparison.
+#[derive(Clone, Debug, Serialize)]
+pub struct RowScore {
+    pub id: String,
+    pub command: String,
+    pub primary: Primary,
+    /// A calibration input was fitted to this row.
+    pub fitted: bool,
+    pub real: Option<Side>,
+    pub sim: Option<Side>,
+    pub primary_ratio: Option<f64>,
+    pub primary_within: Option<bool>,
+    pub context_switches_ratio: Option<f64>,
+    pub context_switches_within: Option<bool>,
+    pub migrations_ratio: Option<f64>,
+    pub migrations_within: Option<bool>,
+    /// Why a side is missing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Totals over the rows compared (not fitted / fitted).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    pub rows: usize,
+    pub primary_within: usize,
+    pub context_switches_within: usize,
+    pub migrations_within: usize,
+}
+
+/// The host section of the scoreboard.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostScore {
+    pub table: String,
+    pub measured_at: String,
+    pub host: super::table::HostId,
+    /// The calibration `-m host` applied (its note), if any.
+    pub calibration: Option<String>,
+    pub rows: Vec<RowScore>,
+    pub totals: Totals,
+    pub totals_fitted: Totals,
+}
+
+/// The scenario of `row` on `-m host`, with `cost` overrides (a calibration candidate).
+pub fn scenario_for(row: &Row, cost: &toml::Table) -> InputResult<Scenario> {
+    let mut doc = toml::Table::new();
+    let mut machine = toml::Table::new();
+    machine.insert("preset".into(), "host".into());
+    if !cost.is_empty() {
+        machine.insert("cost".into(), toml::Value::Table(cost.clone()));
+    }
+    doc.insert("machine".into(), toml::Value::Table(machine));
+    let mut workload = toml::Table::new();
+    workload.insert("command".into(), row.command.into());
+    doc.insert("workload".into(), toml::Value::Table(workload));
+    let text = toml::to_string(&doc).expect("a scenario serializes");
+    Scenario::parse(&text, &format!("host row {}", row.id))
+}
+
+/// The simulated side of a row from its runs.
+pub fn sim_side(runs: &[RunOutput], primary: Primary) -> Side {
+    let primary_values: Vec<f64> =
+        runs.iter()
+            .map(|r| match primary {
+                Primary::ElapsedS => r.perf.elapsed_s,
+                Primary::Rps => crate::experiment::validate::metric_of(r, "workload.rps_avg")
+                    .unwrap_or(f64::NAN),
+            })
+            .collect();
+    let per_s = |f: &dyn Fn(&RunOutput) -> f64| {
+        Summary::of(
+            &runs
+                .iter()
+                .map(|r| f(r) / r.perf.elapsed_s.max(1e-9))
+                .collect::<Vec<_>>(),
+        )
+        .mean
+    };
+    let p = Summary::of(&primary_values);
+    Side {
+        primary: p.mean,
+        primary_sd: p.stdev,
+        context_switches_per_s: per_s(&|r| r.perf.context_switches as f64),
+        migrations_per_s: per_s(&|r| r.perf.cpu_migrations as f64),
+        task_clock_ms: Summary::of(
+            &runs
+                .iter()
+                .map(|r| r.perf.task_clock_ms)
+                .collect::<Vec<_>>(),
+        )
+        .mean,
+        runs: runs.len(),
+    }
+}
+
+/// The real side of a measured row.
+pub fn real_side(row: &RowResult, primary: Primary) -> Option<Side> {
+    if row.runs.is_empty() {
+        return None;
+    }
+    let of = |f: &dyn Fn(&super::table::RealRun) -> f64| {
+        Summary::of(&row.runs.iter().map(f).collect::<Vec<_>>())
+    };
+    let p = of(&|r| match primary {
+        Primary::ElapsedS => r.elapsed_s,
+        Primary::Rps => r.rps.unwrap_or(f64::NAN),
+    });
+    Some(Side {
+        primary: p.mean,
+        primary_sd: p.stdev,
+        context_switches_per_s: of(&|r| r.context_switches_per_s()).mean,
+        migrations_per_s: of(&|r| r.migrations_per_s()).mean,
+        task_clock_ms: of(&|r| r.task_clock_ms).mean,
+        runs: row.runs.len(),
+    })
+}
+
+/// sim / real, with 0 / 0 = 1 (both none) and x / 0 = None (no ratio).
+fn ratio(sim: f64, real: f64) -> Option<f64> {
+    match (sim == 0.0, real == 0.0) {
+        (true, true) => Some(1.0),
+        (_, true) => None,
+        _ => Some(sim / real),
+    }
+}
+
+fn within_factor(r: Option<f64>) -> bool {
+    r.is_some_and(|r| (1.0 / RATE_FACTOR..=RATE_FACTOR).contains(&r))
+}
+
+/// Score one row from its sides.
+pub fn score_row(row: &Row, real: Option<Side>, sim: Option<Side>, fitted: bool) -> RowScore {
+    let both = real.zip(sim);
+    let primary_ratio = both.and_then(|(r, s)| ratio(s.primary, r.primary));
+    let cs = both.and_then(|(r, s)| ratio(s.context_switches_per_s, r.context_switches_per_s));
+    let mig = both.and_then(|(r, s)| ratio(s.migrations_per_s, r.migrations_per_s));
+    RowScore {
+        id: row.id.to_string(),
+        command: row.command.to_string(),
+        primary: row.primary,
+        fitted,
+        real,
+        sim,
+        primary_ratio,
+        primary_within: both
+            .map(|_| primary_ratio.is_some_and(|r| (r - 1.0).abs() <= PRIMARY_TOLERANCE)),
+        context_switches_ratio: cs,
+        context_switches_within: both.map(|_| within_factor(cs)),
+        migrations_ratio: mig,
+        migrations_within: both.map(|_| within_factor(mig)),
+        note: None,
+    }
+}
+
+/// Simulate every measured row of `table` and score it. `fitted`: the rows the calibration
+/// in force was fitted to.
+pub fn score_table(
+    ctx: &RunContext,
+    table_path: &str,
+    table: &HostTable,
+    fitted: &[String],
+) -> InputResult<HostScore> {
+    let measured: Vec<(&Row, &RowResult)> = table
+        .rows
+        .iter()
+        .filter_map(|r| rows::row(&r.id).map(|row| (row, r)))
+        .collect();
+    // Row by row: a row the model cannot run (an unmodelled option) is noted, not fatal.
+    let scored: Vec<RowScore> = measured
+        .iter()
+        .map(|(row, result)| {
+            let real = real_side(result, row.primary);
+            let sim = scenario_for(row, &toml::Table::new())
+                .and_then(|scn| run_variants_in(ctx, &[&scn], SEEDS, row.id))
+                .map(|mut runs| runs.remove(0));
+            let fitted_row = fitted.iter().any(|f| f == row.id);
+            match sim {
+                Ok(runs) if !runs.is_empty() => {
+                    let mut s =
+                        score_row(row, real, Some(sim_side(&runs, row.primary)), fitted_row);
+                    s.note = result
+                        .skipped
+                        .clone()
+                        .map(|why| format!("not measured: {why}"));
+                    s
+                }
+                Ok(_) => score_row(row, real, None, fitted_row),
+                Err(e) => {
+                    let mut s = score_row(row, real, None, fitted_row);
+                    s.note = Some(format!("not simulated: {}", e.message));
+                    s
+                }
+            }
+        })
+        .collect();
+    let (calibration, _) = match super::calibration::for_this_host()? {
+        (Some(cal), Some(_)) => (Some(calibration_note(&cal)), ()),
+        (None, Some(note)) => (Some(note), ()),
+        _ => (None, ()),
+    };
+    Ok(HostScore {
+        table: table_path.to_string(),
+        measured_at: table.measured_at.clone(),
+        host: table.host.clone(),
+        calibration,
+        totals: totals(&scored, false),
+        totals_fitted: totals(&scored, true),
+        rows: scored,
+    })
+}
+
+fn calibration_note(cal: &super::calibration::Calibration) -> String {
+    let path = super::calibration::path_in_force().unwrap_or_default();
+    cal.note(&path)
+}
+
+fn totals(rows: &[RowScore], fitted: bool) -> Totals {
+    let compared: Vec<&RowScore> = rows
+        .iter()
+        .filter(|r| r.fitted == fitted && r.primary_within.is_some())
+        .collect();
+    let count = |f: &dyn Fn(&RowScore) -> Option<bool>| {
+        compared.iter().filter(|r| f(r) == Some(true)).count()
+    };
+    Totals {
+        rows: compared.len(),
+        primary_within: count(&|r| r.primary_within),
+        context_switches_within: count(&|r| r.context_switches_within),
+        migrations_within: count(&|r| r.migrations_within),
+    }
+}
+
+/// The host section as text: one line per row, then the totals.
+pub fn render(score: &HostScore) -> String {
+    let mut out = format!(
+        "host: {} ({} CPUs), table {} measured {}\n",
+        score.host.cpu_model, score.host.nr_cpus, score.table, score.measured_at
+    );
+    out += &format!(
+        "  calibration: {}\n",
+        score
+            .calibration
+            .as_deref()
+            .unwrap_or("none (uncalibrated `host` defaults)")
+    );
+    out += &format!(
+        "  {:<26} {:>21} {:>21} {:>6} {:>17} {:>6} {:>15} {:>6}\n",
+        "row",
+        "real time|rps",
+        "sim time|rps",
+        "ratio",
+        "cs/s real/sim",
+        "ratio",
+        "migr/s real/sim",
+        "ratio"
+    );
+    for r in &score.rows {
+        out += &render_row(r);
+    }
+    for (label, t) in [
+        ("not fitted", &score.totals),
+        ("fitted", &score.totals_fitted),
+    ] {
+        if t.rows > 0 {
+            out += &format!(
+                "  {label}: {} rows; primary within 20 %: {}/{}; context switches/s within \
+                 2x: {}/{}; migrations/s within 2x: {}/{}\n",
+                t.rows,
+                t.primary_within,
+                t.rows,
+                t.context_switches_within,
+                t.rows,
+                t.migrations_within,
+                t.rows
+            );
+        }
+    }
+    out
+}
+
+fn render_row(r: &RowScore) -> String {
+    let name = if r.fitted {
+        format!("{} (fitted)", r.id)
+    } else {
+        r.id.clone()
+    };
+    let (Some(real), Some(sim)) = (r.real, r.sim) else {
+        return format!(
+            "  {name:<26} {}\n",
+            r.note.as_deref().unwrap_or("not simulated")
+        );
+    };
+    let mark = |ok: Option<bool>| if ok == Some(true) { " " } else { "!" };
+    let fmt_ratio = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}"));
+    format!(
+        "  {name:<26} {:>13.3} ±{:>6.3} {:>13.3} ±{:>6.3} {:>5}{} {:>8.0}/{:<8.0} {:>5}{} \
+         {:>7.1}/{:<7.1} {:>5}{}\n",
+        real.primary,
+        real.primary_sd,
+        sim.primary,
+        sim.primary_sd,
+        fmt_ratio(r.primary_ratio),
+        mark(r.primary_within),
+        real.context_switches_per_s,
+        sim.context_switches_per_s,
+        fmt_ratio(r.context_switches_ratio),
+        mark(r.context_switches_within),
+        real.migrations_per_s,
+        sim.migrations_per_s,
+        fmt_ratio(r.migrations_ratio),
+        mark(r.migrations_within),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(primary: f64, cs: f64, mig: f64) -> Side {
+        Side {
+            primary,
+            context_switches_per_s: cs,
+            migrations_per_s: mig,
+            runs: 3,
+            ..Side::default()
+        }
+    }
+
+    #[test]
+    fn tolerances_are_applied_per_metric() {
+        let row = rows::row("pipe").unwrap();
+        let s = score_row(
+            row,
+            Some(side(1.0, 1000.0, 0.0)),
+            Some(side(1.19, 2100.0, 0.0)),
+            false,
+        );
+        assert_eq!(s.primary_within, Some(true));
+        assert_eq!(s.context_switches_within, Some(false));
+        // No migrations on either side agree.
+        assert_eq!(s.migrations_within, Some(true));
+        let s = score_row(
+            row,
+            Some(side(1.0, 1000.0, 0.0)),
+            Some(side(0.79, 500.0, 3.0)),
+            true,
+        );
+        assert_eq!(s.primary_within, Some(false));
+        assert_eq!(s.context_switches_within, Some(true));
+        assert_eq!(s.migrations_within, Some(false));
+        assert_eq!(totals(&[s.clone()], true).rows, 1);
+        assert_eq!(totals(&[s], false).rows, 0);
+    }
+
+    #[test]
+    fn every_row_is_a_valid_host_scenario() {
+        for row in rows::ROWS {
+            scenario_for(row, &toml::Table::new()).unwrap();
+        }
+    }
+}
