@@ -34,6 +34,7 @@ mod fuzz_scenario;
 mod fuzz_topology;
 mod generate;
 mod hackbench_numa;
+mod host;
 mod import;
 mod inputs;
 mod numa_engine;

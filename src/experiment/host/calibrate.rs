@@ -186,6 +186,16 @@ pub fn calibrate(
     table: &HostTable,
     progress: &mut dyn FnMut(&str),
 ) -> InputResult<Calibration> {
+    calibrate_rows(ctx, table, rows::ROWS, progress)
+}
+
+/// [`calibrate`] with the fits' rows looked up (by id) in `rows` (tests use short ones).
+pub fn calibrate_rows(
+    ctx: &RunContext,
+    table: &HostTable,
+    rows: &[Row],
+    progress: &mut dyn FnMut(&str),
+) -> InputResult<Calibration> {
     let machine = crate::topology::resolve_machine_with(Some("host"), None, None)?;
     let defaults = CostModel::default_for(&machine);
     // The fits start from the uncalibrated defaults: every input a calibration in force
@@ -194,7 +204,11 @@ pub fn calibrate(
     let mut fits = Vec::new();
     for spec in FITS {
         let real = real_mean(table, spec)?;
-        let (x, sim) = fit_one(ctx, spec, real, &cost, &defaults)?;
+        let row = rows
+            .iter()
+            .find(|r| r.id == spec.row)
+            .ok_or_else(|| InputError::new("calibrate", format!("no row {}", spec.row)))?;
+        let (x, sim) = fit_one(ctx, row, spec, real, &cost, &defaults)?;
         cost.extend(cost_keys(spec.input, x, &defaults));
         progress(&format!(
             "{:?} = {x:.3} from {} ({}: real {real:.4}, simulated {sim:.4})",
@@ -257,12 +271,12 @@ fn fit_input_name(input: Input) -> &'static str {
 /// simulated metric. At a range end when the target lies beyond it.
 fn fit_one(
     ctx: &RunContext,
+    row: &Row,
     spec: &FitSpec,
     real: f64,
     before: &toml::Table,
     defaults: &CostModel,
 ) -> InputResult<(f64, f64)> {
-    let row = rows::row(spec.row).expect("a fit names a row");
     let at = |x: f64| -> InputResult<f64> {
         let mut cost = before.clone();
         cost.extend(cost_keys(spec.input, x, defaults));

@@ -1,0 +1,195 @@
+//! `schedlab host-measure`, `schedlab calibrate` and `-m host`'s calibration: real runs on this
+//! machine into a table, a calibration fitted to a table, and the file applied by `-m host`.
+
+use std::process::Command;
+
+fn schedlab(args: &[&str], envs: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_schedlab"));
+    cmd.args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("schedlab runs")
+}
+
+fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A fresh directory for one test (removed first if a previous run left it).
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-host-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn have_perf() -> bool {
+    let ok = Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var_os("SCHEDLAB_REQUIRE_HOST_BENCHMARKS").is_some() {
+        panic!("perf is required (SCHEDLAB_REQUIRE_HOST_BENCHMARKS) but not runnable");
+    }
+    if !ok {
+        println!("SKIPPED: perf is not installed (scripts/install-host-benchmarks)");
+    }
+    ok
+}
+
+#[test]
+fn host_measure_writes_a_table_of_real_perf_stat_runs() {
+    if !have_perf() {
+        return;
+    }
+    let dir = tempdir("measure");
+    let out = dir.join("t.json");
+    let o = schedlab(
+        &[
+            "host-measure",
+            "--row",
+            "hackbench-pipe-g1",
+            "--runs",
+            "2",
+            "--no-isolate",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let runs = t["rows"][0]["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        // 40 processes exchanging 40 000 messages: real switches, real CPU time.
+        assert!(r["context_switches"].as_f64().unwrap() > 100.0, "{r}");
+        assert!(r["task_clock_ms"].as_f64().unwrap() > 1.0, "{r}");
+        assert!(r["elapsed_s"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    assert_eq!(t["host"]["nr_cpus"].as_u64().unwrap() as usize, num_cpus());
+}
+
+fn num_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[test]
+fn bad_rows_and_run_counts_are_refused_with_what_is_accepted() {
+    let o = schedlab(&["host-measure", "--row", "no-such-row"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("accepted: pipe-pinned, pipe,"),
+        "{}",
+        text(&o)
+    );
+    let o = schedlab(&["calibrate", "--runs", "0"], &[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("accepted: 1 to 100"), "{}", text(&o));
+}
+
+/// A calibration file in the format `calibrate` writes, for this machine.
+fn calibration_file(dir: &std::path::Path, cpu_model: &str, nr_cpus: usize) -> std::path::PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("cal.toml");
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    std::fs::write(
+        &path,
+        format!(
+            "format = 1\ncalibrated_at = \"2026-12-04T23:00:00Z\"\nschedlab_version = \"0\"\n\
+             fits = []\n[host]\ncpu_model = \"{cpu_model}\"\nnr_cpus = {nr_cpus}\n\
+             kernel_release = \"{}\"\n[cost]\nspeed_pct = 200\n",
+            release.trim()
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn stress_time(envs: &[(&str, &str)]) -> (f64, String) {
+    let o = schedlab(
+        &[
+            "run",
+            "-m",
+            "host",
+            "-q",
+            "--",
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--cpu-ops",
+            "20",
+        ],
+        envs,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let t = text(&o);
+    let clock = t
+        .lines()
+        .find(|l| l.contains("task-clock"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|v| v.replace(',', "").parse().ok())
+        .expect("a task-clock line");
+    (clock, t)
+}
+
+#[test]
+fn host_applies_this_machines_calibration_and_says_so() {
+    let dir = tempdir("apply");
+    let cal = calibration_file(&dir, &cpu_model(), num_cpus());
+    let (base, base_text) = stress_time(&[("SCHEDLAB_HOST_CALIBRATION", "none")]);
+    assert!(!base_text.contains("calibrated"), "{base_text}");
+    let (fast, fast_text) = stress_time(&[("SCHEDLAB_HOST_CALIBRATION", cal.to_str().unwrap())]);
+    // speed_pct = 200: the same bogo ops in half the CPU time.
+    let ratio = fast / base;
+    assert!((0.45..0.55).contains(&ratio), "{fast} / {base}");
+    assert!(
+        fast_text.contains("cost inputs calibrated on this machine"),
+        "{fast_text}"
+    );
+    // A calibration of another kind of machine is not applied, and the notes say so.
+    let other = calibration_file(&dir.join("other"), "Another CPU", num_cpus() + 1);
+    let (same, other_text) = stress_time(&[("SCHEDLAB_HOST_CALIBRATION", other.to_str().unwrap())]);
+    assert_eq!(same, base);
+    assert!(other_text.contains("not applied"), "{other_text}");
+}
+
+#[test]
+fn a_broken_calibration_file_is_an_input_error() {
+    let dir = tempdir("broken");
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, "format = 1\n[cost]\nspeed_pct = 10\n").unwrap();
+    let o = schedlab(
+        &[
+            "run",
+            "-m",
+            "host",
+            "-q",
+            "--",
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--cpu-ops",
+            "5",
+        ],
+        &[("SCHEDLAB_HOST_CALIBRATION", path.to_str().unwrap())],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("bad.toml"), "{}", text(&o));
+    assert!(text(&o).contains("not a host calibration"), "{}", text(&o));
+}
