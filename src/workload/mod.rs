@@ -644,6 +644,24 @@ mod tests {
                 .kind(),
             "netperf"
         );
+        assert_eq!(
+            WorkloadSpec::from_command("perf bench -f simple sched pipe -l 5 -T", 8)
+                .unwrap()
+                .kind(),
+            "sched-pipe"
+        );
+        let (s, placed) =
+            WorkloadSpec::from_command_placed("taskset -c 0 perf bench sched pipe", 8).unwrap();
+        assert_eq!(
+            (s.kind(), s.nr_tasks(), placed.is_empty()),
+            ("sched-pipe", 2, false)
+        );
+        let e = WorkloadSpec::from_command("perf bench sched numa", 8).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("only `perf bench sched messaging` and"),
+            "{e}"
+        );
         let e = WorkloadSpec::from_command("sysbench cpu run", 8).unwrap_err();
         assert!(
             e.message.contains("unknown benchmark program 'sysbench'"),

@@ -24,8 +24,8 @@ use crate::error::{InputError, InputResult};
 
 /// perf's `LOOPS_DEFAULT`.
 pub const DEFAULT_LOOPS: u32 = 1_000_000;
-/// The largest `-l`: perf keeps the count in an `int`.
-pub const MAX_LOOPS: u32 = i32::MAX as u32;
+/// The largest `-l` (perf keeps the count in an `int`).
+pub const MAX_LOOPS: u32 = crate::input::limits::MAX_SCHED_PIPE_LOOPS;
 /// Bytes per write and per read: one `int`.
 pub const PAYLOAD_BYTES: u64 = 4;
 
@@ -273,6 +273,7 @@ mod tests {
         assert!(e("-n").contains("-n (O_NONBLOCK pipes read after epoll_wait()) is not modelled"));
         assert!(e("-s 4096").contains("-s is not modelled"));
         assert!(e("extra").contains("unexpected argument 'extra'"));
+        assert!(ACCEPTED.contains(&MAX_LOOPS.to_string()));
         assert!(e("-l").contains("requires a value"));
     }
 
