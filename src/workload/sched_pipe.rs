@@ -11,10 +11,10 @@
 //! round trip (a loop of worker 1).
 //!
 //! Accepted: perf 6.1's options `-l/--loop N` and `-T/--threaded`, after perf bench's own
-//! `-f/--format default|simple`. Refused, each with its reason: `-G/--cgroups` (perf ≥ 6.7:
-//! cgroups are not modelled), `-n/--nonblocking` (perf ≥ 6.13: `O_NONBLOCK` pipes read after
-//! `epoll_wait()`, whose wakeup path — `ep_poll_callback()`, without WF_SYNC — is not
-//! modelled), `-s/--write-size` (newer perf: payloads that spill into several pipe pages).
+//! `-f/--format default|simple`. Refused, each with its reason: `-G/--cgroups` (newer perf,
+//! 2023: cgroups are not modelled), `-n/--nonblocking` (newer perf, 2024: `O_NONBLOCK` pipes
+//! read after `epoll_wait()`, whose wakeup path — `ep_poll_callback()`, without WF_SYNC — is
+//! not modelled), `-s/--write-size` (newer perf: payloads that spill into several pipe pages).
 //! A loop count perf would take but that runs nothing (0 or negative: perf prints a negative
 //! rate) is refused too.
 
