@@ -44,6 +44,7 @@ mod placement;
 mod report;
 mod results_stream;
 mod rt_class;
+mod sched_pipe;
 mod soak;
 mod stressng;
 mod sweep;

@@ -8,7 +8,7 @@ usage:
   scripts/host/measure.py lat BENCH         # one real run under perf sched record:
                                             #   sched_waking -> switch-in delay percentiles
   scripts/host/measure.py sim BENCH N [schedlab args...]   # N simulated runs (seeds 1..N)
-BENCH: hackbench | schbench | stress-ng.
+BENCH: hackbench | schbench | stress-ng | sched-pipe | sched-pipe-pinned | sched-pipe-threads.
 
 Real runs execute in a new session (setsid: a fresh autogroup) whose autogroup nice is -20
 (needs root), so that other sessions' tasks on this shared machine get ~1 % of a CPU. Every
@@ -43,6 +43,15 @@ BENCH = {
     "stress-ng": ("stress-ng --cpu 2 -l 50 --cpu-ops 2000 --metrics-brief",
                   [STRESS_NG, "--cpu", "2", "-l", "50", "--cpu-ops", "2000", "--metrics-brief"],
                   "stress-ng"),
+    "sched-pipe": ("perf bench sched pipe -l 100000",
+                   ["perf", "bench", "sched", "pipe", "-l", "100000"],
+                   "perf"),
+    "sched-pipe-pinned": ("taskset -c 0 perf bench sched pipe -l 100000",
+                          ["taskset", "-c", "0", "perf", "bench", "sched", "pipe", "-l", "100000"],
+                          "perf"),
+    "sched-pipe-threads": ("perf bench sched pipe -l 100000 -T",
+                           ["perf", "bench", "sched", "pipe", "-l", "100000", "-T"],
+                           "perf"),
 }
 # The simulated default: the host kernel's HZ and preemption model (docs/host-benchmarks.md).
 SIM_ARGS = ["-m", "host", "-k", "v6.18", "--sysctl", "hz=250", "--sysctl", "preempt=none"]
@@ -86,6 +95,10 @@ def parse_native(bench, text):
                     out[f"{key}_p{m.group(1).removesuffix('.0')}"] = float(m.group(2))
         req = [line for line in lines if line.startswith("Request Latencies")][-1]
         out["ops"] = float(re.search(r"\(([0-9]+) total samples\)", req).group(1))
+    elif bench.startswith("sched-pipe"):
+        out["time_s"] = float(re.search(r"Total time: ([0-9.]+)", text).group(1))
+        out["usecs_per_op"] = float(re.search(r"([0-9.]+) usecs/op", text).group(1))
+        out["ops"] = 100000
     elif bench == "stress-ng":
         m = re.search(r"cpu\s+([0-9]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)", text)
         out["bogo_ops_per_s"] = float(m.group(5))
@@ -134,6 +147,8 @@ def sim(bench, n, extra):
         w = r["workload"]
         if bench == "hackbench":
             row.update(time_s=w["time_s"], ops=w["messages"])
+        elif bench.startswith("sched-pipe"):
+            row.update(time_s=w["time_s"], usecs_per_op=w["usecs_per_op"], ops=w["ops"])
         elif bench == "schbench":
             row.update(rps=w["rps_avg"], ops=w["loop_count"])
             for key in ("wakeup", "request"):

@@ -55,7 +55,7 @@ pub struct ResolvedWorkload {
 /// [`ResolvedWorkload::finite`]), rather than after a length or never.
 fn ends_by_itself(spec: &WorkloadSpec) -> bool {
     match spec {
-        WorkloadSpec::Hackbench(_) => true,
+        WorkloadSpec::Hackbench(_) | WorkloadSpec::SchedPipe(_) => true,
         WorkloadSpec::StressNg(c) => c.effective_timeout_s() == 0 && c.cpu_ops.is_some(),
         WorkloadSpec::NetperfRr(c) => {
             matches!(

@@ -59,6 +59,10 @@ pub const MAX_RTAPP_INSTANCES: u64 = 100_000;
 /// Most client/server pairs of tbench (`tbench N`, `clients`).
 pub const MAX_CLIENTS: u64 = 100_000;
 
+/// Most round trips of `perf bench sched pipe` (`-l`, `loops`): perf keeps the count in an
+/// `int`.
+pub const MAX_SCHED_PIPE_LOOPS: u32 = i32::MAX as u32;
+
 /// Characters of a user-given name echoed in a message; longer names are clipped.
 pub const MAX_ECHOED_NAME_CHARS: usize = 64;
 

@@ -348,17 +348,34 @@ const PERF_MESSAGING_LONGOPTS: &[LongOpt] = &[
     lo("nr_loops", true, 'l'),
 ];
 
-/// `perf bench [-f default|simple] sched messaging [options]`; `args` are the words after
-/// `perf`.
-pub fn parse_perf(args: &[String]) -> InputResult<HackbenchConfig> {
+/// What `perf bench` modes are modelled, for error messages.
+pub const PERF_BENCH_MODELLED: &str =
+    "only `perf bench sched messaging` and `perf bench sched pipe` are modelled";
+
+/// `perf bench [-f default|simple] COLLECTION BENCHMARK ARGS...` taken apart: perf bench's own
+/// format option, the collection and benchmark names, and the benchmark's own words.
+#[derive(Debug, Clone, Copy)]
+pub struct PerfBench<'a> {
+    pub format: PerfBenchFormat,
+    pub collection: &'a str,
+    pub bench: &'a str,
+    pub args: &'a [String],
+}
+
+/// Split the words after `perf` into a [`PerfBench`]; anything but `perf bench` with a
+/// collection and a benchmark name is an error naming what is modelled.
+pub fn parse_perf_bench(args: &[String]) -> InputResult<PerfBench<'_>> {
     let err = |m: String| InputError::new("perf", m);
-    let mut cfg = HackbenchConfig::defaults(HackbenchVariant::PerfBench);
+    let unmodelled = || {
+        err(format!(
+            "{PERF_BENCH_MODELLED}, got `perf {}`",
+            crate::input::limits::clip_words(&args.join(" "))
+        ))
+    };
+    let mut format = PerfBenchFormat::Default;
     let mut i = 0;
     if args.get(i).map(String::as_str) != Some("bench") {
-        return Err(err(format!(
-            "only `perf bench sched messaging` is modelled, got `perf {}`",
-            args.join(" ")
-        )));
+        return Err(unmodelled());
     }
     i += 1;
     // perf bench's own options come before the collection name.
@@ -373,7 +390,7 @@ pub fn parse_perf(args: &[String]) -> InputResult<HackbenchConfig> {
         } else {
             break;
         };
-        cfg.perf_format = match fmt.as_deref() {
+        format = match fmt.as_deref() {
             Some("default") => PerfBenchFormat::Default,
             Some("simple") => PerfBenchFormat::Simple,
             Some(other) => {
@@ -385,19 +402,41 @@ pub fn parse_perf(args: &[String]) -> InputResult<HackbenchConfig> {
         };
         i += 1;
     }
-    match (
-        args.get(i).map(String::as_str),
-        args.get(i + 1).map(String::as_str),
-    ) {
-        (Some("sched"), Some("messaging")) => {}
-        _ => {
-            return Err(err(format!(
-                "only `perf bench sched messaging` is modelled, got `perf {}`",
-                args.join(" ")
-            )));
-        }
+    match (args.get(i), args.get(i + 1)) {
+        (Some(collection), Some(bench)) => Ok(PerfBench {
+            format,
+            collection,
+            bench,
+            args: &args[i + 2..],
+        }),
+        _ => Err(unmodelled()),
     }
-    let rest = &args[i + 2..];
+}
+
+/// `perf bench [-f default|simple] sched messaging [options]`; `args` are the words after
+/// `perf`.
+pub fn parse_perf(args: &[String]) -> InputResult<HackbenchConfig> {
+    let cmd = parse_perf_bench(args)?;
+    if (cmd.collection, cmd.bench) != ("sched", "messaging") {
+        return Err(InputError::new(
+            "perf",
+            format!(
+                "{PERF_BENCH_MODELLED}, got `perf {}`",
+                crate::input::limits::clip_words(&args.join(" "))
+            ),
+        ));
+    }
+    parse_perf_messaging(cmd.args, cmd.format)
+}
+
+/// The options after `perf bench [-f FMT] sched messaging`.
+pub fn parse_perf_messaging(
+    rest: &[String],
+    format: PerfBenchFormat,
+) -> InputResult<HackbenchConfig> {
+    let err = |m: String| InputError::new("perf", m);
+    let mut cfg = HackbenchConfig::defaults(HackbenchVariant::PerfBench);
+    cfg.perf_format = format;
     let p = cmdline::getopt_long(
         "perf",
         rest,

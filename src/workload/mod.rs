@@ -25,6 +25,7 @@ pub mod placement;
 pub mod results;
 pub mod rtapp;
 pub mod schbench;
+pub mod sched_pipe;
 pub mod stream;
 pub mod stressng;
 pub mod web;
@@ -40,6 +41,7 @@ pub use linpack::LinpackConfig;
 pub use netperf::NetperfRrConfig;
 pub use rtapp::RtAppSpec;
 pub use schbench::SchbenchConfig;
+pub use sched_pipe::SchedPipeConfig;
 pub use stream::StreamConfig;
 pub use stressng::StressNgConfig;
 pub use web::WebConfig;
@@ -50,6 +52,10 @@ pub const KINDS: &[(&str, &str)] = &[
     (
         "hackbench",
         "G groups of F senders × F receivers over socketpairs/pipes; `hackbench 10 process 100`, rt-tests `hackbench -g 10 -l 100`, `perf bench sched messaging`",
+    ),
+    (
+        "sched-pipe",
+        "two tasks ping-ponging an int over two pipes, loops round trips; `perf bench sched pipe -l 100000 [-T]`",
     ),
     (
         "schbench",
@@ -97,6 +103,7 @@ pub const KINDS: &[(&str, &str)] = &[
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum WorkloadSpec {
     Hackbench(HackbenchConfig),
+    SchedPipe(SchedPipeConfig),
     Schbench(SchbenchConfig),
     StressNg(StressNgConfig),
     RtApp(RtAppSpec),
@@ -112,6 +119,7 @@ impl WorkloadSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             WorkloadSpec::Hackbench(_) => "hackbench",
+            WorkloadSpec::SchedPipe(_) => "sched-pipe",
             WorkloadSpec::Schbench(_) => "schbench",
             WorkloadSpec::StressNg(_) => "stress-ng",
             WorkloadSpec::RtApp(_) => "rtapp",
@@ -131,6 +139,7 @@ impl WorkloadSpec {
     pub fn nr_tasks(&self) -> u64 {
         match self {
             WorkloadSpec::Hackbench(c) => c.nr_tasks() + 1,
+            WorkloadSpec::SchedPipe(c) => c.nr_tasks(),
             WorkloadSpec::Schbench(c) => c.nr_threads(),
             WorkloadSpec::StressNg(c) => u64::from(c.instances) + 1,
             WorkloadSpec::RtApp(s) => s.nr_threads(),
@@ -144,6 +153,7 @@ impl WorkloadSpec {
 
     /// Parse a benchmark command line exactly as its users type it, e.g.
     /// `hackbench 100 process 20000`, `perf bench sched messaging -g 20`,
+    /// `perf bench sched pipe -l 100000`,
     /// `schbench -L -m 4 -M auto -t 128 -n 0 -r 60`, `stress-ng --cpu 0 -l 50`,
     /// `rt-app file.json`, `netperf -t TCP_RR -- -r 64,64`, `tbench 8`.
     /// `nr_cpus` is the simulated machine's CPU count (for defaults such as schbench's `-t`
@@ -318,6 +328,7 @@ pub struct SectionInput<'a> {
 /// A benchmark command line split by program, before keys are applied.
 enum CommandLine<'a> {
     Hackbench(Option<HackbenchConfig>),
+    SchedPipe(Option<SchedPipeConfig>),
     Schbench(Option<(schbench::SchbenchVersion, Vec<String>)>),
     StressNg(Option<Vec<String>>),
     RtApp(Option<PathBuf>, Option<&'a Path>),
@@ -331,6 +342,7 @@ impl<'a> CommandLine<'a> {
     fn defaults(kind: &str, origin: String) -> InputResult<Self> {
         Ok(match kind {
             "hackbench" => CommandLine::Hackbench(None),
+            "sched-pipe" => CommandLine::SchedPipe(None),
             "schbench" => CommandLine::Schbench(None),
             "stress-ng" => CommandLine::StressNg(None),
             "rtapp" => CommandLine::RtApp(None, None),
@@ -373,7 +385,7 @@ impl<'a> CommandLine<'a> {
         let name = cmdline::basename(prog);
         Ok(match name {
             "hackbench" => CommandLine::Hackbench(Some(hackbench::parse_hackbench(args)?)),
-            "perf" => CommandLine::Hackbench(Some(hackbench::parse_perf(args)?)),
+            "perf" => perf_bench(args)?,
             "schbench" => {
                 CommandLine::Schbench(Some((schbench::SchbenchVersion::Current, args.to_vec())))
             }
@@ -408,7 +420,7 @@ impl<'a> CommandLine<'a> {
                 return Err(InputError::new(
                     "command line",
                     format!(
-                        "unknown benchmark program '{}'{}; accepted: hackbench, perf (bench sched messaging), \
+                        "unknown benchmark program '{}'{}; accepted: hackbench, perf (bench sched messaging|pipe), \
                          schbench, schbench-classic, schbench-2016, stress-ng, rt-app, netperf, tbench, \
                          each optionally after taskset / numactl prefixes",
                         input::limits::clip(other),
@@ -429,6 +441,11 @@ impl<'a> CommandLine<'a> {
     ) -> InputResult<WorkloadSpec> {
         Ok(match self {
             CommandLine::Hackbench(base) => WorkloadSpec::Hackbench(hackbench::from_keys(
+                base,
+                &read_keys(keys, origin_of)?,
+                err,
+            )?),
+            CommandLine::SchedPipe(base) => WorkloadSpec::SchedPipe(sched_pipe::from_keys(
                 base,
                 &read_keys(keys, origin_of)?,
                 err,
@@ -466,6 +483,27 @@ impl<'a> CommandLine<'a> {
             CommandLine::Keyed(kind) => keyed_spec(kind, keys, nr_cpus, origin_of, err)?,
         })
     }
+}
+
+/// `perf bench ...`: the modelled benchmarks of perf bench's collections.
+fn perf_bench<'a>(args: &[String]) -> InputResult<CommandLine<'a>> {
+    let cmd = hackbench::parse_perf_bench(args)?;
+    Ok(match (cmd.collection, cmd.bench) {
+        ("sched", "messaging") => {
+            CommandLine::Hackbench(Some(hackbench::parse_perf_messaging(cmd.args, cmd.format)?))
+        }
+        ("sched", "pipe") => CommandLine::SchedPipe(Some(sched_pipe::parse(cmd.args, cmd.format)?)),
+        _ => {
+            return Err(InputError::new(
+                "perf",
+                format!(
+                    "{}, got `perf {}`",
+                    hackbench::PERF_BENCH_MODELLED,
+                    input::limits::clip_words(&args.join(" "))
+                ),
+            ));
+        }
+    })
 }
 
 /// A keys-only kind from its typed keys.
@@ -605,6 +643,24 @@ mod tests {
                 .unwrap()
                 .kind(),
             "netperf"
+        );
+        assert_eq!(
+            WorkloadSpec::from_command("perf bench -f simple sched pipe -l 5 -T", 8)
+                .unwrap()
+                .kind(),
+            "sched-pipe"
+        );
+        let (s, placed) =
+            WorkloadSpec::from_command_placed("taskset -c 0 perf bench sched pipe", 8).unwrap();
+        assert_eq!(
+            (s.kind(), s.nr_tasks(), placed.is_empty()),
+            ("sched-pipe", 2, false)
+        );
+        let e = WorkloadSpec::from_command("perf bench sched numa", 8).unwrap_err();
+        assert!(
+            e.message
+                .starts_with("only `perf bench sched messaging` and"),
+            "{e}"
         );
         let e = WorkloadSpec::from_command("sysbench cpu run", 8).unwrap_err();
         assert!(

@@ -7,6 +7,8 @@
 //! What is read from where (the generators in [`crate::workload::generate`] set it up):
 //! - hackbench: metric `time` (parent's start mark → all children reaped), exact (the
 //!   histogram's sum); µs resolution like `gettimeofday`.
+//! - perf bench sched pipe: metric `time` (before the fork/create → workers reaped), exact,
+//!   at µs resolution; round trips from the op counter (worker 1 counts each).
 //! - schbench: metrics `wakeup_latency`/`request_latency` re-bucketed into the program's own
 //!   histogram ([`PlatHistogram`]) at µs resolution — each engine bucket (≤ 0.8 % wide) goes
 //!   to its midpoint rounded to the µs, and 0 µs samples are dropped as the program drops
@@ -35,7 +37,8 @@ use crate::stats::histogram::Histogram;
 use crate::task::TaskState;
 use crate::workload::WorkloadSpec;
 use crate::workload::generate::{
-    hackbench as ghb, jbb as gjbb, netperf as gnp, schbench as gsb, stressng as gsn, web as gweb,
+    hackbench as ghb, jbb as gjbb, netperf as gnp, schbench as gsb, sched_pipe as gsp,
+    stressng as gsn, web as gweb,
 };
 use crate::workload::hackbench::{self, HackbenchConfig, HackbenchResult};
 use crate::workload::netperf::{
@@ -46,6 +49,7 @@ use crate::workload::schbench::{
     self, PLIST_CLASSIC, PLIST_CURRENT, PlatHistogram, SchbenchClassicResult, SchbenchConfig,
     SchbenchInterval, SchbenchLogEntry, SchbenchResult, SchbenchVersion,
 };
+use crate::workload::sched_pipe::{self, SchedPipeConfig, SchedPipeResult};
 use crate::workload::stressng::{self, StressNgConfig, StressNgInstance, StressNgResult};
 use crate::workload::{jbb, linpack, stream, web};
 
@@ -56,6 +60,7 @@ pub const SIMULATED_PID: u32 = 4242;
 pub fn native_report(spec: &WorkloadSpec, engine: &Engine) -> (String, Value) {
     match spec {
         WorkloadSpec::Hackbench(c) => hackbench_report(c, engine),
+        WorkloadSpec::SchedPipe(c) => sched_pipe_report(c, engine),
         WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Current => {
             schbench_report(c, engine)
         }
@@ -114,6 +119,45 @@ fn hackbench_report(cfg: &HackbenchConfig, engine: &Engine) -> (String, Value) {
         "time_s": res.elapsed_ns as f64 / 1e9,
         "messages": engine.ops_total(),
         "complete": complete,
+    });
+    (text, json)
+}
+
+// ----- perf bench sched pipe ------------------------------------------------------------------
+
+/// sched pipe's measured interval (µs resolution) and whether the program finished; if the run
+/// was cut before that, the time simulated since the statistics start.
+pub fn sched_pipe_result(engine: &Engine) -> (SchedPipeResult, bool) {
+    let done = metric(engine, gsp::TIME_METRIC).and_then(exact_mean_ns);
+    let ns = done.unwrap_or(engine.end_ns() - engine.stats_start_ns());
+    (
+        SchedPipeResult {
+            elapsed_ns: ns / 1000 * 1000,
+        },
+        done.is_some(),
+    )
+}
+
+fn sched_pipe_report(cfg: &SchedPipeConfig, engine: &Engine) -> (String, Value) {
+    let (res, complete) = sched_pipe_result(engine);
+    let ops = engine.ops_total();
+    let text = if complete {
+        sched_pipe::format_report(cfg, &res)
+    } else {
+        format!(
+            "{}# not finished (the run ended before perf did: {ops} of {} round trips)\n",
+            cfg.format_header(),
+            cfg.loops
+        )
+    };
+    let json = json!({
+        "kind": "sched-pipe",
+        "complete": complete,
+        "time_s": res.elapsed_ns as f64 / 1e9,
+        "loops": cfg.loops,
+        "ops": ops,
+        "usecs_per_op": if complete { res.usecs_per_op(cfg.loops) } else { 0.0 },
+        "ops_per_s": if complete { res.ops_per_sec(cfg.loops) } else { 0 },
     });
     (text, json)
 }

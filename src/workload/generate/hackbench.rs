@@ -34,12 +34,13 @@
 //! Per-message CPU work (reference CPU, plus [`super::copy_ns`] for the payload; typical
 //! syscall costs on current x86 servers with mitigations, e.g. lmbench/perf measurements of
 //! small AF_UNIX and pipe transfers): AF_UNIX write 2.0 µs (skb alloc, copy, queue, wakeup
-//! callback) and read 1.5 µs; pipe write 1.0 µs and read 0.9 µs; TCP loopback write 4.0 µs
+//! callback) and read 1.5 µs; pipe write 1.0 µs and read 0.9 µs ([`super::PIPE_WRITE_NS`],
+//! [`super::PIPE_READ_NS`], shared with `perf bench sched pipe`); TCP loopback write 4.0 µs
 //! (it also runs the receive softirq on the sender's CPU) and read 1.5 µs.
 //!
 //! Process vs thread mode: the scheduler sees the same tasks; only fork and exit costs
 //! differ (a process fork copies page tables, 60 µs vs 15 µs for `pthread_create`; exit
-//! tears down the mm, 40 µs vs 8 µs). The cache footprint is the same small working set
+//! tears down the mm, 40 µs vs 8 µs: [`super::FORK_PROCESS_NS`] and its neighbours). The cache footprint is the same small working set
 //! (stack, buffer, socket metadata: 16 KiB) — the switch_mm/TLB cost of crossing address
 //! spaces is not modelled.
 //!
@@ -91,7 +92,7 @@ pub const FOOTPRINT_KIB: u32 = 16;
 pub fn write_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
     let base = match ipc {
         HackbenchIpc::Socket => 2_000,
-        HackbenchIpc::Pipe => 1_000,
+        HackbenchIpc::Pipe => super::PIPE_WRITE_NS,
         HackbenchIpc::Inet => 4_000,
     };
     base + copy_ns(bytes)
@@ -100,7 +101,7 @@ pub fn write_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
 pub fn read_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
     let base = match ipc {
         HackbenchIpc::Socket => 1_500,
-        HackbenchIpc::Pipe => 900,
+        HackbenchIpc::Pipe => super::PIPE_READ_NS,
         HackbenchIpc::Inet => 1_500,
     };
     base + copy_ns(bytes)
@@ -109,16 +110,16 @@ pub fn read_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
 /// Creating one child (fork or pthread_create), parent CPU work.
 pub fn fork_ns(mode: HackbenchMode) -> u64 {
     match mode {
-        HackbenchMode::Process => 60_000,
-        HackbenchMode::Thread => 15_000,
+        HackbenchMode::Process => super::FORK_PROCESS_NS,
+        HackbenchMode::Thread => super::FORK_THREAD_NS,
     }
 }
 
 /// A child's exit (do_exit; mm teardown for processes).
 pub fn exit_ns(mode: HackbenchMode) -> u64 {
     match mode {
-        HackbenchMode::Process => 40_000,
-        HackbenchMode::Thread => 8_000,
+        HackbenchMode::Process => super::EXIT_PROCESS_NS,
+        HackbenchMode::Thread => super::EXIT_THREAD_NS,
     }
 }
 

@@ -25,7 +25,7 @@ use crate::topology::Machine;
 use crate::workload::jbb::JbbConfig;
 
 /// `pthread_create` in the JVM's main thread.
-pub const THREAD_CREATE_NS: u64 = 15_000;
+pub const THREAD_CREATE_NS: u64 = super::FORK_THREAD_NS;
 /// Cache footprint of a warehouse thread (its working objects), KiB.
 pub const WAREHOUSE_FOOTPRINT_KIB: u32 = 1024;
 pub const GC_PAUSE_METRIC: &str = "gc_pause";

@@ -12,7 +12,7 @@ use crate::task::{Op, TaskMemory, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::linpack::{FLOPS_PER_OP, LinpackConfig};
 
-pub const THREAD_CREATE_NS: u64 = 15_000;
+pub const THREAD_CREATE_NS: u64 = super::FORK_THREAD_NS;
 
 /// Reference-CPU work of one thread's share of step `k`: flops / threads / GFLOP/s
 /// (1 GFLOP/s = 1 flop per ns).

@@ -2,7 +2,7 @@
 //! the task programs the engine runs ([`WorkloadPlan`]), step for step like the real program
 //! (reference/workloads.md describes each one's thread structure).
 //!
-//! One file per benchmark: [`hackbench`], [`schbench`], [`stressng`], [`netperf`] (TCP_RR,
+//! One file per benchmark: [`hackbench`], [`sched_pipe`] (`perf bench sched pipe`), [`schbench`], [`stressng`], [`netperf`] (TCP_RR,
 //! UDP_RR and tbench) and [`rtapp`]. Each documents its model, the CPU cost it charges per
 //! system call and why, and what it leaves out; docs/fidelity.md ("Workload generators")
 //! collects the approximations. The results side — filling each benchmark's native result
@@ -33,6 +33,7 @@ pub mod linpack;
 pub mod netperf;
 pub mod rtapp;
 pub mod schbench;
+pub mod sched_pipe;
 pub mod stream;
 pub mod stressng;
 pub mod web;
@@ -54,11 +55,31 @@ pub fn copy_ns(bytes: u64) -> u64 {
     bytes * COPY_PS_PER_BYTE / 1000
 }
 
+// Per-system-call reference-CPU work shared by the generators (one home for each cost; the
+// benchmarks' modules say where each is used). Typical costs on current x86 servers with
+// mitigations (lmbench/perf measurements of small pipe transfers, fork and exit).
+
+/// `pipe_write()` of a small payload (lock, copy into the pipe page, wake the reader), without
+/// the copy itself ([`copy_ns`]).
+pub const PIPE_WRITE_NS: u64 = 1_000;
+/// `pipe_read()` of a small payload (lock, copy out of the pipe page, release the buffer),
+/// without the copy itself ([`copy_ns`]).
+pub const PIPE_READ_NS: u64 = 900;
+/// `fork()` of a small process, parent CPU work (copying the page tables and the mm).
+pub const FORK_PROCESS_NS: u64 = 60_000;
+/// `pthread_create()` (`clone()` sharing the mm, plus the new stack's mmap).
+pub const FORK_THREAD_NS: u64 = 15_000;
+/// A process's `do_exit()`, tearing down its mm.
+pub const EXIT_PROCESS_NS: u64 = 40_000;
+/// A thread's `do_exit()` (the mm stays).
+pub const EXIT_THREAD_NS: u64 = 8_000;
+
 /// Build the task programs of `spec` for `machine`. `seed` drives the few random choices the
 /// programs make themselves (classic schbench's `rand()` sleep jitter).
 pub fn plan(spec: &WorkloadSpec, machine: &Machine, seed: u64) -> InputResult<WorkloadPlan> {
     match spec {
         WorkloadSpec::Hackbench(c) => hackbench::plan(c, machine),
+        WorkloadSpec::SchedPipe(c) => sched_pipe::plan(c, machine),
         WorkloadSpec::Schbench(c) => schbench::plan(c, machine, seed),
         WorkloadSpec::StressNg(c) => stressng::plan(c, machine),
         WorkloadSpec::RtApp(c) => rtapp::plan(c, machine),
@@ -77,7 +98,7 @@ pub fn plan(spec: &WorkloadSpec, machine: &Machine, seed: u64) -> InputResult<Wo
 pub fn workload_duration_ns(spec: &WorkloadSpec) -> Option<u64> {
     const S: u64 = 1_000_000_000;
     match spec {
-        WorkloadSpec::Hackbench(_) => None,
+        WorkloadSpec::Hackbench(_) | WorkloadSpec::SchedPipe(_) => None,
         WorkloadSpec::Schbench(c) => match c.runtime_s {
             0 => None,
             // 1.1 × r + 5 s, without overflow for any u32 `-r`.

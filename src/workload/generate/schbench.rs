@@ -81,7 +81,7 @@ pub const MATRIX_PS_PER_MAC: u64 = 1_450;
 /// FUTEX_WAKE syscall work besides the wakeup itself.
 pub const FUTEX_WAKE_NS: u64 = 1_000;
 /// `pthread_create` work in the creating thread.
-pub const THREAD_CREATE_NS: u64 = 15_000;
+pub const THREAD_CREATE_NS: u64 = super::FORK_THREAD_NS;
 /// Stack and bookkeeping footprint of a thread that touches no matrices (KiB).
 pub const SMALL_FOOTPRINT_KIB: u32 = 8;
 

@@ -14,7 +14,7 @@ use crate::task::{Op, TaskMemory, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::stream::{KERNELS, StreamConfig};
 
-pub const THREAD_CREATE_NS: u64 = 15_000;
+pub const THREAD_CREATE_NS: u64 = super::FORK_THREAD_NS;
 
 /// Reference-CPU work of thread `t`'s chunk of kernel `k`: its bytes at `per_core_mb_s`.
 pub fn chunk_work_ns(cfg: &StreamConfig, t: u32, k: usize) -> u64 {

@@ -35,7 +35,7 @@ use crate::topology::Machine;
 use crate::workload::stressng::StressNgConfig;
 
 /// Forking one instance (a small process), parent CPU work.
-pub const FORK_NS: u64 = 60_000;
+pub const FORK_NS: u64 = super::FORK_PROCESS_NS;
 /// Footprint of the cpu stressor's methods: small working sets (KiB).
 pub const FOOTPRINT_KIB: u32 = 32;
 

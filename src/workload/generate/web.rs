@@ -48,7 +48,7 @@ pub const ARRIVAL_CYCLE: usize = 4096;
 pub const THINK_CYCLE: usize = 64;
 /// `fork()` of a worker process / `pthread_create` of a worker thread, in the creator.
 pub const FORK_NS: u64 = 50_000;
-pub const THREAD_CREATE_NS: u64 = 15_000;
+pub const THREAD_CREATE_NS: u64 = super::FORK_THREAD_NS;
 /// Cache footprint of a worker (connection state, request buffers), KiB.
 pub const WORKER_FOOTPRINT_KIB: u32 = 256;
 /// Priority of the irq threads and clients (threaded interrupt handlers' default).
