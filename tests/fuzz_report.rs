@@ -247,7 +247,9 @@ fn the_corpus_is_valid() {
     let head = &c.trace_chunks[0];
     assert!(schedlab::stats::timeline::from_ftrace(head.as_bytes(), c.nr_cpus).is_ok());
     let dir = TempDir::new("report-valid");
-    let trace = written(&dir, "t.txt", head);
+    // A whole trace ends with schedlab's end line; the head is given one.
+    let whole = format!("{head}{}", schedlab::stats::trace::ftrace::END_MARKER);
+    let trace = written(&dir, "t.txt", &whole);
     let page = report::render_file_with_trace(&c.results, Some(&trace)).unwrap();
     assert!(
         page.contains("data-plot=\"heatmap-run\""),

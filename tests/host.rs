@@ -193,3 +193,81 @@ fn a_broken_calibration_file_is_an_input_error() {
     assert!(text(&o).contains("bad.toml"), "{}", text(&o));
     assert!(text(&o).contains("not a host calibration"), "{}", text(&o));
 }
+
+/// The calibration fits recover the inputs a table was simulated with: a "real" table made of
+/// the model's own means (short rows, this machine's `host`) at known inputs, calibrated from
+/// the defaults, gives those inputs back.
+#[test]
+fn calibrate_recovers_the_inputs_a_table_was_made_with() {
+    use schedlab::experiment::RunContext;
+    use schedlab::experiment::host::{calibrate, compare, rows, table};
+    let short = [
+        rows::Row {
+            command: "stress-ng --cpu 1 --cpu-ops 20 --metrics-brief",
+            ..*rows::row("stress-ng-cpu1").unwrap()
+        },
+        rows::Row {
+            command: "taskset -c 0 perf bench sched pipe -l 3000",
+            ..*rows::row("pipe-pinned").unwrap()
+        },
+        rows::Row {
+            command: "perf bench sched pipe -l 3000",
+            ..*rows::row("pipe").unwrap()
+        },
+    ];
+    let ctx = RunContext::default();
+    let truth: toml::Table = toml::from_str(
+        "speed_pct = 150\nipi_latency_ns = 12000\ncontext_switch_ns = 2000\n\
+         enqueue_task_ns = 400\ndequeue_task_ns = 400\nput_prev_entity_ns = 100\n\
+         set_next_entity_ns = 100\n",
+    )
+    .unwrap();
+    let rows_measured = short
+        .iter()
+        .map(|row| {
+            let scn = compare::scenario_for(row, &truth).unwrap();
+            let runs = schedlab::experiment::run_variants_in(&ctx, &[&scn], compare::SEEDS, row.id)
+                .unwrap()
+                .remove(0);
+            table::RowResult {
+                id: row.id.into(),
+                command: row.command.into(),
+                primary: Some(row.primary),
+                runs: runs
+                    .iter()
+                    .map(|r| table::RealRun {
+                        elapsed_s: r.perf.elapsed_s,
+                        task_clock_ms: r.perf.task_clock_ms,
+                        context_switches: r.perf.context_switches as f64,
+                        cpu_migrations: r.perf.cpu_migrations as f64,
+                        ..table::RealRun::default()
+                    })
+                    .collect(),
+                skipped: None,
+            }
+        })
+        .collect();
+    let t = table::HostTable {
+        format: table::TABLE_FORMAT,
+        host: table::HostId::current(),
+        rows: rows_measured,
+        ..table::HostTable::default()
+    };
+    let cal = calibrate::calibrate_rows(&ctx, &t, &short, &mut |_| {}).unwrap();
+    let fit = |input: &str| cal.fits.iter().find(|f| f.input == input).unwrap().value;
+    assert!((fit("speed_pct") - 150.0).abs() <= 2.0, "{:?}", cal.fits);
+    assert!(
+        (fit("switch_cycle_scale") - 2.0).abs() <= 0.1,
+        "{:?}",
+        cal.fits
+    );
+    assert!(
+        (fit("ipi_latency_ns") - 12000.0).abs() <= 1500.0,
+        "{:?}",
+        cal.fits
+    );
+    assert_eq!(
+        cal.cost["speed_pct"].as_integer(),
+        Some(fit("speed_pct") as i64)
+    );
+}

@@ -45,6 +45,7 @@ mod report;
 mod results_stream;
 mod rt_class;
 mod sched_pipe;
+mod silent_inputs;
 mod soak;
 mod stressng;
 mod sweep;

@@ -297,17 +297,36 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
 
 fn status(a: &DirArgs) -> anyhow::Result<i32> {
     let m = Manifest::load(&a.dir)?;
-    let done = m
+    let states: Vec<sweep::ResultState> = m
         .runs
         .iter()
-        .filter(|r| sweep::finished(&a.dir, &r.id))
+        .map(|r| sweep::result_state(&a.dir, &r.id))
+        .collect();
+    let done = states
+        .iter()
+        .filter(|s| **s == sweep::ResultState::Whole)
         .count();
+    let damaged: Vec<&str> = m
+        .runs
+        .iter()
+        .zip(&states)
+        .filter(|(_, s)| **s == sweep::ResultState::Damaged)
+        .map(|(r, _)| r.id.as_str())
+        .collect();
     say(format!(
         "{}: {done} of {} runs finished, {} to run",
         a.dir.display(),
         m.runs.len(),
         m.runs.len() - done
     ))?;
+    if !damaged.is_empty() {
+        say(format!(
+            "{} result file(s) damaged (not a whole result; counted as to run, `sweep run` \
+             runs them again): {}",
+            damaged.len(),
+            crate::input::limits::clip(&damaged.join(", "))
+        ))?;
+    }
     Ok(0)
 }
 

@@ -355,6 +355,19 @@ pub fn build_document(opts: &QuickOptions) -> InputResult<ScenarioDoc> {
         doc.set_path(&p(&["run", "seed"]), v, "--seed")?;
     }
     if !opts.command.is_empty() {
+        // Documented choice, as for `-m`: the command wins over the file's [workload], with
+        // a warning naming what it replaces.
+        if let Some(toml::Value::Table(w)) = doc.table.get("workload") {
+            let what = match (w.get("command"), w.get("kind")) {
+                (Some(c), _) => format!("workload.command = {c}"),
+                (None, Some(k)) => format!("the [workload] of kind {k}"),
+                (None, None) => "its [workload]".to_string(),
+            };
+            doc.warnings.push(format!(
+                "the benchmark command line replaces the scenario's {}",
+                crate::input::limits::clip(&what)
+            ));
+        }
         doc.remove_path(&["workload"]);
         doc.set_path(
             &p(&["workload", "command"]),

@@ -612,6 +612,15 @@ fn check_range(
 }
 
 /// `v` when it is absent or a finite number of seconds above (or at) 0 and at most `hi`.
+/// `x` as a user would write it: scientific notation when the decimal form is long.
+fn short_float(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 fn check_seconds(
     doc: &ScenarioDoc,
     key: &str,
@@ -620,16 +629,28 @@ fn check_seconds(
     hi: f64,
 ) -> InputResult<Option<f64>> {
     match v {
-        Some(x) if !(x.is_finite() && (if min_excl { x > 0.0 } else { x >= 0.0 }) && x <= hi) => {
+        Some(x)
+            if !(x.is_finite()
+                && (if min_excl {
+                    x >= limits::MIN_DURATION_S
+                } else {
+                    x >= 0.0
+                })
+                && x <= hi) =>
+        {
             Err(key_err(
                 doc,
                 key,
                 keys::expected(
                     &format!(
-                        "seconds {} 0 and at most {hi}",
-                        if min_excl { ">" } else { ">=" }
+                        "seconds {} and at most {hi}",
+                        if min_excl {
+                            format!(">= {} (one microsecond)", limits::MIN_DURATION_S)
+                        } else {
+                            ">= 0".to_string()
+                        }
                     ),
-                    format!("float {x}"),
+                    format!("float {}", short_float(x)),
                 ),
             ))
         }

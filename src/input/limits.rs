@@ -32,6 +32,9 @@ pub const DEFAULT_MAX_DURATION_S: f64 = 86_400.0;
 /// Hard ceiling of `run.max_duration_s` (one simulated year): simulated nanoseconds stay
 /// far from `u64` overflow.
 pub const MAX_DURATION_CEILING_S: f64 = 365.0 * 86_400.0;
+/// The shortest `run.duration_s` / `run.max_duration_s`: one microsecond. The simulated clock
+/// counts nanoseconds, and a shorter run would round to (almost) nothing.
+pub const MIN_DURATION_S: f64 = 1e-6;
 
 /// Largest `[machine.cost]` time (every `*_ns` key): one second. No single kernel operation
 /// the cost model charges comes near it; a larger value only makes the simulated time cap

@@ -259,6 +259,13 @@ fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()>
     let nr_cpus = run.cpus.iter().map(|c| c.cpu + 1).max().unwrap_or(0);
     let tl = match format {
         TraceFormat::Ftrace => {
+            if !ends_with_marker(trace).map_err(&err)? {
+                return Err(err(format!(
+                    "the trace does not end with schedlab's last line '{}': the file was cut \
+                     short, or is not a whole `schedlab run --trace` file",
+                    crate::stats::trace::ftrace::END_MARKER.trim_end()
+                )));
+            }
             let file = std::fs::File::open(trace).map_err(|e| err(format!("cannot read: {e}")))?;
             // Bounded lines: a binary file or `/dev/zero` is an error, not a line filling memory.
             let lines = crate::input::limits::BoundedLines::new(
@@ -281,6 +288,27 @@ fn attach_trace(doc: &mut ReportDoc, trace: &std::path::Path) -> InputResult<()>
     })?;
     run.timeline = Some(tl);
     Ok(())
+}
+
+/// Whether the text trace at `path` ends with [`crate::stats::trace::ftrace::END_MARKER`].
+fn ends_with_marker(path: &std::path::Path) -> Result<bool, String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let marker = crate::stats::trace::ftrace::END_MARKER.as_bytes();
+    let mut file = std::fs::File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        // A device or FIFO has no end to look at: the bounded line reader judges it.
+        return Ok(true);
+    }
+    let len = meta.len();
+    if len < marker.len() as u64 {
+        return Ok(false);
+    }
+    let mut tail = vec![0u8; marker.len()];
+    file.seek(SeekFrom::End(-(marker.len() as i64)))
+        .and_then(|_| file.read_exact(&mut tail))
+        .map_err(|e| format!("cannot read: {e}"))?;
+    Ok(tail == marker)
 }
 
 /// Reads a whole binary file, refusing one over `limit` bytes (so `/dev/zero` is an error,

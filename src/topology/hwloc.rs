@@ -139,11 +139,22 @@ fn cpu_range(root: roxmltree::Node, origin: &str) -> InputResult<(usize, CpuMask
     let root_cpuset = mask_attr(root, "cpuset", origin)?.unwrap_or_default();
     let root_complete = mask_attr(root, "complete_cpuset", origin)?.unwrap_or_default();
     let mut all = root_cpuset.or(&root_complete);
+    let mut pus_seen = CpuMask::new();
+    let mut nr_pus = 0usize;
     for pu in root
         .descendants()
         .filter(|n| n.has_tag_name("object") && n.attribute("type") == Some("PU"))
     {
+        nr_pus += 1;
         if let Some(os) = num_attr(pu, "os_index", origin)? {
+            if os < crate::cpumask::NR_CPUS_MAX && pus_seen.test(os) {
+                // Two PUs with one id: every CPU's placement would be ambiguous.
+                return Err(InputError::with_key(
+                    origin,
+                    format!("{} os_index", describe(pu)),
+                    format!("CPU {os} is named by two PU objects; accepted: one PU per CPU id"),
+                ));
+            }
             if os >= crate::cpumask::NR_CPUS_MAX {
                 return Err(InputError::with_key(
                     origin,
@@ -152,6 +163,7 @@ fn cpu_range(root: roxmltree::Node, origin: &str) -> InputResult<(usize, CpuMask
                 ));
             }
             all.set(os);
+            pus_seen.set(os);
         }
     }
     let online = match mask_attr(root, "online_cpuset", origin)? {
@@ -170,6 +182,14 @@ fn cpu_range(root: roxmltree::Node, origin: &str) -> InputResult<(usize, CpuMask
 (CPUs: {all}); schedlab needs CPUs numbered 0..N",
                 n - 1
             ),
+        ));
+    }
+    if nr_pus == 0 {
+        // Without PUs no CPU has a core, package or node: the cpusets alone say nothing.
+        return Err(InputError::new(
+            origin,
+            "the topology has no PU object; accepted: an hwloc XML (lstopo --of xml) with one \
+             PU object per CPU",
         ));
     }
     Ok((n, online))

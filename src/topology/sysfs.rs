@@ -451,6 +451,12 @@ fn read_cpu(
             &topo.join("physical_package_id"),
             "a package id (an integer, -1 = unknown)",
         )?;
+        if let Some(p) = package.filter(|&p| p < -1) {
+            return Err(InputError::new(
+                topo.join("physical_package_id").display().to_string(),
+                format!("package id {p}; accepted: an integer >= 0, or -1 (unknown)"),
+            ));
+        }
         raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
         if package.is_none() {
             warn.missing(
@@ -482,6 +488,16 @@ thread_siblings_list are missing too)"
     } else if let Some(l1) = l1 {
         // Offline CPU without topology/: the L1 is shared by exactly the SMT siblings.
         raw.core = l1;
+        if raw.online {
+            // Every online CPU has topology/ (drivers/base/topology.c): a cut snapshot.
+            warn.missing(
+                &topo,
+                &format!(
+                    "online CPU {cpu} has no topology/; its core is the CPUs sharing its L1 \
+                     and its package is its own"
+                ),
+            );
+        }
     } else if raw.online {
         warn.missing(
             &topo,

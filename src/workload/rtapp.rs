@@ -6,7 +6,8 @@
 //! then read the text with serde_json through a visitor that keeps object members *in file
 //! order and with duplicates* ([`JsonValue::Object`] is a `Vec` of pairs): events run in key
 //! order, and hand-written files (e.g. the tutorial's example 5, browser/mp3 use cases) repeat
-//! keys such as `"run"` in one object. Keeping duplicates in order is what rt-app's `workgen`
+//! keys such as `"run"` in one object. A repeated *task name* is an error (json-c would drop
+//! the first task). Keeping duplicates in order is what rt-app's `workgen`
 //! preprocessor produces (it renames them `run1`, `run2`, ...); raw json-c would instead keep
 //! only the last value at the first position. For scalar keys (`loop`, `instance`...) the last
 //! occurrence wins, as with json-c.
@@ -1351,7 +1352,16 @@ pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppS
         unreachable!()
     };
     let mut tasks = Vec::new();
-    for (name, obj) in task_members {
+    for (i, (name, obj)) in task_members.iter().enumerate() {
+        if task_members[..i].iter().any(|(other, _)| other == name) {
+            // json-c keeps only the last value of a repeated key: the first task would vanish.
+            return Err(InputError::with_key(
+                origin,
+                format!("tasks.{name}"),
+                "this task name appears twice; rt-app (json-c) would keep only the last \
+                 definition; accepted: unique task names",
+            ));
+        }
         tasks.push(cx.task(name, obj, &global)?);
     }
     if !cx.unmodelled.is_empty() {

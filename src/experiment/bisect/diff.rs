@@ -302,6 +302,17 @@ impl Difference {
     ) -> InputResult<Difference> {
         let tagged = members_between(&good, &bad);
         let changes = group_changes(&tagged);
+        if changes.is_empty() {
+            // Nothing to bisect: the budget would be spent measuring one kernel twice.
+            return Err(InputError::with_key(
+                "command line",
+                "--good/--bad",
+                format!(
+                    "{good_name} and {bad_name} are the same kernel (no feature, tunable or \
+                     release differs); accepted: two sides that differ, e.g. --good v6.6 --bad v6.9"
+                ),
+            ));
+        }
         if changes.len() > MAX_CHANGES {
             return Err(InputError::with_key(
                 "command line",
@@ -543,8 +554,9 @@ mod tests {
     }
 
     #[test]
-    fn identical_sides_have_no_changes() {
-        let d = Difference::between("a", scn("v6.12"), "b", scn("v6.12")).unwrap();
-        assert!(d.changes.is_empty());
+    fn identical_sides_are_refused_before_any_run() {
+        let e = Difference::between("a", scn("v6.12"), "b", scn("v6.12")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("--good/--bad"));
+        assert!(e.message.contains("are the same kernel"), "{}", e.message);
     }
 }

@@ -217,9 +217,38 @@ pub fn result_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(RESULTS).join(format!("{id}.json"))
 }
 
-/// Whether run `id` has a result (results are renamed into place only when complete).
+/// Whether run `id` has a whole result: results are renamed into place only when complete,
+/// so a file that is not a JSON object with a `run` member was damaged afterwards (cut,
+/// edited, a disk fault) and the run counts as not finished — `sweep run` runs it again.
 pub fn finished(dir: &Path, id: &str) -> bool {
-    result_path(dir, id).is_file()
+    result_state(dir, id) == ResultState::Whole
+}
+
+/// What is at a run's result path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultState {
+    Missing,
+    /// A file that is not a whole result.
+    Damaged,
+    Whole,
+}
+
+/// [`ResultState`] of run `id` (reads the file; no values are kept).
+pub fn result_state(dir: &Path, id: &str) -> ResultState {
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        #[allow(dead_code)]
+        run: serde::de::IgnoredAny,
+    }
+    let path = result_path(dir, id);
+    let Ok(file) = std::fs::File::open(&path) else {
+        return ResultState::Missing;
+    };
+    let reader = std::io::BufReader::new(file);
+    match serde_json::from_reader::<_, Shape>(reader) {
+        Ok(_) => ResultState::Whole,
+        Err(_) => ResultState::Damaged,
+    }
 }
 
 #[cfg(test)]

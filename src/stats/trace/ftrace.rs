@@ -31,6 +31,11 @@ pub const HEADER: &str = "# tracer: nop\n\
 #           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n\
 #              | |         |   |||||     |         |\n";
 
+/// The last line of a whole trace: `schedlab report --trace` refuses a file without it (a
+/// copy cut short would otherwise draw a shorter run without a word). A comment line, which
+/// ftrace text readers skip.
+pub const END_MARKER: &str = "# schedlab: end of trace\n";
+
 impl FtraceWriter {
     pub fn new(
         out: Box<dyn Write + Send>,
@@ -47,6 +52,7 @@ impl FtraceWriter {
     }
 
     pub fn finish(&mut self) -> io::Result<()> {
+        self.out.write_all(END_MARKER.as_bytes())?;
         self.out.flush()
     }
 }

@@ -1,0 +1,283 @@
+//! The silent inputs of issue 32 item 5: each now gives an error or a warning naming the file
+//! and what is accepted (docs/inputs.md lists them with these tests).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("schedlab runs")
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("schedlab-silent-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The sysfs fixture (16 CPUs, 8 nodes) unpacked into `dir`; returns its root.
+fn sysfs_fixture(dir: &Path) -> PathBuf {
+    let tarball = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/topology/sysfs/16amd64-8n2c.tar.bz2");
+    let ok = Command::new("tar")
+        .arg("-xjf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "unpack {}", tarball.display());
+    dir.join("16amd64-8n2c")
+}
+
+fn topo(root: &Path) -> std::process::Output {
+    schedlab(&["topo", "--sysfs-root", root.to_str().unwrap()])
+}
+
+#[test]
+fn a_negative_package_id_other_than_unknown_is_refused() {
+    let root = sysfs_fixture(&tmpdir("pkg"));
+    let f = root.join("sys/devices/system/cpu/cpu3/topology/physical_package_id");
+    std::fs::write(&f, "-7\n").unwrap();
+    let o = topo(&root);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("cpu3/topology/physical_package_id"), "{e}");
+    assert!(
+        e.contains("accepted: an integer >= 0, or -1 (unknown)"),
+        "{e}"
+    );
+    // -1 is the kernel's "unknown" and stays accepted.
+    std::fs::write(&f, "-1\n").unwrap();
+    assert_eq!(topo(&root).status.code(), Some(0));
+}
+
+#[test]
+fn an_online_cpu_without_topology_is_warned_about() {
+    let root = sysfs_fixture(&tmpdir("topo"));
+    std::fs::remove_dir_all(root.join("sys/devices/system/cpu/cpu5/topology")).unwrap();
+    let o = topo(&root);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("cpu5/topology missing: online CPU 5 has no topology/"),
+        "{e}"
+    );
+}
+
+fn hwloc(dir: &Path, pus: &str) -> PathBuf {
+    let path = dir.join("m.xml");
+    std::fs::write(
+        &path,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n\
+             <object type=\"Machine\" os_index=\"0\" cpuset=\"0x0000ffff\" \
+             complete_cpuset=\"0x0000ffff\" online_cpuset=\"0x0000ffff\">\n\
+             <object type=\"Package\" os_index=\"0\" cpuset=\"0x0000ffff\">\n{pus}\
+             </object>\n</object>\n</topology>\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn hwloc_pus_sharing_one_id_or_no_pus_are_refused() {
+    let dir = tmpdir("hwloc");
+    let same: String = (0..16)
+        .map(|_| "<object type=\"Core\"><object type=\"PU\" os_index=\"0\" cpuset=\"0x1\"/></object>\n")
+        .collect();
+    let o = schedlab(&["topo", hwloc(&dir, &same).to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("CPU 0 is named by two PU objects"),
+        "{}",
+        stderr(&o)
+    );
+    let o = schedlab(&["topo", hwloc(&dir, "").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the topology has no PU object"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_command_line_replacing_the_files_workload_is_warned_about() {
+    let o = schedlab(&[
+        "run",
+        "scenarios/hackbench.toml",
+        "-q",
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning: the benchmark command line replaces the scenario's"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_run_shorter_than_a_microsecond_is_refused() {
+    let o = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--set",
+        "run.duration_s=1e-300",
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("run.duration_s") && e.contains("1e-300"), "{e}");
+    assert!(e.contains("seconds >= 0.000001 (one microsecond)"), "{e}");
+}
+
+#[test]
+fn an_rtapp_file_naming_a_task_twice_is_refused() {
+    let dir = tmpdir("rtapp");
+    let json = dir.join("dup.json");
+    std::fs::write(
+        &json,
+        r#"{ "tasks": { "t1": { "loop": 2, "run": 1000, "sleep": 1000 },
+                         "t1": { "loop": 3, "run": 2000, "sleep": 1000 } } }"#,
+    )
+    .unwrap();
+    let scn = dir.join("s.toml");
+    std::fs::write(
+        &scn,
+        format!(
+            "[machine]\npreset = \"skl-2s\"\n[workload]\nkind = \"rtapp\"\nfile = \"{}\"\n",
+            json.display()
+        ),
+    )
+    .unwrap();
+    let o = schedlab(&["run", scn.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("dup.json") && e.contains("tasks.t1"), "{e}");
+    assert!(e.contains("this task name appears twice"), "{e}");
+}
+
+#[test]
+fn a_trace_cut_short_is_refused_by_report() {
+    let dir = tmpdir("trace");
+    let (json, trace, html) = (dir.join("r.json"), dir.join("t.txt"), dir.join("r.html"));
+    let o = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--trace",
+        trace.to_str().unwrap(),
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "20",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let whole = std::fs::read(&trace).unwrap();
+    let report = |t: &Path| {
+        schedlab(&[
+            "report",
+            json.to_str().unwrap(),
+            "--trace",
+            t.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ])
+    };
+    assert_eq!(report(&trace).status.code(), Some(0));
+    let half = dir.join("half.txt");
+    std::fs::write(&half, &whole[..whole.len() / 2]).unwrap();
+    let o = report(&half);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("half.txt") && stderr(&o).contains("cut short"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn bisect_between_one_kernel_and_itself_is_refused_before_any_run() {
+    let o = schedlab(&[
+        "bisect",
+        "-m",
+        "skl-2s",
+        "--good",
+        "v6.6",
+        "--bad",
+        "v6.6",
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("are the same kernel"), "{e}");
+    assert!(!e.contains("runs finished"), "no run may start: {e}");
+}
+
+#[test]
+fn a_damaged_sweep_result_is_not_counted_as_finished() {
+    let dir = tmpdir("sweep");
+    let grid = dir.join("grid.toml");
+    std::fs::write(
+        &grid,
+        "[base]\nmachine = \"skl-2s\"\ncommand = \"hackbench -g 1 -l 5\"\n[axes]\nseeds = 2\n",
+    )
+    .unwrap();
+    let sweep = dir.join("sw");
+    let plan = schedlab(&[
+        "sweep",
+        "plan",
+        grid.to_str().unwrap(),
+        "-o",
+        sweep.to_str().unwrap(),
+    ]);
+    assert_eq!(plan.status.code(), Some(0), "{}", stderr(&plan));
+    let run = schedlab(&["sweep", "run", sweep.to_str().unwrap(), "--jobs", "1"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let results: Vec<PathBuf> = std::fs::read_dir(sweep.join("results"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(results.len(), 2);
+    let text = std::fs::read(&results[0]).unwrap();
+    std::fs::write(&results[0], &text[..text.len() / 3]).unwrap();
+    let status = schedlab(&["sweep", "status", sweep.to_str().unwrap()]);
+    let e = stderr(&status) + &String::from_utf8_lossy(&status.stdout);
+    assert!(e.contains("1 of 2 runs finished, 1 to run"), "{e}");
+    assert!(e.contains("1 result file(s) damaged"), "{e}");
+    // `sweep run` runs it again, and then both are whole.
+    let rerun = schedlab(&["sweep", "run", sweep.to_str().unwrap(), "--jobs", "1"]);
+    assert_eq!(rerun.status.code(), Some(0), "{}", stderr(&rerun));
+    let status = schedlab(&["sweep", "status", sweep.to_str().unwrap()]);
+    let e = stderr(&status) + &String::from_utf8_lossy(&status.stdout);
+    assert!(e.contains("2 of 2 runs finished, 0 to run"), "{e}");
+}
