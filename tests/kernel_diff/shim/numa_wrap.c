@@ -32,3 +32,38 @@ int KD(load_too_imbalanced)(long src_load, long dst_load, const struct kd_ns *sr
 	kd_ns(&env.dst_stats, dst);
 	return load_too_imbalanced(src_load, dst_load, &env);
 }
+
+/* A task, its mm and group, and the scan sysctls, for the scan-period functions. */
+struct kd_scan {
+	u64 rss, priv, shared, locality[3];
+	u32 scan_size, period_min, period_max, refcount, has_group;
+	u32 numa_scan_period, numa_scan_period_max;
+};
+
+struct kd_scan_out {
+	u64 numa_next_scan;
+	u32 scan_min, scan_start, scan_max, numa_scan_period;
+};
+
+int KD(scan_period)(const struct kd_scan *in, u64 shared, u64 private, struct kd_scan_out *out)
+{
+	struct mm_struct mm = { .kd_rss = in->rss };
+	struct numa_group ng = { .refcount = in->refcount, .kd_priv = in->priv,
+				 .kd_shared = in->shared };
+	struct task_struct p = { .mm = &mm };
+
+	sysctl_numa_balancing_scan_size = in->scan_size;
+	sysctl_numa_balancing_scan_period_min = in->period_min;
+	sysctl_numa_balancing_scan_period_max = in->period_max;
+	p.numa_group = in->has_group ? &ng : NULL;
+	p.numa_scan_period = in->numa_scan_period;
+	p.numa_scan_period_max = in->numa_scan_period_max;
+	memcpy(p.numa_faults_locality, in->locality, sizeof(p.numa_faults_locality));
+	out->scan_min = task_scan_min(&p);
+	out->scan_start = task_scan_start(&p);
+	out->scan_max = task_scan_max(&p);
+	update_task_scan_period(&p, shared, private);
+	out->numa_scan_period = p.numa_scan_period;
+	out->numa_next_scan = mm.numa_next_scan;
+	return 0;
+}

@@ -39,3 +39,27 @@ int KD(wake_affine_weight)(u32 imbalance_pct, u64 p_load, u64 current_load, int 
 	r = wake_affine_weight(&sd, &p, this_cpu, prev_cpu, sync);
 	return r == nr_cpumask_bits ? -1 : r;
 }
+
+/* The idle-state fields of one CPU for sched_balance_find_dst_group_cpu(): exit latency
+ * (us) when has_state, the idle stamp, sched_idle_cpu(). */
+int KD(wakeup_set_idle)(int cpu, int has_state, u32 exit_latency, u64 idle_stamp, int sched_idle)
+{
+	struct rq *rq = &kd_rqs[cpu];
+
+	rq->kd_has_state = has_state;
+	rq->kd_state.exit_latency = exit_latency;
+	rq->idle_stamp = idle_stamp;
+	rq->kd_sched_idle = sched_idle;
+	return 0;
+}
+
+int KD(find_dst_group_cpu)(const u64 *span, u32 group_weight, const u64 *allowed, int this_cpu)
+{
+	struct sched_group sg = { .group_weight = group_weight };
+	struct cpumask cpus;
+	struct task_struct p = { .cpus_ptr = &cpus };
+
+	memcpy(sg.cpumask, span, sizeof(sg.cpumask));
+	memcpy(cpus.bits, allowed, sizeof(cpus.bits));
+	return sched_balance_find_dst_group_cpu(&sg, &p, this_cpu);
+}

@@ -3,7 +3,9 @@
 mod balance;
 mod cfs;
 mod eevdf;
+mod idlest;
 mod inject;
+mod lb;
 mod menu;
 mod numa;
 mod pelt;

@@ -107,3 +107,131 @@ fn load_too_imbalanced_matches() {
         },
     );
 }
+
+mod scan_period {
+    //! `task_scan_min()`, `task_scan_start()`, `task_scan_max()` (with
+    //! `task_nr_scan_windows()`) and `update_task_scan_period()` against
+    //! src/sched/numa/scan.rs, over the scan sysctls, RSS, the group's sharing and the
+    //! task's locality counters.
+    use super::V;
+    use crate::ffi::{KdScan, KdScanOut};
+    use crate::{assert_no_mismatch, available, cases, compare};
+    use proptest::prelude::*;
+    use schedlab::sched::numa::scan::{
+        ScanParams, task_scan_max, task_scan_min, task_scan_start, update_task_scan_period,
+    };
+    use schedlab::sched::numa::{NumaGroup, NumaVariant, TaskNuma};
+
+    /// The sysctls (defaults 256 MB, 1000 ms, 60000 ms; any value), RSS pages (0 = none),
+    /// the group (refcount, private and shared fault sums) and the task's period.
+    fn task() -> impl Strategy<Value = KdScan> {
+        (
+            prop_oneof![Just(256u32), (0u32..13).prop_map(|s| 1 << s), 1u32..4096],
+            prop_oneof![Just(1000u32), 1u32..100, 1u32..100_000],
+            prop_oneof![Just(60_000u32), 1u32..1_000_000],
+            prop_oneof![Just(0u64), 1u64..1 << 16, 1u64..1 << 28],
+            (any::<bool>(), 1u32..64, 0u64..1 << 20, 0u64..1 << 20),
+            // Short periods too (reachable with small scan_size_mb and period_min).
+            (prop_oneof![1u32..30, 1u32..200_000], 1u32..2_000_000),
+        )
+            .prop_map(
+                |(size, min, max, rss, (g, refc, pr, sh), (period, pmax))| KdScan {
+                    rss,
+                    priv_faults: pr,
+                    shared_faults: sh,
+                    locality: [0; 3],
+                    scan_size: size,
+                    period_min: min,
+                    period_max: max,
+                    refcount: refc,
+                    has_group: u32::from(g),
+                    numa_scan_period: period,
+                    numa_scan_period_max: pmax,
+                },
+            )
+    }
+
+    /// Fault counts since the last placement: remote, local, failed migrations, and the
+    /// shared/private sums. The kernel divides by `local + remote` and `private + shared`:
+    /// both are at least 1 (faults were recorded).
+    fn faults() -> impl Strategy<Value = ([u64; 3], u64, u64)> {
+        let n = || prop_oneof![Just(0u64), 0u64..16, 0u64..1 << 20];
+        (n(), n(), prop_oneof![3 => Just(0u64), 1 => n()], n(), n()).prop_map(
+            |(remote, local, failed, shared, private)| {
+                let remote = if local == 0 { remote.max(1) } else { remote };
+                let private = if shared == 0 { private.max(1) } else { private };
+                ([remote, local, failed], shared, private)
+            },
+        )
+    }
+
+    fn group(k: &KdScan) -> NumaGroup {
+        NumaGroup {
+            gid: 1,
+            nr_tasks: k.refcount,
+            nr_nodes: 1,
+            // task_faults_idx(): MEM shared, MEM private, then the CPU and buffer regions.
+            faults: vec![
+                k.shared_faults as i64,
+                k.priv_faults as i64,
+                0,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
+            total_faults: 0,
+            max_faults_cpu: 0,
+            active_nodes: 1,
+            active_mask: 1,
+        }
+    }
+
+    fn rust(k: &KdScan, f: &([u64; 3], u64, u64)) -> KdScanOut {
+        let params = ScanParams {
+            scan_delay_ms: 1000,
+            scan_period_min_ms: u64::from(k.period_min),
+            scan_period_max_ms: u64::from(k.period_max),
+            scan_size_mb: u64::from(k.scan_size),
+        };
+        let v = NumaVariant::for_version(6, 12);
+        let ng = group(k);
+        let ng = (k.has_group != 0).then_some(&ng);
+        let smin = task_scan_min(&params, k.rss);
+        let smax = task_scan_max(&params, k.rss, ng, &v);
+        let mut t = TaskNuma::new(1, None, 1000);
+        t.numa_scan_period_ms = k.numa_scan_period;
+        t.numa_scan_period_max_ms = k.numa_scan_period_max;
+        t.faults_locality = f.0.map(|x| x as i64);
+        let next = update_task_scan_period(&mut t, f.1 as i64, f.2 as i64, smin, smax, 0, &v);
+        KdScanOut {
+            numa_next_scan: next.unwrap_or(0) / 1_000_000,
+            scan_min: smin as u32,
+            scan_start: task_scan_start(&params, k.rss, ng, &v) as u32,
+            scan_max: smax as u32,
+            numa_scan_period: t.numa_scan_period_ms,
+        }
+    }
+
+    #[test]
+    fn update_task_scan_period_matches() {
+        if !available("numa", V) {
+            return;
+        }
+        assert_no_mismatch(
+            "numa::task_scan_min/start/max+update_task_scan_period",
+            V,
+            cases(5000),
+            (task(), faults()),
+            |(k, f)| {
+                let mut t = *k;
+                t.locality = f.0;
+                let mut out = KdScanOut::default();
+                // SAFETY: reads `t`, writes `out`.
+                unsafe { crate::ffi::kd612_scan_period(&t, f.1, f.2, &mut out) };
+                compare("scan period", &out, &rust(k, f))
+            },
+        );
+    }
+}
