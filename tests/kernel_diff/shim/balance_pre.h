@@ -29,12 +29,56 @@ struct sched_domain {
 	int flags;
 	unsigned int imb_numa_nr;
 	struct sched_group *groups;
+	unsigned int nr_balance_failed, cache_nice_tries;
 };
-/* should_we_balance(): the destination runqueue's fields it reads. */
+/* should_we_balance(): the destination runqueue's fields it reads; task_hot(): the source
+ * runqueue's clock. */
 struct rq {
 	unsigned int nr_running;
 	unsigned int ttwu_pending;
+	u64 kd_clock_task;
 };
+/* can_migrate_task() and task_hot(): the task (affinity, running, exec_start, next buddy,
+ * SCHED_IDLE policy, schedstats), no cgroups or per-CPU kthreads or core scheduling; the
+ * NUMA locality answer is the per-case kd_mdl, on SD_NUMA domains only as the kernel's
+ * migrate_degrades_locality() starts. */
+struct sched_class {
+	int kd_unused;
+};
+static const struct sched_class fair_sched_class;
+struct sched_entity {
+	u64 exec_start;
+};
+struct cfs_rq {
+	struct sched_entity *next;
+};
+struct kd_task_stats {
+	u64 nr_failed_migrations_affine, nr_failed_migrations_running, nr_failed_migrations_hot;
+	u64 nr_forced_migrations;
+};
+struct task_struct {
+	const struct sched_class *sched_class;
+	struct sched_entity se;
+	const struct cpumask *cpus_ptr;
+	struct kd_task_stats stats;
+	int sched_task_hot;
+	int kd_running, kd_idle_policy, kd_mdl;
+};
+static struct cfs_rq kd_cfs_rq;
+static struct rq kd_other_rq __maybe_unused;
+static unsigned int sysctl_sched_migration_cost = 500000;
+#define schedstat_inc(var) ((var)++)
+#define throttled_lb_pair(tg, src, dst) 0
+#define task_group(p) NULL
+#define kthread_is_per_cpu(p) 0
+#define task_on_cpu(rq, p) ((p)->kd_running)
+#define task_has_idle_policy(p) ((p)->kd_idle_policy)
+#define cfs_rq_of(se) (&kd_cfs_rq)
+#define cpu_rq(cpu) (&kd_other_rq)
+#define sched_core_cookie_match(rq, p) true
+#define rq_clock_task(rq) ((rq)->kd_clock_task)
+struct lb_env;
+static int migrate_degrades_locality(struct task_struct *p, struct lb_env *env);
 /* The per-CPU state should_we_balance() and update_sd_pick_busiest() read (idle_cpu(),
  * cpu_smt_mask(), capacity_of(), arch_asym_cpu_priority()), set per case by the wrapper,
  * and should_we_balance()'s per-CPU scratch mask. */

@@ -172,3 +172,67 @@ int KD(update_sd_pick_busiest)(const struct kd_pick_in *in)
 	env.dst_core_idle = in->dst_core_idle;
 	return update_sd_pick_busiest(&env, &sds, &sg, &sgs);
 }
+
+/* The kernel's migrate_degrades_locality() returns -1 outside SD_NUMA domains; on them the
+ * case's answer (1 degrades, 0 improves, -1 unaffected). */
+static int migrate_degrades_locality(struct task_struct *p, struct lb_env *env)
+{
+	if (!(env->sd->flags & SD_NUMA))
+		return -1;
+	return p->kd_mdl;
+}
+
+struct kd_cmt_in {
+	u64 grpmask[KD_MASK_WORDS], cpus[KD_MASK_WORDS], allowed[KD_MASK_WORDS];
+	u64 clock_task, exec_start;
+	u32 migration_cost, src_cpu, dst_cpu, idle, flags, nr_balance_failed, cache_nice_tries;
+	u32 sd_flags, dst_nr_running, running, idle_policy, next_buddy, cache_hot_buddy;
+	s32 mdl;
+};
+
+struct kd_cmt_out {
+	u64 affine, running, hot, forced;
+	u32 ret, flags, new_dst_cpu, sched_task_hot;
+};
+
+int KD(can_migrate_task)(const struct kd_cmt_in *in, struct kd_cmt_out *out)
+{
+	struct cpumask grpmask, cpus, allowed;
+	struct sched_domain sd = { .flags = (int)in->sd_flags,
+				   .nr_balance_failed = in->nr_balance_failed,
+				   .cache_nice_tries = in->cache_nice_tries };
+	struct rq src_rq = { .kd_clock_task = in->clock_task };
+	struct rq dst_rq = { .nr_running = in->dst_nr_running };
+	struct task_struct p = { .sched_class = &fair_sched_class, .cpus_ptr = &allowed };
+	struct lb_env env = { 0 };
+
+	memcpy(grpmask.bits, in->grpmask, sizeof(grpmask.bits));
+	memcpy(cpus.bits, in->cpus, sizeof(cpus.bits));
+	memcpy(allowed.bits, in->allowed, sizeof(allowed.bits));
+	p.se.exec_start = in->exec_start;
+	p.kd_running = (int)in->running;
+	p.kd_idle_policy = (int)in->idle_policy;
+	p.kd_mdl = in->mdl;
+	kd_cfs_rq.next = in->next_buddy ? &p.se : NULL;
+	sysctl_sched_migration_cost = in->migration_cost;
+	kd_sched_features = in->cache_hot_buddy ? 1ULL << __SCHED_FEAT_CACHE_HOT_BUDDY : 0;
+	env.sd = &sd;
+	env.src_rq = &src_rq;
+	env.src_cpu = (int)in->src_cpu;
+	env.dst_cpu = (int)in->dst_cpu;
+	env.dst_rq = &dst_rq;
+	env.dst_grpmask = &grpmask;
+	env.new_dst_cpu = (int)in->dst_cpu;
+	env.idle = in->idle;
+	env.cpus = &cpus;
+	env.flags = in->flags;
+	out->ret = (u32)can_migrate_task(&p, &env);
+	out->flags = env.flags;
+	out->new_dst_cpu = (u32)env.new_dst_cpu;
+	out->sched_task_hot = (u32)p.sched_task_hot;
+	out->affine = p.stats.nr_failed_migrations_affine;
+	out->running = p.stats.nr_failed_migrations_running;
+	out->hot = p.stats.nr_failed_migrations_hot;
+	out->forced = p.stats.nr_forced_migrations;
+	return 0;
+}

@@ -432,3 +432,48 @@ pub fn kd_mask(m: &schedlab::cpumask::CpuMask) -> KdMask {
     }
     out
 }
+
+/// `shim/balance_wrap.c`'s can_migrate_task() inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdCmtIn {
+    pub grpmask: KdMask,
+    pub cpus: KdMask,
+    pub allowed: KdMask,
+    pub clock_task: u64,
+    pub exec_start: u64,
+    pub migration_cost: u32,
+    pub src_cpu: u32,
+    pub dst_cpu: u32,
+    pub idle: u32,
+    pub flags: u32,
+    pub nr_balance_failed: u32,
+    pub cache_nice_tries: u32,
+    pub sd_flags: u32,
+    pub dst_nr_running: u32,
+    pub running: u32,
+    pub idle_policy: u32,
+    pub next_buddy: u32,
+    pub cache_hot_buddy: u32,
+    pub mdl: i32,
+}
+
+/// `shim/balance_wrap.c`'s can_migrate_task() outputs: the schedstats, the answer,
+/// `env->flags`, `env->new_dst_cpu`, `p->sched_task_hot`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdCmtOut {
+    pub affine: u64,
+    pub running: u64,
+    pub hot: u64,
+    pub forced: u64,
+    pub ret: u32,
+    pub flags: u32,
+    pub new_dst_cpu: u32,
+    pub sched_task_hot: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_can_migrate_task(inp: *const KdCmtIn, out: *mut KdCmtOut) -> i32;
+}

@@ -24,15 +24,16 @@ const V: &str = "6.12";
 
 /// SMT2+single-thread cores (one LLC), hybrid with asymmetric capacity and ITMT, SMT4/8
 /// POWER10, two and four NUMA nodes.
-const MACHINES: [&str; 5] = ["hybrid-10", "adl-i9", "power10-96", "skl-2s", "haswell-4s"];
+pub(super) const MACHINES: [&str; 5] =
+    ["hybrid-10", "adl-i9", "power10-96", "skl-2s", "haswell-4s"];
 
-struct Setup {
-    m: Machine,
-    d: Arc<SchedDomains>,
-    lb: LoadBalancer,
+pub(super) struct Setup {
+    pub(super) m: Machine,
+    pub(super) d: Arc<SchedDomains>,
+    pub(super) lb: LoadBalancer,
 }
 
-fn setups() -> Vec<Setup> {
+pub(super) fn setups() -> Vec<Setup> {
     MACHINES
         .iter()
         .map(|name| {
@@ -180,7 +181,7 @@ fn env(s: &Setup, idle: &(KdMask, KdMask, KdMask, u8), caps: &[u16], nr: u32, tt
     e
 }
 
-fn sd_flags(f: SdFlags) -> u32 {
+pub(super) fn sd_flags(f: SdFlags) -> u32 {
     let mut flags = 0;
     for (flag, bit) in [
         (SdFlags::SD_ASYM_CPUCAPACITY, 1),
@@ -195,7 +196,8 @@ fn sd_flags(f: SdFlags) -> u32 {
     flags
 }
 
-const IDLE_TYPES: [IdleType; 3] = [IdleType::NotIdle, IdleType::Idle, IdleType::NewlyIdle];
+pub(super) const IDLE_TYPES: [IdleType; 3] =
+    [IdleType::NotIdle, IdleType::Idle, IdleType::NewlyIdle];
 
 /// (machine, domain, idle bits, capacities, idle type, dst nr_running, ttwu_pending,
 /// CPUs dropped from env->cpus (mostly none)).

@@ -7,6 +7,7 @@ mod idlest;
 mod inject;
 mod lb;
 mod menu;
+mod migrate;
 mod numa;
 mod pelt;
 mod wakeup;
