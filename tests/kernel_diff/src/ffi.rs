@@ -477,3 +477,33 @@ kernel_fns! {
     kdiff_balance_6_12;
     fn kd612_can_migrate_task(inp: *const KdCmtIn, out: *mut KdCmtOut) -> i32;
 }
+
+/// `shim/numa_wrap.c`'s node-score inputs: the task's and group's fault arrays
+/// (`task_faults_idx()` layout, 8 nodes), totals, the distance table, four `dist` limits.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdNwIn {
+    pub task_faults: [u64; 64],
+    pub group_faults: [u64; 64],
+    pub total_numa_faults: u64,
+    pub group_total_faults: u64,
+    pub dist: [[i32; 8]; 8],
+    pub lim: [i32; 4],
+    pub nr_nodes: u32,
+    pub has_faults: u32,
+    pub has_group: u32,
+}
+
+/// `shim/numa_wrap.c`'s node scores per node and limit, and the topology type.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdNwOut {
+    pub task_weight: [[u64; 4]; 8],
+    pub group_weight: [[u64; 4]; 8],
+    pub topology_type: u32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
+}
