@@ -445,20 +445,7 @@ impl Wakeup {
         p: TaskId,
         this_cpu: usize,
     ) -> usize {
-        let mut call = Call {
-            this_cpu,
-            cost: super::ScanCost::default(),
-            explain: super::WakeupExplain {
-                kind: super::BalanceKind::Fork,
-                wake_wide: false,
-                want_affine: false,
-                affine: None,
-                sis_target: None,
-                sis: None,
-                slow_moves: 0,
-                fallback: false,
-            },
-        };
+        let mut call = Call::bare(this_cpu);
         self.sched_balance_find_dst_group_cpu(topo, env, group, p, this_cpu, &mut call)
     }
 
