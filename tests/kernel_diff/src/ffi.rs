@@ -507,3 +507,36 @@ kernel_fns! {
     kdiff_numa_6_12;
     fn kd612_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
 }
+
+/// `shim/wakeup_wrap.c`'s scan inputs (op 0: select_idle_cpu, 1: select_idle_smt).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSisIn {
+    pub span: KdMask,
+    pub allowed: KdMask,
+    pub group_span: KdMask,
+    pub target: u32,
+    pub has_idle_core: u32,
+    pub group_flags: u32,
+    pub cluster_active: u32,
+    pub has_sds: u32,
+    pub nr_idle_scan: u32,
+    pub sis_util: u32,
+    pub nr_cpu_ids: u32,
+    pub has_idle_cores: u32,
+    pub op: u32,
+}
+
+/// `shim/wakeup_wrap.c`'s scan result: the CPU (-1: none), has_idle_cores afterwards.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSisOut {
+    pub cpu: i32,
+    pub has_idle_cores: u32,
+}
+
+kernel_fns! {
+    kdiff_wakeup_6_12;
+    fn kd612_sis_set_smt(cpu: i32, smt: *const u64) -> i32;
+    fn kd612_select_idle(inp: *const KdSisIn, out: *mut KdSisOut) -> i32;
+}

@@ -22,7 +22,7 @@ const MACHINES: [&str; 3] = ["hybrid-10", "skl-2s", "power10-96"];
 /// One CPU: idle (available_idle_cpu()), SCHED_IDLE-only (a busy CPU), its idle state's
 /// exit latency in us (None: no state), its idle stamp, its load.
 #[derive(Debug, Clone, Copy)]
-struct Cpu {
+pub(super) struct Cpu {
     idle: bool,
     sched_idle: bool,
     exit_latency_us: Option<u32>,
@@ -33,7 +33,7 @@ struct Cpu {
 /// Few distinct values, so that ties (equal latency, equal stamp, equal load) are common.
 /// An idle CPU's stamp is never 0: `sched_balance_newidle()` sets it when the CPU goes
 /// idle (and only a wakeup, which ends the idle period, clears it).
-fn cpu() -> impl Strategy<Value = Cpu> {
+pub(super) fn cpu() -> impl Strategy<Value = Cpu> {
     (
         any::<bool>(),
         prop::bool::weighted(0.1),
@@ -50,9 +50,9 @@ fn cpu() -> impl Strategy<Value = Cpu> {
         })
 }
 
-struct Env {
+pub(super) struct Env {
     active: CpuMask,
-    allowed: CpuMask,
+    pub(super) allowed: CpuMask,
     cpus: Vec<Cpu>,
 }
 
@@ -109,9 +109,9 @@ impl WakeupEnv for Env {
     }
 }
 
-struct Setup {
-    m: Machine,
-    d: SchedDomains,
+pub(super) struct Setup {
+    pub(super) m: Machine,
+    pub(super) d: SchedDomains,
 }
 
 /// (machine, group (any group of any domain), this_cpu, the CPUs' states (repeated over
@@ -129,7 +129,7 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 /// The per-CPU state of a case, set on the kernel side too.
-fn env(s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
+pub(super) fn env(s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
     let n = s.m.nr_cpus();
     let cpus: Vec<Cpu> = (0..n).map(|c| states[c % states.len()]).collect();
     for (i, c) in cpus.iter().enumerate() {

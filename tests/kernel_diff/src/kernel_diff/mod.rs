@@ -10,5 +10,6 @@ mod menu;
 mod migrate;
 mod numa;
 mod pelt;
+mod sis;
 mod wakeup;
 mod weights;
