@@ -59,15 +59,18 @@ fn div_round_up(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
 }
 
-/// `task_nr_scan_windows()`: RSS in scan-size windows, rounded up, at least 1.
+/// `task_nr_scan_windows()`: RSS in scan-size windows, at least 1. The kernel rounds the
+/// RSS up with `round_up()`, a power-of-two mask (`((rss - 1) | (pages - 1)) + 1`): with
+/// a scan size that is not a power of two the count can be below `DIV_ROUND_UP` (found
+/// by tests/kernel_diff).
 pub fn task_nr_scan_windows(params: &ScanParams, rss_pages: u64) -> u64 {
-    let nr_scan_pages = (params.scan_size_mb << 20) / crate::memory::PAGE_BYTES;
+    let nr_scan_pages = ((params.scan_size_mb << 20) / crate::memory::PAGE_BYTES).max(1);
     let rss = if rss_pages == 0 {
         nr_scan_pages
     } else {
         rss_pages
     };
-    rss.div_ceil(nr_scan_pages.max(1))
+    (((rss - 1) | (nr_scan_pages - 1)) + 1) / nr_scan_pages
 }
 
 /// `task_scan_min()` (ms): `max(1000 / (MAX_SCAN_WINDOW / scan_size), period_min / windows)`.
@@ -159,7 +162,10 @@ pub fn update_task_scan_period(
         let ratio = div_round_up(private * NUMA_PERIOD_SLOTS, (private + shared).max(1));
         d * ratio / NUMA_PERIOD_SLOTS
     };
+    // The kernel adds the int `diff` to the unsigned int period: a negative sum (a period
+    // of at most 13 ms scanning faster) wraps above every maximum and clamps to it.
     let p = (i64::from(t.numa_scan_period_ms) + diff)
+        .rem_euclid(1 << 32)
         .clamp(scan_min_ms as i64, scan_max_ms.max(scan_min_ms) as i64);
     t.numa_scan_period_ms = p as u32;
     t.faults_locality = [0; 3];

@@ -305,6 +305,36 @@ fn scan_period_bounds_follow_rss() {
 }
 
 #[test]
+fn nr_scan_windows_round_up_is_the_kernels_power_of_two_mask() {
+    // task_nr_scan_windows() rounds the RSS with round_up(), a mask: with 100 MB windows
+    // (25 600 pages) 30 000 pages count as one window, not two (tests/kernel_diff found it).
+    let p = ScanParams {
+        scan_size_mb: 100,
+        ..ScanParams::default()
+    };
+    assert_eq!(task_nr_scan_windows(&p, 30_000), 1);
+    assert_eq!(task_nr_scan_windows(&p, 25_600), 1);
+    // Power-of-two windows (the default 256 MB = 65 536 pages): a true round-up.
+    let p = ScanParams::default();
+    assert_eq!(task_nr_scan_windows(&p, 65_537), 2);
+    assert_eq!(task_nr_scan_windows(&p, 0), 1);
+}
+
+#[test]
+fn update_task_scan_period_negative_sum_wraps_to_the_maximum() {
+    // A 12 ms period (scan_size_mb = 32 and a 3 GB RSS give task_scan_min = 12) with
+    // remote, shared-only faults: diff = -(7 - 0) * 2 = -14. The kernel's unsigned int sum
+    // wraps and clamp() returns task_scan_max, not task_scan_min (tests/kernel_diff).
+    let v6 = NumaVariant::for_version(6, 12);
+    let mut t = TaskNuma::new(1, Some(MmId(0)), 1000);
+    t.numa_scan_period_ms = 12;
+    t.numa_scan_period_max_ms = 625;
+    t.faults_locality = [5, 0, 0];
+    assert_eq!(update_task_scan_period(&mut t, 1, 0, 12, 625, 0, &v6), None);
+    assert_eq!(t.numa_scan_period_ms, 625);
+}
+
+#[test]
 fn update_task_scan_period_modern_and_v316() {
     let v6 = NumaVariant::for_version(6, 15);
     let mut t = TaskNuma::new(1, Some(MmId(0)), 1000);

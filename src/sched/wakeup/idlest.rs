@@ -435,6 +435,20 @@ impl Wakeup {
         Some(g)
     }
 
+    /// [`Wakeup::sched_balance_find_dst_group_cpu`] alone (no placement call, its cost
+    /// not kept): the kernel differential tests compare it with the kernel's.
+    pub fn find_dst_group_cpu(
+        &self,
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        group: GroupId,
+        p: TaskId,
+        this_cpu: usize,
+    ) -> usize {
+        let mut call = Call::bare(this_cpu);
+        self.sched_balance_find_dst_group_cpu(topo, env, group, p, this_cpu, &mut call)
+    }
+
     /// `sched_balance_find_dst_group_cpu(group, p, this_cpu)`: a SCHED_IDLE-only CPU at
     /// once; else the idle CPU in the shallowest idle state (ties: most recently idle);
     /// else the least loaded allowed CPU (`this_cpu` if none is less loaded than

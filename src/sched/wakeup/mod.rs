@@ -458,6 +458,27 @@ pub(crate) struct Call {
     pub explain: WakeupExplain,
 }
 
+impl Call {
+    /// A call outside a placement (a fork-kind explanation, nothing counted yet): for the
+    /// entry points the kernel differential tests call alone.
+    pub(crate) fn bare(this_cpu: usize) -> Call {
+        Call {
+            this_cpu,
+            cost: ScanCost::default(),
+            explain: WakeupExplain {
+                kind: BalanceKind::Fork,
+                wake_wide: false,
+                want_affine: false,
+                affine: None,
+                sis_target: None,
+                sis: None,
+                slow_moves: 0,
+                fallback: false,
+            },
+        }
+    }
+}
+
 impl Wakeup {
     /// State for `topo` (the kernel allocates `sd_llc_shared` when it builds domains).
     pub fn new(topo: &Topo, params: WakeupParams) -> Self {

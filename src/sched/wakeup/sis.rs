@@ -230,6 +230,33 @@ impl Wakeup {
         best.map(|(c, _)| c)
     }
 
+    /// [`Wakeup::select_idle_cpu`] alone (no placement call, its cost not kept; the
+    /// waking CPU is `target`): the kernel differential tests compare it with the kernel's.
+    pub fn scan_idle_cpu(
+        &mut self,
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        p: TaskId,
+        sd: DomainId,
+        has_idle_core: bool,
+        target: usize,
+    ) -> Option<(usize, bool)> {
+        let mut call = Call::bare(target);
+        self.select_idle_cpu(topo, env, p, sd, has_idle_core, target, &mut call)
+    }
+
+    /// [`Wakeup::select_idle_smt`] alone, as [`Wakeup::scan_idle_cpu`].
+    pub fn scan_idle_smt(
+        &self,
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        p: TaskId,
+        sd: DomainId,
+        target: usize,
+    ) -> Option<usize> {
+        self.select_idle_smt(topo, env, p, sd, target, &mut Call::bare(target))
+    }
+
     /// `select_idle_smt(p, sd, target)`: an idle, allowed SMT sibling of `target` inside
     /// `sd`.
     fn select_idle_smt(

@@ -90,3 +90,149 @@ int KD(calculate_imbalance)(const struct kd_imb_in *in, struct kd_imb_out *out)
 	out->sds_avg_load = sds.avg_load;
 	return 0;
 }
+
+/* The per-CPU state of should_we_balance() and update_sd_pick_busiest(): idle_cpu(),
+ * arch_asym_cpu_priority(), capacity_of() and cpu_smt_mask() of one CPU. */
+int KD(lb_set_cpu)(int cpu, int idle, int prio, u64 capacity, const u64 *smt)
+{
+	struct kd_lb_cpu *c = &kd_lb_cpus[cpu];
+
+	c->idle = idle;
+	c->prio = prio;
+	c->capacity = capacity;
+	memcpy(c->smt.bits, smt, sizeof(c->smt.bits));
+	return 0;
+}
+
+struct kd_swb_in {
+	u64 balance_mask[KD_MASK_WORDS];
+	u64 cpus[KD_MASK_WORDS];
+	u32 dst_cpu, idle, sd_flags, nr_running, ttwu_pending;
+};
+
+/* should_we_balance() for the local group (its balance mask) of a domain of dst_cpu. */
+int KD(should_we_balance)(const struct kd_swb_in *in)
+{
+	struct sched_group_capacity sgc = { 0 };
+	struct sched_group sg = { .sgc = &sgc };
+	struct sched_domain sd = { .flags = (int)in->sd_flags };
+	struct rq dst_rq = { .nr_running = in->nr_running, .ttwu_pending = in->ttwu_pending };
+	struct cpumask cpus;
+	struct lb_env env = { 0 };
+
+	memcpy(sgc.cpumask, in->balance_mask, sizeof(sgc.cpumask));
+	memcpy(cpus.bits, in->cpus, sizeof(cpus.bits));
+	sd.groups = &sg;
+	env.sd = &sd;
+	env.dst_cpu = (int)in->dst_cpu;
+	env.dst_rq = &dst_rq;
+	env.idle = in->idle;
+	env.cpus = &cpus;
+	return should_we_balance(&env);
+}
+
+/* A group as update_sd_pick_busiest() reads it. */
+struct kd_sg {
+	u64 min_capacity, max_capacity;
+	s32 asym_prefer_cpu, flags;
+};
+
+struct kd_pick_in {
+	struct kd_sgs_full sgs, busiest_stat;
+	struct kd_sg sg, busiest;
+	u32 has_busiest, local_group_type, sd_flags, dst_cpu, dst_core_idle;
+};
+
+static void kd_sg(struct sched_group *g, struct sched_group_capacity *c, const struct kd_sg *r)
+{
+	c->min_capacity = r->min_capacity;
+	c->max_capacity = r->max_capacity;
+	g->sgc = c;
+	g->asym_prefer_cpu = r->asym_prefer_cpu;
+	g->flags = r->flags;
+}
+
+int KD(update_sd_pick_busiest)(const struct kd_pick_in *in)
+{
+	struct sched_group_capacity sgc = { 0 }, bsgc = { 0 };
+	struct sched_group sg = { 0 }, busiest = { 0 };
+	struct sched_domain sd = { .flags = (int)in->sd_flags };
+	struct sd_lb_stats sds = { 0 };
+	struct sg_lb_stats sgs = { 0 };
+	struct lb_env env = { 0 };
+
+	kd_sg(&sg, &sgc, &in->sg);
+	kd_sg(&busiest, &bsgc, &in->busiest);
+	sds.busiest = in->has_busiest ? &busiest : NULL;
+	kd_sgs_full(&sds.busiest_stat, &in->busiest_stat);
+	sds.local_stat.group_type = in->local_group_type;
+	kd_sgs_full(&sgs, &in->sgs);
+	env.sd = &sd;
+	env.dst_cpu = (int)in->dst_cpu;
+	env.dst_core_idle = in->dst_core_idle;
+	return update_sd_pick_busiest(&env, &sds, &sg, &sgs);
+}
+
+/* The kernel's migrate_degrades_locality() returns -1 outside SD_NUMA domains; on them the
+ * case's answer (1 degrades, 0 improves, -1 unaffected). */
+static int migrate_degrades_locality(struct task_struct *p, struct lb_env *env)
+{
+	if (!(env->sd->flags & SD_NUMA))
+		return -1;
+	return p->kd_mdl;
+}
+
+struct kd_cmt_in {
+	u64 grpmask[KD_MASK_WORDS], cpus[KD_MASK_WORDS], allowed[KD_MASK_WORDS];
+	u64 clock_task, exec_start;
+	u32 migration_cost, src_cpu, dst_cpu, idle, flags, nr_balance_failed, cache_nice_tries;
+	u32 sd_flags, dst_nr_running, running, idle_policy, next_buddy, cache_hot_buddy;
+	s32 mdl;
+};
+
+struct kd_cmt_out {
+	u64 affine, running, hot, forced;
+	u32 ret, flags, new_dst_cpu, sched_task_hot;
+};
+
+int KD(can_migrate_task)(const struct kd_cmt_in *in, struct kd_cmt_out *out)
+{
+	struct cpumask grpmask, cpus, allowed;
+	struct sched_domain sd = { .flags = (int)in->sd_flags,
+				   .nr_balance_failed = in->nr_balance_failed,
+				   .cache_nice_tries = in->cache_nice_tries };
+	struct rq src_rq = { .kd_clock_task = in->clock_task };
+	struct rq dst_rq = { .nr_running = in->dst_nr_running };
+	struct task_struct p = { .sched_class = &fair_sched_class, .cpus_ptr = &allowed };
+	struct lb_env env = { 0 };
+
+	memcpy(grpmask.bits, in->grpmask, sizeof(grpmask.bits));
+	memcpy(cpus.bits, in->cpus, sizeof(cpus.bits));
+	memcpy(allowed.bits, in->allowed, sizeof(allowed.bits));
+	p.se.exec_start = in->exec_start;
+	p.kd_running = (int)in->running;
+	p.kd_idle_policy = (int)in->idle_policy;
+	p.kd_mdl = in->mdl;
+	kd_cfs_rq.next = in->next_buddy ? &p.se : NULL;
+	sysctl_sched_migration_cost = in->migration_cost;
+	kd_sched_features = in->cache_hot_buddy ? 1ULL << __SCHED_FEAT_CACHE_HOT_BUDDY : 0;
+	env.sd = &sd;
+	env.src_rq = &src_rq;
+	env.src_cpu = (int)in->src_cpu;
+	env.dst_cpu = (int)in->dst_cpu;
+	env.dst_rq = &dst_rq;
+	env.dst_grpmask = &grpmask;
+	env.new_dst_cpu = (int)in->dst_cpu;
+	env.idle = in->idle;
+	env.cpus = &cpus;
+	env.flags = in->flags;
+	out->ret = (u32)can_migrate_task(&p, &env);
+	out->flags = env.flags;
+	out->new_dst_cpu = (u32)env.new_dst_cpu;
+	out->sched_task_hot = (u32)p.sched_task_hot;
+	out->affine = p.stats.nr_failed_migrations_affine;
+	out->running = p.stats.nr_failed_migrations_running;
+	out->hot = p.stats.nr_failed_migrations_hot;
+	out->forced = p.stats.nr_forced_migrations;
+	return 0;
+}

@@ -39,3 +39,70 @@ int KD(wake_affine_weight)(u32 imbalance_pct, u64 p_load, u64 current_load, int 
 	r = wake_affine_weight(&sd, &p, this_cpu, prev_cpu, sync);
 	return r == nr_cpumask_bits ? -1 : r;
 }
+
+/* The idle-state fields of one CPU for sched_balance_find_dst_group_cpu(): exit latency
+ * (us) when has_state, the idle stamp, sched_idle_cpu(). */
+int KD(wakeup_set_idle)(int cpu, int has_state, u32 exit_latency, u64 idle_stamp, int sched_idle)
+{
+	struct rq *rq = &kd_rqs[cpu];
+
+	rq->kd_has_state = has_state;
+	rq->kd_state.exit_latency = exit_latency;
+	rq->idle_stamp = idle_stamp;
+	rq->kd_sched_idle = sched_idle;
+	return 0;
+}
+
+int KD(find_dst_group_cpu)(const u64 *span, u32 group_weight, const u64 *allowed, int this_cpu)
+{
+	struct sched_group sg = { .group_weight = group_weight };
+	struct cpumask cpus;
+	struct task_struct p = { .cpus_ptr = &cpus };
+
+	memcpy(sg.cpumask, span, sizeof(sg.cpumask));
+	memcpy(cpus.bits, allowed, sizeof(cpus.bits));
+	return sched_balance_find_dst_group_cpu(&sg, &p, this_cpu);
+}
+
+int KD(sis_set_smt)(int cpu, const u64 *smt)
+{
+	memcpy(kd_rqs[cpu].kd_smt.bits, smt, sizeof(kd_rqs[cpu].kd_smt.bits));
+	return 0;
+}
+
+struct kd_sis_in {
+	u64 span[KD_MASK_WORDS], allowed[KD_MASK_WORDS], group_span[KD_MASK_WORDS];
+	u32 target, has_idle_core, group_flags, cluster_active, has_sds, nr_idle_scan;
+	u32 sis_util, nr_cpu_ids, has_idle_cores, op;
+};
+
+struct kd_sis_out {
+	s32 cpu;
+	u32 has_idle_cores;
+};
+
+/* op 0: select_idle_cpu(p, sd_llc, has_idle_core, target); op 1: select_idle_smt(p, sd,
+ * target). Returns the CPU (-1: none) and the LLC's has_idle_cores afterwards. */
+int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
+{
+	struct sched_group sg = { .flags = (int)in->group_flags };
+	struct sched_domain sd = { .groups = &sg };
+	struct cpumask allowed;
+	struct task_struct p = { .cpus_ptr = &allowed };
+
+	memcpy(sg.cpumask, in->group_span, sizeof(sg.cpumask));
+	memcpy(sd.kd_span, in->span, sizeof(sd.kd_span));
+	memcpy(allowed.bits, in->allowed, sizeof(allowed.bits));
+	kd_has_sds = (int)in->has_sds;
+	kd_sds.nr_idle_scan = (int)in->nr_idle_scan;
+	kd_sds.has_idle_cores = (int)in->has_idle_cores;
+	sched_cluster_active = (int)in->cluster_active;
+	kd_nr_cpu_ids = (int)in->nr_cpu_ids;
+	kd_sched_features = in->sis_util ? 1ULL << __SCHED_FEAT_SIS_UTIL : 0;
+	if (in->op == 0)
+		out->cpu = select_idle_cpu(&p, &sd, in->has_idle_core, (int)in->target);
+	else
+		out->cpu = select_idle_smt(&p, &sd, (int)in->target);
+	out->has_idle_cores = (u32)kd_sds.has_idle_cores;
+	return 0;
+}

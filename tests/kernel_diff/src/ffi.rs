@@ -325,3 +325,218 @@ kernel_fns! {
     kdiff_balance_6_12;
     fn kd612_calculate_imbalance(inp: *const KdImbIn, out: *mut KdImbOut) -> i32;
 }
+
+/// `shim/cpumask.h`'s mask: 512 bits.
+pub type KdMask = [u64; 8];
+
+/// `shim/balance_wrap.c`'s should_we_balance() inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSwbIn {
+    pub balance_mask: KdMask,
+    pub cpus: KdMask,
+    pub dst_cpu: u32,
+    pub idle: u32,
+    pub sd_flags: u32,
+    pub nr_running: u32,
+    pub ttwu_pending: u32,
+}
+
+/// `shim/balance_wrap.c`'s group for update_sd_pick_busiest().
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSg {
+    pub min_capacity: u64,
+    pub max_capacity: u64,
+    pub asym_prefer_cpu: i32,
+    pub flags: i32,
+}
+
+/// `shim/balance_wrap.c`'s update_sd_pick_busiest() inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdPickIn {
+    pub sgs: KdSgsFull,
+    pub busiest_stat: KdSgsFull,
+    pub sg: KdSg,
+    pub busiest: KdSg,
+    pub has_busiest: u32,
+    pub local_group_type: u32,
+    pub sd_flags: u32,
+    pub dst_cpu: u32,
+    pub dst_core_idle: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_lb_set_cpu(cpu: i32, idle: i32, prio: i32, capacity: u64, smt: *const u64) -> i32;
+    fn kd612_should_we_balance(inp: *const KdSwbIn) -> i32;
+    fn kd612_update_sd_pick_busiest(inp: *const KdPickIn) -> i32;
+}
+
+kernel_fns! {
+    kdiff_wakeup_6_12;
+    fn kd612_wakeup_set_idle(
+        cpu: i32,
+        has_state: i32,
+        exit_latency: u32,
+        idle_stamp: u64,
+        sched_idle: i32,
+    ) -> i32;
+    fn kd612_find_dst_group_cpu(
+        span: *const u64,
+        group_weight: u32,
+        allowed: *const u64,
+        this_cpu: i32,
+    ) -> i32;
+}
+
+/// `shim/numa_wrap.c`'s task, mm, group and sysctls for the scan-period functions.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdScan {
+    pub rss: u64,
+    pub priv_faults: u64,
+    pub shared_faults: u64,
+    pub locality: [u64; 3],
+    pub scan_size: u32,
+    pub period_min: u32,
+    pub period_max: u32,
+    pub refcount: u32,
+    pub has_group: u32,
+    pub numa_scan_period: u32,
+    pub numa_scan_period_max: u32,
+}
+
+/// `shim/numa_wrap.c`'s scan-period outputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdScanOut {
+    pub numa_next_scan: u64,
+    pub scan_min: u32,
+    pub scan_start: u32,
+    pub scan_max: u32,
+    pub numa_scan_period: u32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_scan_period(inp: *const KdScan, shared: u64, private: u64, out: *mut KdScanOut) -> i32;
+}
+
+/// A [`schedlab::cpumask::CpuMask`] as the shim's 512-bit mask (CPUs ≥ 512 dropped).
+pub fn kd_mask(m: &schedlab::cpumask::CpuMask) -> KdMask {
+    let mut out = [0u64; 8];
+    for cpu in m.iter().take_while(|&c| c < 512) {
+        out[cpu / 64] |= 1 << (cpu % 64);
+    }
+    out
+}
+
+/// `shim/balance_wrap.c`'s can_migrate_task() inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdCmtIn {
+    pub grpmask: KdMask,
+    pub cpus: KdMask,
+    pub allowed: KdMask,
+    pub clock_task: u64,
+    pub exec_start: u64,
+    pub migration_cost: u32,
+    pub src_cpu: u32,
+    pub dst_cpu: u32,
+    pub idle: u32,
+    pub flags: u32,
+    pub nr_balance_failed: u32,
+    pub cache_nice_tries: u32,
+    pub sd_flags: u32,
+    pub dst_nr_running: u32,
+    pub running: u32,
+    pub idle_policy: u32,
+    pub next_buddy: u32,
+    pub cache_hot_buddy: u32,
+    pub mdl: i32,
+}
+
+/// `shim/balance_wrap.c`'s can_migrate_task() outputs: the schedstats, the answer,
+/// `env->flags`, `env->new_dst_cpu`, `p->sched_task_hot`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdCmtOut {
+    pub affine: u64,
+    pub running: u64,
+    pub hot: u64,
+    pub forced: u64,
+    pub ret: u32,
+    pub flags: u32,
+    pub new_dst_cpu: u32,
+    pub sched_task_hot: u32,
+}
+
+kernel_fns! {
+    kdiff_balance_6_12;
+    fn kd612_can_migrate_task(inp: *const KdCmtIn, out: *mut KdCmtOut) -> i32;
+}
+
+/// `shim/numa_wrap.c`'s node-score inputs: the task's and group's fault arrays
+/// (`task_faults_idx()` layout, 8 nodes), totals, the distance table, four `dist` limits.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdNwIn {
+    pub task_faults: [u64; 64],
+    pub group_faults: [u64; 64],
+    pub total_numa_faults: u64,
+    pub group_total_faults: u64,
+    pub dist: [[i32; 8]; 8],
+    pub lim: [i32; 4],
+    pub nr_nodes: u32,
+    pub has_faults: u32,
+    pub has_group: u32,
+}
+
+/// `shim/numa_wrap.c`'s node scores per node and limit, and the topology type.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdNwOut {
+    pub task_weight: [[u64; 4]; 8],
+    pub group_weight: [[u64; 4]; 8],
+    pub topology_type: u32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
+}
+
+/// `shim/wakeup_wrap.c`'s scan inputs (op 0: select_idle_cpu, 1: select_idle_smt).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSisIn {
+    pub span: KdMask,
+    pub allowed: KdMask,
+    pub group_span: KdMask,
+    pub target: u32,
+    pub has_idle_core: u32,
+    pub group_flags: u32,
+    pub cluster_active: u32,
+    pub has_sds: u32,
+    pub nr_idle_scan: u32,
+    pub sis_util: u32,
+    pub nr_cpu_ids: u32,
+    pub has_idle_cores: u32,
+    pub op: u32,
+}
+
+/// `shim/wakeup_wrap.c`'s scan result: the CPU (-1: none), has_idle_cores afterwards.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSisOut {
+    pub cpu: i32,
+    pub has_idle_cores: u32,
+}
+
+kernel_fns! {
+    kdiff_wakeup_6_12;
+    fn kd612_sis_set_smt(cpu: i32, smt: *const u64) -> i32;
+    fn kd612_select_idle(inp: *const KdSisIn, out: *mut KdSisOut) -> i32;
+}

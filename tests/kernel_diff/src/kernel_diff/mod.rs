@@ -3,9 +3,13 @@
 mod balance;
 mod cfs;
 mod eevdf;
+mod idlest;
 mod inject;
+mod lb;
 mod menu;
+mod migrate;
 mod numa;
 mod pelt;
+mod sis;
 mod wakeup;
 mod weights;

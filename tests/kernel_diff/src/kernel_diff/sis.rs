@@ -1,0 +1,181 @@
+//! The wakeup fast path's scans (kernel/sched/fair.c of linux 6.12.y: `select_idle_cpu()`
+//! with `select_idle_core()` and `__select_idle_cpu()`, SIS_UTIL's `nr_idle_scan` limit,
+//! the cluster-first scan, `set_idle_cores()`; `select_idle_smt()`) against
+//! src/sched/wakeup/sis.rs, on the LLC domain of random targets of SMT2, SMT4, hybrid and
+//! clustered presets, random idle / SCHED_IDLE CPUs and affinity. The scan order
+//! (`for_each_cpu_wrap()` from `target + 1` over a mask that `select_idle_core()` shrinks)
+//! is the kernel's own (`find_next_bit_wrap()`, `__for_each_wrap()` are extracted).
+
+use super::idlest::{Cpu, Setup, cpu, env};
+use crate::ffi::{KdMask, KdSisIn, KdSisOut, kd_mask};
+use crate::{assert_no_mismatch, available, cases, compare};
+use proptest::prelude::*;
+use schedlab::domains::{SdFlags, build_sched_domains};
+use schedlab::kconfig::features::{Feature, Features};
+use schedlab::kconfig::version::KernelVersion;
+use schedlab::sched::wakeup::{Topo, Wakeup, WakeupParams};
+use schedlab::task::TaskId;
+use schedlab::topology::Machine;
+use schedlab::topology::presets::{self, CoreSpec, Numbering};
+use std::cell::RefCell;
+
+const V: &str = "6.12";
+
+/// Presets (SMT2 with thread-major numbering, SMT2 + single-thread cores, SMT4, hybrid
+/// with E-core clusters, CCX LLCs), then two clustered LLCs built here (4-core clusters,
+/// single-thread and SMT2) for the cluster-first scan.
+const MACHINES: [&str; 7] = [
+    "skl-2s",
+    "hybrid-10",
+    "power10-96",
+    "adl-i9",
+    "milan-2s",
+    "cluster-24",
+    "cluster-smt-32",
+];
+
+fn machine(name: &str) -> Machine {
+    let (threads, nr_cores) = match name {
+        "cluster-24" => (1, 24),
+        "cluster-smt-32" => (2, 16),
+        _ => return presets::by_name(name).expect("preset"),
+    };
+    let cores: Vec<CoreSpec> = (0..nr_cores)
+        .map(|i| CoreSpec {
+            package: 0,
+            node: 0,
+            cluster: i / 4,
+            llc: 0,
+            threads,
+            capacity: 1024,
+        })
+        .collect();
+    presets::build(name, name, &cores, Numbering::ThreadMajor, vec![vec![10]])
+}
+
+/// (machine, target, states, affinity, has_idle_core, has_idle_cores before, SIS_UTIL,
+/// nr_idle_scan, select_idle_smt instead).
+type Case = (
+    usize,
+    usize,
+    Vec<Cpu>,
+    Option<KdMask>,
+    bool,
+    bool,
+    bool,
+    u32,
+    bool,
+);
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        0..MACHINES.len(),
+        any::<usize>(),
+        prop::collection::vec(cpu(), 1..=24),
+        prop_oneof![3 => Just(None), 1 => any::<KdMask>().prop_map(Some)],
+        any::<bool>(),
+        any::<bool>(),
+        prop::bool::weighted(0.8),
+        prop_oneof![Just(0u32), 0u32..4, 0u32..64],
+        prop::bool::weighted(0.25),
+    )
+}
+
+/// Per machine: the domains and the placement state with SIS_UTIL on and off.
+struct Sis {
+    s: Setup,
+    w: [Wakeup; 2],
+}
+
+fn machines() -> Vec<Sis> {
+    MACHINES
+        .iter()
+        .map(|name| {
+            let m = machine(name);
+            let d = build_sched_domains(&m);
+            let v = KernelVersion::new(6, 12);
+            let w = [false, true].map(|on| {
+                let mut f = Features::at_version(v);
+                f.set(Feature::SIS_UTIL, on);
+                Wakeup::new(&Topo::new(&m, &d), WakeupParams::new(v, f))
+            });
+            Sis {
+                s: Setup { m, d },
+                w,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn select_idle_cpu_and_smt_match() {
+    if !available("wakeup", V) {
+        return;
+    }
+    let ms = RefCell::new(machines());
+    let tally = RefCell::new([0u64; 4]);
+    assert_no_mismatch(
+        "wakeup::select_idle_cpu+select_idle_core+select_idle_smt",
+        V,
+        cases(5000),
+        case(),
+        |c| check(&mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut()),
+    );
+    println!(
+        "kernel_diff wakeup::select_idle_cpu (linux {}): cluster-first scans, CPU found, none found, has_idle_cores cleared: {:?}",
+        crate::release(V),
+        tally.borrow()
+    );
+}
+
+fn check(sis: &mut Sis, c: &Case, tally: &mut [u64; 4]) -> Result<(), String> {
+    let &(_, target, ref states, ref allowed, has_idle_core, hic, sis_util, nr, smt) = c;
+    let (s, w) = (&sis.s, &mut sis.w[usize::from(sis_util)]);
+    let target = target % s.m.nr_cpus();
+    let Some(sd) = s.d.sd_llc(target) else {
+        return Ok(());
+    };
+    let e = env(s, states, allowed);
+    for cpu in 0..s.m.nr_cpus() {
+        let smt = kd_mask(&s.m.smt_mask(cpu).and(&s.m.online));
+        // SAFETY: cpu < 512; `smt` outlives the call.
+        unsafe { crate::ffi::kd612_sis_set_smt(cpu as i32, smt.as_ptr()) };
+    }
+    let dom = s.d.domain(sd);
+    let sg = s.d.group(dom.groups[0]);
+    let inp = KdSisIn {
+        span: kd_mask(&dom.span),
+        allowed: kd_mask(&e.allowed),
+        group_span: kd_mask(&sg.span),
+        target: target as u32,
+        has_idle_core: u32::from(has_idle_core),
+        group_flags: u32::from(sg.flags.contains(SdFlags::SD_CLUSTER)),
+        cluster_active: u32::from(s.d.sched_cluster_active),
+        has_sds: 1,
+        nr_idle_scan: nr,
+        sis_util: u32::from(sis_util),
+        nr_cpu_ids: s.m.nr_cpus() as u32,
+        has_idle_cores: u32::from(hic),
+        op: u32::from(smt),
+    };
+    let mut k = KdSisOut::default();
+    // SAFETY: reads `inp` and the per-CPU arrays; writes `k`.
+    unsafe { crate::ffi::kd612_select_idle(&inp, &mut k) };
+    tally[0] += u64::from(!smt && inp.cluster_active == 1 && inp.group_flags == 1);
+    tally[if k.cpu >= 0 { 1 } else { 2 }] += 1;
+    tally[3] += u64::from(hic && k.has_idle_cores == 0);
+    let topo = Topo::new(&s.m, &s.d);
+    w.set_nr_idle_scan(&topo, target, nr);
+    w.set_idle_cores(&topo, target, hic);
+    let cpu = if smt {
+        w.scan_idle_smt(&topo, &e, TaskId(0), sd, target)
+    } else {
+        w.scan_idle_cpu(&topo, &e, TaskId(0), sd, has_idle_core, target)
+            .map(|(c, _)| c)
+    };
+    let r = KdSisOut {
+        cpu: cpu.map_or(-1, |c| c as i32),
+        has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
+    };
+    compare("select_idle", &k, &r)
+}
