@@ -594,6 +594,38 @@ fn delayed_tasks_only_move_with_load() {
     );
 }
 
+/// v6.12's can_migrate_task() has neither the delayed-dequeue filter (61b82dfb6b7e) nor the
+/// ineligible filter (873199d27bb2), both v6.14 (checked against 6.12.118's C,
+/// tests/kernel_diff): a delayed task moves with any migration type there.
+#[test]
+fn v6_12_moves_delayed_tasks_like_any_queued_task() {
+    let dom = domains("hybrid-10", None);
+    let mut lb = balancer(
+        &dom,
+        &[
+            (Feature::LB_SKIP_DELAYED, false),
+            (Feature::LB_SKIP_INELIGIBLE, false),
+        ],
+    );
+    let mut env = FakeLbEnv::new(10);
+    let p = env.add_task(7, 1024);
+    env.add_running_tasks(7, 2, 1024);
+    env.task_mut(p).delayed = true;
+    let sd = level(&dom, 6, "MC");
+    let mut bal = BalanceEnv::new(&lb, sd, 6, IdleType::Idle, MigrationReason::LoadBalance);
+    bal.src_cpu = 7;
+    bal.migration_type = MigrationType::Task;
+    assert_eq!(
+        lb.can_migrate_task(&env, &mut bal, p).verdict,
+        TaskVerdict::Moved
+    );
+    let v612 = schedlab::kconfig::profiles::Profile::by_name("v6.12").unwrap();
+    let v615 = schedlab::kconfig::profiles::Profile::by_name("v6.15").unwrap();
+    for f in [Feature::LB_SKIP_DELAYED, Feature::LB_SKIP_INELIGIBLE] {
+        assert!(!f.value_at(v612.version) && f.value_at(v615.version), "{f}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Newidle gates and max_newidle_lb_cost
 

@@ -129,6 +129,8 @@ features!(
     SIBLING_IMBALANCE,
     NEWIDLE_MIGRATION_COST_GATE,
     NEWIDLE_FAIL_BUMP,
+    LB_SKIP_DELAYED,
+    LB_SKIP_INELIGIBLE,
     TTWU_QUEUE_ON_CPU,
     TTWU_QUEUE_DELAYED,
     TTWU_QUEUE_DEFAULT,
@@ -623,6 +625,29 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
          (v6.17); reverted by d206fbad9328 (v6.19, backported to 6.18.5)",
     ),
     fi(
+        LB_SKIP_DELAYED,
+        true,
+        M,
+        EEVDF,
+        "can_migrate_task() refuses a delayed-dequeue (sleeping, still queued) task unless the \
+         pass migrates load",
+        &[(v(6, 14), true)],
+        "61b82dfb6b7e 'sched/fair: Do not try to migrate delayed dequeue task' (v6.14); \
+         not in 6.12.y (6.12.118 has no such test)",
+    ),
+    fi(
+        LB_SKIP_INELIGIBLE,
+        true,
+        M,
+        EEVDF,
+        "can_migrate_task() refuses a task that is not eligible (negative lag) while the \
+         destination has queued tasks, until the domain's balancing has failed once \
+         (task_is_ineligible_on_dst_cpu(), with PLACE_LAG)",
+        &[(v(6, 14), true)],
+        "873199d27bb2 'sched/core: Prioritize migrating eligible tasks in sched_balance_rq()' \
+         (v6.14); not in 6.12.y",
+    ),
+    fi(
         TTWU_QUEUE_ON_CPU,
         true,
         M,
@@ -1061,6 +1086,8 @@ static NAMES: [&str; NR_FEATURES] = [
     "SIBLING_IMBALANCE",
     "NEWIDLE_MIGRATION_COST_GATE",
     "NEWIDLE_FAIL_BUMP",
+    "LB_SKIP_DELAYED",
+    "LB_SKIP_INELIGIBLE",
     "TTWU_QUEUE_ON_CPU",
     "TTWU_QUEUE_DELAYED",
     "TTWU_QUEUE_DEFAULT",

@@ -76,12 +76,18 @@ impl LoadBalancer {
         };
         let nr_balance_failed = self.sd[bal.sd.0].nr_balance_failed;
         let cache_nice_tries = self.domains.domain(bal.sd).cache_nice_tries;
-        // Delayed-dequeue tasks only move with load (their load still counts).
-        if env.is_delayed(p) && bal.migration_type != MigrationType::Load {
+        // Delayed-dequeue tasks only move with load (their load still counts): v6.14+,
+        // 61b82dfb6b7e (LB_SKIP_DELAYED; 6.12 moves them like any queued task).
+        if self.feat(Feature::LB_SKIP_DELAYED)
+            && env.is_delayed(p)
+            && bal.migration_type != MigrationType::Load
+        {
             return no(TaskVerdict::Delayed);
         }
-        // Prefer eligible tasks: ineligible ones only move after a failure.
+        // Prefer eligible tasks: ineligible ones only move after a failure (v6.14+,
+        // 873199d27bb2, LB_SKIP_INELIGIBLE).
         if nr_balance_failed == 0
+            && self.feat(Feature::LB_SKIP_INELIGIBLE)
             && self.feat(Feature::PLACE_LAG)
             && env.task_ineligible_on_dst(p, bal.dst_cpu)
         {
