@@ -742,7 +742,7 @@ mod tests {
         let e = WorkloadSpec::from_toml("fio", &table(""), "s.toml", 8).unwrap_err();
         assert!(
             e.message
-                .contains("unknown workload kind 'fio'; accepted: hackbench, schbench"),
+                .contains("unknown workload kind 'fio'; accepted: hackbench, sched-pipe, schbench"),
             "{e}"
         );
         let e =
