@@ -41,6 +41,7 @@ mod numa_workloads;
 mod outputs;
 mod placement;
 mod report;
+mod resolve;
 mod results_stream;
 mod rt_class;
 mod soak;
