@@ -42,6 +42,7 @@ mod outputs;
 mod placement;
 mod report;
 mod resolve;
+mod results_schema;
 mod results_stream;
 mod rt_class;
 mod soak;

@@ -5,6 +5,7 @@
 
 pub mod bisect;
 pub mod scenario;
+pub mod schema;
 pub mod sweep;
 pub mod validate;
 pub mod workloads;
