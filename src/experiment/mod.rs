@@ -1,7 +1,8 @@
-//! Experiments: from a resolved [`Scenario`] to runs and their results (what mmtests does for
-//! real machines). This module resolves the machine, the cost model, the policy and the
-//! workload; runs the engine once per seed; and assembles the contract's results JSON
-//! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
+//! Experiments: from a parsed [`Scenario`] to runs and their results (what mmtests does for
+//! real machines). [`scenario`] resolves a scenario once per command (machine, cost model,
+//! workload, all checked before any run); this module runs the engine once per seed from it
+//! and assembles the contract's results JSON (ARCHITECTURE.md §3; its JSON Schema:
+//! [`schema`]) and the text report `schedlab run` prints.
 
 pub mod bisect;
 pub mod scenario;
