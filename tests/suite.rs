@@ -42,6 +42,8 @@ mod numa_workloads;
 mod outputs;
 mod placement;
 mod report;
+mod resolve;
+mod results_schema;
 mod results_stream;
 mod rt_class;
 mod sched_pipe;

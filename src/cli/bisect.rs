@@ -244,6 +244,12 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     let signals = super::signals::Signals::install(&ctx);
     let verbose = std::io::IsTerminal::is_terminal(&std::io::stderr());
     ctx.lines = !verbose && !args.quiet;
+    // Both sides resolved (machine imported once, workload checked) before the first run;
+    // the configurations between them differ from these only in kernel features and
+    // tunables.
+    for side in [&diff.good, &diff.bad] {
+        crate::experiment::scenario::ResolvedScenario::resolve(side, &ctx.imports)?;
+    }
     let runner = runner::ScenarioRunner {
         diff: &diff,
         ctx: &ctx,
@@ -253,7 +259,8 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     let metric = match &args.metric {
         Some(m) => m.clone(),
         None => {
-            let first = crate::experiment::run_once(&diff.good, seed)?;
+            let instruments = crate::stats::trace::Instruments::default();
+            let (first, _) = crate::experiment::run_once_in(&ctx, &diff.good, seed, instruments)?;
             default_metric(&runner::metrics_of(&first))
         }
     };

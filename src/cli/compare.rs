@@ -517,7 +517,8 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     }
     let variants = scenarios_from_args(args)?;
     let base = &variants[0].scenario;
-    let setup = super::setup_line_with_warnings(base)?;
+    let mut ctx = RunContext::for_terminal();
+    let setup = super::baseline_setup_line(base, &ctx.imports)?;
     for v in &variants {
         for note in &v.scenario.kernel.notes {
             eprintln!("schedlab: note: {}: {note}", v.name);
@@ -542,7 +543,6 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
         None => None,
     };
-    let mut ctx = RunContext::for_terminal();
     ctx.skip_schedstat_text = true;
     let signals = super::signals::Signals::install(&ctx);
     let json_dir = json_file

@@ -130,7 +130,14 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => return print_clap_error(&e),
     };
-    match dispatch(cli) {
+    let result = dispatch(cli);
+    if std::env::var_os(IMPORT_READS_ENV).is_some() {
+        eprintln!(
+            "schedlab: test: machine imports read: {}",
+            crate::topology::import_reads()
+        );
+    }
+    match result {
         Ok(code) => code,
         Err(e) => match e.downcast_ref::<InputError>() {
             Some(input) => {
@@ -150,6 +157,11 @@ pub fn main() -> i32 {
         },
     }
 }
+
+/// Test hook (environment): when set, the binary prints on stderr, as it exits, how many
+/// machine imports (sysfs trees, hwloc files) the command read
+/// ([`crate::topology::import_reads`]).
+pub const IMPORT_READS_ENV: &str = "SCHEDLAB_TEST_IMPORT_READS";
 
 /// Print clap's error, help or version text; returns the exit code (0 for help and version,
 /// 2 for a usage error). Help or version text that cannot be written (a full stdout) is an
@@ -241,12 +253,20 @@ pub fn print_import_warnings(machine: &crate::topology::Machine) {
     }
 }
 
-/// Resolve the scenario's machine, print its import warnings, and return the setup line
-/// ([`crate::experiment::setup_line`]) of `run` and `compare`.
-fn setup_line_with_warnings(
+/// Print the resolved scenario's machine import warnings, and return the setup line
+/// ([`crate::experiment::setup_line`]) of `run`.
+fn setup_line_with_warnings(resolved: &crate::experiment::scenario::ResolvedScenario) -> String {
+    print_import_warnings(&resolved.machine);
+    crate::experiment::setup_line(&resolved.scenario, &resolved.machine)
+}
+
+/// [`setup_line_with_warnings`] of `compare`'s baseline, its machine read through the
+/// command's imports (read once, shared with the runs).
+fn baseline_setup_line(
     scn: &crate::config::scenario::Scenario,
+    imports: &crate::experiment::scenario::Imports,
 ) -> crate::error::InputResult<String> {
-    let machine = crate::experiment::resolve_machine(scn)?;
+    let machine = crate::experiment::scenario::resolve_machine_in(scn, imports)?;
     print_import_warnings(&machine);
     Ok(crate::experiment::setup_line(scn, &machine))
 }

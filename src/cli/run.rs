@@ -181,7 +181,10 @@ pub fn check_outputs(args: &RunArgs, scn: &Scenario) -> Result<(), InputError> {
 pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let scn = scenario_from_args(args)?;
     check_outputs(args, &scn)?;
-    let setup = super::setup_line_with_warnings(&scn)?;
+    let mut ctx = RunContext::for_terminal();
+    // Resolved (machine imported, workload checked) before anything is printed or run.
+    let resolved = experiment::scenario::ResolvedScenario::resolve(&scn, &ctx.imports)?;
+    let setup = super::setup_line_with_warnings(&resolved);
     for note in &scn.kernel.notes {
         eprintln!("schedlab: note: {note}");
     }
@@ -206,7 +209,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         None => None,
     };
     let json_to_stdout = args.json.as_deref() == Some("-");
-    let mut ctx = RunContext::for_terminal();
     ctx.skip_schedstat_text = args.schedstat.is_none();
     ctx.instrumented_run = instrumented_run(args, &scn)?;
     ctx.quiet = args.quiet;
@@ -225,7 +227,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     };
     let mut stream = results_stream(args, json_file.as_ref())?;
     let (runs, explanation) =
-        experiment::run_all_streamed(&ctx, &scn, instruments, stream.as_mut())?;
+        experiment::run_resolved_streamed(&ctx, &resolved, instruments, stream.as_mut())?;
     let stopped = if ctx.stopped() {
         Some(signals.reason().unwrap_or("SIGINT"))
     } else {

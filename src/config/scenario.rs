@@ -23,7 +23,7 @@ use crate::input::{keys, limits};
 pub use crate::kconfig::{Policy, ResolvedKernel};
 
 /// `[machine]`: where the machine comes from, and its raw extras.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MachineSpec {
     /// A preset name or `host` (validated by the topology module).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -36,18 +36,20 @@ pub struct MachineSpec {
     pub hwloc: Option<String>,
     /// An explicit `[machine.topology]` table, for the topology importer.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub topology: Option<toml::Table>,
     /// CPUs to take offline, as a kernel cpulist (syntax checked here).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offline: Option<String>,
     /// `[machine.cost]`: cost-model overrides, for the cost module.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub cost: Option<toml::Table>,
 }
 
 /// The raw `[workload]` table: the kind or the benchmark command line, plus the rest for the
 /// workload module (which parses it into a [`crate::workload::WorkloadSpec`], the benchmark).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct WorkloadSection {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -55,11 +57,12 @@ pub struct WorkloadSection {
     pub command: Option<String>,
     /// Every other key of `[workload]`, unchecked here.
     #[serde(flatten)]
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub params: toml::Table,
 }
 
 /// `[run]`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunSpec {
     /// Independent runs (different seeds derived from `seed`).
     pub runs: u32,
@@ -114,15 +117,16 @@ impl Default for RunSpec {
 }
 
 /// One `[[variant]]` (or `--variant`): a name and dotted-path overrides.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct VariantSpec {
     pub name: String,
     /// `dotted.path -> value`, applied in key order.
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
     pub overrides: BTreeMap<String, toml::Value>,
 }
 
 /// A parsed, validated scenario with its kernel resolved.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Scenario {
     /// The raw document, kept to derive variants and to report origins.
     #[serde(skip)]

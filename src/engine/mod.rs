@@ -1017,7 +1017,9 @@ impl Engine {
     }
 }
 
-fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError> {
+/// Check a workload plan against the machine as [`Engine::new`] does (`Engine::new` runs it
+/// first), so that a scenario can be checked before any run.
+pub fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError> {
     for p in &plan.programs {
         if p.ops.is_empty() {
             return Err(PlanError::EmptyProgram(p.name.clone()));

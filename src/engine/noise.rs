@@ -27,7 +27,7 @@
 use super::rng::{RngStream, StreamKind};
 
 /// Noise parameters (machine cost parameters; see the module doc for the defaults' meaning).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct NoiseParams {
     /// Coefficient of variation of each `Op::Run` amount, parts per million.
     pub work_cv_ppm: u32,

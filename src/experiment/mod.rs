@@ -1,10 +1,13 @@
-//! Experiments: from a resolved [`Scenario`] to runs and their results (what mmtests does for
-//! real machines). This module resolves the machine, the cost model, the policy and the
-//! workload; runs the engine once per seed; and assembles the contract's results JSON
-//! (ARCHITECTURE.md §3) and the text report `schedlab run` prints.
+//! Experiments: from a parsed [`Scenario`] to runs and their results (what mmtests does for
+//! real machines). [`scenario`] resolves a scenario once per command (machine, cost model,
+//! workload, all checked before any run); this module runs the engine once per seed from it
+//! and assembles the contract's results JSON (ARCHITECTURE.md §3; its JSON Schema:
+//! [`schema`]) and the text report `schedlab run` prints.
 
 pub mod bisect;
 pub mod host;
+pub mod scenario;
+pub mod schema;
 pub mod sweep;
 pub mod validate;
 pub mod workloads;
@@ -27,6 +30,7 @@ use crate::stats::report::{self, RunResult};
 use crate::stats::summary::{MetricColumns, Summary};
 use crate::stats::trace::Instruments;
 use crate::topology::Machine;
+use scenario::ResolvedScenario;
 
 /// The version written into results.
 pub const SCHEDLAB_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -100,6 +104,8 @@ pub struct RunContext {
     /// Which run (0-based, in seed order) the instruments (`--trace`, `--explain`, the
     /// `--report` time series) record: `--run K` is `K - 1`; 0 by default.
     pub instrumented_run: usize,
+    /// The machine imports and host settings the command's scenarios read once.
+    pub imports: scenario::Imports,
 }
 
 impl RunContext {
@@ -167,6 +173,8 @@ fn ignored_input_warnings(workload: &workloads::ResolvedWorkload) -> Vec<String>
 }
 
 /// Resolve `[machine]`: preset / host / file / snapshot / explicit table, then `offline`.
+/// (Reads an import every time; [`scenario::resolve_machine_in`] reads each once per
+/// command.)
 pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
     let spec = &scn.machine;
     let mut machine = if let Some(table) = &spec.topology {
@@ -177,22 +185,35 @@ pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
             "custom",
         )?
     } else {
-        let sysfs = spec.sysfs_root.as_deref().map(std::path::Path::new);
-        let hwloc = spec.hwloc.as_deref().map(std::path::Path::new);
-        let preset = if spec.preset.is_none() && sysfs.is_none() && hwloc.is_none() {
-            Some("host")
-        } else {
-            spec.preset.as_deref()
-        };
-        crate::topology::resolve_machine_with(preset, sysfs, hwloc).map_err(|mut e| {
-            if e.key.is_none() {
-                e.key = Some("machine.preset".into());
-            }
-            e.origin = scn.origin_of("machine.preset").to_string();
-            e
-        })?
+        import_machine(scn)?
     };
-    if let Some(list) = &spec.offline {
+    apply_offline(scn, &mut machine)?;
+    Ok(machine)
+}
+
+/// The machine of `[machine]`'s `preset`, `sysfs_root` or `hwloc` (`host` when none is
+/// given), before `offline`.
+fn import_machine(scn: &Scenario) -> InputResult<Machine> {
+    let spec = &scn.machine;
+    let sysfs = spec.sysfs_root.as_deref().map(std::path::Path::new);
+    let hwloc = spec.hwloc.as_deref().map(std::path::Path::new);
+    let preset = if spec.preset.is_none() && sysfs.is_none() && hwloc.is_none() {
+        Some("host")
+    } else {
+        spec.preset.as_deref()
+    };
+    crate::topology::resolve_machine_with(preset, sysfs, hwloc).map_err(|mut e| {
+        if e.key.is_none() {
+            e.key = Some("machine.preset".into());
+        }
+        e.origin = scn.origin_of("machine.preset").to_string();
+        e
+    })
+}
+
+/// `[machine] offline`, applied to `machine`.
+fn apply_offline(scn: &Scenario, machine: &mut Machine) -> InputResult<()> {
+    if let Some(list) = &scn.machine.offline {
         machine.set_offline(list).map_err(|e| {
             InputError::with_key(
                 scn.origin_of("machine.offline"),
@@ -204,7 +225,7 @@ pub fn resolve_machine(scn: &Scenario) -> InputResult<Machine> {
             )
         })?;
     }
-    Ok(machine)
+    Ok(())
 }
 
 /// Where the scenario's machine comes from: `preset`, `host`, `sysfs`, `hwloc` or `file`
@@ -407,10 +428,22 @@ pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::config::host
     if !is_host(scn) {
         return None;
     }
+    let host = read_host();
+    Some((host_adjusted(scn, &host), host))
+}
+
+/// The running kernel's settings, with a note on the cost calibration `-m host` applies.
+pub fn read_host() -> crate::config::host::HostKernel {
     let mut host = crate::config::host::read();
     if let Ok((_, Some(note))) = host::calibration::for_this_host() {
         host.notes.push(note);
     }
+    host
+}
+
+/// `scn` with HZ and the preemption model of the running kernel `host` where they were
+/// read and the scenario did not set them.
+fn host_adjusted(scn: &Scenario, host: &crate::config::host::HostKernel) -> Scenario {
     let mut adjusted = scn.clone();
     let overridden = |k: &str| scn.kernel.sysctl_overrides.contains_key(k);
     if let Some(hz) = host.hz
@@ -424,7 +457,7 @@ pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::config::host
     {
         adjusted.kernel.sysctl.preempt = p;
     }
-    Some((adjusted, host))
+    adjusted
 }
 
 /// Engine parameters from the kernel and run settings.
@@ -535,24 +568,30 @@ pub fn run_once_in(
     ctx: &RunContext,
     scn: &Scenario,
     seed: u64,
+    instruments: Instruments,
+) -> InputResult<(RunOutput, Option<String>)> {
+    let resolved = ResolvedScenario::resolve(scn, &ctx.imports)?;
+    run_resolved(ctx, &resolved, seed, instruments)
+}
+
+/// Run the resolved scenario once with `seed` within a command's [`RunContext`] (see
+/// [`run_once_in`]).
+pub fn run_resolved(
+    ctx: &RunContext,
+    resolved: &ResolvedScenario,
+    seed: u64,
     mut instruments: Instruments,
 ) -> InputResult<(RunOutput, Option<String>)> {
-    let host_adjusted;
-    let (scn, host_kernel) = match with_host_kernel(scn) {
-        Some((adjusted, host)) => {
-            host_adjusted = adjusted;
-            (&host_adjusted, Some(host))
-        }
-        None => (scn, None),
-    };
-    let machine = resolve_machine(scn)?;
-    let cost = resolve_cost(scn, &machine)?;
-    let workload = workloads::resolve(scn, &machine, seed)?;
-    let mut cfg = engine_config(scn, seed, workload.default_duration_ns);
-    cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
+    let scn = &resolved.scenario;
+    let host_kernel = resolved.host_kernel.clone();
+    let scenario::Instance {
+        workload,
+        cfg,
+        policy,
+    } = resolved.instantiate(seed)?;
+    let (machine, cost) = (resolved.machine.clone(), resolved.cost.clone());
     warn_about_inputs(ctx, scn, &workload);
     ctx.run_len_ns.fetch_max(cfg.duration_ns, Ordering::Relaxed);
-    let policy = make_policy(scn, &machine, &cost, seed);
     let started = Instant::now();
     let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
@@ -591,13 +630,9 @@ pub fn run_once_in(
         host_kernel.as_ref(),
     );
     // `-m host`: say which idle states and governor the cpuidle model took from sysfs.
-    let summary_line = if host_kernel.is_some() {
-        format!(
-            "{summary_line}\n{}",
-            crate::cpuidle::states::host_summary(std::path::Path::new("/sys/devices/system/cpu"))
-        )
-    } else {
-        summary_line
+    let summary_line = match &resolved.host_idle_summary {
+        Some(idle) => format!("{summary_line}\n{idle}"),
+        None => summary_line,
     };
     let (latency_us, latency_hist) = latencies(&engine);
     let result = RunResult {
@@ -766,8 +801,20 @@ pub fn run_all_streamed(
     instruments: Instruments,
     stream: Option<&mut ResultsStream>,
 ) -> InputResult<(Vec<RunOutput>, Option<String>)> {
-    let seeds: Vec<u64> = (0..scn.run.runs.max(1) as u64)
-        .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
+    let resolved = ResolvedScenario::resolve(scn, &ctx.imports)?;
+    run_resolved_streamed(ctx, &resolved, instruments, stream)
+}
+
+/// [`run_all_streamed`] of a scenario resolved beforehand (`schedlab run` resolves it
+/// before it prints anything).
+pub fn run_resolved_streamed(
+    ctx: &RunContext,
+    scn: &ResolvedScenario,
+    instruments: Instruments,
+    stream: Option<&mut ResultsStream>,
+) -> InputResult<(Vec<RunOutput>, Option<String>)> {
+    let seeds: Vec<u64> = (0..scn.scenario.run.runs.max(1) as u64)
+        .map(|i| crate::engine::rng::run_seed(scn.scenario.run.seed, i))
         .collect();
     let order = Mutex::new(InOrder::new(stream));
     if instruments.is_empty() {
@@ -784,7 +831,7 @@ pub fn run_all_streamed(
     let explanation = with_progress(ctx, "runs", seeds.len(), || {
         let (first, ()) = rayon::join(
             || {
-                let r = run_once_in(ctx, scn, seeds[k], instruments);
+                let r = run_resolved(ctx, scn, seeds[k], instruments);
                 let (r, explanation) = match r {
                     Ok((r, e)) => (Ok(Some(r)), e),
                     Err(e) => (Err(e), None),
@@ -867,7 +914,7 @@ impl<'s> InOrder<'s> {
 /// waits in `order` for a predecessor.
 fn run_seeds_ordered(
     ctx: &RunContext,
-    scn: &Scenario,
+    scn: &ResolvedScenario,
     seeds: &[u64],
     first_index: usize,
     order: &Mutex<InOrder>,
@@ -882,7 +929,7 @@ fn run_seeds_ordered(
             let r = if ctx.stopped() {
                 Ok(None)
             } else {
-                run_once_in(ctx, scn, seed, Instruments::default()).map(|(r, _)| Some(r))
+                run_resolved(ctx, scn, seed, Instruments::default()).map(|(r, _)| Some(r))
             };
             order
                 .lock()
@@ -1130,8 +1177,9 @@ pub fn run_seeds_in(
     seeds: &[u64],
     label: &str,
 ) -> InputResult<Vec<RunOutput>> {
+    let resolved = ResolvedScenario::resolve(scn, &ctx.imports)?;
     with_progress(ctx, label, seeds.len(), || {
-        let mut runs = run_seeds_quiet(ctx, scn, seeds)?;
+        let mut runs = run_seeds_quiet(ctx, &resolved, seeds)?;
         runs.retain(|r| r.complete);
         Ok(runs)
     })
@@ -1169,6 +1217,10 @@ pub fn run_variants_streamed(
         .into_iter()
         .map(|s| Mutex::new(InOrder::new(s)))
         .collect();
+    // Every variant resolved (and so checked) before the first run starts.
+    let resolved: Vec<ResolvedScenario> = (scns.iter())
+        .map(|scn| ResolvedScenario::resolve(scn, &ctx.imports))
+        .collect::<InputResult<_>>()?;
     let jobs = scns.len() * seeds.len();
     with_progress(ctx, label, jobs, || {
         let next = std::sync::atomic::AtomicUsize::new(0);
@@ -1183,7 +1235,7 @@ pub fn run_variants_streamed(
                 let r = if ctx.stopped() {
                     Ok(None)
                 } else {
-                    run_once_in(ctx, scns[v], seeds[i], Instruments::default())
+                    run_resolved(ctx, &resolved[v], seeds[i], Instruments::default())
                         .map(|(r, _)| Some(r))
                 };
                 orders[v].lock().expect("run order lock").done(i, r);
@@ -1196,9 +1248,13 @@ pub fn run_variants_streamed(
         .collect()
 }
 
-fn run_seeds_quiet(ctx: &RunContext, scn: &Scenario, seeds: &[u64]) -> InputResult<Vec<RunOutput>> {
+fn run_seeds_quiet(
+    ctx: &RunContext,
+    resolved: &ResolvedScenario,
+    seeds: &[u64],
+) -> InputResult<Vec<RunOutput>> {
     let order = Mutex::new(InOrder::new(None));
-    run_seeds_ordered(ctx, scn, seeds, 0, &order);
+    run_seeds_ordered(ctx, resolved, seeds, 0, &order);
     order.into_inner().expect("run order lock").finish()
 }
 

@@ -34,6 +34,7 @@ pub enum WorkloadKind {
 }
 
 /// A workload ready to run.
+#[derive(Debug)]
 pub struct ResolvedWorkload {
     pub kind: WorkloadKind,
     pub plan: WorkloadPlan,
@@ -249,26 +250,94 @@ fn check_duration(scn: &Scenario, own_ns: u64, what: &str) -> InputResult<()> {
 
 /// Resolve the scenario's workload, with its placement applied.
 pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<ResolvedWorkload> {
+    let setup = setup(scn, machine)?;
+    let cost = match setup.needs_cost() {
+        true => Some(super::resolve_cost(scn, machine)?),
+        false => None,
+    };
+    setup.instantiate(machine, cost.as_ref(), seed)
+}
+
+/// What a scenario's workload is, whatever the seed: the parsed benchmark (or the built-in
+/// kind and its plan), the placement resolved against the machine, the lengths. Built
+/// once per scenario ([`setup`]); [`WorkloadSetup::instantiate`] makes a seed's plan.
+#[derive(Debug, Clone)]
+pub struct WorkloadSetup {
+    pub kind: WorkloadKind,
+    /// The plan of a built-in kind (the same for every seed); benchmarks plan per seed.
+    builtin_plan: Option<WorkloadPlan>,
+    pub placement: Option<ResolvedPlacement>,
+    pub default_duration_ns: u64,
+    pub warmup_ns: u64,
+    pub finite: bool,
+    /// Where `[workload]` came from (for the placement's errors).
+    origin: String,
+}
+
+/// Parse and check the scenario's workload against `machine` (every error a run of it could
+/// report about its keys, its task count, its length and its placement).
+pub fn setup(scn: &Scenario, machine: &Machine) -> InputResult<WorkloadSetup> {
     let origin = scn.origin_of("workload");
     let (params, mut args) = placement::from_toml(&scn.workload.params, origin)?;
-    let mut w = resolve_unplaced(scn, &params, machine, seed, &mut args)?;
-    if !args.is_empty() {
-        let placed = args.resolve(machine)?;
-        placed.apply(&mut w.plan, machine, origin)?;
-        if let WorkloadKind::Bench(spec) = &w.kind
-            && let WorkloadSpec::Hackbench(c) = spec.as_ref()
-        {
-            let cost = super::resolve_cost(scn, machine)?;
-            crate::workload::generate::hackbench::apply_message_traffic(
-                &mut w.plan,
-                c,
-                machine,
-                &cost,
-            );
-        }
-        w.placement = Some(placed);
+    let w = resolve_unplaced(scn, &params, machine, &mut args)?;
+    let placement = match args.is_empty() {
+        true => None,
+        false => Some(args.resolve(machine)?),
+    };
+    Ok(WorkloadSetup {
+        placement,
+        origin: origin.to_string(),
+        ..w
+    })
+}
+
+impl WorkloadSetup {
+    /// Whether [`WorkloadSetup::instantiate`] needs the cost model (hackbench's message
+    /// traffic between placed groups).
+    pub fn needs_cost(&self) -> bool {
+        self.placement.is_some() && self.hackbench().is_some()
     }
-    Ok(w)
+
+    fn hackbench(&self) -> Option<&crate::workload::hackbench::HackbenchConfig> {
+        match &self.kind {
+            WorkloadKind::Bench(spec) => match spec.as_ref() {
+                WorkloadSpec::Hackbench(c) => Some(c),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The workload of the run with `seed`: its plan, with the placement applied (`cost`:
+    /// the scenario's cost model, needed when [`WorkloadSetup::needs_cost`]).
+    pub fn instantiate(
+        &self,
+        machine: &Machine,
+        cost: Option<&crate::cost::CostModel>,
+        seed: u64,
+    ) -> InputResult<ResolvedWorkload> {
+        let mut plan = match (&self.kind, &self.builtin_plan) {
+            (WorkloadKind::Bench(spec), _) => crate::workload::generate::plan(spec, machine, seed)?,
+            (_, Some(plan)) => plan.clone(),
+            (_, None) => unreachable!("a built-in kind has its plan"),
+        };
+        if let Some(placed) = &self.placement {
+            placed.apply(&mut plan, machine, &self.origin)?;
+            if let (Some(c), Some(cost)) = (self.hackbench(), cost) {
+                crate::workload::generate::hackbench::apply_message_traffic(
+                    &mut plan, c, machine, cost,
+                );
+            }
+        }
+        Ok(ResolvedWorkload {
+            kind: self.kind.clone(),
+            plan,
+            placement: self.placement.clone(),
+            default_duration_ns: self.default_duration_ns,
+            warmup_ns: self.warmup_ns,
+            finite: self.finite,
+        })
+    }
 }
 
 /// The workload's plan before placement; command-line prefixes go into `args`.
@@ -276,9 +345,8 @@ fn resolve_unplaced(
     scn: &Scenario,
     params: &toml::Table,
     machine: &Machine,
-    seed: u64,
     args: &mut placement::PlacementArgs,
-) -> InputResult<ResolvedWorkload> {
+) -> InputResult<WorkloadSetup> {
     let w = &scn.workload;
     let nr_online = machine.online.weight();
     match (w.kind.as_deref(), w.command.as_deref()) {
@@ -289,10 +357,11 @@ fn resolve_unplaced(
             let nices = nice_values(scn, k.nice.as_ref())?;
             let footprint =
                 in_range(scn, "footprint_kib", k.footprint_kib, 256, 0, 1 << 22)? as u32;
-            Ok(ResolvedWorkload {
+            Ok(WorkloadSetup {
                 kind: WorkloadKind::Spin { tasks },
                 placement: None,
-                plan: builtin::spin(tasks, &nices, footprint),
+                origin: String::new(),
+                builtin_plan: Some(builtin::spin(tasks, &nices, footprint)),
                 default_duration_ns: ENDLESS_DEFAULT_NS,
                 warmup_ns: 0,
                 finite: false,
@@ -307,16 +376,17 @@ fn resolve_unplaced(
             let worker_us = in_range(scn, "worker_work_us", k.worker_work_us, 10, 0, 10_000_000)?;
             let loops = k.loops.unwrap_or(0);
             let footprint = in_range(scn, "footprint_kib", k.footprint_kib, 64, 0, 1 << 22)? as u32;
-            Ok(ResolvedWorkload {
+            Ok(WorkloadSetup {
                 kind: WorkloadKind::PingPong { pairs },
                 placement: None,
-                plan: builtin::pingpong(
+                origin: String::new(),
+                builtin_plan: Some(builtin::pingpong(
                     pairs,
                     message_us * 1000,
                     worker_us * 1000,
                     loops,
                     footprint,
-                ),
+                )),
                 default_duration_ns: if loops == 0 {
                     ENDLESS_DEFAULT_NS
                 } else {
@@ -342,13 +412,13 @@ fn resolve_unplaced(
             let default_duration_ns =
                 crate::workload::generate::workload_duration_ns(&spec).unwrap_or(FINITE_CAP_NS);
             check_duration(scn, default_duration_ns, spec.kind())?;
-            let plan = crate::workload::generate::plan(&spec, machine, seed)?;
             let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
             let finite = ends_by_itself(&spec);
-            Ok(ResolvedWorkload {
+            Ok(WorkloadSetup {
                 kind: WorkloadKind::Bench(Box::new(spec)),
                 placement: None,
-                plan,
+                origin: String::new(),
+                builtin_plan: None,
                 default_duration_ns,
                 warmup_ns,
                 finite,

@@ -1184,6 +1184,21 @@ impl fmt::Debug for Features {
     }
 }
 
+impl schemars::JsonSchema for Features {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Features".into()
+    }
+
+    /// What [`Features`] serializes to: every feature by name, on or off.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Every scheduler feature (SCHED_FEAT and model switches) by name, in registry order: on (true) or off (false).",
+            "type": "object",
+            "additionalProperties": { "type": "boolean" }
+        })
+    }
+}
+
 impl serde::Serialize for Features {
     /// A map `NAME -> bool` in registry order.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {

@@ -7,7 +7,7 @@
 use super::sysctl::PreemptModel;
 
 /// The running kernel's settings, as far as they could be read.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct HostKernel {
     /// `uname -r`.
     pub release: Option<String>,

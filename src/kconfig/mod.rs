@@ -23,7 +23,9 @@ pub use sysctl::{PreemptModel, Sysctls};
 pub use version::KernelVersion;
 
 /// Which scheduling policy implementation runs the fair tasks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub enum Policy {
     /// The Linux fair-class model.
     #[serde(rename = "linux-fair")]
@@ -46,7 +48,7 @@ impl Policy {
 }
 
 /// The kernel a run simulates: profile values, then the scenario's overrides.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct ResolvedKernel {
     pub profile: String,
     pub version: KernelVersion,

@@ -18,7 +18,7 @@ use super::version::{KernelVersion, v};
 use crate::error::{InputError, InputResult};
 
 /// Which fair-class implementation runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SchedMode {
     /// CFS: vruntime-ordered tree, `sched_latency`/`min_granularity` slices, wakeup

@@ -40,7 +40,7 @@ pub enum TunableScaling {
 }
 
 /// The kernel's preemption model (`CONFIG_PREEMPT_*`, or `preempt=` with PREEMPT_DYNAMIC).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PreemptModel {
     /// `preempt=none`: preemption only on return to user space.
@@ -74,7 +74,7 @@ impl PreemptModel {
 
 /// All tunables of one simulated kernel, at kernel default values by [`Sysctls::default`]
 /// (the v6.18 defaults; profiles adjust the ones that changed).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Sysctls {
     /// `sysctl_sched_migration_cost`: a task that ran less than this ago is cache hot
     /// (`task_hot`); also the newidle gates and `max_idle_balance_cost` floor.

@@ -62,6 +62,21 @@ impl fmt::Display for KernelVersion {
     }
 }
 
+impl schemars::JsonSchema for KernelVersion {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "KernelVersion".into()
+    }
+
+    /// What [`KernelVersion`] serializes to: `vMAJOR.MINOR`.
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A kernel release, vMAJOR.MINOR (e.g. v6.6).",
+            "type": "string",
+            "pattern": "^v[0-9]+\\.[0-9]+$"
+        })
+    }
+}
+
 impl serde::Serialize for KernelVersion {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)

@@ -8,7 +8,16 @@
 use super::summary::Summary;
 
 /// One run's perf counters (the contract's `perf_stat` object).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(default)]
 pub struct PerfStat {
     pub task_clock_ms: f64,

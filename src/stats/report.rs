@@ -23,7 +23,7 @@ use crate::engine::Engine;
 use crate::policy::MigrationReason;
 
 /// Latency percentiles in µs, as the contract names them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct LatencyUs {
     pub samples: u64,
@@ -60,7 +60,7 @@ pub fn latency_us(h: &Histogram) -> LatencyUs {
 }
 
 /// Migrations by reason (contract keys), the total and the ping-pong counts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Migrations {
     pub total: u64,
@@ -82,7 +82,7 @@ impl Migrations {
 /// The load balancer's schedstat counters summed over CPUs: `totals`, `by_level` (domain
 /// level name) and `by_idle_type` (`idle` / `not_idle` / `newly_idle`), each a map from the
 /// kernel's counter name (`lb_count`, `lb_gained`, ...) to its value.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Schedstat {
     pub totals: BTreeMap<String, u64>,
@@ -114,7 +114,7 @@ impl Schedstat {
 
 /// The benchmark's own metrics (`workload`): `kind` plus benchmark-native keys (ARCHITECTURE.md
 /// §3: hackbench `time_s`, schbench `rps_avg`, ...), nested objects allowed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct WorkloadMetrics(pub Map<String, Value>);
 
@@ -163,7 +163,7 @@ fn is_zero(v: &u64) -> bool {
 }
 
 /// One CPU's counters (an extension of the contract).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuResult {
     pub cpu: usize,
     pub busy_ns: u64,
@@ -191,7 +191,7 @@ pub struct CpuResult {
 }
 
 /// One task's statistics like /proc/PID/sched (an extension of the contract).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskResult {
     pub pid: usize,
     pub comm: String,
@@ -224,7 +224,7 @@ pub struct TaskResult {
 }
 
 /// One finished run: the contract's `runs[]` entry.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct RunResult {
     pub seed: u64,

@@ -1,7 +1,7 @@
 //! Statistics over repeated runs: what `perf stat -r N` and LKML tables compute.
 
 /// Mean, sample standard deviation and friends of one metric over runs.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub n: usize,
     pub mean: f64,

@@ -32,7 +32,7 @@ pub const TIMELINE_BUCKET_NS_MIN: u64 = 100_000;
 pub const MIGRATION_MARKS_MAX: usize = 4096;
 
 /// One migration, as `sched_migrate_task` reports it, with its reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MigrationMark {
     pub ts_ns: u64,
     /// The task's pid as the results' `tasks[].pid` gives it.
@@ -43,7 +43,7 @@ pub struct MigrationMark {
 }
 
 /// The time series of one run (the results' optional `runs[].timeline`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Timeline {
     /// Width of every bucket; bucket `i` covers `[i * bucket_ns, (i + 1) * bucket_ns)`.

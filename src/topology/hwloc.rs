@@ -60,6 +60,7 @@ struct Obj {
 
 /// Import an hwloc XML file.
 pub fn import(path: &Path) -> InputResult<Machine> {
+    super::count_import_read();
     let origin = path.display().to_string();
     let text = crate::input::limits::read_text(path)
         .map_err(|e| InputError::new(origin.clone(), format!("hwloc XML: {e}")))?;

@@ -24,6 +24,21 @@ pub use resolve::{resolve_machine, resolve_machine_with};
 
 use crate::cpumask::{CpuMask, NR_CPUS_MAX};
 
+/// How many machine imports (sysfs trees, hwloc XML files) this process has read.
+static IMPORT_READS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many machine imports (a sysfs tree, `host` included, or an hwloc XML file) this
+/// process has read: a test hook (`SCHEDLAB_TEST_IMPORT_READS`) showing that a command reads
+/// each import once however many runs it makes.
+pub fn import_reads() -> u64 {
+    IMPORT_READS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Count one read of a machine import (see [`import_reads`]).
+fn count_import_read() {
+    IMPORT_READS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// `SCHED_CAPACITY_SCALE`: the capacity of the biggest CPU at its highest frequency.
 pub const SCHED_CAPACITY_SCALE: u32 = 1024;
 

@@ -70,6 +70,7 @@ pub fn import(root: &Path) -> InputResult<Machine> {
 
 /// Import a sysfs tree rooted at `root`, naming the machine `name`.
 pub fn import_named(root: &Path, name: &str) -> InputResult<Machine> {
+    super::count_import_read();
     let origin = root.display().to_string();
     let accepted = "accepted: a directory holding sys/devices/system/cpu, such as / or an \
 unpacked hwloc-gather-topology snapshot";

@@ -92,6 +92,7 @@ pub fn run_id(scn: &Scenario, seed: u64) -> String {
 pub fn plan(grid: &Grid) -> InputResult<Manifest> {
     let mut runs = Vec::new();
     let mut checked = BTreeSet::new();
+    let imports = crate::experiment::scenario::Imports::default();
     let mut ids: std::collections::BTreeMap<String, usize> = Default::default();
     for (index, point) in grid.points().iter().enumerate() {
         let doc = grid.scenario_doc(point)?;
@@ -103,7 +104,7 @@ pub fn plan(grid: &Grid) -> InputResult<Manifest> {
         })?;
         let scn = grid.checked(Scenario::from_doc(doc)?)?;
         let seed = grid.seed(point);
-        resolve_once(&scn, seed, &mut checked).map_err(|mut e| {
+        resolve_once(&scn, &imports, &mut checked).map_err(|mut e| {
             e.origin = format!("{} (run {index})", grid.origin);
             e
         })?;
@@ -156,15 +157,17 @@ fn labels(axes: &[(String, String)]) -> String {
 /// Resolve the machine, cost model and workload of `scn` (what a run does before it starts)
 /// once per distinct machine and workload, so that a name only the topology or workload
 /// module checks (a preset, a benchmark option) fails the plan, not a run on a cluster.
-fn resolve_once(scn: &Scenario, seed: u64, done: &mut BTreeSet<String>) -> InputResult<()> {
+fn resolve_once(
+    scn: &Scenario,
+    imports: &crate::experiment::scenario::Imports,
+    done: &mut BTreeSet<String>,
+) -> InputResult<()> {
     let key = serde_json::to_string(&(&scn.machine, &scn.workload, &scn.run.max_tasks))
         .expect("JSON serializes");
     if done.contains(&key) {
         return Ok(());
     }
-    let machine = crate::experiment::resolve_machine(scn)?;
-    crate::experiment::resolve_cost(scn, &machine)?;
-    crate::experiment::workloads::resolve(scn, &machine, seed)?;
+    crate::experiment::scenario::ResolvedScenario::resolve(scn, imports)?;
     done.insert(key);
     Ok(())
 }

@@ -24,7 +24,17 @@ use crate::memory::{Mm, PAGES_PER_GROUP, cpu_pid_to_cpupid, cpupid_to_cpu};
 use crate::task::{MemPolicy, TaskId};
 
 /// The NUMA balancing `/proc/vmstat` counters (base pages / events).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct Vmstat {
     pub numa_pte_updates: u64,
     pub numa_hint_faults: u64,
