@@ -17,6 +17,11 @@ use crate::stats::summary::Summary;
 pub const PRIMARY_TOLERANCE: f64 = 0.20;
 /// The rates' tolerance (a ratio).
 pub const RATE_FACTOR: f64 = 2.0;
+/// Counts this small per run (context switches or migrations, both sides) have no meaningful
+/// ratio: a run with 0.3 migrations on average against one with none is "0.00x". A rate
+/// whose per-run counts differ by at most this many events counts as within, and the row
+/// says so (`~`).
+pub const COUNT_FLOOR_PER_RUN: f64 = 2.0;
 /// Simulated seeds per row.
 pub const SEEDS: &[u64] = &[1, 2, 3];
 
@@ -28,6 +33,8 @@ pub struct Side {
     pub context_switches_per_s: f64,
     pub migrations_per_s: f64,
     pub task_clock_ms: f64,
+    /// Mean elapsed time of a run, s.
+    pub elapsed_s: f64,
     pub runs: usize,
 }
 
@@ -47,6 +54,9 @@ pub struct RowScore {
     pub context_switches_within: Option<bool>,
     pub migrations_ratio: Option<f64>,
     pub migrations_within: Option<bool>,
+    /// Within only by [`COUNT_FLOOR_PER_RUN`] (too few events for a ratio).
+    pub context_switches_by_floor: bool,
+    pub migrations_by_floor: bool,
     /// Why a side is missing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -122,6 +132,7 @@ pub fn sim_side(runs: &[RunOutput], primary: Primary) -> Side {
                 .collect::<Vec<_>>(),
         )
         .mean,
+        elapsed_s: Summary::of(&runs.iter().map(|r| r.perf.elapsed_s).collect::<Vec<_>>()).mean,
         runs: runs.len(),
     }
 }
@@ -144,6 +155,7 @@ pub fn real_side(row: &RowResult, primary: Primary) -> Option<Side> {
         context_switches_per_s: of(&|r| r.context_switches_per_s()).mean,
         migrations_per_s: of(&|r| r.migrations_per_s()).mean,
         task_clock_ms: of(&|r| r.task_clock_ms).mean,
+        elapsed_s: of(&|r| r.elapsed_s).mean,
         runs: row.runs.len(),
     })
 }
@@ -161,12 +173,35 @@ fn within_factor(r: Option<f64>) -> bool {
     r.is_some_and(|r| (1.0 / RATE_FACTOR..=RATE_FACTOR).contains(&r))
 }
 
+/// Per-run counts of a rate (per second) over each side's elapsed time.
+fn counts_per_run(real: &Side, sim: &Side, rate: fn(&Side) -> f64) -> (f64, f64) {
+    (rate(real) * real.elapsed_s, rate(sim) * sim.elapsed_s)
+}
+
+/// Within [`RATE_FACTOR`], or both counts per run within [`COUNT_FLOOR_PER_RUN`] events.
+/// Returns (within, by the floor only).
+fn rate_within(
+    real: &Side,
+    sim: &Side,
+    ratio: Option<f64>,
+    rate: fn(&Side) -> f64,
+) -> (bool, bool) {
+    if within_factor(ratio) {
+        return (true, false);
+    }
+    let (r, s) = counts_per_run(real, sim, rate);
+    let floor = (r - s).abs() <= COUNT_FLOOR_PER_RUN;
+    (floor, floor)
+}
+
 /// Score one row from its sides.
 pub fn score_row(row: &Row, real: Option<Side>, sim: Option<Side>, fitted: bool) -> RowScore {
     let both = real.zip(sim);
     let primary_ratio = both.and_then(|(r, s)| ratio(s.primary, r.primary));
     let cs = both.and_then(|(r, s)| ratio(s.context_switches_per_s, r.context_switches_per_s));
     let mig = both.and_then(|(r, s)| ratio(s.migrations_per_s, r.migrations_per_s));
+    let cs_in = both.map(|(r, s)| rate_within(&r, &s, cs, |x| x.context_switches_per_s));
+    let mig_in = both.map(|(r, s)| rate_within(&r, &s, mig, |x| x.migrations_per_s));
     RowScore {
         id: row.id.to_string(),
         command: row.command.to_string(),
@@ -178,9 +213,11 @@ pub fn score_row(row: &Row, real: Option<Side>, sim: Option<Side>, fitted: bool)
         primary_within: both
             .map(|_| primary_ratio.is_some_and(|r| (r - 1.0).abs() <= PRIMARY_TOLERANCE)),
         context_switches_ratio: cs,
-        context_switches_within: both.map(|_| within_factor(cs)),
+        context_switches_within: cs_in.map(|w| w.0),
         migrations_ratio: mig,
-        migrations_within: both.map(|_| within_factor(mig)),
+        migrations_within: mig_in.map(|w| w.0),
+        context_switches_by_floor: cs_in.is_some_and(|w| w.1),
+        migrations_by_floor: mig_in.is_some_and(|w| w.1),
         note: None,
     }
 }
@@ -290,6 +327,10 @@ pub fn render(score: &HostScore) -> String {
     for r in &score.rows {
         out += &render_row(r);
     }
+    out += &format!(
+        "  (! outside the tolerance; ~ within only because the two sides' counts per run are at \
+         most {COUNT_FLOOR_PER_RUN} events apart: too few for a ratio)\n"
+    );
     for (label, t) in [
         ("not fitted", &score.totals),
         ("fitted", &score.totals_fitted),
@@ -324,6 +365,7 @@ fn render_row(r: &RowScore) -> String {
         );
     };
     let mark = |ok: Option<bool>| if ok == Some(true) { " " } else { "!" };
+    let mark_floor = |ok: Option<bool>, floor: bool| if floor { "~" } else { mark(ok) };
     let fmt_ratio = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}"));
     format!(
         "  {name:<26} {:>13.3} ±{:>6.3} {:>13.3} ±{:>6.3} {:>5}{} {:>8.0}/{:<8.0} {:>5}{} \
@@ -337,11 +379,11 @@ fn render_row(r: &RowScore) -> String {
         real.context_switches_per_s,
         sim.context_switches_per_s,
         fmt_ratio(r.context_switches_ratio),
-        mark(r.context_switches_within),
+        mark_floor(r.context_switches_within, r.context_switches_by_floor),
         real.migrations_per_s,
         sim.migrations_per_s,
         fmt_ratio(r.migrations_ratio),
-        mark(r.migrations_within),
+        mark_floor(r.migrations_within, r.migrations_by_floor),
     )
 }
 
@@ -354,6 +396,7 @@ mod tests {
             primary,
             context_switches_per_s: cs,
             migrations_per_s: mig,
+            elapsed_s: 1.0,
             runs: 3,
             ..Side::default()
         }
@@ -383,6 +426,37 @@ mod tests {
         assert_eq!(s.migrations_within, Some(false));
         assert_eq!(totals(&[s.clone()], true).rows, 1);
         assert_eq!(totals(&[s], false).rows, 0);
+    }
+
+    #[test]
+    fn counts_too_small_for_a_ratio_are_within_by_the_floor_and_say_so() {
+        let row = rows::row("busy-pinned").unwrap();
+        // 0.3 migrations a run against none: no ratio, but 0.3 events apart.
+        let s = score_row(
+            row,
+            Some(side(1.0, 300.0, 0.3)),
+            Some(side(1.0, 290.0, 0.0)),
+            false,
+        );
+        assert_eq!(
+            (s.migrations_within, s.migrations_by_floor),
+            (Some(true), true)
+        );
+        assert_eq!(
+            (s.context_switches_within, s.context_switches_by_floor),
+            (Some(true), false)
+        );
+        // 4 a run against none is outside.
+        let s = score_row(
+            row,
+            Some(side(1.0, 300.0, 4.0)),
+            Some(side(1.0, 290.0, 0.0)),
+            false,
+        );
+        assert_eq!(
+            (s.migrations_within, s.migrations_by_floor),
+            (Some(false), false)
+        );
     }
 
     #[test]
