@@ -424,7 +424,7 @@ mod tests {
         assert_eq!(s.primary_within, Some(false));
         assert_eq!(s.context_switches_within, Some(true));
         assert_eq!(s.migrations_within, Some(false));
-        assert_eq!(totals(&[s.clone()], true).rows, 1);
+        assert_eq!(totals(std::slice::from_ref(&s), true).rows, 1);
         assert_eq!(totals(&[s], false).rows, 0);
     }
 
