@@ -122,6 +122,12 @@ impl Pending {
     /// Create the temporary file for `dest` (truncating a leftover one). Returns the open
     /// file and the handle that commits or removes it.
     pub fn create(option: &str, dest: &Path) -> InputResult<(File, Pending)> {
+        if dest.as_os_str().is_empty() {
+            return Err(InputError::new(
+                option,
+                "an empty path; accepted: a file path",
+            ));
+        }
         if dest.file_name().is_none() || dest.is_dir() {
             return Err(InputError::with_key(
                 option,

@@ -281,3 +281,47 @@ fn a_damaged_sweep_result_is_not_counted_as_finished() {
     let e = stderr(&status) + &String::from_utf8_lossy(&status.stdout);
     assert!(e.contains("2 of 2 runs finished, 0 to run"), "{e}");
 }
+
+/// Issue 32 item 7: messages name the full key, what is accepted and the value.
+#[test]
+fn messages_name_the_full_key_and_what_is_accepted() {
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "-m", "skl-2s"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--", "hackbench", "-g", "1", "-l", "5"]);
+        let o = schedlab(&args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        stderr(&o)
+    };
+    let e = run(&["--set", "machine.cost.smt_speed_pct=5"]);
+    assert!(
+        e.contains(
+            "machine.cost.smt_speed_pct: got integer 5; accepted: array like the default [100, 62]"
+        ),
+        "{e}"
+    );
+    let e = run(&["--json", ""]);
+    assert!(
+        e.contains("--json: an empty path; accepted: a file path"),
+        "{e}"
+    );
+    let o = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--",
+        "numactl",
+        "-N",
+        "5",
+        "hackbench",
+        "-g",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("<5> is invalid; this machine has nodes 0-1"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
+}

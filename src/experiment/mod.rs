@@ -320,9 +320,24 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
                 format!("unknown cost parameter; accepted: {}", accepted.join(", ")),
             ));
         }
-        // Integer parameters are checked here (full key, range); the others by their parser.
+        // Integer parameters are checked here (full key, range); the others by their parser,
+        // after the type check below names the full key (serde's error would stop at
+        // `machine.cost`).
         let v = match table.get(k) {
             Some(toml::Value::Integer(_)) => check_cost_value(scn, k, v)?,
+            Some(base) if base.type_str() != v.type_str() => {
+                return Err(InputError::with_key(
+                    scn.origin_of("machine.cost"),
+                    format!("machine.cost.{k}"),
+                    format!(
+                        "got {} {}; accepted: {} like the default {}",
+                        v.type_str(),
+                        crate::input::limits::clip(&v.to_string()),
+                        base.type_str(),
+                        crate::input::limits::clip(&base.to_string())
+                    ),
+                ));
+            }
             _ => v.clone(),
         };
         table.insert(k.clone(), v);

@@ -345,8 +345,16 @@ fn parse_nodes(text: &str, nr_nodes: usize) -> Result<u64, String> {
             ));
         }
         if let Some(bad) = list.iter().find(|&n| n >= nr_nodes.min(64)) {
+            // libnuma's two lines, then which nodes exist (libnuma leaves that to the user).
             return Err(format!(
-                "libnuma: Warning: node argument {bad} is out of range\n{invalid}"
+                "libnuma: Warning: node argument {bad} is out of range\n{invalid}; this \
+                 machine has node{} 0{}",
+                if nr_nodes > 1 { "s" } else { "" },
+                if nr_nodes > 1 {
+                    format!("-{}", nr_nodes - 1)
+                } else {
+                    String::new()
+                }
             ));
         }
         list.iter().fold(0u64, |m, n| m | 1 << n)
@@ -378,7 +386,9 @@ fn parse_cpus(text: &str, machine: &Machine) -> Result<CpuMask, String> {
             })?;
         if let Some(bad) = list.iter().find(|&c| c >= machine.nr_cpus()) {
             return Err(format!(
-                "libnuma: Warning: cpu argument {bad} is out of range\n{invalid}"
+                "libnuma: Warning: cpu argument {bad} is out of range\n{invalid}; this \
+                 machine has CPUs 0-{}",
+                machine.nr_cpus() - 1
             ));
         }
         list
