@@ -37,10 +37,17 @@ __all__ = [
     "features",
     "topology",
     "sweep_results",
+    "results_schema",
     "__version__",
 ]
 
 __version__ = _schedlab.version()
+
+
+def results_schema() -> Dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the results document: `Result.json` and the CLI's
+    `run --json` follow it (the repository keeps the same text in docs/results.schema.json)."""
+    return _json.loads(_schedlab.results_schema_json())
 
 Pairs = Union[Mapping[str, Any], Iterable[str], None]
 

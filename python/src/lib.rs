@@ -342,6 +342,14 @@ fn validate_json(
     serde_json::to_string(&board).map_err(|e| InputError::new_err(e.to_string()))
 }
 
+/// The JSON Schema of the results document (`run --json`), generated from the result types
+/// as docs/results.schema.json is.
+#[pyfunction]
+fn results_schema_json() -> PyResult<String> {
+    serde_json::to_string_pretty(&experiment::schema::results_schema())
+        .map_err(|e| InputError::new_err(e.to_string()))
+}
+
 /// The version of the library, as results documents carry it.
 #[pyfunction]
 fn version() -> &'static str {
@@ -360,5 +368,6 @@ fn _schedlab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report_html, m)?)?;
     m.add_function(wrap_pyfunction!(validate_json, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(results_schema_json, m)?)?;
     Ok(())
 }

@@ -281,3 +281,15 @@ def test_validate_returns_the_scoreboard_as_a_frame():
     assert board.attrs["totals"]["ran"] == 1
     with pytest.raises(schedlab.InputError, match="no such case"):
         schedlab.validate(ROOT / "validation" / "cases", cases=["nope"], progress=False)
+
+
+def test_results_schema_ships_with_the_package_and_is_the_repositorys():
+    schema = schedlab.results_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    with open(ROOT / "docs" / "results.schema.json") as f:
+        assert json.load(f) == schema
+    # A result's top-level keys are the schema's properties.
+    r = schedlab.run(machine="skl-2s", command="hackbench -g 1 -l 10", progress=False)
+    doc = json.loads(r.json)
+    assert set(doc) <= set(schema["properties"])
+    assert set(schema.get("required", [])) <= set(doc)
