@@ -148,6 +148,7 @@ pub mod op {
     pub const LAG: i32 = 1;
     pub const DEADLINE: i32 = 2;
     pub const PLACE: i32 = 3;
+    pub const REWEIGHT: i32 = 4;
 }
 
 kernel_fns! {
