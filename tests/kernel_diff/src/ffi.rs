@@ -72,6 +72,39 @@ kernel_fns! {
 kernel_fns! {
     kdiff_menu_6_12;
     fn kd612_get_typical_interval(intervals: *const u32) -> u32;
+    fn kd612_menu_select(
+        m: *mut KdMenu,
+        states: *const [u64; 3],
+        n: i32,
+        inp: *const KdIdleIn,
+        stop_tick: *mut i32,
+    ) -> i32;
+}
+
+/// `shim/menu_wrap.c`'s menu_device (every field widened to u64).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdMenu {
+    pub needs_update: u64,
+    pub tick_wakeup: u64,
+    pub next_timer_ns: u64,
+    pub bucket: u64,
+    pub correction_factor: [u64; 6],
+    pub intervals: [u64; 8],
+    pub interval_ptr: u64,
+}
+
+/// `shim/menu_wrap.c`'s per-call inputs (nohz, PM QoS, the device's last state).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdIdleIn {
+    pub tick_nsec: u64,
+    pub tick_stopped: u64,
+    pub sleep_length_ns: u64,
+    pub delta_tick_ns: u64,
+    pub latency_req_ns: i64,
+    pub last_state_idx: i64,
+    pub last_residency_ns: u64,
 }
 
 kernel_fns! {
