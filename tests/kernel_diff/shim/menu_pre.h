@@ -1,56 +1,8 @@
 /*
- * schedlab kernel_diff shim (MIT OR Apache-2.0): the cpuidle driver and device fields that
- * menu_select() and menu_update() read, the governors' residency threshold
- * (drivers/cpuidle/governors/gov.h), and the per-case answers of the PM QoS latency
- * request and the nohz code, set by shim/menu_wrap.c. One CPU: this_cpu_ptr() is its
- * menu_device.
+ * schedlab kernel_diff shim (MIT OR Apache-2.0): menu.c's environment (shim/cpuidle.h);
+ * one CPU: this_cpu_ptr() is its menu_device.
  */
-typedef s64 ktime_t;
-#define KTIME_MAX ((s64)~((u64)1 << 63))
-#define ktime_to_us(t) ((s64)(t) / 1000)
-#define RESIDENCY_THRESHOLD_NS (15 * NSEC_PER_USEC)
-#define CPUIDLE_FLAG_POLLING (1UL << 0)
-#define CPUIDLE_STATE_MAX 10
-
-struct cpuidle_state {
-	u64 exit_latency_ns;
-	u64 target_residency_ns;
-	unsigned int flags;
-};
-
-struct cpuidle_state_usage {
-	unsigned long long disable;
-};
-
-struct cpuidle_driver {
-	struct cpuidle_state states[CPUIDLE_STATE_MAX];
-	int state_count;
-};
-
-struct cpuidle_device {
-	unsigned int cpu;
-	unsigned int poll_time_limit:1;
-	int last_state_idx;
-	u64 last_residency_ns;
-	struct cpuidle_state_usage states_usage[CPUIDLE_STATE_MAX];
-};
+#include "cpuidle.h"
 
 static struct menu_device kd_menu_data;
 #define this_cpu_ptr(p) (&kd_menu_data)
-static s64 kd_latency_req;
-static bool kd_tick_stopped;
-static ktime_t kd_sleep_length, kd_delta_next;
-static u64 kd_menu_tick_nsec;
-#define TICK_NSEC kd_menu_tick_nsec
-
-static inline s64 cpuidle_governor_latency_req(unsigned int cpu)
-{
-	(void)cpu;
-	return kd_latency_req;
-}
-static inline bool tick_nohz_tick_stopped(void) { return kd_tick_stopped; }
-static inline ktime_t tick_nohz_get_sleep_length(ktime_t *delta_next)
-{
-	*delta_next = kd_delta_next;
-	return kd_sleep_length;
-}

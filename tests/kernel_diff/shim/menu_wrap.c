@@ -48,7 +48,7 @@ int KD(menu_select)(struct kd_menu *m, const u64 (*states)[3], int n,
 	kd_tick_stopped = in->tick_stopped;
 	kd_sleep_length = in->sleep_length_ns;
 	kd_delta_next = in->delta_tick_ns;
-	kd_menu_tick_nsec = in->tick_nsec;
+	kd_idle_tick_nsec = in->tick_nsec;
 	kd_menu_data.needs_update = m->needs_update;
 	kd_menu_data.tick_wakeup = m->tick_wakeup;
 	kd_menu_data.next_timer_ns = m->next_timer_ns;

@@ -81,6 +81,44 @@ kernel_fns! {
     ) -> i32;
 }
 
+kernel_fns! {
+    kdiff_teo_6_12;
+    fn kd612_teo_select(
+        c: *mut KdTeo,
+        states: *const [u64; 3],
+        n: i32,
+        inp: *const KdTeoIn,
+        stop_tick: *mut i32,
+    ) -> i32;
+    fn kd612_teo_reflect(c: *mut KdTeo, inp: *const KdTeoIn, state: i32) -> ();
+}
+
+/// `shim/teo_wrap.c`'s teo_cpu (bins: intercepts, hits; every field widened to 64 bits).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdTeo {
+    pub time_span_ns: i64,
+    pub sleep_length_ns: i64,
+    pub bins: [[u64; 2]; 10],
+    pub total: u64,
+    pub tick_hits: u64,
+}
+
+/// `shim/teo_wrap.c`'s per-call inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdTeoIn {
+    pub tick_nsec: u64,
+    pub tick_stopped: u64,
+    pub sleep_length_ns: u64,
+    pub delta_tick_ns: u64,
+    pub latency_req_ns: i64,
+    pub last_state_idx: i64,
+    pub last_residency_ns: u64,
+    pub now_ns: u64,
+    pub got_tick: u64,
+}
+
 /// `shim/menu_wrap.c`'s menu_device (every field widened to u64).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

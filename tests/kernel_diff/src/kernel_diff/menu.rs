@@ -60,12 +60,18 @@ const KTIME_MAX: u64 = i64::MAX as u64;
 
 /// A valid state table: 2–8 states, exit latency and target residency (≥ exit latency)
 /// growing with the index; state 0 a polling state or a shallow C1.
-fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
+pub(crate) fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
     let first = prop_oneof![
         Just((0u64, 0u64, true)),
         (0u64..=2_000, 0u64..=20_000).prop_map(|(e, r)| (e, e + r, false)),
     ];
-    let steps = proptest::collection::vec((1u64..=400_000, 0u64..=2_000_000), 1..8);
+    let steps = proptest::collection::vec(
+        (
+            prop_oneof![1u64..=20_000, 1u64..=400_000],
+            prop_oneof![0u64..=20_000, 0u64..=2_000_000],
+        ),
+        1..8,
+    );
     (first, steps).prop_map(|((e0, r0, poll), steps)| {
         let mut v = vec![IdleState {
             name: "S0".into(),
@@ -88,7 +94,7 @@ fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
     })
 }
 
-fn timer_ns() -> impl Strategy<Value = u64> {
+pub(crate) fn timer_ns() -> impl Strategy<Value = u64> {
     prop_oneof![
         3 => 0u64..200_000,
         3 => 0u64..20_000_000,

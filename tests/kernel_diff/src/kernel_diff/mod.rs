@@ -11,5 +11,6 @@ mod migrate;
 mod numa;
 mod pelt;
 mod sis;
+mod teo;
 mod wakeup;
 mod weights;
