@@ -28,12 +28,18 @@ struct sched_group {
 struct sched_domain {
 	int flags;
 	unsigned int imb_numa_nr;
+	unsigned int imbalance_pct;
 	struct sched_group *groups;
 	unsigned int nr_balance_failed, cache_nice_tries;
 };
 /* should_we_balance(): the destination runqueue's fields it reads; task_hot(): the source
  * runqueue's clock. */
+/* sched_balance_find_src_group(): no energy model (rd->pd NULL). */
+struct root_domain {
+	void *pd;
+};
 struct rq {
+	struct root_domain *rd;
 	unsigned int nr_running;
 	unsigned int ttwu_pending;
 	u64 kd_clock_task;

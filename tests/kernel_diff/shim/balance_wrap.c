@@ -91,6 +91,51 @@ int KD(calculate_imbalance)(const struct kd_imb_in *in, struct kd_imb_out *out)
 	return 0;
 }
 
+/* sched_balance_find_src_group() on the statistics of calculate_imbalance()'s input (no
+ * busiest group when has_busiest is 0); the groups' SD_SHARE_CPUCAPACITY flags and the
+ * domain's imbalance_pct. Returns 1 when it returned the busiest group. */
+struct kd_fbg_in {
+	struct kd_imb_in imb;
+	u32 has_busiest, busiest_flags, local_flags, imbalance_pct;
+};
+
+int KD(find_src_group)(const struct kd_fbg_in *in, struct kd_imb_out *out)
+{
+	static struct sched_group busiest, local;
+	struct sched_domain sd = { .flags = (int)in->imb.sd_flags,
+				   .imb_numa_nr = in->imb.imb_numa_nr,
+				   .imbalance_pct = in->imbalance_pct };
+	struct root_domain rd = { 0 };
+	struct rq dst = { .rd = &rd };
+	struct lb_env env = { 0 };
+	struct sched_group *ret;
+
+	busiest = (struct sched_group){ .cores = in->imb.busiest_cores,
+					.flags = (int)in->busiest_flags };
+	local = (struct sched_group){ .cores = in->imb.local_cores, .flags = (int)in->local_flags };
+	init_sd_lb_stats(&kd_fbg_sds);
+	kd_fbg_sds.busiest = in->has_busiest ? &busiest : NULL;
+	kd_fbg_sds.local = &local;
+	kd_fbg_sds.total_load = in->imb.total_load;
+	kd_fbg_sds.total_capacity = in->imb.total_capacity;
+	kd_fbg_sds.prefer_sibling = in->imb.prefer_sibling;
+	kd_fbg_sds.avg_load = in->imb.avg_load;
+	if (in->has_busiest)
+		kd_sgs_full(&kd_fbg_sds.busiest_stat, &in->imb.busiest);
+	kd_sgs_full(&kd_fbg_sds.local_stat, &in->imb.local);
+	env.sd = &sd;
+	env.dst_rq = &dst;
+	env.idle = in->imb.idle;
+	env.migration_type = migrate_load;
+	env.imbalance = 0;
+	ret = sched_balance_find_src_group(&env);
+	out->imbalance = env.imbalance;
+	out->migration_type = env.migration_type;
+	out->local_avg_load = 0;
+	out->sds_avg_load = 0;
+	return ret == &busiest;
+}
+
 /* The per-CPU state of should_we_balance() and update_sd_pick_busiest(): idle_cpu(),
  * arch_asym_cpu_priority(), capacity_of() and cpu_smt_mask() of one CPU. */
 int KD(lb_set_cpu)(int cpu, int idle, int prio, u64 capacity, const u64 *smt)

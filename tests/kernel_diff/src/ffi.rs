@@ -396,6 +396,18 @@ pub struct KdImbOut {
 kernel_fns! {
     kdiff_balance_6_12;
     fn kd612_calculate_imbalance(inp: *const KdImbIn, out: *mut KdImbOut) -> i32;
+    fn kd612_find_src_group(inp: *const KdFbgIn, out: *mut KdImbOut) -> i32;
+}
+
+/// `shim/balance_wrap.c`'s sched_balance_find_src_group() input.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdFbgIn {
+    pub imb: KdImbIn,
+    pub has_busiest: u32,
+    pub busiest_flags: u32,
+    pub local_flags: u32,
+    pub imbalance_pct: u32,
 }
 
 /// `shim/cpumask.h`'s mask: 512 bits.
