@@ -397,6 +397,55 @@ kernel_fns! {
     kdiff_balance_6_12;
     fn kd612_calculate_imbalance(inp: *const KdImbIn, out: *mut KdImbOut) -> i32;
     fn kd612_find_src_group(inp: *const KdFbgIn, out: *mut KdImbOut) -> i32;
+    fn kd612_detach_tasks(inp: *const KdDtIn, t: *mut KdDtTask, out: *mut KdDtOut) -> i32;
+}
+
+/// `shim/balance_wrap.c`'s detach_tasks() task.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdDtTask {
+    pub h_load: u64,
+    pub util: u64,
+    pub fits: u32,
+    pub pinned: u32,
+    pub detached: u32,
+    pub failed_hot: u32,
+}
+
+/// `shim/balance_wrap.c`'s detach_tasks() input.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdDtIn {
+    pub grpmask: KdMask,
+    pub cpus: KdMask,
+    pub onlysrc: KdMask,
+    pub imbalance: i64,
+    pub src_cpu: u32,
+    pub dst_cpu: u32,
+    pub idle: u32,
+    pub flags: u32,
+    pub nr_balance_failed: u32,
+    pub sd_flags: u32,
+    pub src_nr_running: u32,
+    pub migration_type: u32,
+    pub loop_max: u32,
+    pub loop_break: u32,
+    pub lb_min: u32,
+    pub n: u32,
+}
+
+/// `shim/balance_wrap.c`'s detach_tasks() output.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdDtOut {
+    pub imbalance: i64,
+    pub detached: u32,
+    pub flags: u32,
+    pub loop_: u32,
+    pub loop_break: u32,
+    pub src_nr_running: u32,
+    pub new_dst_cpu: u32,
+    pub order: [u32; 64],
 }
 
 /// `shim/balance_wrap.c`'s sched_balance_find_src_group() input.

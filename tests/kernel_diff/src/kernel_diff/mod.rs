@@ -2,6 +2,7 @@
 
 mod balance;
 mod cfs;
+mod detach;
 mod eevdf;
 mod idlest;
 mod inject;
