@@ -237,7 +237,15 @@ impl LoadBalancer {
         bal: &mut BalanceEnv,
         out: &mut LbOutput,
     ) -> SrcGroup {
-        let mut sds = self.update_sd_lb_stats(env, bal, out);
+        let sds = self.update_sd_lb_stats(env, bal, out);
+        self.find_src_group_decide(bal, sds)
+    }
+
+    /// The decision of `sched_balance_find_src_group()` on the statistics
+    /// `update_sd_lb_stats()` gathered: balanced (no busiest group, `env->imbalance = 0`) or
+    /// `calculate_imbalance()` (the `force_balance` label), with the busiest group when there
+    /// is something to move. Public for the differential tests (tests/kernel_diff).
+    pub fn find_src_group_decide(&self, bal: &mut BalanceEnv, mut sds: SdLbStats) -> SrcGroup {
         let balanced = |bal: &mut BalanceEnv, sds: SdLbStats| {
             bal.imbalance = 0;
             SrcGroup { busiest: None, sds }

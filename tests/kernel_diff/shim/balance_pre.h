@@ -5,6 +5,9 @@
 #include "cpumask.h"
 #define to_cpumask(bitmap) ((struct cpumask *)(bitmap))
 #define fallthrough __attribute__((__fallthrough__))
+struct list_head {
+	struct list_head *next, *prev;
+};
 struct sched_group_capacity {
 	unsigned long min_capacity, max_capacity;
 	int imbalance;
@@ -28,12 +31,19 @@ struct sched_group {
 struct sched_domain {
 	int flags;
 	unsigned int imb_numa_nr;
+	unsigned int imbalance_pct;
 	struct sched_group *groups;
 	unsigned int nr_balance_failed, cache_nice_tries;
 };
 /* should_we_balance(): the destination runqueue's fields it reads; task_hot(): the source
  * runqueue's clock. */
+/* sched_balance_find_src_group(): no energy model (rd->pd NULL). */
+struct root_domain {
+	void *pd;
+};
 struct rq {
+	struct root_domain *rd;
+	struct list_head cfs_tasks; /* detach_tasks() */
 	unsigned int nr_running;
 	unsigned int ttwu_pending;
 	u64 kd_clock_task;
@@ -48,6 +58,7 @@ struct sched_class {
 static const struct sched_class fair_sched_class;
 struct sched_entity {
 	u64 exec_start;
+	struct list_head group_node; /* detach_tasks() */
 };
 struct cfs_rq {
 	struct sched_entity *next;
@@ -63,6 +74,8 @@ struct task_struct {
 	struct kd_task_stats stats;
 	int sched_task_hot;
 	int kd_running, kd_idle_policy, kd_mdl;
+	u64 kd_h_load, kd_util; /* detach_tasks(): task_h_load(), task_util_est() */
+	int kd_fits, kd_detached;
 };
 static struct cfs_rq kd_cfs_rq;
 static struct rq kd_other_rq __maybe_unused;
@@ -95,6 +108,3 @@ static struct cpumask kd_swb_tmpmask;
 #define capacity_of(cpu) (kd_lb_cpus[cpu].capacity)
 #define arch_asym_cpu_priority(cpu) (kd_lb_cpus[cpu].prio)
 #define this_cpu_cpumask_var_ptr(var) (&kd_swb_tmpmask)
-struct list_head {
-	struct list_head *next, *prev;
-};

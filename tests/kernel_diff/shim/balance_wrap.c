@@ -91,6 +91,51 @@ int KD(calculate_imbalance)(const struct kd_imb_in *in, struct kd_imb_out *out)
 	return 0;
 }
 
+/* sched_balance_find_src_group() on the statistics of calculate_imbalance()'s input (no
+ * busiest group when has_busiest is 0); the groups' SD_SHARE_CPUCAPACITY flags and the
+ * domain's imbalance_pct. Returns 1 when it returned the busiest group. */
+struct kd_fbg_in {
+	struct kd_imb_in imb;
+	u32 has_busiest, busiest_flags, local_flags, imbalance_pct;
+};
+
+int KD(find_src_group)(const struct kd_fbg_in *in, struct kd_imb_out *out)
+{
+	static struct sched_group busiest, local;
+	struct sched_domain sd = { .flags = (int)in->imb.sd_flags,
+				   .imb_numa_nr = in->imb.imb_numa_nr,
+				   .imbalance_pct = in->imbalance_pct };
+	struct root_domain rd = { 0 };
+	struct rq dst = { .rd = &rd };
+	struct lb_env env = { 0 };
+	struct sched_group *ret;
+
+	busiest = (struct sched_group){ .cores = in->imb.busiest_cores,
+					.flags = (int)in->busiest_flags };
+	local = (struct sched_group){ .cores = in->imb.local_cores, .flags = (int)in->local_flags };
+	init_sd_lb_stats(&kd_fbg_sds);
+	kd_fbg_sds.busiest = in->has_busiest ? &busiest : NULL;
+	kd_fbg_sds.local = &local;
+	kd_fbg_sds.total_load = in->imb.total_load;
+	kd_fbg_sds.total_capacity = in->imb.total_capacity;
+	kd_fbg_sds.prefer_sibling = in->imb.prefer_sibling;
+	kd_fbg_sds.avg_load = in->imb.avg_load;
+	if (in->has_busiest)
+		kd_sgs_full(&kd_fbg_sds.busiest_stat, &in->imb.busiest);
+	kd_sgs_full(&kd_fbg_sds.local_stat, &in->imb.local);
+	env.sd = &sd;
+	env.dst_rq = &dst;
+	env.idle = in->imb.idle;
+	env.migration_type = migrate_load;
+	env.imbalance = 0;
+	ret = sched_balance_find_src_group(&env);
+	out->imbalance = env.imbalance;
+	out->migration_type = env.migration_type;
+	out->local_avg_load = 0;
+	out->sds_avg_load = 0;
+	return ret == &busiest;
+}
+
 /* The per-CPU state of should_we_balance() and update_sd_pick_busiest(): idle_cpu(),
  * arch_asym_cpu_priority(), capacity_of() and cpu_smt_mask() of one CPU. */
 int KD(lb_set_cpu)(int cpu, int idle, int prio, u64 capacity, const u64 *smt)
@@ -234,5 +279,93 @@ int KD(can_migrate_task)(const struct kd_cmt_in *in, struct kd_cmt_out *out)
 	out->running = p.stats.nr_failed_migrations_running;
 	out->hot = p.stats.nr_failed_migrations_hot;
 	out->forced = p.stats.nr_forced_migrations;
+	return 0;
+}
+
+/* detach_tasks() on a list of n tasks (tasks[0] the least recently run: the list's
+ * tail), each movable (allowed everywhere, cold) or pinned to the source CPU. */
+#define KD_DETACH_MAX 64
+struct kd_dt_task {
+	u64 h_load, util;
+	u32 fits, pinned, detached, failed_hot;
+};
+
+struct kd_dt_in {
+	u64 grpmask[KD_MASK_WORDS], cpus[KD_MASK_WORDS], onlysrc[KD_MASK_WORDS];
+	s64 imbalance;
+	u32 src_cpu, dst_cpu, idle, flags, nr_balance_failed, sd_flags, src_nr_running;
+	u32 migration_type, loop_max, loop_break, lb_min, n;
+};
+
+struct kd_dt_out {
+	s64 imbalance;
+	u32 detached, flags, loop, loop_break, src_nr_running, new_dst_cpu;
+	u32 order[KD_DETACH_MAX]; /* the list after, from the tail */
+};
+
+int KD(detach_tasks)(const struct kd_dt_in *in, struct kd_dt_task *t, struct kd_dt_out *out)
+{
+	static struct task_struct p[KD_DETACH_MAX];
+	struct cpumask grpmask, cpus, all, onlysrc;
+	struct sched_domain sd = { .flags = (int)in->sd_flags,
+				   .nr_balance_failed = in->nr_balance_failed };
+	struct rq src_rq = { .kd_clock_task = 10000000000ULL, .nr_running = in->src_nr_running };
+	struct rq dst_rq = { 0 };
+	struct lb_env env = { 0 };
+	struct list_head *e;
+	u32 i, k;
+
+	if (in->n > KD_DETACH_MAX)
+		return -1;
+	memcpy(grpmask.bits, in->grpmask, sizeof(grpmask.bits));
+	memcpy(cpus.bits, in->cpus, sizeof(cpus.bits));
+	memset(all.bits, 0xff, sizeof(all.bits));
+	memcpy(onlysrc.bits, in->onlysrc, sizeof(onlysrc.bits));
+	INIT_LIST_HEAD(&src_rq.cfs_tasks);
+	for (i = 0; i < in->n; i++) {
+		p[i] = (struct task_struct){ .sched_class = &fair_sched_class };
+		p[i].cpus_ptr = t[i].pinned ? &onlysrc : &all;
+		p[i].se.exec_start = 0;
+		p[i].kd_mdl = -1;
+		p[i].kd_h_load = t[i].h_load;
+		p[i].kd_util = t[i].util;
+		p[i].kd_fits = (int)t[i].fits;
+		/* tasks[0] at the tail: list_last_entry() takes it first */
+		list_add(&p[i].se.group_node, &src_rq.cfs_tasks);
+	}
+	kd_cfs_rq.next = NULL;
+	sysctl_sched_migration_cost = 500000;
+	kd_sched_features = in->lb_min ? 1ULL << __SCHED_FEAT_LB_MIN : 0;
+	env.sd = &sd;
+	env.src_rq = &src_rq;
+	env.src_cpu = (int)in->src_cpu;
+	env.dst_cpu = (int)in->dst_cpu;
+	env.dst_rq = &dst_rq;
+	env.dst_grpmask = &grpmask;
+	env.new_dst_cpu = (int)in->dst_cpu;
+	env.idle = in->idle;
+	env.cpus = &cpus;
+	env.flags = in->flags;
+	env.imbalance = in->imbalance;
+	env.migration_type = in->migration_type;
+	env.loop_max = in->loop_max;
+	env.loop_break = in->loop_break;
+	INIT_LIST_HEAD(&env.tasks);
+	out->detached = (u32)detach_tasks(&env);
+	out->imbalance = env.imbalance;
+	out->flags = env.flags;
+	out->loop = env.loop;
+	out->loop_break = env.loop_break;
+	out->src_nr_running = src_rq.nr_running;
+	out->new_dst_cpu = (u32)env.new_dst_cpu;
+	for (i = 0; i < in->n; i++) {
+		t[i].detached = (u32)p[i].kd_detached;
+		t[i].failed_hot = (u32)p[i].stats.nr_failed_migrations_hot;
+	}
+	k = 0;
+	for (e = src_rq.cfs_tasks.prev; e != &src_rq.cfs_tasks && k < KD_DETACH_MAX; e = e->prev)
+		out->order[k++] = (u32)(list_entry(e, struct task_struct, se.group_node) - p);
+	for (; k < KD_DETACH_MAX; k++)
+		out->order[k] = ~0u;
 	return 0;
 }

@@ -35,3 +35,11 @@ struct cfs_rq {
 extern unsigned int sysctl_sched_base_slice;
 extern unsigned long long kd_tick_nsec;
 #define TICK_NSEC kd_tick_nsec
+
+/* reweight_entity(): the test runs it at the instant of the last update (update_curr()
+ * has nothing to commit) and without CONFIG_SMP's PELT part (compared in the pelt unit). */
+static inline void update_curr(struct cfs_rq *cfs_rq) { (void)cfs_rq; }
+static inline void enqueue_load_avg(struct cfs_rq *cfs_rq, struct sched_entity *se)
+{ (void)cfs_rq; (void)se; }
+static inline void dequeue_load_avg(struct cfs_rq *cfs_rq, struct sched_entity *se)
+{ (void)cfs_rq; (void)se; }

@@ -21,7 +21,7 @@ struct kd_rq {
 	u64 tick_nsec;
 };
 
-enum { KD_OP_QUERY, KD_OP_LAG, KD_OP_DEADLINE, KD_OP_PLACE };
+enum { KD_OP_QUERY, KD_OP_LAG, KD_OP_DEADLINE, KD_OP_PLACE, KD_OP_REWEIGHT };
 
 struct kd_out {
 	u64 avg_vruntime;   /* avg_vruntime() (QUERY) */
@@ -99,6 +99,13 @@ int KD(eevdf_op)(const struct kd_rq *r, struct kd_se *ks, int n, int op, int id,
 	case KD_OP_PLACE:
 		place_entity(&rq, &se[id], (int)arg);
 		break;
+	case KD_OP_REWEIGHT:
+		/* reweight_task_fair(): arg = new weight | inv_weight << 32 */
+		reweight_entity(&rq, &se[id], arg & 0xffffffffULL);
+		se[id].load.inv_weight = arg >> 32;
+		out->avg_vruntime = avg_vruntime(&rq);
+		out->ret = rq.load.weight;
+		break;
 	}
 	for (i = 0; i < n; i++) {
 		ks[i].vruntime = se[i].vruntime;
@@ -107,6 +114,7 @@ int KD(eevdf_op)(const struct kd_rq *r, struct kd_se *ks, int n, int op, int id,
 		ks[i].vlag = se[i].vlag;
 		ks[i].rel_deadline = se[i].rel_deadline;
 		ks[i].inv_weight = se[i].load.inv_weight;
+		ks[i].weight = se[i].load.weight;
 	}
 	return 0;
 }

@@ -72,6 +72,77 @@ kernel_fns! {
 kernel_fns! {
     kdiff_menu_6_12;
     fn kd612_get_typical_interval(intervals: *const u32) -> u32;
+    fn kd612_menu_select(
+        m: *mut KdMenu,
+        states: *const [u64; 3],
+        n: i32,
+        inp: *const KdIdleIn,
+        stop_tick: *mut i32,
+    ) -> i32;
+}
+
+kernel_fns! {
+    kdiff_teo_6_12;
+    fn kd612_teo_select(
+        c: *mut KdTeo,
+        states: *const [u64; 3],
+        n: i32,
+        inp: *const KdTeoIn,
+        stop_tick: *mut i32,
+    ) -> i32;
+    fn kd612_teo_reflect(c: *mut KdTeo, inp: *const KdTeoIn, state: i32) -> ();
+}
+
+/// `shim/teo_wrap.c`'s teo_cpu (bins: intercepts, hits; every field widened to 64 bits).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdTeo {
+    pub time_span_ns: i64,
+    pub sleep_length_ns: i64,
+    pub bins: [[u64; 2]; 10],
+    pub total: u64,
+    pub tick_hits: u64,
+}
+
+/// `shim/teo_wrap.c`'s per-call inputs.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdTeoIn {
+    pub tick_nsec: u64,
+    pub tick_stopped: u64,
+    pub sleep_length_ns: u64,
+    pub delta_tick_ns: u64,
+    pub latency_req_ns: i64,
+    pub last_state_idx: i64,
+    pub last_residency_ns: u64,
+    pub now_ns: u64,
+    pub got_tick: u64,
+}
+
+/// `shim/menu_wrap.c`'s menu_device (every field widened to u64).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdMenu {
+    pub needs_update: u64,
+    pub tick_wakeup: u64,
+    pub next_timer_ns: u64,
+    pub bucket: u64,
+    pub correction_factor: [u64; 6],
+    pub intervals: [u64; 8],
+    pub interval_ptr: u64,
+}
+
+/// `shim/menu_wrap.c`'s per-call inputs (nohz, PM QoS, the device's last state).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdIdleIn {
+    pub tick_nsec: u64,
+    pub tick_stopped: u64,
+    pub sleep_length_ns: u64,
+    pub delta_tick_ns: u64,
+    pub latency_req_ns: i64,
+    pub last_state_idx: i64,
+    pub last_residency_ns: u64,
 }
 
 kernel_fns! {
@@ -148,6 +219,7 @@ pub mod op {
     pub const LAG: i32 = 1;
     pub const DEADLINE: i32 = 2;
     pub const PLACE: i32 = 3;
+    pub const REWEIGHT: i32 = 4;
 }
 
 kernel_fns! {
@@ -324,6 +396,67 @@ pub struct KdImbOut {
 kernel_fns! {
     kdiff_balance_6_12;
     fn kd612_calculate_imbalance(inp: *const KdImbIn, out: *mut KdImbOut) -> i32;
+    fn kd612_find_src_group(inp: *const KdFbgIn, out: *mut KdImbOut) -> i32;
+    fn kd612_detach_tasks(inp: *const KdDtIn, t: *mut KdDtTask, out: *mut KdDtOut) -> i32;
+}
+
+/// `shim/balance_wrap.c`'s detach_tasks() task.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdDtTask {
+    pub h_load: u64,
+    pub util: u64,
+    pub fits: u32,
+    pub pinned: u32,
+    pub detached: u32,
+    pub failed_hot: u32,
+}
+
+/// `shim/balance_wrap.c`'s detach_tasks() input.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdDtIn {
+    pub grpmask: KdMask,
+    pub cpus: KdMask,
+    pub onlysrc: KdMask,
+    pub imbalance: i64,
+    pub src_cpu: u32,
+    pub dst_cpu: u32,
+    pub idle: u32,
+    pub flags: u32,
+    pub nr_balance_failed: u32,
+    pub sd_flags: u32,
+    pub src_nr_running: u32,
+    pub migration_type: u32,
+    pub loop_max: u32,
+    pub loop_break: u32,
+    pub lb_min: u32,
+    pub n: u32,
+}
+
+/// `shim/balance_wrap.c`'s detach_tasks() output.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KdDtOut {
+    pub imbalance: i64,
+    pub detached: u32,
+    pub flags: u32,
+    pub loop_: u32,
+    pub loop_break: u32,
+    pub src_nr_running: u32,
+    pub new_dst_cpu: u32,
+    pub order: [u32; 64],
+}
+
+/// `shim/balance_wrap.c`'s sched_balance_find_src_group() input.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdFbgIn {
+    pub imb: KdImbIn,
+    pub has_busiest: u32,
+    pub busiest_flags: u32,
+    pub local_flags: u32,
+    pub imbalance_pct: u32,
 }
 
 /// `shim/cpumask.h`'s mask: 512 bits.

@@ -149,7 +149,7 @@ fn group_classify_matches() {
 
 mod imbalance {
     use super::V;
-    use crate::ffi::{KdImbIn, KdImbOut, KdSgsFull};
+    use crate::ffi::{KdFbgIn, KdImbIn, KdImbOut, KdSgsFull};
     use crate::{assert_no_mismatch, available, cases, compare};
     use proptest::prelude::*;
     use schedlab::domains::{DomainId, SchedDomains, SdFlags, build_sched_domains};
@@ -345,6 +345,127 @@ mod imbalance {
                     migration_type: mt,
                 };
                 compare("calculate_imbalance", &kout, &rout)
+            },
+        );
+    }
+
+    /// `sched_balance_find_src_group()`'s decision after `update_sd_lb_stats()` (the
+    /// shim's hands over the generated statistics): the misfit/asym/imbalanced
+    /// `force_balance` gotos, the local-busier and overloaded-local `out_balanced` tests
+    /// (`imbalance_pct`, the domain average), prefer_sibling with `sibling_imbalance()`,
+    /// the idle destination, SMT vs non-SMT groups, the idle-CPU and single-task tests;
+    /// then `calculate_imbalance()`. No busiest group in 1 case of 16. No energy model.
+    /// Compared: whether the busiest group is returned, `env->imbalance`,
+    /// `env->migration_type`.
+    #[test]
+    fn find_src_group_decision_matches() {
+        if !available("balance", V) {
+            return;
+        }
+        let (lb, d) = lb();
+        let s = (
+            (group(), group(), 0..d.domains.len(), 0u32..3, any::<bool>()),
+            (0u64..=1 << 20, 1u64..=1 << 16, any::<bool>(), 0u32..16),
+        );
+        assert_no_mismatch(
+            "balance::sched_balance_find_src_group (decision)",
+            V,
+            cases(5000),
+            s,
+            |((b, l, sd, idle, pref), (extra_load, extra_cap, fix_idle, nob))| {
+                let dom = d.domain(DomainId(*sd));
+                if dom.groups.len() < 2 {
+                    return Ok(());
+                }
+                let (lg, bg) = (dom.groups[0], dom.groups[1]);
+                // As in calculate_imbalance_matches: half the cases keep the local group
+                // two idle CPUs ahead of a non-overloaded busiest one (no wrapped difference
+                // reaches adjust_numa_imbalance()); the others test the idle-CPU veto.
+                let mut l = *l;
+                if *fix_idle
+                    && TYPES_NOT_OVERLOADED.contains(&b.group_type)
+                    && b.group_weight > 1
+                    && !*pref
+                {
+                    l.idle_cpus = l.idle_cpus.max(b.idle_cpus + 2);
+                }
+                let l = &l;
+                let has_busiest = *nob != 0;
+                let total_load = b.group_load + l.group_load + extra_load;
+                let total_capacity = b.group_capacity + l.group_capacity + extra_cap;
+                let mut flags = 0;
+                for (f, bit) in [
+                    (SdFlags::SD_ASYM_CPUCAPACITY, 1),
+                    (SdFlags::SD_SHARE_LLC, 2),
+                    (SdFlags::SD_NUMA, 4),
+                ] {
+                    if dom.flags.contains(f) {
+                        flags |= bit;
+                    }
+                }
+                let smt = |g| {
+                    if d.group(g).flags.contains(SdFlags::SD_SHARE_CPUCAPACITY) {
+                        8
+                    } else {
+                        0
+                    }
+                };
+                let inp = KdFbgIn {
+                    imb: KdImbIn {
+                        busiest: *b,
+                        local: *l,
+                        total_load,
+                        total_capacity,
+                        busiest_cores: d.group(bg).cores as u32,
+                        local_cores: d.group(lg).cores as u32,
+                        prefer_sibling: u32::from(*pref),
+                        sd_flags: flags,
+                        imb_numa_nr: dom.imb_numa_nr,
+                        idle: *idle,
+                        avg_load: 0,
+                    },
+                    has_busiest: u32::from(has_busiest),
+                    busiest_flags: smt(bg),
+                    local_flags: smt(lg),
+                    imbalance_pct: dom.imbalance_pct,
+                };
+                let mut kout = KdImbOut::default();
+                // SAFETY: reads `inp`, writes `kout`.
+                let kret = unsafe { crate::ffi::kd612_find_src_group(&inp, &mut kout) };
+                let it = [IdleType::NotIdle, IdleType::Idle, IdleType::NewlyIdle][*idle as usize];
+                let mut bal = BalanceEnv::new(
+                    &lb,
+                    DomainId(*sd),
+                    dom.cpu,
+                    it,
+                    MigrationReason::LoadBalance,
+                );
+                bal.migration_type = MigrationType::Load;
+                let mut sds = SdLbStats::new();
+                sds.busiest = has_busiest.then_some(bg);
+                sds.local = Some(lg);
+                sds.total_load = total_load;
+                sds.total_capacity = total_capacity;
+                sds.prefer_sibling = *pref;
+                if has_busiest {
+                    sds.busiest_stat = rust_sgs(b);
+                }
+                sds.local_stat = rust_sgs(l);
+                let res = lb.find_src_group_decide(&mut bal, sds);
+                let mt = [
+                    MigrationType::Load,
+                    MigrationType::Util,
+                    MigrationType::Task,
+                    MigrationType::Misfit,
+                ]
+                .iter()
+                .position(|m| *m == bal.migration_type)
+                .unwrap() as u32;
+                compare(
+                    "(busiest returned, imbalance, migration_type)",
+                    &(kret == 1, kout.imbalance, kout.migration_type),
+                    &(res.busiest == Some(bg), bal.imbalance, mt),
+                )
             },
         );
     }

@@ -2,6 +2,7 @@
 
 mod balance;
 mod cfs;
+mod detach;
 mod eevdf;
 mod idlest;
 mod inject;
@@ -11,5 +12,6 @@ mod migrate;
 mod numa;
 mod pelt;
 mod sis;
+mod teo;
 mod wakeup;
 mod weights;
