@@ -72,11 +72,10 @@ fn host_measure_writes_a_table_of_real_perf_stat_runs() {
         assert!(r["task_clock_ms"].as_f64().unwrap() > 1.0, "{r}");
         assert!(r["elapsed_s"].as_f64().unwrap() > 0.0, "{r}");
     }
-    assert_eq!(t["host"]["nr_cpus"].as_u64().unwrap() as usize, num_cpus());
-}
-
-fn num_cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    assert_eq!(
+        t["host"]["nr_cpus"].as_u64().unwrap() as usize,
+        this_host().nr_cpus
+    );
 }
 
 #[test]
@@ -111,14 +110,9 @@ fn calibration_file(dir: &std::path::Path, cpu_model: &str, nr_cpus: usize) -> s
     path
 }
 
-fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+/// This machine as the calibration file records it.
+fn this_host() -> schedlab::experiment::host::table::HostId {
+    schedlab::experiment::host::table::HostId::current()
 }
 
 fn stress_time(envs: &[(&str, &str)]) -> (f64, String) {
@@ -151,7 +145,7 @@ fn stress_time(envs: &[(&str, &str)]) -> (f64, String) {
 #[test]
 fn host_applies_this_machines_calibration_and_says_so() {
     let dir = tempdir("apply");
-    let cal = calibration_file(&dir, &cpu_model(), num_cpus());
+    let cal = calibration_file(&dir, &this_host().cpu_model, this_host().nr_cpus);
     let (base, base_text) = stress_time(&[("SCHEDLAB_HOST_CALIBRATION", "none")]);
     assert!(!base_text.contains("calibrated"), "{base_text}");
     let (fast, fast_text) = stress_time(&[("SCHEDLAB_HOST_CALIBRATION", cal.to_str().unwrap())]);
@@ -163,7 +157,7 @@ fn host_applies_this_machines_calibration_and_says_so() {
         "{fast_text}"
     );
     // A calibration of another kind of machine is not applied, and the notes say so.
-    let other = calibration_file(&dir.join("other"), "Another CPU", num_cpus() + 1);
+    let other = calibration_file(&dir.join("other"), "Another CPU", this_host().nr_cpus + 1);
     let (same, other_text) = stress_time(&[("SCHEDLAB_HOST_CALIBRATION", other.to_str().unwrap())]);
     assert_eq!(same, base);
     assert!(other_text.contains("not applied"), "{other_text}");
