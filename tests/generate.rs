@@ -14,6 +14,7 @@ use schedlab::workload::WorkloadSpec;
 use schedlab::workload::generate::{self, hackbench as ghb, schbench as gsb};
 use schedlab::workload::hackbench::HackbenchIpc;
 use schedlab::workload::results::{native_report, to_plat_us};
+use schedlab::workload::view::RunView;
 
 fn machine() -> Machine {
     presets::by_name("hybrid-10").expect("preset exists")
@@ -112,7 +113,7 @@ fn hackbench_moves_every_message_and_reports_time() {
         assert!(e.all_exited(), "{cmd}: every task exits");
         // groups × senders × receivers × loops messages, each read once.
         assert_eq!(e.ops_total(), c.total_messages(), "{cmd}");
-        let (text, json) = native_report(&s, &e);
+        let (text, json) = native_report(&s, &RunView::whole(&e));
         let time_s = json["time_s"].as_f64().unwrap();
         assert!(time_s > 0.0 && json["complete"] == true, "{cmd}");
         // The interval ends when the last child is reaped: the run ends right after.
@@ -198,7 +199,7 @@ fn schbench_runs_counts_each_request_once_and_reports() {
     );
     let end = e.end_ns();
     assert!((2_000_000_000..2_100_000_000).contains(&end), "{end}");
-    let (text, json) = native_report(&s, &e);
+    let (text, json) = native_report(&s, &RunView::whole(&e));
     let req = e
         .metrics()
         .find(|(n, _)| *n == gsb::REQUEST_METRIC)
@@ -255,7 +256,7 @@ fn schbench_rps_mode_paces_requests() {
     // -R 400 over 2 message threads: 200 requests per thread per 1 s window.
     let s = spec("schbench -m 2 -t 4 -n 0 -R 400 -r 3");
     let e = run(&s, 20_000_000_000);
-    let (_, json) = native_report(&s, &e);
+    let (_, json) = native_report(&s, &RunView::whole(&e));
     let loops = json["loop_count"].as_u64().unwrap();
     // Windows start at t≈0, 1, 2 and 3 s (the stop lands just after the 4th starts).
     assert!((1_200..=1_600).contains(&loops), "{loops}");
@@ -265,11 +266,11 @@ fn schbench_rps_mode_paces_requests() {
 fn schbench_pipe_and_classic_run() {
     let s = spec("schbench -p 4096 -m 1 -t 2 -r 1");
     let e = run(&s, 10_000_000_000);
-    let (text, _) = native_report(&s, &e);
+    let (text, _) = native_report(&s, &RunView::whole(&e));
     assert!(text.contains("avg worker transfer:"), "{text}");
     let s = WorkloadSpec::from_command("schbench-classic -m 2 -t 2 -r 1", 10).unwrap();
     let e = run(&s, 10_000_000_000);
-    let (text, json) = native_report(&s, &e);
+    let (text, json) = native_report(&s, &RunView::whole(&e));
     assert!(text.starts_with("Latency percentiles (usec)\n"), "{text}");
     // Workers spin 30 ms per loop: about 33 loops/s per worker at most.
     let loops = json["loop_count"].as_u64().unwrap();
@@ -314,7 +315,7 @@ fn stressng_stops_after_cpu_ops() {
     // calls each (⌊1 × 5.63⌋ = 5 < 10 ≤ ⌊2 × 5.63⌋ = 11).
     assert_eq!(c.calls_for_ops(10), 2);
     assert_eq!(e.ops_total(), 4 * 2);
-    let (text, json) = native_report(&s, &e);
+    let (text, json) = native_report(&s, &RunView::whole(&e));
     assert_eq!(json["bogo_ops"].as_u64().unwrap(), 4 * 11);
     let row = text.lines().find(|l| l.contains("] cpu ")).unwrap();
     let cols: Vec<&str> = row.split_whitespace().collect();
@@ -332,7 +333,7 @@ fn stressng_load_slices_hold_the_duty_cycle() {
         let busy = t.stats.sum_exec_runtime_ns as f64 / e.end_ns() as f64;
         assert!((0.27..0.33).contains(&busy), "{busy}");
     }
-    let (_, json) = native_report(&s, &e);
+    let (_, json) = native_report(&s, &RunView::whole(&e));
     assert!(json["bogo_ops"].as_u64().unwrap() > 0);
     // -l 0: sleep for the whole timeout; -l 100: busy the whole time.
     let e = run(&spec("stress-ng --cpu 1 -l 0 -t 1"), 1_000_000_000);
@@ -355,7 +356,7 @@ fn netperf_pairs_alternate() {
     // Strict alternation: the server is woken once per transaction.
     // (The very first request may arrive before the server has blocked.)
     assert!((499..=500).contains(&e.tasks()[1].stats.nr_wakeups));
-    let (text, json) = native_report(&s, &e);
+    let (text, json) = native_report(&s, &RunView::whole(&e));
     let rate: f64 = text
         .lines()
         .rev()
@@ -373,7 +374,7 @@ fn netperf_pairs_alternate() {
     let s = spec("tbench -t 1 --warmup 0 3");
     let e = run(&s, 1_000_000_000);
     assert_eq!(e.tasks().len(), 6);
-    let (text, json) = native_report(&s, &e);
+    let (text, json) = native_report(&s, &RunView::whole(&e));
     assert_eq!(json["kind"], "tbench");
     assert!(text.contains("3 clients  3 procs"), "{text}");
 }
@@ -414,7 +415,7 @@ fn rtapp_fixtures_generate_and_run_one_second() {
         let e = run_plan(plan, 1_000_000_000, 0);
         let busy: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
         assert!(busy > 0, "{}: something ran", f.display());
-        let (text, _) = native_report(&s, &e);
+        let (text, _) = native_report(&s, &RunView::whole(&e));
         assert_eq!(text.lines().count(), e.tasks().len());
     }
 }
@@ -724,8 +725,8 @@ fn reports_are_deterministic() {
         "schbench -m 2 -t 3 -n 1 -F 32 -r 1",
     ] {
         let s = spec(cmd);
-        let a = native_report(&s, &run(&s, 5_000_000_000));
-        let b = native_report(&s, &run(&s, 5_000_000_000));
+        let a = native_report(&s, &RunView::whole(&run(&s, 5_000_000_000)));
+        let b = native_report(&s, &RunView::whole(&run(&s, 5_000_000_000)));
         assert_eq!(a, b, "{cmd}");
     }
 }

@@ -37,6 +37,7 @@ mod hackbench_numa;
 mod host;
 mod import;
 mod inputs;
+mod multi_workload;
 mod numa_engine;
 mod numa_workloads;
 mod outputs;

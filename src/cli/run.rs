@@ -132,14 +132,14 @@ fn input_paths(args: &RunArgs, scn: &Scenario) -> Vec<(&'static str, PathBuf)> {
     if let Some(h) = &scn.machine.hwloc {
         inputs.push(("machine.hwloc", base.join(h)));
     }
-    if let Some(toml::Value::String(f)) = scn.workload.params.get("file") {
-        inputs.push(("workload.file", base.join(f)));
-    }
     for w in &args.command {
         inputs.push(("benchmark command", PathBuf::from(w)));
     }
-    if let Some(cmd) = &scn.workload.command {
-        for w in cmd.split_whitespace() {
+    for workload in std::iter::once(&scn.workload).chain(&scn.more_workloads) {
+        if let Some(toml::Value::String(f)) = workload.params.get("file") {
+            inputs.push(("workload.file", base.join(f)));
+        }
+        for w in workload.command.iter().flat_map(|c| c.split_whitespace()) {
             let w = w.trim_matches(|c| c == '"' || c == '\'');
             inputs.push(("workload.command", base.join(w)));
         }
@@ -234,7 +234,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         None
     };
     let mut text = native_texts(&streamed, &setup, &runs);
-    let command = perf_command(&scn.workload);
+    let command = perf_target(&scn);
     let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
     if !runs.is_empty() {
         text.push_str(&perf::render(&command, &perfs));
@@ -471,6 +471,16 @@ fn native_texts(
 /// The command the perf-stat header names: the workload's command line (else its kind) and,
 /// when keys from `--set` or a variant were applied on top of the command, those keys as the
 /// `--set` options that changed what ran (`'hackbench -g 10 -l 500 --set workload.groups=4'`).
+/// What the perf-stat header names: the workload's command ([`perf_command`]), or with
+/// several workloads `system wide`, as `perf stat -a` prints it (the counters are the
+/// machine's).
+fn perf_target(scn: &crate::config::scenario::Scenario) -> String {
+    match scn.more_workloads.is_empty() {
+        true => perf_command(&scn.workload),
+        false => "system wide".to_string(),
+    }
+}
+
 pub fn perf_command(w: &crate::config::scenario::WorkloadSection) -> String {
     let Some(cmd) = &w.command else {
         return w.kind.clone().unwrap_or_default();

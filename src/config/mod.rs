@@ -369,11 +369,25 @@ pub fn build_document(opts: &QuickOptions) -> InputResult<ScenarioDoc> {
             ));
         }
         doc.remove_path(&["workload"]);
-        doc.set_path(
-            &p(&["workload", "command"]),
-            toml::Value::String(join_command(&opts.command)),
-            "command line",
-        )?;
+        let commands = split_commands(&opts.command)?;
+        if let [one] = commands.as_slice() {
+            doc.set_path(
+                &p(&["workload", "command"]),
+                toml::Value::String(join_command(one)),
+                "command line",
+            )?;
+        } else {
+            let tables = commands.iter().map(|c| {
+                let mut t = toml::Table::new();
+                t.insert("command".into(), toml::Value::String(join_command(c)));
+                toml::Value::Table(t)
+            });
+            doc.set_path(
+                &p(&["workload"]),
+                toml::Value::Array(tables.collect()),
+                "command line",
+            )?;
+        }
     }
     for spec in &opts.sets {
         doc.apply_set(spec)?;
@@ -436,6 +450,33 @@ pub fn parse_feature_switch(spec: &str, origin: &str) -> InputResult<(Feature, b
 }
 
 /// Join argv into one command string, quoting words that need it.
+/// The benchmark commands of `-- CMD [+ CMD ...]`: several workloads in one run are
+/// separated by a lone `+` (not `--`, which netperf's own command line uses). Each command
+/// must be non-empty, and there are at most [`crate::workload::merge::MAX_WORKLOADS`].
+fn split_commands(argv: &[String]) -> InputResult<Vec<&[String]>> {
+    use crate::workload::merge::MAX_WORKLOADS;
+    let commands: Vec<&[String]> = argv.split(|a| a == "+").collect();
+    if commands.iter().any(|c| c.is_empty()) {
+        return Err(InputError::with_key(
+            "command line",
+            "+",
+            "an empty benchmark command beside a '+' (accepted: -- CMD [+ CMD ...], each CMD a \
+             benchmark command line; '+' alone separates the workloads of one run)",
+        ));
+    }
+    if commands.len() > MAX_WORKLOADS {
+        return Err(InputError::with_key(
+            "command line",
+            "+",
+            format!(
+                "{} benchmark commands, above the limit of {MAX_WORKLOADS} workloads in one run",
+                commands.len()
+            ),
+        ));
+    }
+    Ok(commands)
+}
+
 fn join_command(argv: &[String]) -> String {
     argv.iter()
         .map(|a| {

@@ -141,6 +141,10 @@ pub struct Scenario {
     pub machine: MachineSpec,
     pub kernel: ResolvedKernel,
     pub workload: WorkloadSection,
+    /// The workloads after the first when several run together (`[[workload]]` entries 2..,
+    /// or commands joined by a lone `+`); empty for one workload.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub more_workloads: Vec<WorkloadSection>,
     pub run: RunSpec,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<VariantSpec>,
@@ -156,7 +160,8 @@ struct DocKeys {
     description: Option<String>,
     machine: Option<MachineKeys>,
     kernel: Option<KernelKeys>,
-    workload: Option<toml::Table>,
+    /// `[workload]`, or `[[workload]]` for several workloads in one run.
+    workload: Option<toml::Value>,
     run: Option<RunKeys>,
     variant: Option<Vec<toml::Table>>,
 }
@@ -256,7 +261,7 @@ impl Scenario {
             })?;
         let machine = parse_machine(&doc, keys.machine.unwrap_or_default())?;
         let kernel = parse_kernel(&doc, keys.kernel.unwrap_or_default())?;
-        let workload = parse_workload(&doc, keys.workload)?;
+        let (workload, more_workloads) = parse_workloads(&doc, keys.workload)?;
         let run = parse_run(&doc, keys.run.unwrap_or_default())?;
         let variants = parse_variants(&doc, keys.variant.unwrap_or_default())?;
         let source = doc.origin.clone();
@@ -268,6 +273,7 @@ impl Scenario {
             machine,
             kernel,
             workload,
+            more_workloads,
             run,
             variants,
         })
@@ -452,13 +458,61 @@ fn parse_kernel(doc: &ScenarioDoc, keys: KernelKeys) -> InputResult<ResolvedKern
     Ok(k)
 }
 
-fn parse_workload(doc: &ScenarioDoc, table: Option<toml::Table>) -> InputResult<WorkloadSection> {
+/// `[workload]` (one workload) or `[[workload]]` (several, at most
+/// [`crate::workload::merge::MAX_WORKLOADS`]): the first, and the others.
+fn parse_workloads(
+    doc: &ScenarioDoc,
+    value: Option<toml::Value>,
+) -> InputResult<(WorkloadSection, Vec<WorkloadSection>)> {
+    use crate::workload::merge::MAX_WORKLOADS;
+    let tables = match value {
+        None => return Ok((parse_workload(doc, None, "workload")?, Vec::new())),
+        Some(toml::Value::Table(t)) => {
+            return Ok((parse_workload(doc, Some(t), "workload")?, Vec::new()));
+        }
+        Some(toml::Value::Array(a)) if (1..=MAX_WORKLOADS).contains(&a.len()) => a,
+        Some(other) => {
+            return Err(key_err(
+                doc,
+                "workload",
+                keys::expected(
+                    &format!(
+                        "a table [workload], or 1 to {MAX_WORKLOADS} tables [[workload]] for \
+                         several workloads in one run"
+                    ),
+                    keys::describe(&other),
+                ),
+            ));
+        }
+    };
+    let mut sections = Vec::with_capacity(tables.len());
+    for (i, t) in tables.into_iter().enumerate() {
+        let name = format!("workload[{}]", i + 1);
+        let toml::Value::Table(t) = t else {
+            return Err(key_err(
+                doc,
+                &name,
+                keys::expected("a table of workload keys", keys::describe(&t)),
+            ));
+        };
+        sections.push(parse_workload(doc, Some(t), &name)?);
+    }
+    let first = sections.remove(0);
+    Ok((first, sections))
+}
+
+/// One workload table; `name` (`workload`, `workload[2]`) prefixes its keys in errors.
+fn parse_workload(
+    doc: &ScenarioDoc,
+    table: Option<toml::Table>,
+    name: &str,
+) -> InputResult<WorkloadSection> {
     let mut params = table.unwrap_or_default();
     let mut text = |k: &str| -> InputResult<Option<String>> {
         params
             .remove(k)
             .map(|v| {
-                let key = format!("workload.{k}");
+                let key = format!("{name}.{k}");
                 keys::from_value::<String>(&v, &key, doc.origin_of(&key))
             })
             .transpose()
@@ -468,16 +522,18 @@ fn parse_workload(doc: &ScenarioDoc, table: Option<toml::Table>) -> InputResult<
     match (&kind, &command) {
         (None, None) => Err(InputError::with_key(
             doc.origin_of("workload"),
-            "workload",
+            name,
             "no workload given (accepted: [workload] kind = \"hackbench\" | \"schbench\" | ... \
              with its parameters, or command = \"<benchmark command line>\"; on the command \
              line: -- <benchmark command line>; see `schedlab list workloads`)",
         )),
         (Some(_), Some(_)) => Err(key_err(
             doc,
-            "workload.kind",
-            "cannot be combined with workload.command (accepted: either kind with its keys, or \
-             command with the benchmark's command line, which names the benchmark)",
+            &format!("{name}.kind"),
+            format!(
+                "cannot be combined with {name}.command (accepted: either kind with its keys, \
+                 or command with the benchmark's command line, which names the benchmark)"
+            ),
         )),
         _ => Ok(WorkloadSection {
             kind,

@@ -1621,6 +1621,11 @@ impl Engine {
         self.tasks[p.idx()].pc += 1;
         self.ops_done += 1;
         self.ops_total += 1;
+        if let Some(&w) = self.task_workload.get(p.idx()) {
+            let ops = &mut self.workload_ops[usize::from(w)];
+            ops.0 += 1;
+            ops.1 += 1;
+        }
         Step::Pure
     }
 
@@ -1786,7 +1791,7 @@ impl Engine {
             Op::Jump { to } => self.tasks[p.idx()].pc = to,
             Op::Snapshot { full } => {
                 self.tasks[p.idx()].pc += 1;
-                self.take_snapshot(full);
+                self.take_snapshot(p, full);
             }
             _ => unreachable!("op_flow: {op:?}"),
         }
@@ -1795,10 +1800,15 @@ impl Engine {
 
     /// Record a [`super::Snapshot`] of the run's counters (and, when `full`, its metrics and
     /// per-task waits) for a benchmark's interval report.
-    fn take_snapshot(&mut self, full: bool) {
+    fn take_snapshot(&mut self, p: TaskId, full: bool) {
+        let workload = self
+            .task_workload
+            .get(p.idx())
+            .map_or(0, |&w| usize::from(w));
         let snap = super::Snapshot {
             time_ns: self.now_ns,
-            ops_total: self.ops_total,
+            ops_total: self.workload_ops(workload).1,
+            workload,
             metrics: if full {
                 self.metrics.clone()
             } else {
@@ -2223,6 +2233,9 @@ impl Engine {
             *h = Default::default();
         }
         self.ops_done = 0;
+        for ops in &mut self.workload_ops {
+            ops.0 = 0;
+        }
         self.migration_log.clear();
         self.migration_log_dropped = 0;
         self.ping_pong.reset_counts();

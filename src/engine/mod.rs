@@ -273,8 +273,12 @@ pub(crate) struct DutyState {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub time_ns: u64,
-    /// Every `Op::CountOp` since the start (never reset by warm-up).
+    /// Every `Op::CountOp` of the taking task's workload since the start (never reset by
+    /// warm-up); with one workload, every `Op::CountOp` of the run.
     pub ops_total: u64,
+    /// The workload whose task took the snapshot (0 when one workload runs; see
+    /// [`Engine::set_task_workloads`]).
+    pub workload: usize,
     /// With `full`: the metric histograms at that time (same order as `metrics()`).
     pub metrics: Vec<Histogram>,
     /// With `full`: each task's (`wait_sum_ns`, `wait_count`).
@@ -501,6 +505,10 @@ pub struct Engine {
     pub(crate) ops_done: u64,
     /// `ops_done` without warm-up resets.
     pub(crate) ops_total: u64,
+    /// The workload of each task when several run together (empty: one workload).
+    pub(crate) task_workload: Vec<u16>,
+    /// `(ops_done, ops_total)` of each workload when several run together.
+    pub(crate) workload_ops: Vec<(u64, u64)>,
     /// Periodic timers (`Op::TimerStart`/`Op::TimerWait`): next expiry, once started.
     pub(crate) timers: Vec<Option<u64>>,
     /// The plan's CPU-mask table (`Op::SetAffinity`).
@@ -674,6 +682,8 @@ impl Engine {
             metric_names: plan.metrics,
             ops_done: 0,
             ops_total: 0,
+            task_workload: Vec::new(),
+            workload_ops: Vec::new(),
             timers: vec![None; nr_timers],
             cpumasks: plan.cpumasks,
             snapshots: Vec::new(),
@@ -907,6 +917,29 @@ impl Engine {
     /// Every `Op::CountOp` since the start, warm-up included.
     pub fn ops_total(&self) -> u64 {
         self.ops_total
+    }
+
+    /// Several workloads in one run: `of_task[i]` is the workload of task `i` (every task
+    /// has one). Set before [`Engine::run`]; operations (`Op::CountOp`) and snapshots are
+    /// then also counted per workload ([`Engine::workload_ops`]).
+    pub fn set_task_workloads(&mut self, of_task: Vec<u16>) {
+        assert_eq!(of_task.len(), self.tasks.len(), "one workload per task");
+        let nr = of_task
+            .iter()
+            .map(|&w| usize::from(w) + 1)
+            .max()
+            .unwrap_or(0);
+        self.workload_ops = vec![(0, 0); nr];
+        self.task_workload = of_task;
+    }
+
+    /// `(ops_done, ops_total)` of workload `w` ([`Engine::ops_done`], [`Engine::ops_total`]
+    /// when the run has one workload).
+    pub fn workload_ops(&self, w: usize) -> (u64, u64) {
+        match self.workload_ops.get(w) {
+            Some(&ops) => ops,
+            None => (self.ops_done, self.ops_total),
+        }
     }
 
     /// Snapshots taken by `Op::Snapshot`, in time order.

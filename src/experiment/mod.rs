@@ -30,6 +30,7 @@ use crate::stats::report::{self, RunResult};
 use crate::stats::summary::{MetricColumns, Summary};
 use crate::stats::trace::Instruments;
 use crate::topology::Machine;
+use crate::workload::view::RunView;
 use scenario::ResolvedScenario;
 
 /// The version written into results.
@@ -600,23 +601,14 @@ pub fn run_resolved(
     let scn = &resolved.scenario;
     let host_kernel = resolved.host_kernel.clone();
     let scenario::Instance {
-        workload,
+        mut workload,
         cfg,
         policy,
     } = resolved.instantiate(seed)?;
-    let (machine, cost) = (resolved.machine.clone(), resolved.cost.clone());
     warn_about_inputs(ctx, scn, &workload);
     ctx.run_len_ns.fetch_max(cfg.duration_ns, Ordering::Relaxed);
     let started = Instant::now();
-    let mut engine = Engine::new(machine, cost, cfg, policy, workload.plan)
-        .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
-    engine.set_numa_kernel(&scn.kernel);
-    engine.set_control(RunControl::new(ctx.shared.clone()));
-    if let (Some(sink), workloads::WorkloadKind::Bench(spec)) = (&ctx.stream, &workload.kind)
-        && let Some(hook) = crate::workload::results::interval_hook(spec, &engine, sink.clone())
-    {
-        engine.set_interval_hook(hook);
-    }
+    let mut engine = start_engine(ctx, resolved, cfg, policy, &mut workload)?;
     let trace_label = instruments.trace.as_ref().map(|t| t.label.clone());
     let trace_pending = instruments.trace.as_mut().and_then(|t| t.pending.take());
     instruments.attach(&mut engine)?;
@@ -634,8 +626,8 @@ pub fn run_resolved(
     }
     let wall_time_s = started.elapsed().as_secs_f64();
     let perf = report::perf_stat(&engine);
-    let (native_text, native_json, workload_complete) =
-        workload_completion(scn, &workload.kind, workload.finite, &engine);
+    let (native_text, native_json, more_json, workload_complete) =
+        workload_reports(scn, &workload, &engine);
     let migrations = report::migrations(&engine);
     let schedstat = report::Schedstat::from_policy(engine.policy().report());
     let summary_line = summary_line(
@@ -664,6 +656,10 @@ pub fn run_resolved(
         schedstat,
         migrations,
         workload: report::WorkloadMetrics::from_value(native_json),
+        more_workloads: more_json
+            .into_iter()
+            .map(report::WorkloadMetrics::from_value)
+            .collect(),
         latency_us,
         latency_hist,
         cpus: report::cpus(&engine),
@@ -701,6 +697,38 @@ pub fn run_resolved(
     ))
 }
 
+/// The engine of one run, its workload's plan taken out of `workload` (the rest of it
+/// stays for the reports), set up for the run: NUMA settings, the stop/progress control,
+/// the workload of each task when several run together, and the streaming hook of a
+/// benchmark that prints as it runs, when it runs alone (two streams would interleave).
+fn start_engine(
+    ctx: &RunContext,
+    resolved: &ResolvedScenario,
+    cfg: EngineConfig,
+    policy: Box<dyn SchedPolicy>,
+    workload: &mut workloads::ResolvedWorkload,
+) -> InputResult<Engine> {
+    let scn = &resolved.scenario;
+    let several = !workload.more.is_empty();
+    let task_workloads = several.then(|| workload.task_workloads());
+    let plan = std::mem::take(&mut workload.plan);
+    let (machine, cost) = (resolved.machine.clone(), resolved.cost.clone());
+    let mut engine = Engine::new(machine, cost, cfg, policy, plan)
+        .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e.to_string()))?;
+    engine.set_numa_kernel(&scn.kernel);
+    engine.set_control(RunControl::new(ctx.shared.clone()));
+    if let Some(of_task) = task_workloads {
+        engine.set_task_workloads(of_task);
+    }
+    if let (Some(sink), workloads::WorkloadKind::Bench(spec), false) =
+        (&ctx.stream, &workload.kind, several)
+        && let Some(hook) = crate::workload::results::interval_hook(spec, &engine, sink.clone())
+    {
+        engine.set_interval_hook(hook);
+    }
+    Ok(engine)
+}
+
 /// The native report (text, JSON) and whether the run finished the benchmark's work
 /// (always, for benchmarks that run for a length); for one that did not, `workload.complete = false` in the JSON and a line saying
 /// so, and why, at the end of the native report.
@@ -708,26 +736,81 @@ fn workload_completion(
     scn: &Scenario,
     kind: &workloads::WorkloadKind,
     finite: bool,
-    engine: &Engine,
+    run: &RunView,
 ) -> (String, Value, bool) {
-    let (mut text, mut json) = workloads::native_report(kind, engine);
+    let (mut text, mut json) = workloads::native_report(kind, run);
     if !finite {
         return (text, json, true);
     }
     let complete = json
         .get("complete")
         .and_then(Value::as_bool)
-        .unwrap_or_else(|| engine.all_exited());
+        .unwrap_or_else(|| {
+            run.tasks()
+                .iter()
+                .all(|t| t.state == crate::task::TaskState::Dead)
+        });
     if let Some(obj) = json.as_object_mut() {
         obj.insert("complete".into(), Value::Bool(complete));
     }
     if !complete {
         text.push_str(&format!(
             "schedlab: the benchmark did not finish: {}\n",
-            cut_cause(scn, engine.end_ns())
+            cut_cause(scn, run.end_ns())
         ));
     }
     (text, json, complete)
+}
+
+/// The native reports of a run's workloads (text, the first's JSON, the others' JSON) and
+/// whether every one that ends by itself finished. With one workload, its report as
+/// [`workload_completion`] makes it; with several, each from its own share of the run
+/// ([`RunView::part`]) under a `== workload N: ...` line, each later one's JSON with its
+/// `placement`.
+fn workload_reports(
+    scn: &Scenario,
+    workload: &workloads::ResolvedWorkload,
+    engine: &Engine,
+) -> (String, Value, Vec<Value>, bool) {
+    let w = workload;
+    if w.more.is_empty() {
+        let (text, json, complete) =
+            workload_completion(scn, &w.kind, w.finite, &RunView::whole(engine));
+        return (text, json, Vec::new(), complete);
+    }
+    let sections = std::iter::once(&scn.workload).chain(&scn.more_workloads);
+    let firsts = std::iter::once((&w.kind, w.finite, &w.placement));
+    let others = w.more.iter().map(|m| (&m.kind, m.finite, &m.placement));
+    let mut text = String::new();
+    let (mut first_json, mut more_json, mut all_complete) = (Value::Null, Vec::new(), true);
+    for ((part, section), (kind, finite, placement)) in
+        w.parts.iter().zip(sections).zip(firsts.chain(others))
+    {
+        let (t, mut json, complete) =
+            workload_completion(scn, kind, finite, &RunView::part(engine, part));
+        let what = section
+            .command
+            .as_deref()
+            .or(section.kind.as_deref())
+            .unwrap_or("");
+        text.push_str(&format!(
+            "== workload {}: {}\n{t}",
+            part.index + 1,
+            crate::input::limits::clip(what)
+        ));
+        all_complete &= complete;
+        match part.index {
+            0 => first_json = json,
+            _ => {
+                if let Some(obj) = json.as_object_mut() {
+                    let p = placement.as_ref().map_or(Value::Null, |p| p.to_json());
+                    obj.insert("placement".into(), p);
+                }
+                more_json.push(json);
+            }
+        }
+    }
+    (text, first_json, more_json, all_complete)
 }
 
 /// Why a run of a benchmark that ends by itself ended first: `run.duration_s` (the user's

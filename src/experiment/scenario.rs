@@ -94,6 +94,8 @@ pub struct ResolvedScenario {
     pub machine: Machine,
     pub cost: CostModel,
     pub workload: WorkloadSetup,
+    /// The workloads after the first, when several run together.
+    pub more_workloads: Vec<WorkloadSetup>,
     /// The plan of the first seed, made to check it before any run (`(seed, workload)`),
     /// until the run of that seed takes it.
     checked: Mutex<Option<(u64, ResolvedWorkload)>>,
@@ -121,9 +123,13 @@ impl ResolvedScenario {
         };
         let machine = resolve_machine_in(&scenario, imports)?;
         let cost = super::resolve_cost(&scenario, &machine)?;
-        let workload = workloads::setup(&scenario, &machine)?;
+        let workload = workloads::setup(&scenario, &scenario.workload, &machine)?;
+        let more_workloads = (scenario.more_workloads.iter())
+            .map(|w| workloads::setup(&scenario, w, &machine))
+            .collect::<InputResult<Vec<_>>>()?;
+        check_several(&scenario, &workload, &more_workloads)?;
         let seed = crate::engine::rng::run_seed(scenario.run.seed, 0);
-        let first = workload.instantiate(&machine, Some(&cost), seed)?;
+        let first = instantiate_all(&scenario, &machine, &cost, &workload, &more_workloads, seed)?;
         crate::engine::validate_plan(&machine, &first.plan).map_err(|e| {
             InputError::with_key(scenario.origin_of("workload"), "workload", e.to_string())
         })?;
@@ -136,6 +142,7 @@ impl ResolvedScenario {
             machine,
             cost,
             workload,
+            more_workloads,
             checked: Mutex::new(Some((seed, first))),
         })
     }
@@ -150,9 +157,14 @@ impl ResolvedScenario {
         let checked = self.checked.lock().expect("plan lock").take();
         let workload = match checked {
             Some((s, w)) if s == seed => w,
-            _ => self
-                .workload
-                .instantiate(&self.machine, Some(&self.cost), seed)?,
+            _ => instantiate_all(
+                &self.scenario,
+                &self.machine,
+                &self.cost,
+                &self.workload,
+                &self.more_workloads,
+                seed,
+            )?,
         };
         let mut cfg = super::engine_config(&self.scenario, seed, workload.default_duration_ns);
         cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);
@@ -162,5 +174,45 @@ impl ResolvedScenario {
             cfg,
             policy,
         })
+    }
+}
+
+/// The plan of every workload of the run of `seed`, joined into one when there are several.
+fn instantiate_all(
+    scn: &Scenario,
+    machine: &Machine,
+    cost: &CostModel,
+    first: &WorkloadSetup,
+    more: &[WorkloadSetup],
+    seed: u64,
+) -> InputResult<ResolvedWorkload> {
+    let first = first.instantiate(machine, Some(cost), seed)?;
+    let more = (more.iter())
+        .map(|w| w.instantiate(machine, Some(cost), seed))
+        .collect::<InputResult<Vec<_>>>()?;
+    ResolvedWorkload::join(first, more)
+        .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e))
+}
+
+/// Several workloads in one run: none may have a warm-up of its own (schbench `-w`). The
+/// engine's warm-up restarts every statistic of the run, so one workload's warm-up would
+/// erase what another measured before it ended.
+fn check_several(scn: &Scenario, first: &WorkloadSetup, more: &[WorkloadSetup]) -> InputResult<()> {
+    if more.is_empty() {
+        return Ok(());
+    }
+    let all = std::iter::once(first).chain(more);
+    match all.enumerate().find(|(_, w)| w.warmup_ns > 0) {
+        None => Ok(()),
+        Some((i, w)) => Err(InputError::with_key(
+            scn.origin_of("workload"),
+            format!("workload[{}]", i + 1),
+            format!(
+                "a warm-up of its own ({} s) in a run of several workloads: the warm-up restarts \
+                 the whole run's statistics, the other workloads' too (accepted: no warm-up in \
+                 each workload, e.g. schbench -w 0; [run] warmup_s applies to the whole run)",
+                w.warmup_ns as f64 / 1e9
+            ),
+        )),
     }
 }

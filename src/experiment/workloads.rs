@@ -5,12 +5,14 @@
 
 use serde_json::{Value, json};
 
-use crate::config::scenario::Scenario;
-use crate::engine::{Engine, WorkloadPlan};
+use crate::config::scenario::{Scenario, WorkloadSection};
+use crate::engine::WorkloadPlan;
 use crate::error::{InputError, InputResult};
 use crate::input::{keys, limits};
 use crate::topology::Machine;
+use crate::workload::merge::PlanPart;
 use crate::workload::placement::{self, ResolvedPlacement};
+use crate::workload::view::RunView;
 use crate::workload::{SectionInput, WorkloadSpec, builtin};
 
 /// Built-in kinds with their accepted keys.
@@ -50,6 +52,63 @@ pub struct ResolvedWorkload {
     /// `--cpu-ops` stress-ng, netperf `-l -N`, pingpong with `loops`): a run that ends
     /// before they all exit did not finish the benchmark.
     pub finite: bool,
+    /// What each workload owns in `plan` (one entry, the whole plan, for one workload).
+    pub parts: Vec<PlanPart>,
+    /// The workloads after the first, when several run together (`parts[1..]`).
+    pub more: Vec<MoreWorkload>,
+}
+
+/// A workload after the first of a run of several: what its report needs.
+#[derive(Debug, Clone)]
+pub struct MoreWorkload {
+    pub kind: WorkloadKind,
+    pub placement: Option<ResolvedPlacement>,
+    pub finite: bool,
+}
+
+impl ResolvedWorkload {
+    /// Several workloads of one run joined into one plan (`first` and `more` each placed):
+    /// the run lasts as long as the longest needs. Errors as [`crate::workload::merge::join`].
+    pub fn join(first: ResolvedWorkload, more: Vec<ResolvedWorkload>) -> Result<Self, String> {
+        if more.is_empty() {
+            return Ok(first);
+        }
+        let default_duration_ns =
+            (more.iter().map(|w| w.default_duration_ns)).fold(first.default_duration_ns, u64::max);
+        let warmup_ns = more
+            .iter()
+            .map(|w| w.warmup_ns)
+            .fold(first.warmup_ns, u64::max);
+        let infos = (more.iter())
+            .map(|w| MoreWorkload {
+                kind: w.kind.clone(),
+                placement: w.placement.clone(),
+                finite: w.finite,
+            })
+            .collect();
+        let plans = std::iter::once(first.plan).chain(more.into_iter().map(|w| w.plan));
+        let (plan, parts) = crate::workload::merge::join(plans.collect())?;
+        Ok(ResolvedWorkload {
+            kind: first.kind,
+            plan,
+            placement: first.placement,
+            default_duration_ns,
+            warmup_ns,
+            finite: first.finite,
+            parts,
+            more: infos,
+        })
+    }
+
+    /// The workload of each task of the plan (for [`crate::engine::Engine::set_task_workloads`]).
+    pub fn task_workloads(&self) -> Vec<u16> {
+        let mut of_task = vec![0u16; self.plan.tasks.len()];
+        for p in &self.parts {
+            let w = u16::try_from(p.index).expect("at most MAX_WORKLOADS workloads");
+            of_task[p.tasks.clone()].fill(w);
+        }
+        of_task
+    }
 }
 
 /// Whether the benchmark ends by itself once its work is done (see
@@ -248,9 +307,9 @@ fn check_duration(scn: &Scenario, own_ns: u64, what: &str) -> InputResult<()> {
     ))
 }
 
-/// Resolve the scenario's workload, with its placement applied.
+/// Resolve the scenario's (first) workload, with its placement applied.
 pub fn resolve(scn: &Scenario, machine: &Machine, seed: u64) -> InputResult<ResolvedWorkload> {
-    let setup = setup(scn, machine)?;
+    let setup = setup(scn, &scn.workload, machine)?;
     let cost = match setup.needs_cost() {
         true => Some(super::resolve_cost(scn, machine)?),
         false => None,
@@ -274,12 +333,17 @@ pub struct WorkloadSetup {
     origin: String,
 }
 
-/// Parse and check the scenario's workload against `machine` (every error a run of it could
-/// report about its keys, its task count, its length and its placement).
-pub fn setup(scn: &Scenario, machine: &Machine) -> InputResult<WorkloadSetup> {
+/// Parse and check one of the scenario's workloads, `section` (`scn.workload` or one of
+/// `scn.more_workloads`), against `machine` (every error a run of it could report about its
+/// keys, its task count, its length and its placement).
+pub fn setup(
+    scn: &Scenario,
+    section: &WorkloadSection,
+    machine: &Machine,
+) -> InputResult<WorkloadSetup> {
     let origin = scn.origin_of("workload");
-    let (params, mut args) = placement::from_toml(&scn.workload.params, origin)?;
-    let w = resolve_unplaced(scn, &params, machine, &mut args)?;
+    let (params, mut args) = placement::from_toml(&section.params, origin)?;
+    let w = resolve_unplaced(scn, section, &params, machine, &mut args)?;
     let placement = match args.is_empty() {
         true => None,
         false => Some(args.resolve(machine)?),
@@ -331,11 +395,13 @@ impl WorkloadSetup {
         }
         Ok(ResolvedWorkload {
             kind: self.kind.clone(),
+            parts: vec![PlanPart::whole(&plan)],
             plan,
             placement: self.placement.clone(),
             default_duration_ns: self.default_duration_ns,
             warmup_ns: self.warmup_ns,
             finite: self.finite,
+            more: Vec::new(),
         })
     }
 }
@@ -343,11 +409,11 @@ impl WorkloadSetup {
 /// The workload's plan before placement; command-line prefixes go into `args`.
 fn resolve_unplaced(
     scn: &Scenario,
+    w: &WorkloadSection,
     params: &toml::Table,
     machine: &Machine,
     args: &mut placement::PlacementArgs,
 ) -> InputResult<WorkloadSetup> {
-    let w = &scn.workload;
     let nr_online = machine.online.weight();
     match (w.kind.as_deref(), w.command.as_deref()) {
         (Some("spin"), None) => {
@@ -427,12 +493,12 @@ fn resolve_unplaced(
     }
 }
 
-/// The workload's native report text and its JSON metrics.
-pub fn native_report(kind: &WorkloadKind, engine: &Engine) -> (String, Value) {
-    let elapsed_s = (engine.end_ns() - engine.stats_start_ns()) as f64 / 1e9;
+/// The workload's native report text and its JSON metrics, from its view of the run.
+pub fn native_report(kind: &WorkloadKind, run: &RunView) -> (String, Value) {
+    let elapsed_s = (run.end_ns() - run.stats_start_ns()) as f64 / 1e9;
     match kind {
         WorkloadKind::Spin { tasks } => {
-            let runtime: Vec<u64> = engine
+            let runtime: Vec<u64> = run
                 .tasks()
                 .iter()
                 .map(|t| t.stats.sum_exec_runtime_ns)
@@ -457,7 +523,7 @@ pub fn native_report(kind: &WorkloadKind, engine: &Engine) -> (String, Value) {
             (text, json)
         }
         WorkloadKind::PingPong { pairs } => {
-            let ops = engine.ops_done();
+            let ops = run.ops_done();
             let rate = ops as f64 / elapsed_s.max(1e-9);
             let text = format!(
                 "pingpong: {pairs} pairs, {ops} round trips in {elapsed_s:.3} s ({rate:.0}/s)\n"
@@ -470,6 +536,6 @@ pub fn native_report(kind: &WorkloadKind, engine: &Engine) -> (String, Value) {
             });
             (text, json)
         }
-        WorkloadKind::Bench(spec) => crate::workload::results::native_report(spec, engine),
+        WorkloadKind::Bench(spec) => crate::workload::results::native_report(spec, run),
     }
 }

@@ -239,6 +239,10 @@ pub struct RunResult {
     pub schedstat: Option<Schedstat>,
     pub migrations: Migrations,
     pub workload: WorkloadMetrics,
+    /// With several workloads in one run, the metrics of the second and later ones (each
+    /// with its `placement`); `workload` is the first's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_workloads: Vec<WorkloadMetrics>,
     /// `wakeup`, then the workload's own latency metrics by name.
     pub latency_us: BTreeMap<String, LatencyUs>,
     /// The distribution behind each `latency_us` entry, by the same name: the histogram's
@@ -312,6 +316,17 @@ impl RunResult {
         }
         for (k, v) in self.workload.numeric() {
             out.push((format!("workload.{k}"), v));
+        }
+        // Several workloads: the second is `workload2.*`, and so on (its placement is an
+        // input, not a metric).
+        for (i, w) in self.more_workloads.iter().enumerate() {
+            for (k, v) in w
+                .numeric()
+                .into_iter()
+                .filter(|(k, _)| !k.starts_with("placement."))
+            {
+                out.push((format!("workload{}.{k}", i + 2), v));
+            }
         }
         for (name, l) in &self.latency_us {
             for (k, v) in [

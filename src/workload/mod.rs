@@ -20,6 +20,7 @@ pub mod generate;
 pub mod hackbench;
 pub mod jbb;
 pub mod linpack;
+pub mod merge;
 pub mod netperf;
 pub mod placement;
 pub mod results;
@@ -28,6 +29,7 @@ pub mod schbench;
 pub mod sched_pipe;
 pub mod stream;
 pub mod stressng;
+pub mod view;
 pub mod web;
 
 use std::path::{Path, PathBuf};

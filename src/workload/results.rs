@@ -51,32 +51,33 @@ use crate::workload::schbench::{
 };
 use crate::workload::sched_pipe::{self, SchedPipeConfig, SchedPipeResult};
 use crate::workload::stressng::{self, StressNgConfig, StressNgInstance, StressNgResult};
+use crate::workload::view::RunView;
 use crate::workload::{jbb, linpack, stream, web};
 
 /// The `[PID]` stress-ng prints: a fixed simulated pid keeps the output deterministic.
 pub const SIMULATED_PID: u32 = 4242;
 
 /// The benchmark's native report text and its JSON metrics (`"workload"` in the results).
-pub fn native_report(spec: &WorkloadSpec, engine: &Engine) -> (String, Value) {
+pub fn native_report(spec: &WorkloadSpec, run: &RunView) -> (String, Value) {
     match spec {
-        WorkloadSpec::Hackbench(c) => hackbench_report(c, engine),
-        WorkloadSpec::SchedPipe(c) => sched_pipe_report(c, engine),
+        WorkloadSpec::Hackbench(c) => hackbench_report(c, run),
+        WorkloadSpec::SchedPipe(c) => sched_pipe_report(c, run),
         WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Current => {
-            schbench_report(c, engine)
+            schbench_report(c, run)
         }
-        WorkloadSpec::Schbench(c) => schbench_classic_report(c, engine),
-        WorkloadSpec::StressNg(c) => stressng_report(c, engine),
-        WorkloadSpec::NetperfRr(c) => netperf_report(c, engine),
-        WorkloadSpec::RtApp(c) => rtapp_report(c, engine),
-        WorkloadSpec::Web(c) => web_report(c, engine),
-        WorkloadSpec::Jbb(c) => jbb_report(c, engine),
-        WorkloadSpec::Stream(c) => stream_report(c, engine),
-        WorkloadSpec::Linpack(c) => linpack_report(c, engine),
+        WorkloadSpec::Schbench(c) => schbench_classic_report(c, run),
+        WorkloadSpec::StressNg(c) => stressng_report(c, run),
+        WorkloadSpec::NetperfRr(c) => netperf_report(c, run),
+        WorkloadSpec::RtApp(c) => rtapp_report(c, run),
+        WorkloadSpec::Web(c) => web_report(c, run),
+        WorkloadSpec::Jbb(c) => jbb_report(c, run),
+        WorkloadSpec::Stream(c) => stream_report(c, run),
+        WorkloadSpec::Linpack(c) => linpack_report(c, run),
     }
 }
 
-fn metric<'a>(engine: &'a Engine, name: &str) -> Option<&'a Histogram> {
-    engine.metrics().find(|(n, _)| *n == name).map(|(_, h)| h)
+fn metric<'a>(run: &'a RunView<'_>, name: &str) -> Option<&'a Histogram> {
+    run.metrics().find(|(n, _)| *n == name).map(|(_, h)| h)
 }
 
 /// Mean of a histogram, exactly (sum / count), in ns.
@@ -88,9 +89,9 @@ fn exact_mean_ns(h: &Histogram) -> Option<u64> {
 
 /// hackbench's measured interval: the parent's start mark to the last child reaped, µs
 /// resolution. If the run was cut before that, the time simulated since the statistics start.
-pub fn hackbench_result(engine: &Engine) -> (HackbenchResult, bool) {
-    let done = metric(engine, ghb::TIME_METRIC).and_then(exact_mean_ns);
-    let ns = done.unwrap_or(engine.end_ns() - engine.stats_start_ns());
+pub fn hackbench_result(run: &RunView) -> (HackbenchResult, bool) {
+    let done = metric(run, ghb::TIME_METRIC).and_then(exact_mean_ns);
+    let ns = done.unwrap_or(run.end_ns() - run.stats_start_ns());
     (
         HackbenchResult {
             elapsed_ns: ns / 1000 * 1000,
@@ -99,8 +100,8 @@ pub fn hackbench_result(engine: &Engine) -> (HackbenchResult, bool) {
     )
 }
 
-fn hackbench_report(cfg: &HackbenchConfig, engine: &Engine) -> (String, Value) {
-    let (res, complete) = hackbench_result(engine);
+fn hackbench_report(cfg: &HackbenchConfig, run: &RunView) -> (String, Value) {
+    let (res, complete) = hackbench_result(run);
     let text = if complete {
         hackbench::format_report(cfg, &res)
     } else {
@@ -111,13 +112,13 @@ fn hackbench_report(cfg: &HackbenchConfig, engine: &Engine) -> (String, Value) {
             "{}Time: not finished (the run ended before hackbench did: {} of {total} messages \
              sent)\n",
             cfg.format_header(),
-            engine.ops_total()
+            run.ops_total()
         )
     };
     let json = json!({
         "kind": "hackbench",
         "time_s": res.elapsed_ns as f64 / 1e9,
-        "messages": engine.ops_total(),
+        "messages": run.ops_total(),
         "complete": complete,
     });
     (text, json)
@@ -127,9 +128,9 @@ fn hackbench_report(cfg: &HackbenchConfig, engine: &Engine) -> (String, Value) {
 
 /// sched pipe's measured interval (µs resolution) and whether the program finished; if the run
 /// was cut before that, the time simulated since the statistics start.
-pub fn sched_pipe_result(engine: &Engine) -> (SchedPipeResult, bool) {
-    let done = metric(engine, gsp::TIME_METRIC).and_then(exact_mean_ns);
-    let ns = done.unwrap_or(engine.end_ns() - engine.stats_start_ns());
+pub fn sched_pipe_result(run: &RunView) -> (SchedPipeResult, bool) {
+    let done = metric(run, gsp::TIME_METRIC).and_then(exact_mean_ns);
+    let ns = done.unwrap_or(run.end_ns() - run.stats_start_ns());
     (
         SchedPipeResult {
             elapsed_ns: ns / 1000 * 1000,
@@ -138,9 +139,9 @@ pub fn sched_pipe_result(engine: &Engine) -> (SchedPipeResult, bool) {
     )
 }
 
-fn sched_pipe_report(cfg: &SchedPipeConfig, engine: &Engine) -> (String, Value) {
-    let (res, complete) = sched_pipe_result(engine);
-    let ops = engine.ops_total();
+fn sched_pipe_report(cfg: &SchedPipeConfig, run: &RunView) -> (String, Value) {
+    let (res, complete) = sched_pipe_result(run);
+    let ops = run.ops_total();
     let text = if complete {
         sched_pipe::format_report(cfg, &res)
     } else {
@@ -344,18 +345,18 @@ pub fn interval_hook(
 }
 
 /// Fill [`SchbenchResult`] from a finished run of the current schbench.
-pub fn schbench_result(cfg: &SchbenchConfig, engine: &Engine) -> SchbenchResult {
+pub fn schbench_result(cfg: &SchbenchConfig, run: &RunView) -> SchbenchResult {
     let empty = Histogram::new();
-    let wake_h = metric(engine, gsb::WAKEUP_METRIC).unwrap_or(&empty);
-    let req_h = metric(engine, gsb::REQUEST_METRIC).unwrap_or(&empty);
-    let metric_index = |name: &str| engine.metrics().position(|(n, _)| n == name);
+    let wake_h = metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty);
+    let req_h = metric(run, gsb::REQUEST_METRIC).unwrap_or(&empty);
+    let metric_index = |name: &str| run.metrics().position(|(n, _)| n == name);
     let (wi, ri) = (
         metric_index(gsb::WAKEUP_METRIC),
         metric_index(gsb::REQUEST_METRIC),
     );
     let pipe = cfg.pipe_bytes > 0;
     let mut res = SchbenchResult::default();
-    let snaps = engine.snapshots();
+    let snaps = run.snapshots();
     let mut log = SchbenchLog::new(wi, ri);
     for (k, s) in snaps.iter().enumerate() {
         if let Some(entry) = log.push(cfg, k, s) {
@@ -366,11 +367,8 @@ pub fn schbench_result(cfg: &SchbenchConfig, engine: &Engine) -> SchbenchResult 
     res.wakeup = to_plat_us(wake_h);
     res.request = to_plat_us(req_h);
     res.rps = rps;
-    res.loop_count = snaps
-        .last()
-        .map(|s| s.ops_total)
-        .unwrap_or(engine.ops_total());
-    let waits: Vec<(u64, u64)> = engine
+    res.loop_count = snaps.last().map(|s| s.ops_total).unwrap_or(run.ops_total());
+    let waits: Vec<(u64, u64)> = run
         .tasks()
         .iter()
         .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
@@ -380,7 +378,7 @@ pub fn schbench_result(cfg: &SchbenchConfig, engine: &Engine) -> SchbenchResult 
     res.sched_delay_worker_ns = w;
     if pipe {
         // Each worker's `runtime`: from its start to its last loop (≈ the end of the run).
-        let end_us = engine.end_ns() / 1000;
+        let end_us = run.end_ns() / 1000;
         let mut total = 0u64;
         for i in 0..cfg.message_threads {
             for w in 0..cfg.workers_per_message_thread {
@@ -405,8 +403,8 @@ fn pct_json(h: &PlatHistogram, plist: &[f64], idx: [usize; 4]) -> Value {
     })
 }
 
-fn schbench_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Value) {
-    let res = schbench_result(cfg, engine);
+fn schbench_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
+    let res = schbench_result(cfg, run);
     let text = schbench::format_report(cfg, &res);
     let rps_avg = res.loop_count as f64 / f64::from(cfg.runtime_s.max(1));
     let mut json = json!({
@@ -423,12 +421,12 @@ fn schbench_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Value) {
     (text, json)
 }
 
-fn schbench_classic_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Value) {
+fn schbench_classic_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
     let empty = Histogram::new();
-    let latency = to_plat_us(metric(engine, gsb::WAKEUP_METRIC).unwrap_or(&empty));
+    let latency = to_plat_us(metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty));
     let res = SchbenchClassicResult { latency };
     let text = schbench::format_classic_report(cfg, &res);
-    let loops = engine.ops_total();
+    let loops = run.ops_total();
     let json = json!({
         "kind": "schbench",
         "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
@@ -441,18 +439,18 @@ fn schbench_classic_report(cfg: &SchbenchConfig, engine: &Engine) -> (String, Va
 // ----- stress-ng -----------------------------------------------------------------------------
 
 /// Fill [`StressNgResult`] from a finished run.
-pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult {
-    let end = engine.end_ns();
+pub fn stressng_result(cfg: &StressNgConfig, run: &RunView) -> StressNgResult {
+    let end = run.end_ns();
     let timeout_ns = cfg.effective_timeout_s().saturating_mul(1_000_000_000);
     let timed_out = timeout_ns > 0 && end >= timeout_ns;
-    let mean_wall = metric(engine, gsn::WALL_METRIC).and_then(exact_mean_ns);
+    let mean_wall = metric(run, gsn::WALL_METRIC).and_then(exact_mean_ns);
     let mut instances = Vec::new();
     let cycle = cfg.call_cycle();
     for i in 0..cfg.instances as usize {
-        let Some(t) = engine.tasks().get(i) else {
+        let Some(t) = run.tasks().get(i) else {
             break;
         };
-        let calls = engine.sem_count(gsn::COUNTER_BASE + i as u32);
+        let calls = run.sem_count(gsn::COUNTER_BASE + i as u32);
         let exited = t.state == TaskState::Dead;
         let start = (i as u64 + 1) * gsn::FORK_NS;
         let wall_ns = match (exited, mean_wall) {
@@ -477,8 +475,8 @@ pub fn stressng_result(cfg: &StressNgConfig, engine: &Engine) -> StressNgResult 
     }
 }
 
-fn stressng_report(cfg: &StressNgConfig, engine: &Engine) -> (String, Value) {
-    let res = stressng_result(cfg, engine);
+fn stressng_report(cfg: &StressNgConfig, run: &RunView) -> (String, Value) {
+    let res = stressng_result(cfg, run);
     let text = stressng::format_report(cfg, &res);
     let m = res.metrics();
     let r2 = |v: f64| (v * 100.0).round() / 100.0;
@@ -495,21 +493,21 @@ fn stressng_report(cfg: &StressNgConfig, engine: &Engine) -> (String, Value) {
 
 // ----- netperf / tbench ----------------------------------------------------------------------
 
-pub fn netperf_result(engine: &Engine) -> NetperfRrResult {
-    let elapsed_ns = engine.end_ns() - engine.stats_start_ns();
-    let max_ns = metric(engine, gnp::TRANSACTION_METRIC)
+pub fn netperf_result(run: &RunView) -> NetperfRrResult {
+    let elapsed_ns = run.end_ns() - run.stats_start_ns();
+    let max_ns = metric(run, gnp::TRANSACTION_METRIC)
         .map(Histogram::max)
         .unwrap_or(0);
     NetperfRrResult {
-        transactions: engine.ops_done(),
+        transactions: run.ops_done(),
         elapsed_s: elapsed_ns as f64 / 1e9,
         max_latency_ms: max_ns as f64 / 1e6,
         ..NetperfRrResult::default()
     }
 }
 
-fn netperf_report(cfg: &NetperfRrConfig, engine: &Engine) -> (String, Value) {
-    let res = netperf_result(engine);
+fn netperf_report(cfg: &NetperfRrConfig, run: &RunView) -> (String, Value) {
+    let res = netperf_result(run);
     let text = netperf::format_report(cfg, &res);
     let json = match cfg.flavor {
         RrFlavor::Netperf => json!({
@@ -533,10 +531,10 @@ fn netperf_report(cfg: &NetperfRrConfig, engine: &Engine) -> (String, Value) {
 
 // ----- rt-app --------------------------------------------------------------------------------
 
-fn rtapp_report(spec: &RtAppSpec, engine: &Engine) -> (String, Value) {
+fn rtapp_report(spec: &RtAppSpec, run: &RunView) -> (String, Value) {
     let mut text = String::new();
     let mut threads = Vec::new();
-    for t in engine.tasks() {
+    for t in run.tasks() {
         let s = &t.stats;
         let delay_us = s.wait_sum_ns.checked_div(s.wait_count).unwrap_or(0) / 1000;
         text.push_str(&format!(
@@ -562,15 +560,15 @@ fn rtapp_report(spec: &RtAppSpec, engine: &Engine) -> (String, Value) {
         "kind": "rtapp",
         "threads": threads,
         "initial_threads": spec.nr_threads(),
-        "duration_s": engine.end_ns() as f64 / 1e9,
+        "duration_s": run.end_ns() as f64 / 1e9,
     });
     (text, json)
 }
 
 // ----- web / jbb / stream / linpack (issue 13) --------------------------------------------
 
-fn measured_s(engine: &Engine) -> f64 {
-    (engine.end_ns() - engine.stats_start_ns()) as f64 / 1e9
+fn measured_s(run: &RunView) -> f64 {
+    (run.end_ns() - run.stats_start_ns()) as f64 / 1e9
 }
 
 /// Round to 3 decimals (µs resolution for ms values).
@@ -580,13 +578,13 @@ fn r3(v: f64) -> f64 {
 
 /// Fill [`web::WebResult`]: response times from metric `response` (exact mean, histogram
 /// percentiles), requests completed over the statistics interval.
-pub fn web_result(engine: &Engine) -> web::WebResult {
+pub fn web_result(run: &RunView) -> web::WebResult {
     let empty = Histogram::new();
-    let h = metric(engine, gweb::RESPONSE_METRIC).unwrap_or(&empty);
+    let h = metric(run, gweb::RESPONSE_METRIC).unwrap_or(&empty);
     let ms = |ns: u64| ns as f64 / 1e6;
     web::WebResult {
-        requests: engine.ops_done(),
-        elapsed_s: measured_s(engine),
+        requests: run.ops_done(),
+        elapsed_s: measured_s(run),
         response_ms_avg: h
             .sum()
             .checked_div(u128::from(h.len()))
@@ -610,8 +608,8 @@ pub fn web_result(engine: &Engine) -> web::WebResult {
     }
 }
 
-fn web_report(cfg: &web::WebConfig, engine: &Engine) -> (String, Value) {
-    let r = web_result(engine);
+fn web_report(cfg: &web::WebConfig, run: &RunView) -> (String, Value) {
+    let r = web_result(run);
     let json = json!({
         "kind": "web",
         "requests": r.requests,
@@ -626,19 +624,19 @@ fn web_report(cfg: &web::WebConfig, engine: &Engine) -> (String, Value) {
     (web::format_report(cfg, &r), json)
 }
 
-pub fn jbb_result(engine: &Engine) -> jbb::JbbResult {
+pub fn jbb_result(run: &RunView) -> jbb::JbbResult {
     let empty = Histogram::new();
-    let h = metric(engine, gjbb::GC_PAUSE_METRIC).unwrap_or(&empty);
+    let h = metric(run, gjbb::GC_PAUSE_METRIC).unwrap_or(&empty);
     jbb::JbbResult {
-        transactions: engine.ops_done(),
-        elapsed_s: measured_s(engine),
+        transactions: run.ops_done(),
+        elapsed_s: measured_s(run),
         gc_pauses: h.len(),
         gc_pause_ms_avg: exact_mean_ns(h).map_or(0.0, |v| v as f64 / 1e6),
     }
 }
 
-fn jbb_report(cfg: &jbb::JbbConfig, engine: &Engine) -> (String, Value) {
-    let r = jbb_result(engine);
+fn jbb_report(cfg: &jbb::JbbConfig, run: &RunView) -> (String, Value) {
+    let r = jbb_result(run);
     let json = json!({
         "kind": "jbb",
         "bops": (r.bops() * 10.0).round() / 10.0,
@@ -650,13 +648,13 @@ fn jbb_report(cfg: &jbb::JbbConfig, engine: &Engine) -> (String, Value) {
     (jbb::format_report(cfg, &r), json)
 }
 
-pub fn stream_result(engine: &Engine) -> stream::StreamResult {
+pub fn stream_result(run: &RunView) -> stream::StreamResult {
     let mut r = stream::StreamResult {
-        elapsed_ns: engine.end_ns() - engine.stats_start_ns(),
+        elapsed_ns: run.end_ns() - run.stats_start_ns(),
         ..Default::default()
     };
     for (k, (name, _)) in stream::KERNELS.iter().enumerate() {
-        if let Some(h) = metric(engine, name) {
+        if let Some(h) = metric(run, name) {
             r.passes[k] = h.len();
             r.time_ns[k] = h.sum().min(u128::from(u64::MAX)) as u64;
         }
@@ -664,8 +662,8 @@ pub fn stream_result(engine: &Engine) -> stream::StreamResult {
     r
 }
 
-fn stream_report(cfg: &stream::StreamConfig, engine: &Engine) -> (String, Value) {
-    let r = stream_result(engine);
+fn stream_report(cfg: &stream::StreamConfig, run: &RunView) -> (String, Value) {
+    let r = stream_result(run);
     let r1 = |v: f64| (v * 10.0).round() / 10.0;
     let mut per = serde_json::Map::new();
     for (k, (name, _)) in stream::KERNELS.iter().enumerate() {
@@ -681,15 +679,15 @@ fn stream_report(cfg: &stream::StreamConfig, engine: &Engine) -> (String, Value)
     (stream::format_report(cfg, &r), json)
 }
 
-pub fn linpack_result(engine: &Engine) -> linpack::LinpackResult {
+pub fn linpack_result(run: &RunView) -> linpack::LinpackResult {
     linpack::LinpackResult {
-        flops: engine.ops_done() as f64 * linpack::FLOPS_PER_OP as f64,
-        elapsed_s: measured_s(engine),
+        flops: run.ops_done() as f64 * linpack::FLOPS_PER_OP as f64,
+        elapsed_s: measured_s(run),
     }
 }
 
-fn linpack_report(cfg: &linpack::LinpackConfig, engine: &Engine) -> (String, Value) {
-    let r = linpack_result(engine);
+fn linpack_report(cfg: &linpack::LinpackConfig, run: &RunView) -> (String, Value) {
+    let r = linpack_result(run);
     let json = json!({
         "kind": "linpack",
         "gflops": (r.gflops() * 100.0).round() / 100.0,
