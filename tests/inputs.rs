@@ -205,6 +205,62 @@ fn one_wording_for_type_errors() {
 }
 
 #[test]
+fn a_wrong_type_names_the_keys_own_range() {
+    // Not the machine type's range (0 to 2^63-1 for a u64): the range the key accepts, the
+    // same for a wrong type, a negative number and a value out of range.
+    let cases = [
+        (
+            "spin",
+            "workload.tasks=\"twelve\"",
+            "workload.tasks: got string \"twelve\"",
+            "1 to 100000",
+        ),
+        (
+            "spin",
+            "workload.tasks=-3",
+            "workload.tasks: got integer -3",
+            "1 to 100000",
+        ),
+        (
+            "spin",
+            "workload.tasks=0",
+            "workload.tasks: got integer 0",
+            "1 to 100000",
+        ),
+        (
+            "pingpong",
+            "workload.pairs=2.5",
+            "workload.pairs: got float 2.5",
+            "1 to 100000",
+        ),
+        (
+            "hackbench",
+            "workload.groups=\"x\"",
+            "workload.groups: got string \"x\"",
+            "1 to 4294967295",
+        ),
+        (
+            "hackbench",
+            "run.runs=\"x\"",
+            "run.runs: got string \"x\"",
+            "1 to 100000",
+        ),
+        (
+            "hackbench",
+            "run.noise_irq_rate_hz=-1",
+            "run.noise_irq_rate_hz: got integer -1",
+            "0 to 100000",
+        ),
+    ];
+    for (kind, set, got, range) in cases {
+        let kind_set = format!("workload.kind={kind}");
+        let e = bad(&["run", "-m", "skl-2s", "--set", &kind_set, "--set", set]);
+        let want = format!("{got}; accepted: an integer from {range}");
+        assert!(e.contains(&want), "{set}: {e}");
+    }
+}
+
+#[test]
 fn command_and_keys_in_the_same_place_conflict() {
     let f = tmp(
         "both.toml",

@@ -19,6 +19,7 @@ use super::sysctl::{self, PreemptModel, SysctlInfo};
 use super::{ScenarioDoc, did_you_mean, parse_feature_switch, parse_value};
 use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
+use crate::input::keys::UInt;
 use crate::input::{keys, limits};
 pub use crate::kconfig::{Policy, ResolvedKernel};
 
@@ -194,20 +195,20 @@ struct KernelKeys {
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RunKeys {
-    runs: Option<u64>,
+    runs: Option<UInt<1, { limits::MAX_RUNS }>>,
     /// An integer, or a decimal string for seeds above 2^63-1 (TOML integers are i64).
     seed: Option<toml::Value>,
     warmup_s: Option<f64>,
     duration_s: Option<f64>,
     invariants: Option<bool>,
     pingpong_window_ms: Option<f64>,
-    max_tasks: Option<u64>,
+    max_tasks: Option<UInt<1, { limits::MAX_TASKS_CEILING }>>,
     max_duration_s: Option<f64>,
     noise: Option<bool>,
-    noise_work_cv_ppm: Option<u64>,
-    noise_timer_jitter_ns: Option<u64>,
-    noise_irq_rate_hz: Option<u64>,
-    noise_irq_len_ns: Option<u64>,
+    noise_work_cv_ppm: Option<UInt<0, 500_000>>,
+    noise_timer_jitter_ns: Option<UInt<0, 1_000_000_000>>,
+    noise_irq_rate_hz: Option<UInt<0, 100_000>>,
+    noise_irq_len_ns: Option<UInt<0, 10_000_000>>,
 }
 
 /// Error at `key` of `doc`, from its origin.
@@ -545,7 +546,6 @@ fn parse_workload(
 
 fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
     let d = RunSpec::default();
-    let range = |key: &str, v: Option<u64>, lo: u64, hi: u64| check_range(doc, key, v, lo, hi);
     let seconds = |key: &str, v: Option<f64>, min_excl: bool, hi: f64| {
         check_seconds(doc, key, v, min_excl, hi)
     };
@@ -556,7 +556,7 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
         limits::MAX_DURATION_CEILING_S,
     )?
     .unwrap_or(d.max_duration_s);
-    let runs = range("run.runs", keys.runs, 1, limits::MAX_RUNS)?.map_or(d.runs, |n| n as u32);
+    let runs = keys.runs.map_or(d.runs, |n| n.get() as u32);
     let seed = parse_seed(doc, keys.seed.as_ref())?.unwrap_or(d.seed);
     let warmup_s =
         seconds("run.warmup_s", keys.warmup_s, false, max_duration_s)?.unwrap_or(d.warmup_s);
@@ -597,14 +597,8 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
             ),
         ));
     }
-    let max_tasks = range(
-        "run.max_tasks",
-        keys.max_tasks,
-        1,
-        limits::MAX_TASKS_CEILING,
-    )?
-    .unwrap_or(d.max_tasks);
-    let noise = parse_noise(doc, &keys)?;
+    let max_tasks = keys.max_tasks.map_or(d.max_tasks, UInt::get);
+    let noise = parse_noise(&keys)?;
     Ok(RunSpec {
         runs,
         seed,
@@ -618,7 +612,6 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
     })
 }
 
-/// `v` when it is absent or within `lo..=hi`, else the one wording of a range error.
 /// `run.seed`: any u64, as an integer or (above 2^63-1, which a TOML integer cannot hold)
 /// as a decimal string, so every seed a report prints can be passed back.
 fn parse_seed(doc: &ScenarioDoc, v: Option<&toml::Value>) -> InputResult<Option<u64>> {
@@ -651,27 +644,6 @@ fn parse_seed(doc: &ScenarioDoc, v: Option<&toml::Value>) -> InputResult<Option<
     })
 }
 
-fn check_range(
-    doc: &ScenarioDoc,
-    key: &str,
-    v: Option<u64>,
-    lo: u64,
-    hi: u64,
-) -> InputResult<Option<u64>> {
-    match v {
-        Some(n) if !(lo..=hi).contains(&n) => Err(key_err(
-            doc,
-            key,
-            keys::expected(
-                &format!("an integer from {lo} to {hi}"),
-                format!("integer {n}"),
-            ),
-        )),
-        other => Ok(other),
-    }
-}
-
-/// `v` when it is absent or a finite number of seconds above (or at) 0 and at most `hi`.
 /// `x` as a user would write it: scientific notation when the decimal form is long.
 fn short_float(x: f64) -> String {
     if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
@@ -681,6 +653,7 @@ fn short_float(x: f64) -> String {
     }
 }
 
+/// `v` when it is absent or a finite number of seconds above (or at) 0 and at most `hi`.
 fn check_seconds(
     doc: &ScenarioDoc,
     key: &str,
@@ -720,30 +693,23 @@ fn check_seconds(
 
 /// The run-to-run noise: `run.noise = false` starts from all sources off, then each
 /// `run.noise_*` key overrides its source.
-fn parse_noise(
-    doc: &ScenarioDoc,
-    keys: &RunKeys,
-) -> InputResult<crate::engine::noise::NoiseParams> {
-    let range = |key: &str, v: Option<u64>, lo: u64, hi: u64| check_range(doc, key, v, lo, hi);
+fn parse_noise(keys: &RunKeys) -> InputResult<crate::engine::noise::NoiseParams> {
     let base = if keys.noise.unwrap_or(true) {
         RunSpec::default().noise
     } else {
         crate::engine::noise::NoiseParams::OFF
     };
     Ok(crate::engine::noise::NoiseParams {
-        work_cv_ppm: range("run.noise_work_cv_ppm", keys.noise_work_cv_ppm, 0, 500_000)?
-            .map_or(base.work_cv_ppm, |n| n as u32),
-        timer_jitter_ns_max: range(
-            "run.noise_timer_jitter_ns",
-            keys.noise_timer_jitter_ns,
-            0,
-            1_000_000_000,
-        )?
-        .unwrap_or(base.timer_jitter_ns_max),
-        irq_rate_hz: range("run.noise_irq_rate_hz", keys.noise_irq_rate_hz, 0, 100_000)?
-            .map_or(base.irq_rate_hz, |n| n as u32),
-        irq_len_ns: range("run.noise_irq_len_ns", keys.noise_irq_len_ns, 0, 10_000_000)?
-            .unwrap_or(base.irq_len_ns),
+        work_cv_ppm: keys
+            .noise_work_cv_ppm
+            .map_or(base.work_cv_ppm, |n| n.get() as u32),
+        timer_jitter_ns_max: keys
+            .noise_timer_jitter_ns
+            .map_or(base.timer_jitter_ns_max, UInt::get),
+        irq_rate_hz: keys
+            .noise_irq_rate_hz
+            .map_or(base.irq_rate_hz, |n| n.get() as u32),
+        irq_len_ns: keys.noise_irq_len_ns.map_or(base.irq_len_ns, UInt::get),
     })
 }
 

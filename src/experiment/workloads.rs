@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::config::scenario::{Scenario, WorkloadSection};
 use crate::engine::WorkloadPlan;
 use crate::error::{InputError, InputResult};
+use crate::input::keys::UInt;
 use crate::input::{keys, limits};
 use crate::topology::Machine;
 use crate::workload::merge::PlanPart;
@@ -134,20 +135,20 @@ pub const FINITE_CAP_NS: u64 = 3_600_000_000_000;
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SpinKeys {
-    tasks: Option<u64>,
+    tasks: Option<UInt<1, 100_000>>,
     nice: Option<toml::Value>,
-    footprint_kib: Option<u64>,
+    footprint_kib: Option<UInt<0, { 1 << 22 }>>,
 }
 
 /// `kind = "pingpong"` keys.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PingPongKeys {
-    pairs: Option<u64>,
-    message_work_us: Option<u64>,
-    worker_work_us: Option<u64>,
+    pairs: Option<UInt<1, 100_000>>,
+    message_work_us: Option<UInt<0, 10_000_000>>,
+    worker_work_us: Option<UInt<0, 10_000_000>>,
     loops: Option<u32>,
-    footprint_kib: Option<u64>,
+    footprint_kib: Option<UInt<0, { 1 << 22 }>>,
 }
 
 /// Typed keys of a built-in kind, with the errors of [`crate::input::keys`].
@@ -165,32 +166,6 @@ fn builtin_keys<T: serde::de::DeserializeOwned>(
             ("placement", placement::PLACEMENT_KEYS),
         ],
     )
-}
-
-/// `value` (default `default`) checked against `min..=max`, the error naming `workload.key`.
-fn in_range(
-    scn: &Scenario,
-    key: &str,
-    value: Option<u64>,
-    default: u64,
-    min: u64,
-    max: u64,
-) -> InputResult<u64> {
-    match value {
-        None => Ok(default),
-        Some(v) if (min..=max).contains(&v) => Ok(v),
-        Some(v) => {
-            let dotted = format!("workload.{key}");
-            Err(InputError::with_key(
-                scn.origin_of(&dotted),
-                dotted,
-                keys::expected(
-                    &format!("an integer from {min} to {max}"),
-                    format!("integer {v}"),
-                ),
-            ))
-        }
-    }
 }
 
 /// `nice`: one value or a list, each -20..=19.
@@ -418,11 +393,10 @@ fn resolve_unplaced(
     match (w.kind.as_deref(), w.command.as_deref()) {
         (Some("spin"), None) => {
             let k: SpinKeys = builtin_keys(scn, params)?;
-            let tasks = in_range(scn, "tasks", k.tasks, nr_online as u64, 1, 100_000)? as usize;
+            let tasks = k.tasks.map_or(nr_online as u64, UInt::get) as usize;
             check_tasks(scn, tasks as u64, "spin")?;
             let nices = nice_values(scn, k.nice.as_ref())?;
-            let footprint =
-                in_range(scn, "footprint_kib", k.footprint_kib, 256, 0, 1 << 22)? as u32;
+            let footprint = k.footprint_kib.map_or(256, UInt::get) as u32;
             Ok(WorkloadSetup {
                 kind: WorkloadKind::Spin { tasks },
                 placement: None,
@@ -435,13 +409,12 @@ fn resolve_unplaced(
         }
         (Some("pingpong"), None) => {
             let k: PingPongKeys = builtin_keys(scn, params)?;
-            let pairs = in_range(scn, "pairs", k.pairs, 1, 1, 100_000)? as usize;
+            let pairs = k.pairs.map_or(1, UInt::get) as usize;
             check_tasks(scn, 2 * pairs as u64, "pingpong")?;
-            let message_us =
-                in_range(scn, "message_work_us", k.message_work_us, 10, 0, 10_000_000)?;
-            let worker_us = in_range(scn, "worker_work_us", k.worker_work_us, 10, 0, 10_000_000)?;
+            let message_us = k.message_work_us.map_or(10, UInt::get);
+            let worker_us = k.worker_work_us.map_or(10, UInt::get);
             let loops = k.loops.unwrap_or(0);
-            let footprint = in_range(scn, "footprint_kib", k.footprint_kib, 64, 0, 1 << 22)? as u32;
+            let footprint = k.footprint_kib.map_or(64, UInt::get) as u32;
             Ok(WorkloadSetup {
                 kind: WorkloadKind::PingPong { pairs },
                 placement: None,

@@ -11,7 +11,9 @@
 //! * an unknown name for an enumerated key: `unknown value 'fork'; accepted: process, thread`.
 //!
 //! Checks beyond the type (a minimum, a relation between keys) use [`expected`] so they read
-//! the same.
+//! the same. An integer key with a range of its own is a [`UInt`]: its range is stated once,
+//! in its type, and both a wrong type and a value out of range name that range (not the
+//! machine type's).
 
 use std::fmt;
 
@@ -63,6 +65,48 @@ impl fmt::Display for KeyError {
 }
 
 impl std::error::Error for KeyError {}
+
+/// An integer key accepted from `LO` to `HI` (both included). Deserializing anything else —
+/// another type, a negative or out-of-range integer — fails with `got ...; accepted: an
+/// integer from LO to HI`, the key's own range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UInt<const LO: u64, const HI: u64>(pub u64);
+
+impl<const LO: u64, const HI: u64> UInt<LO, HI> {
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+struct UIntVisitor<const LO: u64, const HI: u64>;
+
+impl<const LO: u64, const HI: u64> Visitor<'_> for UIntVisitor<LO, HI> {
+    type Value = UInt<LO, HI>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "an integer from {LO} to {HI}")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        match (LO..=HI).contains(&v) {
+            true => Ok(UInt(v)),
+            false => Err(E::invalid_value(Unexpected::Unsigned(v), &self)),
+        }
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        match u64::try_from(v) {
+            Ok(u) => self.visit_u64(u),
+            Err(_) => Err(E::invalid_value(Unexpected::Signed(v), &self)),
+        }
+    }
+}
+
+impl<'de, const LO: u64, const HI: u64> de::Deserialize<'de> for UInt<LO, HI> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_u64(UIntVisitor::<LO, HI>)
+    }
+}
 
 /// serde's name for what it wanted, in the words of the project's messages.
 fn accepted_text(exp: &dyn Expected) -> String {

@@ -472,16 +472,19 @@ pub fn parse_perf_messaging(
     Ok(cfg)
 }
 
+/// A `[workload]` count that must be at least 1 (`groups`, `fds`, `data_size`).
+pub type PositiveU32 = crate::input::keys::UInt<1, { u32::MAX as u64 }>;
+
 /// `[workload] kind = "hackbench"` keys: the same [`HackbenchConfig`] fields as the command
 /// line's options.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HackbenchKeys {
     pub variant: Option<HackbenchVariant>,
-    pub groups: Option<u32>,
-    pub fds: Option<u32>,
+    pub groups: Option<PositiveU32>,
+    pub fds: Option<PositiveU32>,
     pub loops: Option<u32>,
-    pub data_size: Option<u32>,
+    pub data_size: Option<PositiveU32>,
     pub mode: Option<HackbenchMode>,
     pub ipc: Option<HackbenchIpc>,
     pub fifo: Option<bool>,
@@ -504,29 +507,18 @@ pub fn from_keys(
         }
         None => HackbenchConfig::defaults(variant.unwrap_or(HackbenchVariant::RtTests)),
     };
-    let at_least = |key: &str, v: Option<u32>, min: u32| -> InputResult<Option<u32>> {
-        match v {
-            Some(n) if n < min => Err(err(
-                key,
-                crate::input::keys::expected(
-                    &format!("an integer from {min} to {}", u32::MAX),
-                    format!("integer {n}"),
-                ),
-            )),
-            other => Ok(other),
-        }
-    };
-    if let Some(v) = at_least("groups", keys.groups, 1)? {
-        cfg.groups = v;
+    let positive = |v: PositiveU32| u32::try_from(v.get()).expect("PositiveU32 fits u32");
+    if let Some(v) = keys.groups {
+        cfg.groups = positive(v);
     }
-    if let Some(v) = at_least("fds", keys.fds, 1)? {
-        cfg.fds = v;
+    if let Some(v) = keys.fds {
+        cfg.fds = positive(v);
     }
     if let Some(v) = keys.loops {
         cfg.loops = v;
     }
-    if let Some(v) = at_least("data_size", keys.data_size, 1)? {
-        cfg.data_size_bytes = v;
+    if let Some(v) = keys.data_size {
+        cfg.data_size_bytes = positive(v);
     }
     if let Some(m) = keys.mode {
         cfg.mode = m;
