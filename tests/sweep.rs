@@ -360,6 +360,66 @@ fn finished_small(name: &str) -> (PathBuf, PathBuf) {
 }
 
 #[test]
+fn a_seed_above_i64_max_is_stored_as_the_seed_that_replays_it() {
+    // The kind of seed `run --runs N` prints (derived seeds are full u64).
+    const BIG: &str = "16860738450190168606";
+    let d = scratch("bigseed");
+    let grid = format!(
+        "[base]\nmachine = \"hybrid-10\"\ncommand = \"hackbench -g 1 -l 20\"\n[axes]\nseeds = [3, \"{BIG}\"]\n"
+    );
+    let g = write_grid(&d, "g.toml", &grid);
+    let dir = d.join("sweep");
+    let dir_s = dir.to_str().unwrap();
+    let o = schedlab(&["sweep", "plan", g.to_str().unwrap(), "-o", dir_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = schedlab(&["sweep", "run", dir_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let dbp = d.join("r.sqlite");
+    let o = schedlab(&["sweep", "merge", dir_s, "-o", dbp.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let conn = db::open_existing(&dbp).unwrap();
+    let seeds: Vec<String> = conn
+        .prepare("SELECT CAST(seed AS TEXT) FROM runs ORDER BY idx")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        seeds,
+        ["3", BIG],
+        "stored exactly, neither negative nor a REAL"
+    );
+    // The stored seed replays the run: the sweep's time equals `run --seed BIG`'s.
+    let time: f64 = conn
+        .query_row(
+            "SELECT m.value FROM runs r JOIN metrics m ON m.run_id = r.id \
+             WHERE r.idx = 1 AND m.metric = 'workload.time_s'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let o = schedlab(&[
+        "run",
+        "-m",
+        "hybrid-10",
+        "--seed",
+        BIG,
+        "--json",
+        "-",
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "20",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["runs"][0]["workload"]["time_s"].as_f64().unwrap(), time);
+}
+
+#[test]
 fn merge_is_idempotent_and_exports() {
     let (d, dir) = finished_small("merge");
     let dbp = d.join("r.sqlite");

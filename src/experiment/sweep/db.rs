@@ -22,7 +22,7 @@ pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS runs (
   id TEXT PRIMARY KEY,
   idx INTEGER NOT NULL,
-  seed INTEGER NOT NULL,
+  seed NOT NULL,
   machine TEXT,
   profile TEXT,
   policy TEXT,
@@ -144,7 +144,7 @@ fn insert_run(
         params![
             id,
             run.index as i64,
-            run.seed as i64,
+            seed_value(run.seed),
             conf(&|s| s.machine.preset.clone().or(Some("file".into()))),
             conf(&|s| Some(s.kernel.profile.clone())),
             conf(&|s| Some(s.kernel.policy.name().to_string())),
@@ -267,4 +267,15 @@ pub fn select_rows(
             .collect::<rusqlite::Result<Vec<String>>>()
     })?;
     rows.collect()
+}
+
+/// A run's seed as stored: an INTEGER up to 2^63-1 (SQLite integers are 64-bit signed), its
+/// decimal TEXT above, so that every stored seed is the one `--seed` replays (the column has
+/// no declared type, so SQLite keeps each value as given, and a large seed is not turned
+/// into a REAL).
+pub fn seed_value(seed: u64) -> rusqlite::types::Value {
+    match i64::try_from(seed) {
+        Ok(s) => rusqlite::types::Value::Integer(s),
+        Err(_) => rusqlite::types::Value::Text(seed.to_string()),
+    }
 }

@@ -377,7 +377,9 @@ fn parse_seeds(origin: &str, v: Option<toml::Value>) -> InputResult<Vec<u64>> {
             "axes.seeds",
             keys::expected(
                 &format!(
-                    "a list of distinct seeds from 0 to {} or a count from 1 to {MAX_AXIS_VALUES}",
+                    "a list of distinct seeds from 0 to {} (above {}, as a decimal string, as \
+                     run.seed takes them) or a count from 1 to {MAX_AXIS_VALUES}",
+                    u64::MAX,
                     i64::MAX
                 ),
                 got,
@@ -392,11 +394,16 @@ fn parse_seeds(origin: &str, v: Option<toml::Value>) -> InputResult<Vec<u64>> {
         Some(toml::Value::Array(list)) => {
             let mut out = Vec::new();
             for x in &list {
-                match x {
-                    toml::Value::Integer(s) if *s >= 0 && !out.contains(&(*s as u64)) => {
-                        out.push(*s as u64)
-                    }
-                    other => return Err(bad(keys::describe(other))),
+                let seed = match x {
+                    toml::Value::Integer(s) => u64::try_from(*s).ok(),
+                    // TOML integers stop at 2^63-1: larger seeds (as reports print them) come
+                    // as decimal strings.
+                    toml::Value::String(s) => s.parse::<u64>().ok(),
+                    _ => None,
+                };
+                match seed {
+                    Some(s) if !out.contains(&s) => out.push(s),
+                    _ => return Err(bad(keys::describe(x))),
                 }
             }
             out
