@@ -15,6 +15,7 @@ use std::time::Duration;
 use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 
+use schedlab::cli::args::{MachineArgs, TuneArgs};
 use schedlab::cli::compare::{self, CompareArgs};
 use schedlab::cli::run::{self as cli_run, RunArgs};
 use schedlab::experiment::{self, RunContext};
@@ -116,12 +117,16 @@ struct Options {
 fn run_args(o: Options) -> RunArgs {
     RunArgs {
         scenario: o.scenario,
-        machine: o.machine,
-        offline: o.offline,
+        machine: MachineArgs {
+            machine: o.machine,
+            offline: o.offline,
+        },
         profile: o.kernel,
-        features: o.features,
-        sysctls: o.sysctls,
-        sets: o.sets,
+        tune: TuneArgs {
+            features: o.features,
+            sysctls: o.sysctls,
+            sets: o.sets,
+        },
         runs: o.runs,
         seed: o.seed,
         json: None,
@@ -150,7 +155,7 @@ fn run_text(
     }
     let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
     if !runs.is_empty() {
-        let command = cli_run::perf_command(&scn.workload);
+        let command = cli_run::perf_target(&scn);
         text.push_str(&schedlab::stats::perf::render(&command, &perfs));
     }
     for r in runs {
@@ -209,11 +214,8 @@ fn compare_json(
         runs: r.runs,
         seed: r.seed,
         machine: r.machine,
-        offline: r.offline,
         profile: r.profile,
-        features: r.features,
-        sysctls: r.sysctls,
-        sets: r.sets,
+        tune: r.tune,
         json: None,
         report: None,
         allow_incomplete: false,

@@ -5,6 +5,7 @@
 //! COMMAND`); each side is then a kernel profile (`v6.9`), a `[[variant]]` of the file, or
 //! a `NAME:FEAT,NO_FEAT,sysctl=value` spec applied to it.
 
+use super::args::{MachineArgs, TuneArgs};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -54,22 +55,11 @@ pub struct BisectArgs {
     /// Print no progress line on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Machine: a preset, `host`, an hwloc XML, a sysfs snapshot directory, or a topology
-    /// `.toml` file.
-    #[arg(short = 'm', long = "machine", value_name = "MACHINE")]
-    pub machine: Option<String>,
-    /// CPUs to take offline (kernel cpulist, e.g. 20-39,60-79).
-    #[arg(long, value_name = "CPULIST")]
-    pub offline: Option<String>,
-    /// Switch a scheduler feature on both sides: NAME=on|off.
-    #[arg(long = "feature", value_name = "NAME=on|off")]
-    pub features: Vec<String>,
-    /// Set a tunable on both sides: NAME=VALUE.
-    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
-    pub sysctls: Vec<String>,
-    /// Override any scenario key on both sides (e.g. run.duration_s=0.5).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    // `--feature`, `--sysctl` and `--set` apply to both sides.
+    #[command(flatten)]
+    pub tune: TuneArgs,
     /// Write the bisection as JSON to FILE (`-` = stdout; the text then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
@@ -114,12 +104,12 @@ fn base_from_args(args: &BisectArgs) -> InputResult<Scenario> {
     }
     let opts = QuickOptions {
         base: args.scenario.clone(),
-        machine: args.machine.clone(),
-        offline: args.offline.clone(),
+        machine: args.machine.machine.clone(),
+        offline: args.machine.offline.clone(),
         profile: None,
-        features: args.features.clone(),
-        sysctls: args.sysctls.clone(),
-        sets: args.sets.clone(),
+        features: args.tune.features.clone(),
+        sysctls: args.tune.sysctls.clone(),
+        sets: args.tune.sets.clone(),
         runs: None,
         seed: args.seed,
         command: args.command.clone(),

@@ -7,6 +7,7 @@
 //! of every variant sees the same random draws and the per-seed differences isolate the
 //! variant's effect. The tables are built by [`crate::stats::compare`].
 
+use super::args::{MachineArgs, TuneArgs};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -37,25 +38,14 @@ pub struct CompareArgs {
     /// Base seed [default: the scenario's run.seed, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
-    /// Machine: a preset (`schedlab list machines`), `host`, an hwloc XML, a sysfs snapshot
-    /// directory, or a topology `.toml` file.
-    #[arg(short = 'm', long = "machine", value_name = "MACHINE")]
-    pub machine: Option<String>,
-    /// CPUs to take offline (kernel cpulist, e.g. 18-23,26-31).
-    #[arg(long, value_name = "CPULIST")]
-    pub offline: Option<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// Kernel profile of the baseline (`schedlab list profiles`), e.g. v6.6.
     #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
     pub profile: Option<String>,
-    /// Switch a scheduler feature in the baseline (and so in every variant): NAME=on|off.
-    #[arg(long = "feature", value_name = "NAME=on|off")]
-    pub features: Vec<String>,
-    /// Set a tunable in the baseline (and so in every variant): NAME=VALUE.
-    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
-    pub sysctls: Vec<String>,
-    /// Override any scenario key of the baseline by dotted path (e.g. workload.pairs=8).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub sets: Vec<String>,
+    // `--feature`, `--sysctl` and `--set` apply to the baseline, so to every variant.
+    #[command(flatten)]
+    pub tune: TuneArgs,
     /// Write every variant's results and the comparison tables as JSON to FILE (`-` =
     /// stdout; the text report then goes to stderr).
     #[arg(long, value_name = "FILE|-")]
@@ -92,7 +82,7 @@ pub struct CompareArgs {
 
 /// Build the baseline scenario from a file and/or the quick-form options.
 pub fn baseline_from_args(args: &CompareArgs) -> InputResult<Scenario> {
-    if args.scenario.is_none() && args.command.is_empty() && args.machine.is_none() {
+    if args.scenario.is_none() && args.command.is_empty() && args.machine.machine.is_none() {
         return Err(InputError::new(
             "command line",
             "nothing to compare; accepted: `schedlab compare SCENARIO.toml [--variant \
@@ -102,12 +92,12 @@ pub fn baseline_from_args(args: &CompareArgs) -> InputResult<Scenario> {
     }
     let opts = QuickOptions {
         base: args.scenario.clone(),
-        machine: args.machine.clone(),
-        offline: args.offline.clone(),
+        machine: args.machine.machine.clone(),
+        offline: args.machine.offline.clone(),
         profile: args.profile.clone(),
-        features: args.features.clone(),
-        sysctls: args.sysctls.clone(),
-        sets: args.sets.clone(),
+        features: args.tune.features.clone(),
+        sysctls: args.tune.sysctls.clone(),
+        sets: args.tune.sets.clone(),
         runs: args.runs,
         seed: args.seed,
         command: args.command.clone(),

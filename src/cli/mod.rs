@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 use crate::error::{EXIT_BAD_INPUT, InputError};
 
+pub mod args;
 pub mod bench;
 pub mod bisect;
 pub mod compare;

@@ -1,6 +1,7 @@
 //! `schedlab run`: a scenario file or the quick form, one or more runs, the workload's native
 //! report, a perf-stat block and a migration summary; `--json` writes the full results.
 
+use super::args::{MachineArgs, TuneArgs};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -18,25 +19,13 @@ use crate::workload::results::TextSink;
 pub struct RunArgs {
     /// A scenario file (TOML). Optional with the quick form (`-m ... -- COMMAND`).
     pub scenario: Option<PathBuf>,
-    /// Machine: a preset (`schedlab list machines`), `host`, an hwloc XML, a sysfs snapshot
-    /// directory, or a topology `.toml` file.
-    #[arg(short = 'm', long = "machine", value_name = "MACHINE")]
-    pub machine: Option<String>,
-    /// CPUs to take offline (kernel cpulist, e.g. 18-23,26-31).
-    #[arg(long, value_name = "CPULIST")]
-    pub offline: Option<String>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
     /// Kernel profile (`schedlab list profiles`), e.g. v6.6.
     #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
     pub profile: Option<String>,
-    /// Switch a scheduler feature: NAME=on|off (also NAME / NO_NAME).
-    #[arg(long = "feature", value_name = "NAME=on|off")]
-    pub features: Vec<String>,
-    /// Set a tunable: NAME=VALUE (e.g. sched_migration_cost_ns=500000).
-    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
-    pub sysctls: Vec<String>,
-    /// Override any scenario key by dotted path (e.g. workload.tasks=8).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub sets: Vec<String>,
+    #[command(flatten)]
+    pub tune: TuneArgs,
     /// Number of runs (seeds derived from --seed) [default: the scenario's run.runs, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_runs)]
     pub runs: Option<u32>,
@@ -86,7 +75,7 @@ pub struct RunArgs {
 
 /// Build the scenario from a file and/or the quick-form options.
 pub fn scenario_from_args(args: &RunArgs) -> Result<Scenario, InputError> {
-    if args.scenario.is_none() && args.command.is_empty() && args.machine.is_none() {
+    if args.scenario.is_none() && args.command.is_empty() && args.machine.machine.is_none() {
         return Err(InputError::new(
             "command line",
             "nothing to run; accepted: `schedlab run SCENARIO.toml` or `schedlab run -m MACHINE \
@@ -95,12 +84,12 @@ pub fn scenario_from_args(args: &RunArgs) -> Result<Scenario, InputError> {
     }
     let opts = QuickOptions {
         base: args.scenario.clone(),
-        machine: args.machine.clone(),
-        offline: args.offline.clone(),
+        machine: args.machine.machine.clone(),
+        offline: args.machine.offline.clone(),
         profile: args.profile.clone(),
-        features: args.features.clone(),
-        sysctls: args.sysctls.clone(),
-        sets: args.sets.clone(),
+        features: args.tune.features.clone(),
+        sysctls: args.tune.sysctls.clone(),
+        sets: args.tune.sets.clone(),
         runs: args.runs,
         seed: args.seed,
         command: args.command.clone(),
@@ -120,7 +109,7 @@ fn input_paths(args: &RunArgs, scn: &Scenario) -> Vec<(&'static str, PathBuf)> {
     if let Some(p) = &args.scenario {
         inputs.push(("scenario", p.clone()));
     }
-    if let Some(m) = &args.machine {
+    if let Some(m) = &args.machine.machine {
         inputs.push(("-m", PathBuf::from(m)));
     }
     let base = args
@@ -474,7 +463,7 @@ fn native_texts(
 /// What the perf-stat header names: the workload's command ([`perf_command`]), or with
 /// several workloads `system wide`, as `perf stat -a` prints it (the counters are the
 /// machine's).
-fn perf_target(scn: &crate::config::scenario::Scenario) -> String {
+pub fn perf_target(scn: &crate::config::scenario::Scenario) -> String {
     match scn.more_workloads.is_empty() {
         true => perf_command(&scn.workload),
         false => "system wide".to_string(),
