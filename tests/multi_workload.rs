@@ -122,6 +122,42 @@ command = "stress-ng --cpu 4 --cpu-ops 2000"
 }
 
 #[test]
+fn a_later_start_delays_the_whole_workload() {
+    // The second job starts 50 ms in: none of its tasks runs before, and the run lasts at
+    // least until its own end, 50 ms plus its time.
+    let text = r#"
+[machine]
+preset = "nehalem-2s"
+[[workload]]
+command = "hackbench -g 1 -l 50"
+[[workload]]
+command = "hackbench -g 1 -l 50"
+start_ms = 50
+"#;
+    let out = run(text, 1);
+    let r = &out.result;
+    let t2 = r.more_workloads[0].0["time_s"].as_f64().unwrap();
+    assert!(
+        r.sim_time_ns as f64 / 1e9 >= 0.050 + t2,
+        "{} {t2}",
+        r.sim_time_ns
+    );
+    assert_eq!(
+        serde_json::to_value(&r.more_workloads[0].0["complete"]).unwrap(),
+        true
+    );
+    let scn = Scenario::parse(text, "t").unwrap();
+    assert_eq!(scn.more_workloads[0].start_ms, Some(50));
+    // Out of range: the key's own range.
+    let bad = text.replace("start_ms = 50", "start_ms = -1");
+    let e = Scenario::parse(&bad, "t").unwrap_err().to_string();
+    assert!(
+        e.contains("workload[2].start_ms: got integer -1; accepted: an integer from 0 to 86400000"),
+        "{e}"
+    );
+}
+
+#[test]
 fn same_seed_same_run_other_seed_other_run() {
     let json = |seed| serde_json::to_string(&run(OPPOSITE_NODES, seed).result.tasks).unwrap();
     assert_eq!(json(5), json(5));

@@ -56,6 +56,11 @@ pub struct WorkloadSection {
     pub kind: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// `start_ms`: when the workload starts, in simulated milliseconds from the start of the
+    /// run (for several workloads in one run: a background load started before a latency
+    /// benchmark). Absent = at 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_ms: Option<u64>,
     /// Every other key of `[workload]`, unchecked here.
     #[serde(flatten)]
     #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
@@ -520,6 +525,18 @@ fn parse_workload(
     };
     let kind = text("kind")?;
     let command = text("command")?;
+    let start_ms = params
+        .remove("start_ms")
+        .map(|v| {
+            let key = format!("{name}.start_ms");
+            keys::from_value::<UInt<0, { crate::workload::merge::MAX_START_MS }>>(
+                &v,
+                &key,
+                doc.origin_of(&key),
+            )
+        })
+        .transpose()?
+        .map(UInt::get);
     match (&kind, &command) {
         (None, None) => Err(InputError::with_key(
             doc.origin_of("workload"),
@@ -539,6 +556,7 @@ fn parse_workload(
         _ => Ok(WorkloadSection {
             kind,
             command,
+            start_ms,
             params,
         }),
     }

@@ -186,11 +186,20 @@ fn instantiate_all(
     more: &[WorkloadSetup],
     seed: u64,
 ) -> InputResult<ResolvedWorkload> {
-    let first = first.instantiate(machine, Some(cost), seed)?;
-    let more = (more.iter())
+    let sections = std::iter::once(&scn.workload).chain(&scn.more_workloads);
+    let mut all = std::iter::once(first)
+        .chain(more)
         .map(|w| w.instantiate(machine, Some(cost), seed))
         .collect::<InputResult<Vec<_>>>()?;
-    ResolvedWorkload::join(first, more)
+    for (w, section) in all.iter_mut().zip(sections) {
+        if let Some(ms) = section.start_ms {
+            // A later start makes the workload's own length end later too.
+            crate::workload::merge::delay(&mut w.plan, ms * 1_000_000);
+            w.default_duration_ns = w.default_duration_ns.saturating_add(ms * 1_000_000);
+        }
+    }
+    let first = all.remove(0);
+    ResolvedWorkload::join(first, all)
         .map_err(|e| InputError::with_key(scn.origin_of("workload"), "workload", e))
 }
 

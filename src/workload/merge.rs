@@ -16,10 +16,23 @@
 use std::ops::Range;
 
 use crate::engine::WorkloadPlan;
-use crate::task::Op;
+use crate::task::{Op, TaskSpec};
 
 /// The most workloads one run may hold (`[[workload]]` entries or `+`-joined commands).
 pub const MAX_WORKLOADS: usize = 16;
+
+/// The latest start of a workload (`start_ms`): one day, the longest run
+/// (`run.max_duration_s`'s default).
+pub const MAX_START_MS: u64 = 86_400_000;
+
+/// Start `plan` `offset_ns` later: every task it starts by itself (not those its tasks fork)
+/// starts that much later, so the whole workload does.
+pub fn delay(plan: &mut WorkloadPlan, offset_ns: u64) {
+    let started = (plan.tasks.iter_mut()).filter(|t| t.start_ns != TaskSpec::START_ON_FORK_OP);
+    for t in started {
+        t.start_ns += offset_ns;
+    }
+}
 
 /// The most metrics one run's workloads may record together (`Op::Sample` names a metric by
 /// a `u8`).
@@ -273,7 +286,7 @@ fn shifted(op: Op, at: Bases) -> Op {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::{Program, TaskSpec};
+    use crate::task::Program;
 
     fn plan_with(ops: Vec<Op>, nr_tasks: usize) -> WorkloadPlan {
         WorkloadPlan {
