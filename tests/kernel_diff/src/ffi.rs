@@ -641,6 +641,81 @@ kernel_fns! {
     fn kd612_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
 }
 
+/// `shim/numa_wrap.c`'s task for `task_numa_find_cpu()`: faults (`task_faults_idx()` layout,
+/// 4 nodes), total, `task_h_load()`, affinity (bit per CPU), preferred node (-1: none), group
+/// (-1: none), PF_EXITING, whether `numa_faults` is allocated.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdNcTask {
+    pub faults: [u64; 32],
+    pub total_faults: u64,
+    pub h_load: u64,
+    pub cpus: u64,
+    pub preferred_nid: i32,
+    pub group: i32,
+    pub exiting: i32,
+    pub has_faults: i32,
+}
+
+/// `shim/numa_wrap.c`'s `struct numa_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdNcStats {
+    pub ns: KdNs,
+    pub node_type: u32,
+    pub idle_cpu: i32,
+}
+
+/// `shim/numa_wrap.c`'s `task_numa_find_cpu()` case: tasks (0 is `env->p`), groups, the
+/// distance table, the CPUs' nodes, current tasks (-1: idle), `idle_cpu()`,
+/// `numa_migrate_on`, and `struct task_numa_env`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdNcIn {
+    pub task: [KdNcTask; 33],
+    pub group_faults: [[u64; 32]; 2],
+    pub group_total_faults: [u64; 2],
+    pub dist: [[i32; 8]; 8],
+    pub cpu_node: [i32; 32],
+    pub curr: [i32; 32],
+    pub idle: [u32; 32],
+    pub migrate_on: [u32; 32],
+    pub src_stats: KdNcStats,
+    pub dst_stats: KdNcStats,
+    pub best_imp: i64,
+    pub taskimp: i64,
+    pub groupimp: i64,
+    pub nr_nodes: i32,
+    pub nr_cpus: i32,
+    pub src_cpu: i32,
+    pub src_nid: i32,
+    pub dst_cpu: i32,
+    pub dst_nid: i32,
+    pub imb_numa_nr: i32,
+    pub imbalance_pct: i32,
+    pub dist_lim: i32,
+    pub best_task: i32,
+    pub best_cpu: i32,
+    pub pad: i32,
+}
+
+/// The search state after `task_numa_find_cpu()`, and the CPUs whose `numa_migrate_on` is set.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdNcOut {
+    pub best_imp: i64,
+    pub migrate_on: u64,
+    pub best_task: i32,
+    pub best_cpu: i32,
+    pub dst_cpu: i32,
+    pub pad: i32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_numa_find_cpu(inp: *const KdNcIn, out: *mut KdNcOut) -> i32;
+}
+
 /// `shim/wakeup_wrap.c`'s scan inputs (op 0: select_idle_cpu, 1: select_idle_smt).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]

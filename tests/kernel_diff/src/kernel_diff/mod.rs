@@ -10,6 +10,7 @@ mod lb;
 mod menu;
 mod migrate;
 mod numa;
+mod numa_cmp;
 mod pelt;
 mod sis;
 mod teo;
