@@ -83,26 +83,71 @@ struct kd_sis_out {
 
 /* op 0: select_idle_cpu(p, sd_llc, has_idle_core, target); op 1: select_idle_smt(p, sd,
  * target). Returns the CPU (-1: none) and the LLC's has_idle_cores afterwards. */
-int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
+/* The LLC domain, its first group, p's affinity and the LLC's hints of a case. */
+static void kd_sis_setup(const struct kd_sis_in *in, struct sched_group *sg,
+			 struct sched_domain *sd, struct cpumask *allowed)
 {
-	struct sched_group sg = { .flags = (int)in->group_flags };
-	struct sched_domain sd = { .groups = &sg };
-	struct cpumask allowed;
-	struct task_struct p = { .cpus_ptr = &allowed };
-
-	memcpy(sg.cpumask, in->group_span, sizeof(sg.cpumask));
-	memcpy(sd.kd_span, in->span, sizeof(sd.kd_span));
-	memcpy(allowed.bits, in->allowed, sizeof(allowed.bits));
+	*sg = (struct sched_group){ .flags = (int)in->group_flags };
+	*sd = (struct sched_domain){ .groups = sg };
+	memcpy(sg->cpumask, in->group_span, sizeof(sg->cpumask));
+	memcpy(sd->kd_span, in->span, sizeof(sd->kd_span));
+	memcpy(allowed->bits, in->allowed, sizeof(allowed->bits));
 	kd_has_sds = (int)in->has_sds;
 	kd_sds.nr_idle_scan = (int)in->nr_idle_scan;
 	kd_sds.has_idle_cores = (int)in->has_idle_cores;
 	sched_cluster_active = (int)in->cluster_active;
 	kd_nr_cpu_ids = (int)in->nr_cpu_ids;
 	kd_sched_features = in->sis_util ? 1ULL << __SCHED_FEAT_SIS_UTIL : 0;
+}
+
+int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
+{
+	struct sched_group sg;
+	struct sched_domain sd;
+	struct cpumask allowed;
+	struct task_struct p = { .cpus_ptr = &allowed };
+
+	kd_sis_setup(in, &sg, &sd, &allowed);
 	if (in->op == 0)
 		out->cpu = select_idle_cpu(&p, &sd, in->has_idle_core, (int)in->target);
 	else
 		out->cpu = select_idle_smt(&p, &sd, (int)in->target);
 	out->has_idle_cores = (u32)kd_sds.has_idle_cores;
+	return 0;
+}
+
+/* A CPU's LLC id (cpus_share_cache()) and sd_share_id (cpus_share_resources()). */
+int KD(sis_set_ids)(int cpu, int llc, int share)
+{
+	kd_rqs[cpu].kd_llc = llc;
+	kd_rqs[cpu].kd_share = share;
+	return 0;
+}
+
+struct kd_sibling_out {
+	s32 cpu;
+	u32 has_idle_cores;
+	s32 recent_used_cpu;
+	u32 pad;
+};
+
+/* select_idle_sibling(p, prev, target) on the case of KD(select_idle) (its domain is the
+ * target's sd_llc), with p->recent_used_cpu = recent and sched_smt_active() = smt_active:
+ * the CPU, the LLC's has_idle_cores and p->recent_used_cpu afterwards. */
+int KD(select_idle_sibling)(const struct kd_sis_in *in, int prev, int recent, int smt_active,
+			    struct kd_sibling_out *out)
+{
+	struct sched_group sg;
+	struct sched_domain sd;
+	struct cpumask allowed;
+	struct task_struct p = { .cpus_ptr = &allowed, .recent_used_cpu = recent };
+
+	kd_sis_setup(in, &sg, &sd, &allowed);
+	kd_sd_llc = &sd;
+	kd_smt_active = smt_active;
+	out->cpu = select_idle_sibling(&p, prev, (int)in->target);
+	out->has_idle_cores = (u32)kd_sds.has_idle_cores;
+	out->recent_used_cpu = p.recent_used_cpu;
+	kd_sd_llc = NULL;
 	return 0;
 }

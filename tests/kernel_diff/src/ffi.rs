@@ -747,4 +747,23 @@ kernel_fns! {
     kdiff_wakeup_6_12;
     fn kd612_sis_set_smt(cpu: i32, smt: *const u64) -> i32;
     fn kd612_select_idle(inp: *const KdSisIn, out: *mut KdSisOut) -> i32;
+    fn kd612_sis_set_ids(cpu: i32, llc: i32, share: i32) -> i32;
+    fn kd612_select_idle_sibling(
+        inp: *const KdSisIn,
+        prev: i32,
+        recent: i32,
+        smt_active: i32,
+        out: *mut KdSiblingOut,
+    ) -> i32;
+}
+
+/// `shim/wakeup_wrap.c`'s `select_idle_sibling()` result: the CPU, the LLC's
+/// `has_idle_cores` and `p->recent_used_cpu` afterwards.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSiblingOut {
+    pub cpu: i32,
+    pub has_idle_cores: u32,
+    pub recent_used_cpu: i32,
+    pub pad: u32,
 }

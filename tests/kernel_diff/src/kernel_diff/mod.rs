@@ -12,6 +12,7 @@ mod migrate;
 mod numa;
 mod numa_cmp;
 mod pelt;
+mod sibling;
 mod sis;
 mod teo;
 mod wakeup;
