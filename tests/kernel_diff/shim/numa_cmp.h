@@ -25,6 +25,7 @@ static struct cpumask kd_node_mask[KD_MAX_NODES];
 #define cpumask_of_node(nid) (&kd_node_mask[nid])
 #define cpumask_bits(m) ((m)->bits)
 #define small_cpumask_bits ((unsigned long)KD_NR_CPUS)
+#define nr_cpumask_bits KD_NR_CPUS /* 6.1: for_each_cpu_wrap() over nr_cpumask_bits */
 static inline unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
 					  unsigned long offset)
 {

@@ -42,6 +42,7 @@ struct kd_scan {
 
 struct kd_scan_out {
 	u64 numa_next_scan;
+	u64 locality[3]; /* p->numa_faults_locality after */
 	u32 scan_min, scan_start, scan_max, numa_scan_period;
 };
 
@@ -65,6 +66,7 @@ int KD(scan_period)(const struct kd_scan *in, u64 shared, u64 private, struct kd
 	update_task_scan_period(&p, shared, private);
 	out->numa_scan_period = p.numa_scan_period;
 	out->numa_next_scan = mm.numa_next_scan;
+	memcpy(out->locality, p.numa_faults_locality, sizeof(out->locality));
 	return 0;
 }
 

@@ -85,8 +85,9 @@ struct sched_domain {
 	unsigned long kd_span[KD_MASK_WORDS];
 	struct sched_group *groups;
 };
-extern struct rq kd_rqs[KD_NR_CPUS];
-extern struct task_struct *kd_current;
+/* Internal linkage: the 6.12 and 6.1 units link into one test binary. */
+static struct rq kd_rqs[KD_NR_CPUS];
+static struct task_struct *kd_current;
 #define current kd_current
 #define nr_cpumask_bits KD_NR_CPUS
 #define cpu_rq(cpu) (&kd_rqs[cpu])

@@ -1,7 +1,7 @@
 /* schedlab kernel_diff (MIT OR Apache-2.0): FFI wrappers around fair.c's wake_affine_idle()
- * and wake_affine_weight(); the per-CPU arrays are filled by KD(wakeup_set_cpu). */
-struct rq kd_rqs[KD_NR_CPUS];
-struct task_struct *kd_current;
+ * and wake_affine_weight(), sched_balance_find_dst_group_cpu() and the idle-CPU scans; the
+ * per-CPU arrays are filled by KD(wakeup_set_cpu). For 6.1 (KD_WAKEUP_61, shim/wakeup61.h)
+ * only find_idlest_group_cpu(), the same function before its v6.10 rename. */
 
 int KD(wakeup_set_cpu)(int cpu, u32 nr_running, u32 h_nr_queued, u32 h_nr_runnable,
 			u64 load, u64 capacity, int idle, int llc)
@@ -18,6 +18,7 @@ int KD(wakeup_set_cpu)(int cpu, u32 nr_running, u32 h_nr_queued, u32 h_nr_runnab
 	return 0;
 }
 
+#ifndef KD_WAKEUP_61
 /* Returns the target CPU, or -1 for nr_cpumask_bits (no decision). */
 int KD(wake_affine_idle)(int this_cpu, int prev_cpu, int sync)
 {
@@ -39,6 +40,8 @@ int KD(wake_affine_weight)(u32 imbalance_pct, u64 p_load, u64 current_load, int 
 	r = wake_affine_weight(&sd, &p, this_cpu, prev_cpu, sync);
 	return r == nr_cpumask_bits ? -1 : r;
 }
+
+#endif
 
 /* The idle-state fields of one CPU for sched_balance_find_dst_group_cpu(): exit latency
  * (us) when has_state, the idle stamp, sched_idle_cpu(). */
@@ -64,6 +67,7 @@ int KD(find_dst_group_cpu)(const u64 *span, u32 group_weight, const u64 *allowed
 	return sched_balance_find_dst_group_cpu(&sg, &p, this_cpu);
 }
 
+#ifndef KD_WAKEUP_61 /* 6.1: only find_idlest_group_cpu() */
 int KD(sis_set_smt)(int cpu, const u64 *smt)
 {
 	memcpy(kd_rqs[cpu].kd_smt.bits, smt, sizeof(kd_rqs[cpu].kd_smt.bits));
@@ -151,3 +155,4 @@ int KD(select_idle_sibling)(const struct kd_sis_in *in, int prev, int recent, in
 	kd_sd_llc = NULL;
 	return 0;
 }
+#endif

@@ -308,6 +308,22 @@ kernel_fns! {
     fn kd612_group_classify(sgs: *const KdSgs, imbalance_pct: u32) -> u32;
 }
 
+kernel_fns! {
+    kdiff_wakeup_6_1;
+    fn kd61_wakeup_set_cpu(
+        cpu: i32,
+        nr_running: u32,
+        h_nr_queued: u32,
+        h_nr_runnable: u32,
+        load: u64,
+        capacity: u64,
+        idle: i32,
+        llc: i32,
+    ) -> i32;
+    fn kd61_wakeup_set_idle(cpu: i32, has_state: i32, exit_latency: u32, idle_stamp: u64, sched_idle: i32) -> i32;
+    fn kd61_find_dst_group_cpu(span: *const u64, group_weight: u32, allowed: *const u64, this_cpu: i32) -> i32;
+}
+
 /// `shim/numa_wrap.c`'s node statistics.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -546,6 +562,7 @@ pub struct KdScan {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KdScanOut {
     pub numa_next_scan: u64,
+    pub locality: [u64; 3],
     pub scan_min: u32,
     pub scan_start: u32,
     pub scan_max: u32,
@@ -714,6 +731,15 @@ pub struct KdNcOut {
 kernel_fns! {
     kdiff_numa_6_12;
     fn kd612_numa_find_cpu(inp: *const KdNcIn, out: *mut KdNcOut) -> i32;
+}
+
+kernel_fns! {
+    kdiff_numa_6_1;
+    fn kd61_numa_classify(imbalance_pct: u32, ns: *const KdNs) -> u32;
+    fn kd61_load_too_imbalanced(src_load: i64, dst_load: i64, src: *const KdNs, dst: *const KdNs) -> i32;
+    fn kd61_scan_period(inp: *const KdScan, shared: u64, private: u64, out: *mut KdScanOut) -> i32;
+    fn kd61_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
+    fn kd61_numa_find_cpu(inp: *const KdNcIn, out: *mut KdNcOut) -> i32;
 }
 
 /// `shim/wakeup_wrap.c`'s scan inputs (op 0: select_idle_cpu, 1: select_idle_smt).
