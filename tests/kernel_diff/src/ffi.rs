@@ -324,6 +324,14 @@ kernel_fns! {
     fn kd61_find_dst_group_cpu(span: *const u64, group_weight: u32, allowed: *const u64, this_cpu: i32) -> i32;
 }
 
+kernel_fns! {
+    kdiff_balance_6_1;
+    fn kd61_lb_set_cpu(cpu: i32, idle: i32, prio: i32, capacity: u64, smt: *const u64) -> i32;
+    fn kd61_should_we_balance(inp: *const KdSwbIn) -> i32;
+    fn kd61_can_migrate_task(inp: *const KdCmtIn, out: *mut KdCmtOut) -> i32;
+    fn kd61_detach_tasks(inp: *const KdDtIn, t: *mut KdDtTask, out: *mut KdDtOut) -> i32;
+}
+
 /// `shim/numa_wrap.c`'s node statistics.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]

@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{DomainId, SchedDomains, SdFlags, build_sched_domains};
 use schedlab::kconfig::features::Features;
+use schedlab::kconfig::version::KernelVersion;
 use schedlab::sched::balance::stats::{SdLbStats, SgLbStats};
 use schedlab::sched::balance::{
     BalanceCosts, BalanceEnv, GroupType, LbEnv, LbTunables, LoadBalancer,
@@ -21,6 +22,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const V: &str = "6.12";
+/// 6.1: should_we_balance() without the idle-core preference (SHOULD_WE_BALANCE_IDLE_CORE,
+/// v6.6), can_migrate_task() as in 6.12; the mirror runs with 6.1's features.
+pub(super) const V61: &str = "6.1";
+
+/// `enum cpu_idle_type` of kernel `v` for the mirror's [`IDLE_TYPES`] index: 6.12 has
+/// `__CPU_NOT_IDLE = 0, CPU_IDLE, CPU_NEWLY_IDLE` (v6.9 order), 6.1
+/// `CPU_IDLE = 0, CPU_NOT_IDLE, CPU_NEWLY_IDLE`.
+pub(super) fn idle_for(v: &str, it: usize) -> u32 {
+    if v == V61 { [1, 0, 2][it] } else { it as u32 }
+}
 
 /// SMT2+single-thread cores (one LLC), hybrid with asymmetric capacity and ITMT, SMT4/8
 /// POWER10, two and four NUMA nodes.
@@ -34,6 +45,11 @@ pub(super) struct Setup {
 }
 
 pub(super) fn setups() -> Vec<Setup> {
+    setups_at(Features::defaults())
+}
+
+/// [`setups`] with the load balancer's features of another kernel (6.1's for the 6.1 runs).
+pub(super) fn setups_at(features: Features) -> Vec<Setup> {
     MACHINES
         .iter()
         .map(|name| {
@@ -57,7 +73,7 @@ pub(super) fn setups() -> Vec<Setup> {
                 per_cpu_ns: 0,
                 per_task_ns: 0,
             };
-            let lb = LoadBalancer::new(d.clone(), Features::defaults(), t, c, 0);
+            let lb = LoadBalancer::new(d.clone(), features, t, c, 0);
             Setup { m, d, lb }
         })
         .collect()
@@ -153,6 +169,18 @@ fn bit(b: &(KdMask, KdMask, KdMask, u8), cpu: usize) -> bool {
 /// The per-CPU state of one case (set on the kernel side too): idle bits, a capacity
 /// (1024, 512, 480 or any, for capacity_greater()'s margin), an ITMT-like priority.
 fn env(s: &Setup, idle: &(KdMask, KdMask, KdMask, u8), caps: &[u16], nr: u32, ttwu: bool) -> Env {
+    env_on(V, s, idle, caps, nr, ttwu)
+}
+
+/// [`env`] with the per-CPU state set in the unit of kernel `v`.
+fn env_on(
+    v: &str,
+    s: &Setup,
+    idle: &(KdMask, KdMask, KdMask, u8),
+    caps: &[u16],
+    nr: u32,
+    ttwu: bool,
+) -> Env {
     let n = s.m.nr_cpus();
     let e = Env {
         idle: (0..n).map(|c| bit(idle, c)).collect(),
@@ -168,14 +196,18 @@ fn env(s: &Setup, idle: &(KdMask, KdMask, KdMask, u8), caps: &[u16], nr: u32, tt
     for cpu in 0..n {
         let smt = kd_mask(&s.m.smt_mask(cpu).and(&s.m.online));
         // SAFETY: cpu < 512 (the shim's arrays); `smt` outlives the call.
+        let (c, idle, prio, cap) = (
+            cpu as i32,
+            i32::from(e.idle[cpu]),
+            e.prio[cpu] as i32,
+            e.capacity[cpu],
+        );
         unsafe {
-            crate::ffi::kd612_lb_set_cpu(
-                cpu as i32,
-                i32::from(e.idle[cpu]),
-                e.prio[cpu] as i32,
-                e.capacity[cpu],
-                smt.as_ptr(),
-            )
+            if v == V61 {
+                crate::ffi::kd61_lb_set_cpu(c, idle, prio, cap, smt.as_ptr())
+            } else {
+                crate::ffi::kd612_lb_set_cpu(c, idle, prio, cap, smt.as_ptr())
+            }
         };
     }
     e
@@ -231,20 +263,25 @@ fn swb_case() -> impl Strategy<Value = SwbCase> {
 
 #[test]
 fn should_we_balance_matches() {
-    if !available("balance", V) {
+    should_we_balance_on(V, Features::defaults());
+    should_we_balance_on(V61, Features::at_version(KernelVersion::new(6, 1)));
+}
+
+fn should_we_balance_on(v: &str, features: Features) {
+    if !available("balance", v) {
         return;
     }
-    let setups = setups();
+    let setups = setups_at(features);
     assert_no_mismatch(
         "balance::should_we_balance",
-        V,
+        v,
         cases(5000),
         swb_case(),
         |(mi, sd, idle, caps, it, nr, ttwu, drop)| {
             let s = &setups[*mi];
             let sd = DomainId(sd % s.d.domains.len());
             let dom = s.d.domain(sd);
-            let e = env(s, idle, caps, *nr, *ttwu);
+            let e = env_on(v, s, idle, caps, *nr, *ttwu);
             let mut bal = BalanceEnv::new(
                 &s.lb,
                 sd,
@@ -265,13 +302,19 @@ fn should_we_balance_matches() {
                 balance_mask: kd_mask(&sg.balance_mask),
                 cpus: kd_mask(&bal.cpus),
                 dst_cpu: dom.cpu as u32,
-                idle: *it as u32,
+                idle: idle_for(v, *it),
                 sd_flags: sd_flags(dom.flags),
                 nr_running: *nr,
                 ttwu_pending: u32::from(*ttwu),
             };
-            // SAFETY: reads `inp` and the per-CPU arrays set by env().
-            let k = unsafe { crate::ffi::kd612_should_we_balance(&inp) } != 0;
+            // SAFETY: reads `inp` and the per-CPU arrays set by env_on().
+            let k = unsafe {
+                if v == V61 {
+                    crate::ffi::kd61_should_we_balance(&inp)
+                } else {
+                    crate::ffi::kd612_should_we_balance(&inp)
+                }
+            } != 0;
             compare("should_we_balance", &k, &s.lb.should_we_balance(&e, &bal))
         },
     );
