@@ -66,7 +66,7 @@ static void kd_sgs_full(struct sg_lb_stats *k, const struct kd_sgs_full *r)
 	k->group_type = r->group_type;
 }
 
-#ifndef KD_BALANCE_61 /* 6.1: should_we_balance(), can_migrate_task(), detach_tasks() only */
+#ifndef KD_BALANCE_61 /* 6.1: no calculate_imbalance()/find_src_group() wrappers */
 int KD(calculate_imbalance)(const struct kd_imb_in *in, struct kd_imb_out *out)
 {
 	struct sched_group busiest = { .cores = in->busiest_cores };
@@ -202,7 +202,6 @@ static void kd_sg(struct sched_group *g, struct sched_group_capacity *c, const s
 	g->flags = r->flags;
 }
 
-#ifndef KD_BALANCE_61
 int KD(update_sd_pick_busiest)(const struct kd_pick_in *in)
 {
 	struct sched_group_capacity sgc = { 0 }, bsgc = { 0 };
@@ -224,7 +223,6 @@ int KD(update_sd_pick_busiest)(const struct kd_pick_in *in)
 	return update_sd_pick_busiest(&env, &sds, &sg, &sgs);
 }
 
-#endif
 
 /* The kernel's migrate_degrades_locality() returns -1 outside SD_NUMA domains; on them the
  * case's answer (1 degrades, 0 improves, -1 unaffected). */

@@ -328,6 +328,7 @@ kernel_fns! {
     kdiff_balance_6_1;
     fn kd61_lb_set_cpu(cpu: i32, idle: i32, prio: i32, capacity: u64, smt: *const u64) -> i32;
     fn kd61_should_we_balance(inp: *const KdSwbIn) -> i32;
+    fn kd61_update_sd_pick_busiest(inp: *const KdPickIn) -> i32;
     fn kd61_can_migrate_task(inp: *const KdCmtIn, out: *mut KdCmtOut) -> i32;
     fn kd61_detach_tasks(inp: *const KdDtIn, t: *mut KdDtTask, out: *mut KdDtOut) -> i32;
 }
