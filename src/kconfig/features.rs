@@ -131,6 +131,7 @@ features!(
     NEWIDLE_FAIL_BUMP,
     LB_SKIP_DELAYED,
     LB_SKIP_INELIGIBLE,
+    REWEIGHT_PLACE,
     TTWU_QUEUE_ON_CPU,
     TTWU_QUEUE_DELAYED,
     TTWU_QUEUE_DEFAULT,
@@ -648,6 +649,21 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
          (v6.14); not in 6.12.y",
     ),
     fi(
+        REWEIGHT_PLACE,
+        true,
+        M,
+        EEVDF,
+        "reweight_entity() takes a queued entity's clamped lag and relative deadline, scales \
+         both by old/new weight (also a dequeued entity's relative deadline) and re-places it \
+         with place_entity(); off: reweight_eevdf() scales vruntime and deadline around V \
+         (v6.7-v6.12)",
+        &[(v(6, 13), true)],
+        "6d71a9c61604 'sched/fair: Fix EEVDF entity placement bug causing scheduling lag' \
+         (sched_urgent_for_v6.13, v6.13); dropped from 6.12.11-rc2 (stable review, Jan 2025), \
+         so 6.12.y keeps reweight_eevdf() (6.12.118 has it); reverted upstream by \
+         101f3498b4bd (v7.0, after every modelled profile)",
+    ),
+    fi(
         TTWU_QUEUE_ON_CPU,
         true,
         M,
@@ -1088,6 +1104,7 @@ static NAMES: [&str; NR_FEATURES] = [
     "NEWIDLE_FAIL_BUMP",
     "LB_SKIP_DELAYED",
     "LB_SKIP_INELIGIBLE",
+    "REWEIGHT_PLACE",
     "TTWU_QUEUE_ON_CPU",
     "TTWU_QUEUE_DELAYED",
     "TTWU_QUEUE_DEFAULT",

@@ -2,7 +2,8 @@
 //!
 //! Mirrors `kernel/sched/fair.c`: `avg_vruntime`/`avg_vruntime_add`/`avg_vruntime_sub`/
 //! `update_min_vruntime` (the add/sub/v0 bookkeeping lives in the parent module's tree
-//! helpers), `entity_eligible`/`vruntime_eligible`, `update_entity_lag`,
+//! helpers), `entity_eligible`/`vruntime_eligible`, `entity_lag`/`update_entity_lag`,
+//! `reweight_eevdf` (v6.7–v6.12; `reweight_entity` is in the parent module),
 //! `cfs_rq_min_slice`, `set_protect_slice`/`update_protect_slice`/`protect_slice`/
 //! `cancel_protect_slice` (6.17) and the 6.6–6.16 deadline-in-vlag stash,
 //! `did_preempt_short`/`do_preempt_short` (6.12–6.16), `__pick_eevdf(protect)`,
@@ -78,13 +79,39 @@ impl CfsRq {
     #[doc(hidden)]
     pub fn update_entity_lag(&mut self, ents: &mut [SchedEntity], params: &FairParams, id: usize) {
         let v = self.avg_vruntime(ents);
-        let se = &mut ents[id];
-        let vlag = v.wrapping_sub(se.vruntime) as i64;
-        let limit = calc_delta_fair((2 * se.slice).max(params.tick_nsec), &se.load) as i64;
         // The kernel's `WARN_ON_ONCE(!se->on_rq)`: lag is only taken of a queued entity.
-        debug_assert!(se.on_rq, "update_entity_lag of unqueued entity {id}");
-        debug_assert!(limit >= 0, "lag limit overflow for entity {id}");
-        se.vlag = vlag.clamp(-limit, limit);
+        debug_assert!(ents[id].on_rq, "update_entity_lag of unqueued entity {id}");
+        ents[id].vlag = Self::entity_lag(v, &ents[id], params);
+    }
+
+    /// `entity_lag()`: `avruntime - v`, clamped to the virtual length of
+    /// `max(2 * slice, TICK_NSEC)` at the entity's weight.
+    pub(super) fn entity_lag(avruntime: u64, se: &SchedEntity, params: &FairParams) -> i64 {
+        let vlag = avruntime.wrapping_sub(se.vruntime) as i64;
+        let limit = calc_delta_fair((2 * se.slice).max(params.tick_nsec), &se.load) as i64;
+        debug_assert!(limit >= 0, "lag limit overflow");
+        vlag.clamp(-limit, limit)
+    }
+
+    /// `reweight_eevdf()` (v6.7–v6.12; 6.12.y): a queued entity's vruntime and deadline
+    /// scaled around `avruntime` (V with the entity in the sums) by old/new weight, with
+    /// the kernel's wrapping s64 products and truncating `div_s64()`; `vlag` untouched.
+    pub(super) fn reweight_eevdf(
+        se: &mut SchedEntity,
+        params: &FairParams,
+        avruntime: u64,
+        weight: u64,
+    ) {
+        let old_weight = se.load.weight as i64;
+        let weight = weight as i64;
+        if avruntime != se.vruntime {
+            let vlag = Self::entity_lag(avruntime, se, params);
+            let vlag = vlag.wrapping_mul(old_weight) / weight;
+            se.vruntime = avruntime.wrapping_sub(vlag as u64);
+        }
+        let vslice = se.deadline.wrapping_sub(avruntime) as i64;
+        let vslice = vslice.wrapping_mul(old_weight) / weight;
+        se.deadline = avruntime.wrapping_add(vslice as u64);
     }
 
     /// `cfs_rq_min_slice()`: the smallest slice among queued entities (curr if queued,

@@ -175,6 +175,10 @@ pub struct FairFeatures {
     /// PICK_BUDDY (EEVDF 6.14+; gated by NEXT_BUDDY in 6.12/6.13 and 6.6–6.11, so set it
     /// equal to `next_buddy` there): pick an eligible `cfs_rq->next` first.
     pub pick_buddy: bool,
+    /// REWEIGHT_PLACE (model switch, EEVDF v6.13+, 6d71a9c61604): `reweight_entity()`
+    /// re-places a queued entity from its scaled lag and relative deadline; off, the
+    /// v6.7–v6.12 `reweight_eevdf()` scales vruntime and deadline around V.
+    pub reweight_place: bool,
     /// WAKEUP_PREEMPTION.
     pub wakeup_preemption: bool,
     /// GENTLE_FAIR_SLEEPERS (CFS): sleeper credit is half a latency period.
@@ -203,6 +207,7 @@ impl FairFeatures {
             delay_zero: true,
             next_buddy: false,
             pick_buddy: true,
+            reweight_place: true,
             wakeup_preemption: true,
             gentle_fair_sleepers: true,
             start_debit: true,
@@ -225,6 +230,7 @@ impl FairFeatures {
             delay_zero: is_on("DELAY_ZERO"),
             next_buddy: is_on("NEXT_BUDDY"),
             pick_buddy: is_on("PICK_BUDDY"),
+            reweight_place: is_on("REWEIGHT_PLACE"),
             wakeup_preemption: is_on("WAKEUP_PREEMPTION"),
             gentle_fair_sleepers: is_on("GENTLE_FAIR_SLEEPERS"),
             start_debit: is_on("START_DEBIT"),
@@ -243,14 +249,17 @@ impl FairFeatures {
             delay_dequeue: false,
             delay_zero: false,
             pick_buddy: false,
+            reweight_place: false,
             ..Self::v6_17()
         }
     }
 
-    /// 6.12/6.13 defaults (the buddy pick still gated by NEXT_BUDDY, off).
+    /// 6.12 defaults (the buddy pick still gated by NEXT_BUDDY, off, until 6.14; the
+    /// `reweight_eevdf()` form of `reweight_entity()`, REWEIGHT_PLACE from 6.13).
     pub fn v6_12() -> Self {
         FairFeatures {
             pick_buddy: false,
+            reweight_place: false,
             ..Self::v6_17()
         }
     }
@@ -321,6 +330,7 @@ impl FairParams {
                 delay_dequeue: false,
                 delay_zero: false,
                 pick_buddy: false,
+                reweight_place: false,
                 ..FairFeatures::v6_17()
             },
             ..Self::eevdf(EevdfVersion::V6_6, nr_online_cpus, hz)
@@ -1179,7 +1189,17 @@ impl CfsRq {
     }
 
     /// `reweight_entity()` (reached for tasks via `reweight_task_fair`): change the
-    /// weight, keeping lag and (EEVDF) the relative deadline scaled by old/new weight.
+    /// weight, keeping lag and (EEVDF) the deadline scaled by old/new weight.
+    ///
+    /// EEVDF, two forms keyed by REWEIGHT_PLACE ([`FairFeatures::reweight_place`]). On
+    /// (v6.13+, 6d71a9c61604): a queued entity's clamped lag is taken
+    /// (`update_entity_lag`) and its deadline made relative, both are scaled, and
+    /// `place_entity()` puts it back; a dequeued entity's relative deadline is scaled too.
+    /// Off (v6.7–v6.12, 6.12.y): `reweight_eevdf()` scales a queued entity's vruntime and
+    /// deadline around V (taken before it leaves the sums), leaving `vlag` as it is; a
+    /// dequeued entity's relative deadline is left as it is. (v6.6's form, which keeps a
+    /// queued entity's vruntime and scales only its deadline, is not modelled: the
+    /// simulator reweights only dequeued entities, `set_user_nice`, where v6.6 agrees.)
     pub fn reweight_entity(
         &mut self,
         ents: &mut [SchedEntity],
@@ -1189,18 +1209,24 @@ impl CfsRq {
         new: LoadWeight,
     ) {
         self.update_clock(now_ns);
+        let eevdf = self.mode == FairMode::Eevdf;
+        let place = eevdf && params.features.reweight_place;
         let is_curr = self.curr == Some(id);
         let on_rq = ents[id].on_rq;
+        // reweight_eevdf()'s V: with the entity still in the sums.
+        let mut avruntime = None;
         if on_rq {
             // Commit outstanding execution time (CFS v6.5 only does so for curr).
-            if self.mode == FairMode::Eevdf || is_curr {
+            if eevdf || is_curr {
                 self.update_curr(ents, params, now_ns);
             }
-            if self.mode == FairMode::Eevdf {
+            if place {
                 self.update_entity_lag(ents, params, id);
                 let se = &mut ents[id];
                 se.deadline = se.deadline.wrapping_sub(se.vruntime);
                 se.rel_deadline = true;
+            } else if eevdf {
+                avruntime = Some(self.avg_vruntime(ents));
             }
             self.nr_queued -= 1;
             if !is_curr {
@@ -1212,11 +1238,13 @@ impl CfsRq {
         pelt::dequeue_load_avg(&mut self.avg, &ents[id].avg, old_w);
         {
             let se = &mut ents[id];
-            if self.mode == FairMode::Eevdf {
+            if let Some(v) = avruntime {
+                Self::reweight_eevdf(se, params, v, new.weight);
+            } else if eevdf {
                 // vlag = V - v in virtual time: lag_i = w_i * vlag, so it scales by
-                // w_old / w_new; so does the relative deadline.
+                // w_old / w_new; so does the relative deadline (v6.13+).
                 se.vlag = (se.vlag as i128 * old_w as i128 / new.weight as i128) as i64;
-                if se.rel_deadline {
+                if place && se.rel_deadline {
                     se.deadline = (se.deadline as i64 as i128 * old_w as i128 / new.weight as i128)
                         as i64 as u64;
                 }
@@ -1227,7 +1255,7 @@ impl CfsRq {
         }
         pelt::enqueue_load_avg(&mut self.avg, &ents[id].avg, new.weight);
         if on_rq {
-            if self.mode == FairMode::Eevdf {
+            if place {
                 self.place_entity_eevdf(ents, params, id, 0);
             }
             self.load = LoadWeight::new(self.load.weight + new.weight);
@@ -1235,7 +1263,7 @@ impl CfsRq {
                 self.enqueue_tree(ents, id);
             }
             self.nr_queued += 1;
-            if self.mode == FairMode::Eevdf {
+            if eevdf {
                 self.update_min_vruntime(ents);
             }
         }

@@ -608,6 +608,41 @@ fn reweight_scales_lag() {
     assert_eq!(ents[1].vlag, (vlag as i128 * 1024 / 3121) as i64);
 }
 
+/// REWEIGHT_PLACE (6d71a9c61604, v6.13): a renice of a queued task (dequeue SAVE keeps
+/// the deadline relative under PLACE_REL_DEADLINE) scales the relative deadline by
+/// old/new weight; 6.12 leaves it as it is.
+#[test]
+fn renice_scales_the_relative_deadline_from_v6_13() {
+    for place in [false, true] {
+        let mut p = FairParams::eevdf(EevdfVersion::V6_12, 8, 250);
+        p.features.reweight_place = place;
+        let (mut ents, mut rq) = three(&p, 2 * MS);
+        let rel = ents[1].deadline.wrapping_sub(ents[1].vruntime) as i64;
+        rq.set_user_nice(&mut ents, &p, 2 * MS, 1, -5);
+        let after = ents[1].deadline.wrapping_sub(ents[1].vruntime) as i64;
+        let want = if place { rel * 1024 / 3121 } else { rel };
+        assert_eq!(after, want, "REWEIGHT_PLACE {place}");
+    }
+}
+
+/// The v6.7–v6.12 `reweight_eevdf()`: a queued entity's vruntime and deadline are scaled
+/// around V, which stays where it was; v6.13+ re-places it from its lag.
+#[test]
+fn queued_reweight_scales_around_v_before_v6_13() {
+    let p = FairParams::eevdf(EevdfVersion::V6_12, 8, 250);
+    let (mut ents, mut rq) = three(&p, 2 * MS);
+    let v = rq.avg_vruntime(&ents);
+    let lag = v.wrapping_sub(ents[1].vruntime) as i64;
+    let vslice = ents[1].deadline.wrapping_sub(v) as i64;
+    rq.reweight_entity(&mut ents, &p, 2 * MS, 1, LoadWeight::from_nice(-5));
+    assert_eq!(v.wrapping_sub(ents[1].vruntime) as i64, lag * 1024 / 3121);
+    assert_eq!(
+        ents[1].deadline.wrapping_sub(v) as i64,
+        vslice * 1024 / 3121
+    );
+    assert!(!ents[1].rel_deadline);
+}
+
 #[test]
 fn eevdf_migration_keeps_lag_and_relative_deadline() {
     let p = p617();

@@ -245,6 +245,20 @@ impl Wakeup {
         self.select_idle_cpu(topo, env, p, sd, has_idle_core, target, &mut call)
     }
 
+    /// [`Wakeup::select_idle_sibling`] alone, as [`Wakeup::scan_idle_cpu`] (it updates the
+    /// task's `recent_used_cpu` as the kernel does).
+    pub fn scan_idle_sibling(
+        &mut self,
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        p: TaskId,
+        prev: usize,
+        target: usize,
+    ) -> usize {
+        let mut call = Call::bare(target);
+        self.select_idle_sibling(topo, env, p, prev, target, &mut call)
+    }
+
     /// [`Wakeup::select_idle_smt`] alone, as [`Wakeup::scan_idle_cpu`].
     pub fn scan_idle_smt(
         &self,

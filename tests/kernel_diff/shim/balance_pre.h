@@ -62,6 +62,7 @@ struct sched_entity {
 };
 struct cfs_rq {
 	struct sched_entity *next;
+	struct sched_entity *last; /* 6.1's task_hot(): CACHE_HOT_BUDDY with the last buddy */
 };
 struct kd_task_stats {
 	u64 nr_failed_migrations_affine, nr_failed_migrations_running, nr_failed_migrations_hot;

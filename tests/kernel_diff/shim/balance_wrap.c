@@ -22,7 +22,9 @@ u32 KD(group_classify)(const struct kd_sgs *k, u32 imbalance_pct)
 	sgs.sum_h_nr_running = k->sum_h_nr_running;
 	sgs.group_weight = k->group_weight;
 	sgs.group_asym_packing = k->group_asym_packing;
+#ifndef KD_BALANCE_61
 	sgs.group_smt_balance = k->group_smt_balance;
+#endif
 	sgs.nr_numa_running = k->nr_numa_running;
 	sgs.nr_preferred_running = k->nr_preferred_running;
 	return (u32)group_classify(imbalance_pct, &group, &sgs) |
@@ -64,6 +66,7 @@ static void kd_sgs_full(struct sg_lb_stats *k, const struct kd_sgs_full *r)
 	k->group_type = r->group_type;
 }
 
+#ifndef KD_BALANCE_61 /* 6.1: no calculate_imbalance()/find_src_group() wrappers */
 int KD(calculate_imbalance)(const struct kd_imb_in *in, struct kd_imb_out *out)
 {
 	struct sched_group busiest = { .cores = in->busiest_cores };
@@ -135,6 +138,8 @@ int KD(find_src_group)(const struct kd_fbg_in *in, struct kd_imb_out *out)
 	out->sds_avg_load = 0;
 	return ret == &busiest;
 }
+
+#endif
 
 /* The per-CPU state of should_we_balance() and update_sd_pick_busiest(): idle_cpu(),
  * arch_asym_cpu_priority(), capacity_of() and cpu_smt_mask() of one CPU. */
@@ -217,6 +222,7 @@ int KD(update_sd_pick_busiest)(const struct kd_pick_in *in)
 	env.dst_core_idle = in->dst_core_idle;
 	return update_sd_pick_busiest(&env, &sds, &sg, &sgs);
 }
+
 
 /* The kernel's migrate_degrades_locality() returns -1 outside SD_NUMA domains; on them the
  * case's answer (1 degrades, 0 improves, -1 unaffected). */

@@ -4,7 +4,9 @@
  * and next-scan time, its group's refcount and fault sums (group_faults_priv/shared() as sums
  * the wrapper passes), the scan sysctls, and jiffies at 0 with HZ = 1000; for the node
  * scores (task_weight(), group_weight(), score_nearby_nodes(), init_numa_topology_type()):
- * the nodes (all online, all with CPUs) and their distance table, set per case. */
+ * the nodes (all online, all with CPUs) and their distance table, set per case; for
+ * task_numa_compare() and task_numa_find_cpu() (numa_cmp.h): the tasks' affinity,
+ * preferred node, task_h_load() and PF_EXITING. */
 #define abs(x) ((x) < 0 ? -(x) : (x))
 #define PAGE_SHIFT 12
 #define DIV_ROUND_UP(n, d) (((n) + (d) - 1) / (d))
@@ -18,7 +20,13 @@ struct numa_group {
 	unsigned long total_faults;
 	unsigned long *faults;
 };
+struct cpumask;
 struct task_struct {
+	/* task_numa_compare(), task_numa_find_cpu(), task_numa_assign() */
+	unsigned int flags;
+	const struct cpumask *cpus_ptr;
+	int numa_preferred_nid;
+	unsigned long kd_h_load;
 	struct mm_struct *mm;
 	struct numa_group *numa_group;
 	unsigned long *numa_faults;

@@ -31,7 +31,10 @@ static struct sched_domain_shared kd_sds;
 static int kd_has_sds, kd_nr_cpu_ids = KD_NR_CPUS;
 static int sched_cluster_active;
 static struct cpumask kd_sis_mask;
-#define per_cpu(var, cpu) (kd_has_sds ? &kd_sds : NULL)
+/* per_cpu(var, cpu) by variable: the LLC's shared hints here, sd_llc and
+ * sd_asym_cpucapacity in wakeup_sis_pre.h. */
+#define per_cpu(var, cpu) kd_pc_##var(cpu)
+#define kd_pc_sd_llc_shared(cpu) (kd_has_sds ? &kd_sds : NULL)
 #define rcu_dereference(p) (p)
 #define static_branch_unlikely(key) (*(key))
 #define this_cpu_cpumask_var_ptr(var) (&kd_sis_mask)
@@ -65,6 +68,7 @@ struct rq {
 	unsigned long kd_capacity;
 	int kd_idle;
 	int kd_llc;
+	int kd_share; /* sd_share_id: cpus_share_resources() */
 	int kd_sched_idle;
 	u64 idle_stamp;
 	struct cpuidle_state kd_state;
@@ -74,14 +78,16 @@ struct rq {
 struct task_struct {
 	unsigned long kd_h_load;
 	const struct cpumask *cpus_ptr;
+	int recent_used_cpu;
 };
 struct sched_domain {
 	unsigned int imbalance_pct;
 	unsigned long kd_span[KD_MASK_WORDS];
 	struct sched_group *groups;
 };
-extern struct rq kd_rqs[KD_NR_CPUS];
-extern struct task_struct *kd_current;
+/* Internal linkage: the 6.12 and 6.1 units link into one test binary. */
+static struct rq kd_rqs[KD_NR_CPUS];
+static struct task_struct *kd_current;
 #define current kd_current
 #define nr_cpumask_bits KD_NR_CPUS
 #define cpu_rq(cpu) (&kd_rqs[cpu])

@@ -1,7 +1,7 @@
 /* schedlab kernel_diff (MIT OR Apache-2.0): FFI wrappers around fair.c's wake_affine_idle()
- * and wake_affine_weight(); the per-CPU arrays are filled by KD(wakeup_set_cpu). */
-struct rq kd_rqs[KD_NR_CPUS];
-struct task_struct *kd_current;
+ * and wake_affine_weight(), sched_balance_find_dst_group_cpu() and the idle-CPU scans; the
+ * per-CPU arrays are filled by KD(wakeup_set_cpu). For 6.1 (KD_WAKEUP_61, shim/wakeup61.h)
+ * only find_idlest_group_cpu(), the same function before its v6.10 rename. */
 
 int KD(wakeup_set_cpu)(int cpu, u32 nr_running, u32 h_nr_queued, u32 h_nr_runnable,
 			u64 load, u64 capacity, int idle, int llc)
@@ -18,6 +18,7 @@ int KD(wakeup_set_cpu)(int cpu, u32 nr_running, u32 h_nr_queued, u32 h_nr_runnab
 	return 0;
 }
 
+#ifndef KD_WAKEUP_61
 /* Returns the target CPU, or -1 for nr_cpumask_bits (no decision). */
 int KD(wake_affine_idle)(int this_cpu, int prev_cpu, int sync)
 {
@@ -39,6 +40,8 @@ int KD(wake_affine_weight)(u32 imbalance_pct, u64 p_load, u64 current_load, int 
 	r = wake_affine_weight(&sd, &p, this_cpu, prev_cpu, sync);
 	return r == nr_cpumask_bits ? -1 : r;
 }
+
+#endif
 
 /* The idle-state fields of one CPU for sched_balance_find_dst_group_cpu(): exit latency
  * (us) when has_state, the idle stamp, sched_idle_cpu(). */
@@ -64,6 +67,7 @@ int KD(find_dst_group_cpu)(const u64 *span, u32 group_weight, const u64 *allowed
 	return sched_balance_find_dst_group_cpu(&sg, &p, this_cpu);
 }
 
+#ifndef KD_WAKEUP_61 /* 6.1: only find_idlest_group_cpu() */
 int KD(sis_set_smt)(int cpu, const u64 *smt)
 {
 	memcpy(kd_rqs[cpu].kd_smt.bits, smt, sizeof(kd_rqs[cpu].kd_smt.bits));
@@ -83,22 +87,31 @@ struct kd_sis_out {
 
 /* op 0: select_idle_cpu(p, sd_llc, has_idle_core, target); op 1: select_idle_smt(p, sd,
  * target). Returns the CPU (-1: none) and the LLC's has_idle_cores afterwards. */
-int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
+/* The LLC domain, its first group, p's affinity and the LLC's hints of a case. */
+static void kd_sis_setup(const struct kd_sis_in *in, struct sched_group *sg,
+			 struct sched_domain *sd, struct cpumask *allowed)
 {
-	struct sched_group sg = { .flags = (int)in->group_flags };
-	struct sched_domain sd = { .groups = &sg };
-	struct cpumask allowed;
-	struct task_struct p = { .cpus_ptr = &allowed };
-
-	memcpy(sg.cpumask, in->group_span, sizeof(sg.cpumask));
-	memcpy(sd.kd_span, in->span, sizeof(sd.kd_span));
-	memcpy(allowed.bits, in->allowed, sizeof(allowed.bits));
+	*sg = (struct sched_group){ .flags = (int)in->group_flags };
+	*sd = (struct sched_domain){ .groups = sg };
+	memcpy(sg->cpumask, in->group_span, sizeof(sg->cpumask));
+	memcpy(sd->kd_span, in->span, sizeof(sd->kd_span));
+	memcpy(allowed->bits, in->allowed, sizeof(allowed->bits));
 	kd_has_sds = (int)in->has_sds;
 	kd_sds.nr_idle_scan = (int)in->nr_idle_scan;
 	kd_sds.has_idle_cores = (int)in->has_idle_cores;
 	sched_cluster_active = (int)in->cluster_active;
 	kd_nr_cpu_ids = (int)in->nr_cpu_ids;
 	kd_sched_features = in->sis_util ? 1ULL << __SCHED_FEAT_SIS_UTIL : 0;
+}
+
+int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
+{
+	struct sched_group sg;
+	struct sched_domain sd;
+	struct cpumask allowed;
+	struct task_struct p = { .cpus_ptr = &allowed };
+
+	kd_sis_setup(in, &sg, &sd, &allowed);
 	if (in->op == 0)
 		out->cpu = select_idle_cpu(&p, &sd, in->has_idle_core, (int)in->target);
 	else
@@ -106,3 +119,40 @@ int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
 	out->has_idle_cores = (u32)kd_sds.has_idle_cores;
 	return 0;
 }
+
+/* A CPU's LLC id (cpus_share_cache()) and sd_share_id (cpus_share_resources()). */
+int KD(sis_set_ids)(int cpu, int llc, int share)
+{
+	kd_rqs[cpu].kd_llc = llc;
+	kd_rqs[cpu].kd_share = share;
+	return 0;
+}
+
+struct kd_sibling_out {
+	s32 cpu;
+	u32 has_idle_cores;
+	s32 recent_used_cpu;
+	u32 pad;
+};
+
+/* select_idle_sibling(p, prev, target) on the case of KD(select_idle) (its domain is the
+ * target's sd_llc), with p->recent_used_cpu = recent and sched_smt_active() = smt_active:
+ * the CPU, the LLC's has_idle_cores and p->recent_used_cpu afterwards. */
+int KD(select_idle_sibling)(const struct kd_sis_in *in, int prev, int recent, int smt_active,
+			    struct kd_sibling_out *out)
+{
+	struct sched_group sg;
+	struct sched_domain sd;
+	struct cpumask allowed;
+	struct task_struct p = { .cpus_ptr = &allowed, .recent_used_cpu = recent };
+
+	kd_sis_setup(in, &sg, &sd, &allowed);
+	kd_sd_llc = &sd;
+	kd_smt_active = smt_active;
+	out->cpu = select_idle_sibling(&p, prev, (int)in->target);
+	out->has_idle_cores = (u32)kd_sds.has_idle_cores;
+	out->recent_used_cpu = p.recent_used_cpu;
+	kd_sd_llc = NULL;
+	return 0;
+}
+#endif

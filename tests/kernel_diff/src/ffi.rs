@@ -308,6 +308,31 @@ kernel_fns! {
     fn kd612_group_classify(sgs: *const KdSgs, imbalance_pct: u32) -> u32;
 }
 
+kernel_fns! {
+    kdiff_wakeup_6_1;
+    fn kd61_wakeup_set_cpu(
+        cpu: i32,
+        nr_running: u32,
+        h_nr_queued: u32,
+        h_nr_runnable: u32,
+        load: u64,
+        capacity: u64,
+        idle: i32,
+        llc: i32,
+    ) -> i32;
+    fn kd61_wakeup_set_idle(cpu: i32, has_state: i32, exit_latency: u32, idle_stamp: u64, sched_idle: i32) -> i32;
+    fn kd61_find_dst_group_cpu(span: *const u64, group_weight: u32, allowed: *const u64, this_cpu: i32) -> i32;
+}
+
+kernel_fns! {
+    kdiff_balance_6_1;
+    fn kd61_lb_set_cpu(cpu: i32, idle: i32, prio: i32, capacity: u64, smt: *const u64) -> i32;
+    fn kd61_should_we_balance(inp: *const KdSwbIn) -> i32;
+    fn kd61_update_sd_pick_busiest(inp: *const KdPickIn) -> i32;
+    fn kd61_can_migrate_task(inp: *const KdCmtIn, out: *mut KdCmtOut) -> i32;
+    fn kd61_detach_tasks(inp: *const KdDtIn, t: *mut KdDtTask, out: *mut KdDtOut) -> i32;
+}
+
 /// `shim/numa_wrap.c`'s node statistics.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -546,6 +571,7 @@ pub struct KdScan {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KdScanOut {
     pub numa_next_scan: u64,
+    pub locality: [u64; 3],
     pub scan_min: u32,
     pub scan_start: u32,
     pub scan_max: u32,
@@ -641,6 +667,90 @@ kernel_fns! {
     fn kd612_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
 }
 
+/// `shim/numa_wrap.c`'s task for `task_numa_find_cpu()`: faults (`task_faults_idx()` layout,
+/// 4 nodes), total, `task_h_load()`, affinity (bit per CPU), preferred node (-1: none), group
+/// (-1: none), PF_EXITING, whether `numa_faults` is allocated.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdNcTask {
+    pub faults: [u64; 32],
+    pub total_faults: u64,
+    pub h_load: u64,
+    pub cpus: u64,
+    pub preferred_nid: i32,
+    pub group: i32,
+    pub exiting: i32,
+    pub has_faults: i32,
+}
+
+/// `shim/numa_wrap.c`'s `struct numa_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdNcStats {
+    pub ns: KdNs,
+    pub node_type: u32,
+    pub idle_cpu: i32,
+}
+
+/// `shim/numa_wrap.c`'s `task_numa_find_cpu()` case: tasks (0 is `env->p`), groups, the
+/// distance table, the CPUs' nodes, current tasks (-1: idle), `idle_cpu()`,
+/// `numa_migrate_on`, and `struct task_numa_env`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdNcIn {
+    pub task: [KdNcTask; 33],
+    pub group_faults: [[u64; 32]; 2],
+    pub group_total_faults: [u64; 2],
+    pub dist: [[i32; 8]; 8],
+    pub cpu_node: [i32; 32],
+    pub curr: [i32; 32],
+    pub idle: [u32; 32],
+    pub migrate_on: [u32; 32],
+    pub src_stats: KdNcStats,
+    pub dst_stats: KdNcStats,
+    pub best_imp: i64,
+    pub taskimp: i64,
+    pub groupimp: i64,
+    pub nr_nodes: i32,
+    pub nr_cpus: i32,
+    pub src_cpu: i32,
+    pub src_nid: i32,
+    pub dst_cpu: i32,
+    pub dst_nid: i32,
+    pub imb_numa_nr: i32,
+    pub imbalance_pct: i32,
+    pub dist_lim: i32,
+    pub best_task: i32,
+    pub best_cpu: i32,
+    pub pad: i32,
+}
+
+/// The search state after `task_numa_find_cpu()`, and the CPUs whose `numa_migrate_on` is set.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdNcOut {
+    pub best_imp: i64,
+    pub migrate_on: u64,
+    pub best_task: i32,
+    pub best_cpu: i32,
+    pub dst_cpu: i32,
+    pub pad: i32,
+}
+
+kernel_fns! {
+    kdiff_numa_6_12;
+    fn kd612_numa_find_cpu(inp: *const KdNcIn, out: *mut KdNcOut) -> i32;
+}
+
+kernel_fns! {
+    kdiff_numa_6_1;
+    fn kd61_numa_classify(imbalance_pct: u32, ns: *const KdNs) -> u32;
+    fn kd61_load_too_imbalanced(src_load: i64, dst_load: i64, src: *const KdNs, dst: *const KdNs) -> i32;
+    fn kd61_scan_period(inp: *const KdScan, shared: u64, private: u64, out: *mut KdScanOut) -> i32;
+    fn kd61_numa_weights(inp: *const KdNwIn, out: *mut KdNwOut) -> i32;
+    fn kd61_numa_find_cpu(inp: *const KdNcIn, out: *mut KdNcOut) -> i32;
+}
+
 /// `shim/wakeup_wrap.c`'s scan inputs (op 0: select_idle_cpu, 1: select_idle_smt).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -672,4 +782,23 @@ kernel_fns! {
     kdiff_wakeup_6_12;
     fn kd612_sis_set_smt(cpu: i32, smt: *const u64) -> i32;
     fn kd612_select_idle(inp: *const KdSisIn, out: *mut KdSisOut) -> i32;
+    fn kd612_sis_set_ids(cpu: i32, llc: i32, share: i32) -> i32;
+    fn kd612_select_idle_sibling(
+        inp: *const KdSisIn,
+        prev: i32,
+        recent: i32,
+        smt_active: i32,
+        out: *mut KdSiblingOut,
+    ) -> i32;
+}
+
+/// `shim/wakeup_wrap.c`'s `select_idle_sibling()` result: the CPU, the LLC's
+/// `has_idle_cores` and `p->recent_used_cpu` afterwards.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSiblingOut {
+    pub cpu: i32,
+    pub has_idle_cores: u32,
+    pub recent_used_cpu: i32,
+    pub pad: u32,
 }

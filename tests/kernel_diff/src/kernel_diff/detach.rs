@@ -6,13 +6,14 @@
 //! `can_migrate_task()` deciding each task (movable, or pinned to the source CPU).
 //! No CONFIG_PREEMPTION (the mirror's `preemption: false`).
 
-use super::lb::{IDLE_TYPES, sd_flags};
+use super::lb::{IDLE_TYPES, V61, idle_for, sd_flags};
 use crate::ffi::{KdDtIn, KdDtOut, KdDtTask, kd_mask};
 use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{DomainId, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
+use schedlab::kconfig::version::KernelVersion;
 use schedlab::sched::balance::{
     BalanceCosts, BalanceEnv, LbEnv, LbOutput, LbTunables, LoadBalancer, MigrationType, lbf,
 };
@@ -158,7 +159,14 @@ fn case() -> impl Strategy<Value = Case> {
 
 #[test]
 fn detach_tasks_matches() {
-    if !available("balance", V) {
+    detach_tasks_on(V, Features::defaults());
+    detach_tasks_on(V61, Features::at_version(KernelVersion::new(6, 1)));
+}
+
+/// 6.1's `detach_tasks()` is 6.12's (its `env->idle != CPU_NOT_IDLE` is 6.12's `env->idle`
+/// under the v6.9 enum order).
+fn detach_tasks_on(v: &str, features: Features) {
+    if !available("balance", v) {
         return;
     }
     let m = presets::by_name("skl-2s").expect("preset");
@@ -174,8 +182,8 @@ fn detach_tasks_matches() {
         per_cpu_ns: 0,
         per_task_ns: 0,
     };
-    let lb = RefCell::new(LoadBalancer::new(d.clone(), Features::defaults(), t, c, 0));
-    assert_no_mismatch("balance::detach_tasks", V, cases(5000), case(), |c| {
+    let lb = RefCell::new(LoadBalancer::new(d.clone(), features, t, c, 0));
+    assert_no_mismatch("balance::detach_tasks", v, cases(5000), case(), |c| {
         let &(
             (sd, src, it, flags, failed, lb_min),
             (mt, imb, loop_max, loop_break, extra),
@@ -222,7 +230,7 @@ fn detach_tasks_matches() {
             imbalance: imb,
             src_cpu: src as u32,
             dst_cpu: dom.cpu as u32,
-            idle: it as u32,
+            idle: idle_for(v, it),
             flags,
             nr_balance_failed: failed,
             sd_flags: sd_flags(dom.flags),
@@ -245,7 +253,13 @@ fn detach_tasks_matches() {
             order: [0; 64],
         };
         // SAFETY: `kt` holds `n` (< 64) tasks, the other pointers are to locals.
-        let rc = unsafe { crate::ffi::kd612_detach_tasks(&inp, kt.as_mut_ptr(), &mut kout) };
+        let rc = unsafe {
+            if v == V61 {
+                crate::ffi::kd61_detach_tasks(&inp, kt.as_mut_ptr(), &mut kout)
+            } else {
+                crate::ffi::kd612_detach_tasks(&inp, kt.as_mut_ptr(), &mut kout)
+            }
+        };
         assert_eq!(rc, 0);
         let mut env = Env {
             src,

@@ -16,6 +16,8 @@ use schedlab::task::TaskId;
 use schedlab::topology::{Machine, presets};
 
 const V: &str = "6.12";
+/// 6.1's `find_idlest_group_cpu()`: the same body before the v6.10 rename.
+const V61: &str = "6.1";
 
 const MACHINES: [&str; 3] = ["hybrid-10", "skl-2s", "power10-96"];
 
@@ -128,21 +130,31 @@ fn case() -> impl Strategy<Value = Case> {
     )
 }
 
-/// The per-CPU state of a case, set on the kernel side too.
+/// The per-CPU state of a case, set on the kernel side (6.12) too.
 pub(super) fn env(s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
+    env_on(V, s, states, allowed)
+}
+
+/// [`env`] with the per-CPU state set in the unit of kernel `v` (6.12 or 6.1).
+fn env_on(v: &str, s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
     let n = s.m.nr_cpus();
     let cpus: Vec<Cpu> = (0..n).map(|c| states[c % states.len()]).collect();
     for (i, c) in cpus.iter().enumerate() {
+        let (cpu, idle, load) = (i as i32, i32::from(c.idle), c.load);
+        let (has, lat) = (
+            i32::from(c.exit_latency_us.is_some()),
+            c.exit_latency_us.unwrap_or(0),
+        );
+        let (stamp, sidle) = (c.idle_stamp, i32::from(c.sched_idle));
         // SAFETY: i < 512 (the shim's array).
         unsafe {
-            crate::ffi::kd612_wakeup_set_cpu(i as i32, 0, 0, 0, c.load, 1024, i32::from(c.idle), 0);
-            crate::ffi::kd612_wakeup_set_idle(
-                i as i32,
-                i32::from(c.exit_latency_us.is_some()),
-                c.exit_latency_us.unwrap_or(0),
-                c.idle_stamp,
-                i32::from(c.sched_idle),
-            );
+            if v == V61 {
+                crate::ffi::kd61_wakeup_set_cpu(cpu, 0, 0, 0, load, 1024, idle, 0);
+                crate::ffi::kd61_wakeup_set_idle(cpu, has, lat, stamp, sidle);
+            } else {
+                crate::ffi::kd612_wakeup_set_cpu(cpu, 0, 0, 0, load, 1024, idle, 0);
+                crate::ffi::kd612_wakeup_set_idle(cpu, has, lat, stamp, sidle);
+            }
         }
     }
     let mut mask = s.m.online;
@@ -165,7 +177,12 @@ pub(super) fn env(s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
 
 #[test]
 fn sched_balance_find_dst_group_cpu_matches() {
-    if !available("wakeup", V) {
+    find_dst_group_cpu_on(V);
+    find_dst_group_cpu_on(V61);
+}
+
+fn find_dst_group_cpu_on(v: &str) {
+    if !available("wakeup", v) {
         return;
     }
     let setups: Vec<Setup> = MACHINES
@@ -176,14 +193,18 @@ fn sched_balance_find_dst_group_cpu_matches() {
             Setup { m, d }
         })
         .collect();
-    let params = WakeupParams::new(KernelVersion::new(6, 12), Features::defaults());
+    let (major, minor) = if v == V61 { (6, 1) } else { (6, 12) };
+    let params = WakeupParams::new(
+        KernelVersion::new(major, minor),
+        Features::at_version(KernelVersion::new(major, minor)),
+    );
     let wakeups: Vec<Wakeup> = setups
         .iter()
         .map(|s| Wakeup::new(&Topo::new(&s.m, &s.d), params))
         .collect();
     assert_no_mismatch(
         "wakeup::sched_balance_find_dst_group_cpu",
-        V,
+        v,
         cases(5000),
         case(),
         |(mi, gi, this, states, allowed)| {
@@ -191,16 +212,16 @@ fn sched_balance_find_dst_group_cpu_matches() {
             let g = schedlab::domains::GroupId(gi % s.d.groups.len());
             let sg = s.d.group(g);
             let this = this % s.m.nr_cpus();
-            let e = env(s, states, allowed);
+            let e = env_on(v, s, states, allowed);
             let (span, aff) = (kd_mask(&sg.span), kd_mask(&e.allowed));
-            // SAFETY: reads two masks and the per-CPU arrays set by env().
+            let (w, this_c) = (sg.group_weight as u32, this as i32);
+            // SAFETY: reads two masks and the per-CPU arrays set by env_on().
             let k = unsafe {
-                crate::ffi::kd612_find_dst_group_cpu(
-                    span.as_ptr(),
-                    sg.group_weight as u32,
-                    aff.as_ptr(),
-                    this as i32,
-                )
+                if v == V61 {
+                    crate::ffi::kd61_find_dst_group_cpu(span.as_ptr(), w, aff.as_ptr(), this_c)
+                } else {
+                    crate::ffi::kd612_find_dst_group_cpu(span.as_ptr(), w, aff.as_ptr(), this_c)
+                }
             };
             let topo = Topo::new(&s.m, &s.d);
             let r = wakeups[*mi].find_dst_group_cpu(&topo, &e, g, TaskId(0), this);

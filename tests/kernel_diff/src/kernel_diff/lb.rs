@@ -10,6 +10,7 @@ use proptest::prelude::*;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::{DomainId, SchedDomains, SdFlags, build_sched_domains};
 use schedlab::kconfig::features::Features;
+use schedlab::kconfig::version::KernelVersion;
 use schedlab::sched::balance::stats::{SdLbStats, SgLbStats};
 use schedlab::sched::balance::{
     BalanceCosts, BalanceEnv, GroupType, LbEnv, LbTunables, LoadBalancer,
@@ -21,6 +22,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const V: &str = "6.12";
+/// 6.1: should_we_balance() without the idle-core preference (SHOULD_WE_BALANCE_IDLE_CORE,
+/// v6.6), can_migrate_task() as in 6.12; the mirror runs with 6.1's features.
+pub(super) const V61: &str = "6.1";
+
+/// `enum cpu_idle_type` of kernel `v` for the mirror's [`IDLE_TYPES`] index: 6.12 has
+/// `__CPU_NOT_IDLE = 0, CPU_IDLE, CPU_NEWLY_IDLE` (v6.9 order), 6.1
+/// `CPU_IDLE = 0, CPU_NOT_IDLE, CPU_NEWLY_IDLE`.
+pub(super) fn idle_for(v: &str, it: usize) -> u32 {
+    if v == V61 { [1, 0, 2][it] } else { it as u32 }
+}
 
 /// SMT2+single-thread cores (one LLC), hybrid with asymmetric capacity and ITMT, SMT4/8
 /// POWER10, two and four NUMA nodes.
@@ -33,7 +44,9 @@ pub(super) struct Setup {
     pub(super) lb: LoadBalancer,
 }
 
-pub(super) fn setups() -> Vec<Setup> {
+/// The presets' domains and load balancers with the given features (6.12 runs: the
+/// registry defaults; 6.1 runs: 6.1's).
+pub(super) fn setups_at(features: Features) -> Vec<Setup> {
     MACHINES
         .iter()
         .map(|name| {
@@ -57,7 +70,7 @@ pub(super) fn setups() -> Vec<Setup> {
                 per_cpu_ns: 0,
                 per_task_ns: 0,
             };
-            let lb = LoadBalancer::new(d.clone(), Features::defaults(), t, c, 0);
+            let lb = LoadBalancer::new(d.clone(), features, t, c, 0);
             Setup { m, d, lb }
         })
         .collect()
@@ -150,9 +163,17 @@ fn bit(b: &(KdMask, KdMask, KdMask, u8), cpu: usize) -> bool {
     }
 }
 
-/// The per-CPU state of one case (set on the kernel side too): idle bits, a capacity
-/// (1024, 512, 480 or any, for capacity_greater()'s margin), an ITMT-like priority.
-fn env(s: &Setup, idle: &(KdMask, KdMask, KdMask, u8), caps: &[u16], nr: u32, ttwu: bool) -> Env {
+/// The per-CPU state of one case (set on the kernel side too, in the unit of kernel `v`):
+/// idle bits, a capacity (1024, 512, 480 or any, for capacity_greater()'s margin), an
+/// ITMT-like priority.
+fn env_on(
+    v: &str,
+    s: &Setup,
+    idle: &(KdMask, KdMask, KdMask, u8),
+    caps: &[u16],
+    nr: u32,
+    ttwu: bool,
+) -> Env {
     let n = s.m.nr_cpus();
     let e = Env {
         idle: (0..n).map(|c| bit(idle, c)).collect(),
@@ -168,14 +189,18 @@ fn env(s: &Setup, idle: &(KdMask, KdMask, KdMask, u8), caps: &[u16], nr: u32, tt
     for cpu in 0..n {
         let smt = kd_mask(&s.m.smt_mask(cpu).and(&s.m.online));
         // SAFETY: cpu < 512 (the shim's arrays); `smt` outlives the call.
+        let (c, idle, prio, cap) = (
+            cpu as i32,
+            i32::from(e.idle[cpu]),
+            e.prio[cpu] as i32,
+            e.capacity[cpu],
+        );
         unsafe {
-            crate::ffi::kd612_lb_set_cpu(
-                cpu as i32,
-                i32::from(e.idle[cpu]),
-                e.prio[cpu] as i32,
-                e.capacity[cpu],
-                smt.as_ptr(),
-            )
+            if v == V61 {
+                crate::ffi::kd61_lb_set_cpu(c, idle, prio, cap, smt.as_ptr())
+            } else {
+                crate::ffi::kd612_lb_set_cpu(c, idle, prio, cap, smt.as_ptr())
+            }
         };
     }
     e
@@ -231,20 +256,25 @@ fn swb_case() -> impl Strategy<Value = SwbCase> {
 
 #[test]
 fn should_we_balance_matches() {
-    if !available("balance", V) {
+    should_we_balance_on(V, Features::defaults());
+    should_we_balance_on(V61, Features::at_version(KernelVersion::new(6, 1)));
+}
+
+fn should_we_balance_on(v: &str, features: Features) {
+    if !available("balance", v) {
         return;
     }
-    let setups = setups();
+    let setups = setups_at(features);
     assert_no_mismatch(
         "balance::should_we_balance",
-        V,
+        v,
         cases(5000),
         swb_case(),
         |(mi, sd, idle, caps, it, nr, ttwu, drop)| {
             let s = &setups[*mi];
             let sd = DomainId(sd % s.d.domains.len());
             let dom = s.d.domain(sd);
-            let e = env(s, idle, caps, *nr, *ttwu);
+            let e = env_on(v, s, idle, caps, *nr, *ttwu);
             let mut bal = BalanceEnv::new(
                 &s.lb,
                 sd,
@@ -265,13 +295,19 @@ fn should_we_balance_matches() {
                 balance_mask: kd_mask(&sg.balance_mask),
                 cpus: kd_mask(&bal.cpus),
                 dst_cpu: dom.cpu as u32,
-                idle: *it as u32,
+                idle: idle_for(v, *it),
                 sd_flags: sd_flags(dom.flags),
                 nr_running: *nr,
                 ttwu_pending: u32::from(*ttwu),
             };
-            // SAFETY: reads `inp` and the per-CPU arrays set by env().
-            let k = unsafe { crate::ffi::kd612_should_we_balance(&inp) } != 0;
+            // SAFETY: reads `inp` and the per-CPU arrays set by env_on().
+            let k = unsafe {
+                if v == V61 {
+                    crate::ffi::kd61_should_we_balance(&inp)
+                } else {
+                    crate::ffi::kd612_should_we_balance(&inp)
+                }
+            } != 0;
             compare("should_we_balance", &k, &s.lb.should_we_balance(&e, &bal))
         },
     );
@@ -381,27 +417,77 @@ fn valid(g: &schedlab::domains::SchedGroup, k: &mut KdSgsFull) {
 
 #[test]
 fn update_sd_pick_busiest_matches() {
-    if !available("balance", V) {
+    update_sd_pick_busiest_on(V, Features::defaults());
+    update_sd_pick_busiest_on(V61, Features::at_version(KernelVersion::new(6, 1)));
+}
+
+/// 6.1 has no group_smt_balance type (its `enum group_type` numbers the rest one lower
+/// from group_asym_packing on) and no SMT-vs-non-SMT rules: the mirror runs with 6.1's
+/// features (GROUP_SMT_BALANCE, SMT_VS_NONSMT_SPARE off) and no group gets that type.
+fn update_sd_pick_busiest_on(v: &str, features: Features) {
+    if !available("balance", v) {
         return;
     }
-    let setups = setups();
+    let setups = setups_at(features);
     let core_busy = AtomicU64::new(0);
+    let ties = AtomicU64::new(0);
     assert_no_mismatch(
         "balance::update_sd_pick_busiest",
-        V,
+        v,
         cases(5000),
         pick_case(),
-        |c| pick_one(&setups, c, &core_busy),
+        |c| pick_one(v, &setups, c, [&core_busy, &ties]),
     );
+    if v == V61 {
+        println!(
+            "kernel_diff balance::update_sd_pick_busiest (linux {}): 6.1 breaks a fully_busy, \
+             asym-packing or misfit tie otherwise in {} cases (documented)",
+            crate::release(v),
+            ties.load(Ordering::Relaxed)
+        );
+    }
     println!(
         "kernel_diff balance::update_sd_pick_busiest (linux {}): env->dst_core_idle false changes the kernel's answer in {} cases (not in the mirror)",
-        crate::release(V),
+        crate::release(v),
         core_busy.load(Ordering::Relaxed)
     );
 }
 
-fn pick_one(setups: &[Setup], c: &PickCase, core_busy: &AtomicU64) -> Result<(), String> {
+/// A group type index of [`TYPES`] as kernel `v` numbers it (6.1: no group_smt_balance).
+fn group_type_for(v: &str, ty: u32) -> u32 {
+    if v == V61 && ty > 3 { ty - 1 } else { ty }
+}
+
+/// Ties that 6.1 breaks otherwise: of two group_asym_packing groups with equal CPU
+/// priority, or two group_misfit_task groups with equal misfit load, 6.1 picks the later;
+/// from v6.9 the first stays (7e9f7d17fe6c 'sched/fair: Simplify the
+/// update_sd_pick_busiest() logic' and the strict misfit comparison before it, David
+/// Vernet). Of two group_fully_busy groups with equal avg_load, 6.1 keeps the first; from
+/// v6.5 the later wins unless the first is an SMT group (5fd6d7f43958 'sched/fair: Keep a
+/// fully_busy SMT sched group as busiest', Ricardo Neri). The mirror has the 6.12 answers
+/// in every version; `counts[1]` counts those cases for 6.1.
+fn pick_one(
+    v: &str,
+    setups: &[Setup],
+    c: &PickCase,
+    counts: [&AtomicU64; 2],
+) -> Result<(), String> {
+    let core_busy = counts[0];
     let (mi, sd, gi, bi, sgs, bst, local_ty, idle, caps) = c;
+    let kernel = |inp: &KdPickIn| {
+        let mut k = *inp;
+        k.sgs.group_type = group_type_for(v, k.sgs.group_type);
+        k.busiest_stat.group_type = group_type_for(v, k.busiest_stat.group_type);
+        k.local_group_type = group_type_for(v, k.local_group_type);
+        // SAFETY: reads `k` and the per-CPU arrays set by env_on().
+        unsafe {
+            if v == V61 {
+                crate::ffi::kd61_update_sd_pick_busiest(&k) != 0
+            } else {
+                crate::ffi::kd612_update_sd_pick_busiest(&k) != 0
+            }
+        }
+    };
     let s = &setups[*mi];
     let sd = DomainId(sd % s.d.domains.len());
     let dom = s.d.domain(sd);
@@ -412,6 +498,18 @@ fn pick_one(setups: &[Setup], c: &PickCase, core_busy: &AtomicU64) -> Result<(),
     let g = dom.groups[1 + gi % n];
     let b = bi.map(|i| dom.groups[1 + i % n]);
     let (mut sgs, mut bst) = (*sgs, *bst);
+    let mut local_ty = *local_ty;
+    if v == V61 {
+        // No group_smt_balance before v6.6.
+        for k in [&mut sgs, &mut bst] {
+            if k.group_type == 3 {
+                k.group_type = 1;
+            }
+        }
+        if local_ty == 3 {
+            local_ty = 1;
+        }
+    }
     valid(s.d.group(g), &mut sgs);
     match b {
         Some(b) => valid(s.d.group(b), &mut bst),
@@ -422,20 +520,19 @@ fn pick_one(setups: &[Setup], c: &PickCase, core_busy: &AtomicU64) -> Result<(),
             }
         }
     }
-    let e = env(s, idle, caps, 0, false);
+    let e = env_on(v, s, idle, caps, 0, false);
     let mut inp = KdPickIn {
         sgs,
         busiest_stat: bst,
         sg: kd_sg(s, g),
         busiest: b.map(|b| kd_sg(s, b)).unwrap_or_default(),
         has_busiest: u32::from(b.is_some()),
-        local_group_type: *local_ty,
+        local_group_type: local_ty,
         sd_flags: sd_flags(dom.flags),
         dst_cpu: dom.cpu as u32,
         dst_core_idle: 1,
     };
-    // SAFETY: reads `inp` and the per-CPU arrays set by env().
-    let k = unsafe { crate::ffi::kd612_update_sd_pick_busiest(&inp) } != 0;
+    let k = kernel(&inp);
     // 6.12.y's env->dst_core_idle (!sched_smt_active() || is_core_idle(dst_cpu)): count
     // where it changes the answer; the mirror is compared with it true.
     let dst_core_idle =
@@ -444,8 +541,7 @@ fn pick_one(setups: &[Setup], c: &PickCase, core_busy: &AtomicU64) -> Result<(),
             .all(|c| c == dom.cpu || e.idle[c]);
     if !dst_core_idle {
         inp.dst_core_idle = 0;
-        // SAFETY: as above.
-        if (unsafe { crate::ffi::kd612_update_sd_pick_busiest(&inp) } != 0) != k {
+        if kernel(&inp) != k {
             core_busy.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -460,8 +556,25 @@ fn pick_one(setups: &[Setup], c: &PickCase, core_busy: &AtomicU64) -> Result<(),
     sds.busiest = b;
     sds.busiest_stat = rust_sgs(&bst);
     sds.local = Some(dom.groups[0]);
-    sds.local_stat.group_type = TYPES[*local_ty as usize];
+    sds.local_stat.group_type = TYPES[local_ty as usize];
     let r =
         s.lb.update_sd_pick_busiest(&e, &bal, &sds, g, &rust_sgs(&sgs));
+    if v == V61 && k != r && b.is_some() && sgs.group_type == bst.group_type {
+        let prio =
+            |g: schedlab::domains::GroupId| e.prio[s.d.group(g).asym_prefer_cpu.unwrap_or(0)];
+        let smt = |g: schedlab::domains::GroupId| {
+            s.d.group(g).flags.contains(SdFlags::SD_SHARE_CPUCAPACITY)
+        };
+        let tie = match sgs.group_type {
+            1 => !k && sgs.avg_load == bst.avg_load && b.is_some_and(|b| !smt(b)),
+            4 => k && b.is_some_and(|b| prio(g) == prio(b)),
+            2 => k && sgs.group_misfit_task_load == bst.group_misfit_task_load,
+            _ => false,
+        };
+        if tie {
+            counts[1].fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+    }
     compare("update_sd_pick_busiest", &k, &r)
 }

@@ -10,13 +10,14 @@
 //! tasks while `nr_balance_failed == 0`) are not in 6.12.118: the tasks generated are
 //! neither delayed nor ineligible.
 
-use super::lb::{IDLE_TYPES, MACHINES, Setup, sd_flags, setups};
+use super::lb::{IDLE_TYPES, MACHINES, Setup, V61, idle_for, sd_flags, setups_at};
 use crate::ffi::{KdCmtIn, KdCmtOut, KdMask, kd_mask};
 use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
 use schedlab::cpumask::CpuMask;
 use schedlab::domains::DomainId;
-use schedlab::kconfig::features::Feature;
+use schedlab::kconfig::features::{Feature, Features};
+use schedlab::kconfig::version::KernelVersion;
 use schedlab::sched::balance::{BalanceEnv, LbEnv, MigrationType, lbf};
 use schedlab::sched::types::MigrationReason;
 use schedlab::task::TaskId;
@@ -165,26 +166,42 @@ fn mask_of(online: &CpuMask, bits: &KdMask) -> CpuMask {
 
 #[test]
 fn can_migrate_task_matches() {
-    if !available("balance", V) {
+    can_migrate_task_on(V, Features::defaults());
+    can_migrate_task_on(V61, Features::at_version(KernelVersion::new(6, 1)));
+}
+
+/// 6.1's `can_migrate_task()` is 6.12's; its `task_hot()` also treats the last buddy as
+/// cache hot under CACHE_HOT_BUDDY (the shim's `cfs_rq->last` stays NULL: not generated).
+fn can_migrate_task_on(v: &str, features: Features) {
+    if !available("balance", v) {
         return;
     }
-    let setups = RefCell::new(setups());
+    let setups = RefCell::new(setups_at(features));
     let verdicts = RefCell::new(BTreeMap::new());
     assert_no_mismatch(
         "balance::can_migrate_task+task_hot",
-        V,
+        v,
         cases(5000),
         (pass(), task()),
-        |(p, t)| check(&mut setups.borrow_mut(), p, t, &mut verdicts.borrow_mut()),
+        |(p, t)| {
+            check(
+                v,
+                &mut setups.borrow_mut(),
+                p,
+                t,
+                &mut verdicts.borrow_mut(),
+            )
+        },
     );
     println!(
         "kernel_diff balance::can_migrate_task (linux {}): verdicts {:?}",
-        crate::release(V),
+        crate::release(v),
         verdicts.borrow()
     );
 }
 
 fn check(
+    v: &str,
     setups: &mut [Setup],
     p: &Pass,
     t: &Task,
@@ -225,7 +242,7 @@ fn check(
         migration_cost: cost,
         src_cpu: src as u32,
         dst_cpu: dom.cpu as u32,
-        idle: it as u32,
+        idle: idle_for(v, it),
         flags,
         nr_balance_failed: failed,
         cache_nice_tries: dom.cache_nice_tries,
@@ -239,7 +256,13 @@ fn check(
     };
     let mut k = KdCmtOut::default();
     // SAFETY: reads `inp`, writes `k`.
-    unsafe { crate::ffi::kd612_can_migrate_task(&inp, &mut k) };
+    unsafe {
+        if v == V61 {
+            crate::ffi::kd61_can_migrate_task(&inp, &mut k)
+        } else {
+            crate::ffi::kd612_can_migrate_task(&inp, &mut k)
+        }
+    };
     s.lb.features.set(Feature::CACHE_HOT_BUDDY, buddy_feat);
     s.lb.tunables.migration_cost_ns = u64::from(cost);
     s.lb.sd[sd.0].nr_balance_failed = failed;

@@ -34,7 +34,7 @@ const MACHINES: [&str; 7] = [
     "cluster-smt-32",
 ];
 
-fn machine(name: &str) -> Machine {
+pub(super) fn machine(name: &str) -> Machine {
     let (threads, nr_cores) = match name {
         "cluster-24" => (1, 24),
         "cluster-smt-32" => (2, 16),

@@ -1,0 +1,186 @@
+//! `select_idle_sibling()` whole (kernel/sched/fair.c of linux 6.12.y) against
+//! src/sched/wakeup/sis.rs: the target, the cache-affine previous CPU (or, outside the
+//! target's cluster, `prev_aff`), `recent_used_cpu` (always replaced by prev), the LLC
+//! domain, `select_idle_smt()` on prev without an idle core, `select_idle_cpu()` (SIS_UTIL,
+//! the cluster-first scan, `select_idle_core()`), then the `prev_aff`, `recent_used_cpu` and
+//! target fallbacks; `p->recent_used_cpu` and the LLC's `has_idle_cores` after. Symmetric
+//! machines only (skl-2s, power10-96, milan-2s, two clustered LLCs): on asymmetric ones the
+//! kernel's `select_idle_capacity()` path (`util_fits_cpu()` with uclamp) is not extracted.
+
+use super::idlest::{Cpu, Setup, cpu, env};
+use super::sis::machine;
+use crate::ffi::{KdMask, KdSiblingOut, KdSisIn, kd_mask};
+use crate::{assert_no_mismatch, available, cases, compare};
+use proptest::prelude::*;
+use schedlab::domains::{SdFlags, build_sched_domains};
+use schedlab::kconfig::features::{Feature, Features};
+use schedlab::kconfig::version::KernelVersion;
+use schedlab::sched::wakeup::{Topo, Wakeup, WakeupParams};
+use schedlab::task::TaskId;
+use std::cell::RefCell;
+
+const V: &str = "6.12";
+
+const MACHINES: [&str; 5] = [
+    "skl-2s",
+    "power10-96",
+    "milan-2s",
+    "cluster-24",
+    "cluster-smt-32",
+];
+
+/// (machine, target, prev, recent_used_cpu, the CPUs' states, affinity, has_idle_cores,
+/// SIS_UTIL, nr_idle_scan).
+type Case = (
+    usize,
+    usize,
+    usize,
+    usize,
+    Vec<Cpu>,
+    Option<KdMask>,
+    bool,
+    bool,
+    u32,
+);
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        0..MACHINES.len(),
+        any::<usize>(),
+        any::<usize>(),
+        any::<usize>(),
+        prop::collection::vec(cpu(), 1..=24),
+        prop_oneof![3 => Just(None), 1 => any::<KdMask>().prop_map(Some)],
+        any::<bool>(),
+        prop::bool::weighted(0.8),
+        prop_oneof![Just(0u32), 0u32..4, 0u32..64],
+    )
+}
+
+/// The CPU near `base` (same LLC in 3 of 4 draws, so that prev and recent_used_cpu are
+/// often cache-affine to the target), else anywhere.
+fn near(s: &Setup, base: usize, raw: usize) -> usize {
+    let n = s.m.nr_cpus();
+    if !raw.is_multiple_of(4)
+        && let Some(sd) = s.d.sd_llc(base)
+    {
+        let span: Vec<usize> = s.d.domain(sd).span.iter().collect();
+        return span[(raw / 4) % span.len()];
+    }
+    (raw / 4) % n
+}
+
+struct Sibling {
+    s: Setup,
+    w: [Wakeup; 2],
+}
+
+#[test]
+fn select_idle_sibling_matches() {
+    if !available("wakeup", V) {
+        return;
+    }
+    let ms = RefCell::new(
+        MACHINES
+            .iter()
+            .map(|name| {
+                let m = machine(name);
+                let d = build_sched_domains(&m);
+                assert!(!d.sched_asym_cpucapacity, "{name}: symmetric machines only");
+                let v = KernelVersion::new(6, 12);
+                let w = [false, true].map(|on| {
+                    let mut f = Features::at_version(v);
+                    f.set(Feature::SIS_UTIL, on);
+                    Wakeup::new(&Topo::new(&m, &d), WakeupParams::new(v, f))
+                });
+                Sibling {
+                    s: Setup { m, d },
+                    w,
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    let tally = RefCell::new([0u64; 4]);
+    assert_no_mismatch("wakeup::select_idle_sibling", V, cases(5000), case(), |c| {
+        check(&mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut())
+    });
+    println!(
+        "kernel_diff wakeup::select_idle_sibling (linux {}): target, prev, recent_used_cpu, other CPU: {:?}",
+        crate::release(V),
+        tally.borrow()
+    );
+}
+
+fn check(sb: &mut Sibling, c: &Case, tally: &mut [u64; 4]) -> Result<(), String> {
+    let &(_, target, prev, recent, ref states, ref allowed, hic, sis_util, nr) = c;
+    let (s, w) = (&sb.s, &mut sb.w[usize::from(sis_util)]);
+    let target = target % s.m.nr_cpus();
+    let prev = near(s, target, prev);
+    let recent = near(s, target, recent);
+    let e = env(s, states, allowed);
+    let topo = Topo::new(&s.m, &s.d);
+    for cpu in 0..s.m.nr_cpus() {
+        let smt = kd_mask(&s.m.smt_mask(cpu).and(&s.m.online));
+        // sd_share_id: the first CPU sharing resources (cluster, else LLC) with this one.
+        let share = (0..s.m.nr_cpus())
+            .find(|&o| s.d.cpus_share_resources(cpu, o))
+            .unwrap_or(cpu);
+        // SAFETY: cpu < 512; `smt` outlives the call.
+        unsafe {
+            crate::ffi::kd612_sis_set_smt(cpu as i32, smt.as_ptr());
+            crate::ffi::kd612_sis_set_ids(cpu as i32, s.d.llc_id(cpu) as i32, share as i32);
+        }
+    }
+    let Some(sd) = s.d.sd_llc(target) else {
+        return Ok(());
+    };
+    let dom = s.d.domain(sd);
+    let sg = s.d.group(dom.groups[0]);
+    let inp = KdSisIn {
+        span: kd_mask(&dom.span),
+        allowed: kd_mask(&e.allowed),
+        group_span: kd_mask(&sg.span),
+        target: target as u32,
+        has_idle_core: 0,
+        group_flags: u32::from(sg.flags.contains(SdFlags::SD_CLUSTER)),
+        cluster_active: u32::from(s.d.sched_cluster_active),
+        has_sds: 1,
+        nr_idle_scan: nr,
+        sis_util: u32::from(sis_util),
+        nr_cpu_ids: s.m.nr_cpus() as u32,
+        has_idle_cores: u32::from(hic),
+        op: 0,
+    };
+    let mut k = KdSiblingOut::default();
+    // SAFETY: reads `inp` and the per-CPU arrays; writes `k`.
+    unsafe {
+        crate::ffi::kd612_select_idle_sibling(
+            &inp,
+            prev as i32,
+            recent as i32,
+            i32::from(w.smt_active()),
+            &mut k,
+        )
+    };
+    let cpu = k.cpu as usize;
+    tally[if cpu == target {
+        0
+    } else if cpu == prev {
+        1
+    } else if cpu == recent {
+        2
+    } else {
+        3
+    }] += 1;
+    w.set_nr_idle_scan(&topo, target, nr);
+    w.set_idle_cores(&topo, target, hic);
+    w.task_mut(TaskId(0)).recent_used_cpu = Some(recent);
+    let cpu = w.scan_idle_sibling(&topo, &e, TaskId(0), prev, target);
+    let r = KdSiblingOut {
+        cpu: cpu as i32,
+        has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
+        recent_used_cpu: w.task(TaskId(0)).recent_used_cpu.map_or(-1, |c| c as i32),
+        pad: 0,
+    };
+    compare("select_idle_sibling", &k, &r)
+}
