@@ -1276,8 +1276,19 @@ pub fn run_seeds_in(
     label: &str,
 ) -> InputResult<Vec<RunOutput>> {
     let resolved = ResolvedScenario::resolve(scn, &ctx.imports)?;
+    run_resolved_seeds_in(ctx, &resolved, seeds, label)
+}
+
+/// [`run_seeds_in`] on a scenario already resolved (so that a caller can resolve all its
+/// scenarios, and report any error, before the first run).
+pub fn run_resolved_seeds_in(
+    ctx: &RunContext,
+    resolved: &ResolvedScenario,
+    seeds: &[u64],
+    label: &str,
+) -> InputResult<Vec<RunOutput>> {
     with_progress(ctx, label, seeds.len(), || {
-        let mut runs = run_seeds_quiet(ctx, &resolved, seeds)?;
+        let mut runs = run_seeds_quiet(ctx, resolved, seeds)?;
         runs.retain(|r| r.complete);
         Ok(runs)
     })

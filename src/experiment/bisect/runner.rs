@@ -2,6 +2,7 @@
 //! experiment's parallel pool ([`crate::experiment::run_seeds_in`], the entry point
 //! `compare` uses), configurations of one batch side by side.
 
+use crate::experiment::scenario::ResolvedScenario;
 use std::collections::BTreeMap;
 
 use super::Metrics;
@@ -86,9 +87,16 @@ impl Runner for ScenarioRunner<'_> {
         for (i, (cfg, seed)) in jobs.iter().enumerate() {
             groups.entry(cfg).or_default().push((i, *seed));
         }
-        let groups: Vec<(Scenario, Vec<(usize, u64)>)> = groups
+        // Every configuration of the batch is resolved (machine, workload, plan of the first
+        // seed) before any of its runs starts: a bad mix is reported up front, not from
+        // inside the parallel pool.
+        let groups: Vec<(Scenario, ResolvedScenario, Vec<(usize, u64)>)> = groups
             .into_iter()
-            .map(|(cfg, js)| Ok((self.diff.scenario(cfg)?, js)))
+            .map(|(cfg, js)| {
+                let scn = self.diff.scenario(cfg)?;
+                let resolved = ResolvedScenario::resolve(&scn, &self.ctx.imports)?;
+                Ok((scn, resolved, js))
+            })
             .collect::<InputResult<_>>()?;
         if self.verbose {
             eprintln!(
@@ -99,13 +107,13 @@ impl Runner for ScenarioRunner<'_> {
         }
         let outs: Vec<InputResult<Vec<RunOutput>>> = groups
             .par_iter()
-            .map(|(scn, js)| {
+            .map(|(_, resolved, js)| {
                 let seeds: Vec<u64> = js.iter().map(|j| j.1).collect();
-                experiment::run_seeds_in(self.ctx, scn, &seeds, "bisect")
+                experiment::run_resolved_seeds_in(self.ctx, resolved, &seeds, "bisect")
             })
             .collect();
         let mut results: Vec<Option<Metrics>> = vec![None; jobs.len()];
-        for ((scn, js), out) in groups.iter().zip(outs) {
+        for ((scn, _, js), out) in groups.iter().zip(outs) {
             let out = out?;
             if out.len() < js.len() || self.ctx.stopped() {
                 return Ok(None);
