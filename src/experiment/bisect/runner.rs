@@ -76,6 +76,9 @@ pub fn metrics_of(run: &RunOutput) -> Metrics {
     run.result.metrics().into_iter().collect()
 }
 
+/// One configuration of a batch: its scenario, resolved, and its jobs (index, seed).
+type ConfigRuns = (Scenario, ResolvedScenario, Vec<(usize, u64)>);
+
 impl Runner for ScenarioRunner<'_> {
     fn key(&self, cfg: &Config) -> InputResult<String> {
         Ok(config_key(&self.diff.scenario(cfg)?))
@@ -90,7 +93,7 @@ impl Runner for ScenarioRunner<'_> {
         // Every configuration of the batch is resolved (machine, workload, plan of the first
         // seed) before any of its runs starts: a bad mix is reported up front, not from
         // inside the parallel pool.
-        let groups: Vec<(Scenario, ResolvedScenario, Vec<(usize, u64)>)> = groups
+        let groups: Vec<ConfigRuns> = groups
             .into_iter()
             .map(|(cfg, js)| {
                 let scn = self.diff.scenario(cfg)?;
