@@ -16,7 +16,8 @@
 
 use super::view::EngineView;
 use super::{Engine, Event, MigrationRecord, TtwuQueueRule};
-use crate::policy::{EnqueueFlags, Migration, MigrationReason, WakeCtx, WakeFlags};
+use crate::policy::EnqueueFlags;
+use crate::sched::types::{Migration, MigrationReason, WakeCtx, WakeFlags};
 use crate::task::{Op, SemId, TaskId, TaskState};
 
 /// Call a policy method with a fresh read-only view of the engine.
@@ -229,7 +230,7 @@ impl Engine {
         prev_cpu: usize,
         run_cpu: usize,
         ctx: WakeCtx,
-    ) -> (crate::policy::Placement, usize) {
+    ) -> (crate::sched::types::Placement, usize) {
         self.act.clear();
         let placement = policy!(self.select_task_rq(p, prev_cpu, ctx, &mut self.act));
         let cost = self.act.cost_ns;
@@ -592,7 +593,9 @@ impl Engine {
             return;
         }
         if policy!(self.wakeup_preempt(cpu, p, flags)) {
-            if self.cfg.preempt == super::Preempt::Lazy && self.policy.wakeup_preempt_lazy(p) {
+            if self.cfg.preempt == crate::kconfig::sysctl::PreemptModel::Lazy
+                && self.policy.wakeup_preempt_lazy(p)
+            {
                 self.cpus[cpu].need_resched_lazy = true;
             } else {
                 self.resched_curr(cpu, this_cpu);

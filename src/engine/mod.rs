@@ -26,33 +26,31 @@ pub mod numa_series;
 pub mod observer;
 pub mod pingpong;
 pub mod queue;
-pub mod watchdog;
-/// The seeded random streams live in the bottom layer ([`crate::rng`]); re-exported here.
-pub use crate::rng;
 mod view;
+pub mod watchdog;
 
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;
 use crate::hist::Histogram;
-use crate::policy::{Actions, MigrationReason, SchedPolicy};
+use crate::kconfig::sysctl::PreemptModel;
+use crate::policy::{Actions, SchedPolicy};
+use crate::rng::{RngStream, StreamKind};
+use crate::sched::types::MigrationReason;
 use crate::task::{Op, Program, SemId, TaskId, TaskPolicy, TaskSpec, TaskState};
 use crate::topology::Machine;
 use observer::{IntervalHook, Observer};
 use pingpong::PingPong;
 use queue::EventQueue;
-use rng::{RngStream, StreamKind};
-
-/// The preemption model: see [`PreemptModel`]. Under `lazy` a fair-class wakeup preemption
-/// only sets TIF_NEED_RESCHED_LAZY, acted on at the next tick; under the others a remote CPU
-/// is sent a reschedule IPI and the task is preempted on return from it (user code is always
-/// preemptible there, so none/voluntary/full behave alike for the user-mode work modelled).
-pub use crate::kconfig::sysctl::PreemptModel as Preempt;
 
 /// Engine parameters that come from the kernel configuration and the run settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineConfig {
     pub hz: u32,
-    pub preempt: Preempt,
+    /// The preemption model. Under `lazy` a fair-class wakeup preemption only sets
+    /// TIF_NEED_RESCHED_LAZY, acted on at the next tick; under the others a remote CPU is sent
+    /// a reschedule IPI and the task is preempted on return from it (user code is always
+    /// preemptible there, so none/voluntary/full behave alike for the user-mode work modelled).
+    pub preempt: PreemptModel,
     /// `sched_feat(TTWU_QUEUE)`.
     pub ttwu_queue: bool,
     /// `TTWU_QUEUE_DEFAULT`: queue same-LLC wakeups to busy CPUs too.
@@ -91,7 +89,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             hz: 250,
-            preempt: Preempt::Voluntary,
+            preempt: PreemptModel::Voluntary,
             ttwu_queue: true,
             ttwu_queue_default: false,
             ttwu_queue_on_cpu: true,

@@ -29,7 +29,6 @@ use crate::memory::bandwidth::{TaskMemDemand, node_congestion_into};
 use crate::memory::migrate::MigrateCost;
 use crate::memory::policy::{alloc_node, vma_policy_mof};
 use crate::memory::{Mm, MmId, PAGE_GROUP_BYTES};
-use crate::policy::MigrationReason;
 use crate::rng::{RngStream, StreamKind};
 use crate::sched::numa::features::NumaVariant;
 use crate::sched::numa::group::RqCurr;
@@ -37,6 +36,7 @@ use crate::sched::numa::migrate::{NumaMigrateDecision, NumaMove};
 use crate::sched::numa::scan::{ScanParams, task_scan_max, task_scan_min};
 use crate::sched::numa::state::{FaultSite, NumaSched, NumaState, TickSite};
 use crate::sched::numa::{NumaTopo, TaskNuma};
+use crate::sched::types::MigrationReason;
 use crate::task::{TaskId, TaskSpec, TaskState};
 use crate::topology::Machine;
 

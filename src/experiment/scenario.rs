@@ -122,7 +122,7 @@ impl ResolvedScenario {
         let machine = resolve_machine_in(&scenario, imports)?;
         let cost = super::resolve_cost(&scenario, &machine)?;
         let workload = workloads::setup(&scenario, &machine)?;
-        let seed = crate::engine::rng::run_seed(scenario.run.seed, 0);
+        let seed = crate::rng::run_seed(scenario.run.seed, 0);
         let first = workload.instantiate(&machine, Some(&cost), seed)?;
         crate::engine::validate_plan(&machine, &first.plan).map_err(|e| {
             InputError::with_key(scenario.origin_of("workload"), "workload", e.to_string())

@@ -50,7 +50,7 @@ use std::path::Path;
 use crate::engine::observer::Observer;
 use crate::engine::{Engine, Task};
 use crate::error::{InputError, InputResult};
-use crate::policy::{MigrationReason, Placement};
+use crate::sched::types::{MigrationReason, Placement};
 use crate::stats::explain::{ExplainLog, select_task};
 use crate::stats::timeline::{Timeline, TimelineRecorder};
 
@@ -101,7 +101,7 @@ impl TraceFormat {
     }
 }
 
-pub use crate::engine::observer::PrevState;
+use crate::engine::observer::PrevState;
 
 /// A task as a tracepoint sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
