@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::policy::fifo::GlobalFifo;
-use crate::task::{Op, Program, TaskSpec};
+use crate::task::{Op, Program, TaskSpec, TaskState};
 use crate::topology::CpuTopology;
 
 /// `n` cores without SMT, one LLC, one node.
