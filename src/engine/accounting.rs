@@ -1,6 +1,7 @@
 //! The run's accounting: migrations counted and logged (`set_task_cpu()`'s bookkeeping),
 //! the end of the run, the warm-up reset, and the policy's invariant checks.
 
+use super::observer::MigrateEvent;
 use super::observer::{IntervalHook, Observer};
 use super::pingpong::PingPong;
 use super::{CpuCore, Engine, MigrationRecord, RunCounters, Snapshot, Task, control};
@@ -25,6 +26,180 @@ fn reason_index(reason: MigrationReason) -> usize {
         .expect("every reason is listed")
 }
 
+/// The engine's accounting part: the run's perf-stat counters, latency histograms, workload
+/// metrics and op counts, snapshots, the migration log and the ping-pong detector. Its
+/// fields are private: the other parts report through the methods below, and the run's
+/// read-outs ([`Engine::counters`], ...) read through the accessors.
+pub(crate) struct Accounting {
+    counters: RunCounters,
+    wakeup_latency: Histogram,
+    /// Each run-queue wait, runnable to running (the distribution of schedstat's
+    /// `run_delay` / `pcount`: one sample per switch-in).
+    schedule_delay: Histogram,
+    metrics: Vec<Histogram>,
+    metric_names: Vec<String>,
+    ops_done: u64,
+    /// `ops_done` without warm-up resets.
+    ops_total: u64,
+    snapshots: Vec<Snapshot>,
+    migration_log: Vec<MigrationRecord>,
+    migration_log_dropped: u64,
+    /// Migration ping-pongs (every migration, not only the logged ones).
+    ping_pong: PingPong,
+}
+
+impl Accounting {
+    /// Empty books for a run with these workload metrics.
+    pub(super) fn new(metric_names: Vec<String>, pingpong_window_ns: u64) -> Accounting {
+        Accounting {
+            counters: RunCounters::default(),
+            wakeup_latency: Histogram::new(),
+            schedule_delay: Histogram::new(),
+            metrics: metric_names.iter().map(|_| Histogram::new()).collect(),
+            metric_names,
+            ops_done: 0,
+            ops_total: 0,
+            snapshots: Vec::new(),
+            migration_log: Vec::new(),
+            migration_log_dropped: 0,
+            ping_pong: PingPong::new(pingpong_window_ns),
+        }
+    }
+
+    /// A context switch out of a workload task (perf's `context-switches`).
+    pub(super) fn context_switch(&mut self) {
+        self.counters.context_switches += 1;
+    }
+
+    /// A migrated task ran (perf's `cpu-migrations`).
+    pub(super) fn cpu_migration(&mut self) {
+        self.counters.cpu_migrations += 1;
+    }
+
+    /// A wakeup (`try_to_wake_up()` that woke a task).
+    pub(super) fn wakeup(&mut self) {
+        self.counters.wakeups += 1;
+    }
+
+    pub(super) fn record_schedule_delay(&mut self, ns: u64) {
+        self.schedule_delay.record(ns);
+    }
+
+    pub(super) fn record_wakeup_latency(&mut self, ns: u64) {
+        self.wakeup_latency.record(ns);
+    }
+
+    /// `Op::CountOp`.
+    pub(super) fn count_op(&mut self) {
+        self.ops_done += 1;
+        self.ops_total += 1;
+    }
+
+    /// `Op::Sample`: `ns` into workload metric `metric`.
+    pub(super) fn sample(&mut self, metric: usize, ns: u64) {
+        self.metrics[metric].record(ns);
+    }
+
+    /// Record a [`Snapshot`] at `time_ns` (with `full`: the metrics and these per-task
+    /// waits); returns its index.
+    pub(super) fn take_snapshot(
+        &mut self,
+        time_ns: u64,
+        full: bool,
+        task_waits: Vec<(u64, u64)>,
+    ) -> usize {
+        self.snapshots.push(Snapshot {
+            time_ns,
+            ops_total: self.ops_total,
+            metrics: if full {
+                self.metrics.clone()
+            } else {
+                Vec::new()
+            },
+            task_waits,
+        });
+        self.snapshots.len() - 1
+    }
+
+    /// A migration (reason index `reason_i`): counted, fed to the ping-pong detector with
+    /// the task's last move, logged while the log has room.
+    pub(super) fn migration(
+        &mut self,
+        reason_i: usize,
+        last_move: &mut Option<super::pingpong::LastMove>,
+        record: MigrationRecord,
+    ) {
+        self.counters.migrations_by_reason[reason_i] += 1;
+        let MigrationRecord {
+            time_ns,
+            from,
+            to,
+            reason,
+            ..
+        } = record;
+        self.ping_pong.record(last_move, time_ns, from, to, reason);
+        if self.migration_log.len() >= MIGRATION_LOG_MAX {
+            self.migration_log_dropped += 1;
+            return;
+        }
+        self.migration_log.push(record);
+    }
+
+    /// End of warm-up: the measured interval's counters restart (`ops_total` and the
+    /// snapshots keep going).
+    pub(super) fn reset(&mut self) {
+        self.counters = Default::default();
+        self.wakeup_latency = Default::default();
+        self.schedule_delay = Default::default();
+        for h in &mut self.metrics {
+            *h = Default::default();
+        }
+        self.ops_done = 0;
+        self.migration_log.clear();
+        self.migration_log_dropped = 0;
+        self.ping_pong.reset_counts();
+    }
+
+    pub(super) fn counters(&self) -> &RunCounters {
+        &self.counters
+    }
+
+    pub(super) fn wakeup_latency(&self) -> &Histogram {
+        &self.wakeup_latency
+    }
+
+    pub(super) fn schedule_delay(&self) -> &Histogram {
+        &self.schedule_delay
+    }
+
+    pub(super) fn metrics(&self) -> impl Iterator<Item = (&str, &Histogram)> {
+        self.metric_names
+            .iter()
+            .map(String::as_str)
+            .zip(self.metrics.iter())
+    }
+
+    pub(super) fn ops_done(&self) -> u64 {
+        self.ops_done
+    }
+
+    pub(super) fn ops_total(&self) -> u64 {
+        self.ops_total
+    }
+
+    pub(super) fn snapshots(&self) -> &[Snapshot] {
+        &self.snapshots
+    }
+
+    pub(super) fn migration_log(&self) -> &[MigrationRecord] {
+        &self.migration_log
+    }
+
+    pub(super) fn ping_pong(&self) -> &PingPong {
+        &self.ping_pong
+    }
+}
+
 impl Engine {
     /// Bookkeeping of `set_task_cpu()`, done on `this_cpu`: counters, perf's migrated flag,
     /// the ping-pong detector, the trace, the log.
@@ -41,33 +216,33 @@ impl Engine {
         t.stats.nr_migrations += 1;
         t.stats.migrations_by_reason[i] += 1;
         t.perf_migrated = true;
-        self.counters.migrations_by_reason[i] += 1;
-        self.ping_pong
-            .record(&mut t.last_move, self.now_ns, from, to, reason);
-        self.numa_record_move(p, from, to, reason);
-        if let Some(rec) = self.observer.as_deref_mut() {
-            let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
-            let t = &self.tasks[p.idx()];
-            rec.migrate(self.now_ns, this_cpu, curr, t, from, to, reason);
-        }
-        if self.migration_log.len() >= MIGRATION_LOG_MAX {
-            self.migration_log_dropped += 1;
-            return;
-        }
-        self.migration_log.push(MigrationRecord {
-            time_ns: self.now_ns,
+        let record = MigrationRecord {
+            time_ns: self.clock.now(),
             task: p,
             from,
             to,
             reason,
-        });
+        };
+        self.acct.migration(i, &mut t.last_move, record);
+        self.numa_record_move(p, from, to, reason);
+        if let Some(rec) = self.observer.as_deref_mut() {
+            rec.migrate(&MigrateEvent {
+                ts_ns: self.clock.now(),
+                cpu: this_cpu,
+                curr: self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]),
+                p: &self.tasks[p.idx()],
+                from,
+                to,
+                reason,
+            });
+        }
     }
 
     // ----- end of run, warm-up, invariants -------------------------------------------------
 
     /// Close the books at the end: account running tasks and busy CPUs up to now.
     pub(crate) fn finish(&mut self) {
-        let now = self.now_ns;
+        let now = self.clock.now();
         self.end_ns = Some(now);
         for cpu in 0..self.cpus.len() {
             if let Some(p) = self.cpus[cpu].curr {
@@ -93,18 +268,9 @@ impl Engine {
     pub(crate) fn reset_counters(&mut self) {
         self.numa_series_warmup();
         self.numa_reset_counters();
-        let now = self.now_ns;
+        let now = self.clock.now();
         self.stats_start_ns = now;
-        self.counters = Default::default();
-        self.wakeup_latency = Default::default();
-        self.schedule_delay = Default::default();
-        for h in &mut self.metrics {
-            *h = Default::default();
-        }
-        self.ops_done = 0;
-        self.migration_log.clear();
-        self.migration_log_dropped = 0;
-        self.ping_pong.reset_counts();
+        self.acct.reset();
         for t in &mut self.tasks {
             t.stats = Default::default();
             t.exec_start_ns = now;
@@ -129,7 +295,11 @@ impl Engine {
             if bad {
                 self.invariant_violations.push(format!(
                     "t={} task {i} ('{}') in state {:?} on CPU {} (curr {:?})",
-                    self.now_ns, t.comm, t.state, t.cpu, self.cpus[t.cpu].curr
+                    self.clock.now(),
+                    t.comm,
+                    t.state,
+                    t.cpu,
+                    self.cpus[t.cpu].curr
                 ));
             }
         }
@@ -139,7 +309,7 @@ impl Engine {
             {
                 self.invariant_violations.push(format!(
                     "t={} CPU {} runs task {} in state {:?}",
-                    self.now_ns,
+                    self.clock.now(),
                     c.cpu,
                     p.0,
                     self.tasks[p.idx()].state
@@ -154,16 +324,16 @@ impl Engine {
 impl Engine {
     /// Simulated time now.
     pub fn now_ns(&self) -> u64 {
-        self.now_ns
+        self.clock.now()
     }
 
     pub fn events(&self) -> u64 {
-        self.events
+        self.clock.events()
     }
 
     /// Of [`Self::events`], the popped entries that did nothing (superseded).
     pub fn superseded_events(&self) -> u64 {
-        self.superseded
+        self.clock.superseded_events()
     }
 
     pub fn tasks(&self) -> &[Task] {
@@ -179,39 +349,36 @@ impl Engine {
     }
 
     pub fn counters(&self) -> &RunCounters {
-        &self.counters
+        self.acct.counters()
     }
 
     pub fn wakeup_latency(&self) -> &Histogram {
-        &self.wakeup_latency
+        self.acct.wakeup_latency()
     }
 
     /// Each run-queue wait since the statistics started (one sample per switch-in).
     pub fn schedule_delay(&self) -> &Histogram {
-        &self.schedule_delay
+        self.acct.schedule_delay()
     }
 
     /// Latency histograms of the workload's metrics, with their names.
     pub fn metrics(&self) -> impl Iterator<Item = (&str, &Histogram)> {
-        self.metric_names
-            .iter()
-            .map(String::as_str)
-            .zip(self.metrics.iter())
+        self.acct.metrics()
     }
 
     /// Completed workload operations (`Op::CountOp`).
     pub fn ops_done(&self) -> u64 {
-        self.ops_done
+        self.acct.ops_done()
     }
 
     /// Every `Op::CountOp` since the start, warm-up included.
     pub fn ops_total(&self) -> u64 {
-        self.ops_total
+        self.acct.ops_total()
     }
 
     /// Snapshots taken by `Op::Snapshot`, in time order.
     pub fn snapshots(&self) -> &[Snapshot] {
-        &self.snapshots
+        self.acct.snapshots()
     }
 
     /// Units currently held by semaphore `sem` (a per-task counter when only posted).
@@ -238,12 +405,12 @@ impl Engine {
     }
 
     pub fn migration_log(&self) -> &[MigrationRecord] {
-        &self.migration_log
+        self.acct.migration_log()
     }
 
     /// Migration ping-pongs of the measured interval.
     pub fn ping_pong(&self) -> &PingPong {
-        &self.ping_pong
+        self.acct.ping_pong()
     }
 
     /// Attach an observer (a trace / `--explain` recorder) before [`Engine::run`]; the
@@ -293,7 +460,7 @@ impl Engine {
                 pcount: c.stats.pcount,
             })
             .collect();
-        let jiffies = self.now_ns / (1_000_000_000 / self.cfg.hz as u64);
+        let jiffies = self.clock.now() / (1_000_000_000 / self.cfg.hz as u64);
         self.policy.schedstat_text(&rq, jiffies)
     }
 
@@ -308,7 +475,7 @@ impl Engine {
 
     /// When the run ended (all tasks exited, or the duration cap).
     pub fn end_ns(&self) -> u64 {
-        self.end_ns.unwrap_or(self.now_ns)
+        self.end_ns.unwrap_or(self.clock.now())
     }
 
     /// Whether every task exited before the cap.

@@ -53,7 +53,7 @@ impl Engine {
                     self.schedule(cpu);
                     return;
                 }
-                if self.cpus[cpu].busy_until_ns > self.now_ns {
+                if self.cpus[cpu].busy_until_ns > self.clock.now() {
                     // Kernel work (a wakeup it just did, a switch) delays the next action.
                     self.plan_continue(cpu);
                     return;
@@ -61,7 +61,7 @@ impl Engine {
             } else {
                 debug_assert!(
                     !self.cpus[cpu].need_resched_lazy
-                        && self.cpus[cpu].busy_until_ns <= self.now_ns,
+                        && self.cpus[cpu].busy_until_ns <= self.clock.now(),
                     "a Pure op changed the interpreter's checks"
                 );
             }
@@ -71,7 +71,9 @@ impl Engine {
                 self.invariant_violations.push(format!(
                     "t={} task {} ('{}'): {ZERO_TIME_OPS_MAX} actions without computing or \
                      blocking; task stopped",
-                    self.now_ns, p.0, t.comm
+                    self.clock.now(),
+                    p.0,
+                    t.comm
                 ));
                 self.exit_task(cpu, p);
                 return;
@@ -216,15 +218,14 @@ impl Engine {
     /// `CountOp`: one completed operation of the workload.
     fn op_count(&mut self, p: TaskId) -> Step {
         self.tasks[p.idx()].pc += 1;
-        self.ops_done += 1;
-        self.ops_total += 1;
+        self.acct.count_op();
         Step::Pure
     }
 
     /// `Mark`: record now in mark `slot`.
     fn op_mark(&mut self, p: TaskId, slot: u8) -> Step {
         let t = &mut self.tasks[p.idx()];
-        t.marks_ns[slot as usize] = self.now_ns;
+        t.marks_ns[slot as usize] = self.clock.now();
         t.pc += 1;
         Step::Pure
     }
@@ -236,7 +237,7 @@ impl Engine {
         let start = t.marks_ns[slot as usize];
         t.pc += 1;
         if start >= self.stats_start_ns {
-            self.metrics[metric as usize].record(self.now_ns - start);
+            self.acct.sample(metric as usize, self.clock.now() - start);
         }
         Step::Pure
     }
@@ -260,7 +261,7 @@ impl Engine {
                 self.tasks[p.idx()].pc += 1;
                 let t = &mut self.timers[timer as usize];
                 if t.is_none() {
-                    *t = Some(self.now_ns);
+                    *t = Some(self.clock.now());
                 }
                 Step::Next
             }
@@ -270,7 +271,7 @@ impl Engine {
                 absolute,
             } => {
                 self.tasks[p.idx()].pc += 1;
-                let now = self.now_ns;
+                let now = self.clock.now();
                 let next = self.timers[timer as usize].unwrap_or(now) + period_ns;
                 if now < next {
                     self.timers[timer as usize] = Some(next);
@@ -393,27 +394,17 @@ impl Engine {
     /// Record a [`super::Snapshot`] of the run's counters (and, when `full`, its metrics and
     /// per-task waits) for a benchmark's interval report.
     fn take_snapshot(&mut self, full: bool) {
-        let snap = super::Snapshot {
-            time_ns: self.now_ns,
-            ops_total: self.ops_total,
-            metrics: if full {
-                self.metrics.clone()
-            } else {
-                Vec::new()
-            },
-            task_waits: if full {
-                self.tasks
-                    .iter()
-                    .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
-                    .collect()
-            } else {
-                Vec::new()
-            },
+        let task_waits = if full {
+            self.tasks
+                .iter()
+                .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
+                .collect()
+        } else {
+            Vec::new()
         };
-        self.snapshots.push(snap);
+        let index = self.acct.take_snapshot(self.clock.now(), full, task_waits);
         if let Some(hook) = self.interval_hook.as_deref_mut() {
-            let index = self.snapshots.len() - 1;
-            hook.snapshot(index, &self.snapshots[index]);
+            hook.snapshot(index, &self.acct.snapshots()[index]);
         }
     }
 
@@ -584,7 +575,7 @@ impl Engine {
         t.in_run = true;
         t.remaining_work = work_ns + t.refill_debt;
         t.refill_debt = 0;
-        t.progress_mark_ns = self.now_ns;
+        t.progress_mark_ns = self.clock.now();
         self.plan_continue(cpu);
     }
 
@@ -592,7 +583,7 @@ impl Engine {
     fn task_cpu_time(&self, p: TaskId) -> u64 {
         let t = &self.tasks[p.idx()];
         let running = if t.state == TaskState::Running {
-            self.now_ns - t.exec_start_ns
+            self.clock.now() - t.exec_start_ns
         } else {
             0
         };
@@ -602,7 +593,7 @@ impl Engine {
     /// stress-ng's load-slice loop top: `t1_wall_clock`, `t1_cpu_clock`, and for
     /// `--cpu-load-slice` ≥ 0 the slice's CPU-time length (0: `stress_mwc16() / 131072` s).
     fn duty_slice_start(&mut self, p: TaskId, slice_ms: i16) {
-        let now = self.now_ns;
+        let now = self.clock.now();
         let cpu_time = self.task_cpu_time(p);
         let t = &mut self.tasks[p.idx()];
         t.duty.wall_start_ns = now;
@@ -627,7 +618,7 @@ impl Engine {
         exit_to: u32,
         stop_calls: u64,
     ) -> Step {
-        let now = self.now_ns;
+        let now = self.clock.now();
         let cpu_time = self.task_cpu_time(p);
         let t = &mut self.tasks[p.idx()];
         if let Some((start, requested)) = t.duty.sleeping.take() {
@@ -722,7 +713,7 @@ impl Engine {
     /// A relative sleep (`nanosleep`): `hrtimer_start_range_ns()` is paid by `cpu` before
     /// the task blocks, and the expiry counts from the call.
     fn arm_sleep_timer(&mut self, p: TaskId, cpu: usize, ns: u64) {
-        self.arm_timer_at(p, cpu, self.now_ns + ns);
+        self.arm_timer_at(p, cpu, self.clock.now() + ns);
     }
 
     /// Arm `p`'s hrtimer to expire at `at` (plus the timer slack: none for an RT task, as
@@ -741,7 +732,7 @@ impl Engine {
         let generation = t.timer_gen;
         t.timer_armed = Some((cpu as u32, expires_ns));
         self.task_timers.arm(cpu, p.idx(), expires_ns);
-        self.queue.push(
+        self.clock.push(
             expires_ns,
             Event::Timer {
                 task: p,
@@ -763,12 +754,12 @@ impl Engine {
         self.schedule(cpu);
         // p->on_cpu is cleared by finish_task() once the switch away from p is over: after
         // the scheduler work charged to this CPU by the schedule() just done.
-        self.tasks[p.idx()].on_cpu_until_ns = self.now_ns.max(self.cpus[cpu].busy_until_ns);
+        self.tasks[p.idx()].on_cpu_until_ns = self.clock.now().max(self.cpus[cpu].busy_until_ns);
     }
 
     fn exit_task(&mut self, cpu: usize, p: TaskId) {
         if let Some(rec) = self.observer.as_deref_mut() {
-            rec.exit(self.now_ns, cpu, &self.tasks[p.idx()]);
+            rec.exit(self.clock.now(), cpu, &self.tasks[p.idx()]);
         }
         policy!(self.dequeue_exit(cpu, p));
         let work = self.policy.take_cost_ns() + self.cost.dequeue_task_ns;

@@ -25,7 +25,7 @@ impl Engine {
         if !self.cpus[cpu].resched_ipi_pending {
             self.cpus[cpu].resched_ipi_pending = true;
             let at = self.send_ipi(this_cpu, cpu);
-            self.queue.push(at, Event::ReschedIpi { cpu: cpu as u32 });
+            self.clock.push(at, Event::ReschedIpi { cpu: cpu as u32 });
         }
     }
 
@@ -96,7 +96,7 @@ impl Engine {
     pub(crate) fn stopper_preempt_curr(&mut self, cpu: usize) {
         if let Some(p) = self.cpus[cpu].curr {
             self.sync_progress(cpu);
-            let now = self.now_ns;
+            let now = self.clock.now();
             let t = &mut self.tasks[p.idx()];
             t.stats.sum_exec_runtime_ns += now - t.exec_start_ns;
             t.exec_start_ns = now;
@@ -145,7 +145,10 @@ impl Engine {
         }
         let changed = std::mem::take(&mut self.timer_changes);
         for &cpu in &changed {
-            let want = self.policy.next_timer_ns(cpu).map(|at| at.max(self.now_ns));
+            let want = self
+                .policy
+                .next_timer_ns(cpu)
+                .map(|at| at.max(self.clock.now()));
             let c = &mut self.cpus[cpu];
             c.policy_timer_at = want;
             let Some(at) = want else { continue };
@@ -155,7 +158,7 @@ impl Engine {
             c.policy_timer_gen = c.policy_timer_gen.wrapping_add(1);
             let generation = c.policy_timer_gen;
             c.policy_timer_queued = Some((at, generation));
-            self.queue.push(
+            self.clock.push(
                 at,
                 Event::PolicyTimer {
                     cpu: cpu as u32,
@@ -183,8 +186,8 @@ impl Engine {
         if c.curr.is_none() && !c.polling() {
             let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
             self.cpus[cpu].stats.idle_exits += 1;
-            self.queue.push(
-                self.now_ns + exit,
+            self.clock.push(
+                self.clock.now() + exit,
                 Event::TimerWake {
                     task: p,
                     cpu: cpu as u32,
@@ -216,7 +219,7 @@ impl Engine {
     /// idle periods do not fill the queue with stale ticks.
     pub(super) fn arm_tick(&mut self, cpu: usize) {
         let period = self.tick_period_ns();
-        let next = (self.now_ns / period + 1) * period;
+        let next = (self.clock.now() / period + 1) * period;
         let c = &mut self.cpus[cpu];
         c.tick_armed = true;
         if c.tick_queued_at == Some(next) {
@@ -225,7 +228,7 @@ impl Engine {
         c.tick_gen = c.tick_gen.wrapping_add(1);
         c.tick_queued_at = Some(next);
         let generation = c.tick_gen;
-        self.queue.push(
+        self.clock.push(
             next,
             Event::Tick {
                 cpu: cpu as u32,
@@ -249,8 +252,8 @@ impl Engine {
         c.hrtick_gen = c.hrtick_gen.wrapping_add(1);
         let generation = c.hrtick_gen;
         if let Some(delay) = self.policy.hrtick_delay_ns(cpu) {
-            self.queue.push(
-                self.now_ns + delay,
+            self.clock.push(
+                self.clock.now() + delay,
                 Event::HrTick {
                     cpu: cpu as u32,
                     generation,

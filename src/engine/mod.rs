@@ -19,7 +19,7 @@
 macro_rules! policy {
     ($self:ident . $method:ident ( $($arg:expr),* $(,)? )) => {{
         let view = $crate::engine::view::EngineView {
-            now_ns: $self.now_ns,
+            now_ns: $self.clock.now(),
             machine: &$self.machine,
             cost: &$self.cost,
             tasks: &$self.tasks,
@@ -32,6 +32,7 @@ macro_rules! policy {
 
 pub mod accounting;
 pub mod affinity;
+mod clock;
 pub mod control;
 mod cpus;
 mod interp;
@@ -62,7 +63,6 @@ use crate::sched::types::MigrationReason;
 use crate::task::{Op, TaskId, TaskSpec};
 use crate::topology::Machine;
 use observer::{IntervalHook, Observer};
-use pingpong::PingPong;
 use queue::EventQueue;
 
 pub(crate) use cpus::smt_speed_base;
@@ -232,7 +232,8 @@ pub struct RunCounters {
 
 /// The engine: one simulation run.
 pub struct Engine {
-    pub(crate) now_ns: u64,
+    /// Virtual time and the event queue ([`clock::Clock`]).
+    pub(crate) clock: clock::Clock,
     pub(crate) machine: Machine,
     pub(crate) cost: CostModel,
     pub(crate) cfg: EngineConfig,
@@ -256,47 +257,28 @@ pub struct Engine {
     pub(crate) sems: Vec<Semaphore>,
     pub(crate) barriers: Vec<Barrier>,
     pub(crate) spinlocks: Vec<SpinLockState>,
-    pub(crate) queue: EventQueue<Event>,
     /// The task hrtimers armed per CPU (their earliest expiry, for the idle governor).
     pub(crate) task_timers: queue::CpuTimers,
     pub(crate) policy: Box<dyn SchedPolicy>,
     pub(crate) act: Actions,
-    pub(crate) counters: RunCounters,
-    pub(crate) wakeup_latency: Histogram,
-    /// Each run-queue wait, runnable to running (the distribution of schedstat's
-    /// `run_delay` / `pcount`: one sample per switch-in).
-    pub(crate) schedule_delay: Histogram,
-    pub(crate) metrics: Vec<Histogram>,
-    pub(crate) metric_names: Vec<String>,
-    pub(crate) ops_done: u64,
-    /// `ops_done` without warm-up resets.
-    pub(crate) ops_total: u64,
+    /// The run's counters, histograms, snapshots and logs ([`accounting::Accounting`]).
+    pub(crate) acct: accounting::Accounting,
     /// Periodic timers (`Op::TimerStart`/`Op::TimerWait`): next expiry, once started.
     pub(crate) timers: Vec<Option<u64>>,
     /// The plan's CPU-mask table (`Op::SetAffinity`).
     pub(crate) cpumasks: Vec<CpuMask>,
-    pub(crate) snapshots: Vec<Snapshot>,
     /// Set by `Op::Stop`.
     pub(crate) stop_requested: bool,
     /// Stop requests and progress from outside ([`control`]), polled every few events.
     pub(crate) control: Option<control::RunControl>,
-    pub(crate) events: u64,
-    /// Popped queue entries that did nothing (superseded by a later re-plan: a stale
-    /// generation, or an early entry re-queued at its new time). Counted in `events` too
-    /// (the JSON's count); `schedlab bench` reports them apart.
-    pub(crate) superseded: u64,
     pub(crate) live_tasks: usize,
     pub(crate) stats_start_ns: u64,
     pub(crate) end_ns: Option<u64>,
-    pub(crate) migration_log: Vec<MigrationRecord>,
-    pub(crate) migration_log_dropped: u64,
     pub(crate) invariant_violations: invariants::ViolationLog,
     /// The scheduling watchdog's findings ([`watchdog`]), kept in every run.
     pub(crate) warnings: invariants::ViolationLog,
     /// When the watchdog runs next.
     pub(crate) watchdog_next_ns: u64,
-    /// Migration ping-pongs (every migration, not only the logged ones).
-    pub(crate) ping_pong: PingPong,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) observer: Option<Box<dyn Observer>>,
     /// A benchmark's interval output, called at each snapshot (see [`IntervalHook`]).
@@ -351,11 +333,10 @@ impl Engine {
             .collect();
         let (smt_speed_table, smt_speed_stride) = smt_speed_table(&machine, &cost);
         let queue = initial_queue(&plan, &cfg);
-        let metrics = plan.metrics.iter().map(|_| Histogram::new()).collect();
         let nr_timers = nr_timers(&plan.programs);
         let noise = noise::Noise::new(cfg.noise, cfg.seed, tasks.len(), machine.nr_cpus());
         Ok(Engine {
-            now_ns: 0,
+            clock: clock::Clock::new(queue),
             noise,
             live_tasks: tasks.len(),
             tasks,
@@ -377,32 +358,19 @@ impl Engine {
                 .collect(),
             barriers: vec![Barrier::default(); plan.nr_barriers],
             spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
-            queue,
             task_timers: queue::CpuTimers::new(machine.nr_cpus()),
             policy,
             act: Actions::default(),
-            counters: RunCounters::default(),
-            wakeup_latency: Histogram::new(),
-            schedule_delay: Histogram::new(),
-            metrics,
-            metric_names: plan.metrics,
-            ops_done: 0,
-            ops_total: 0,
+            acct: accounting::Accounting::new(plan.metrics, cfg.pingpong_window_ns),
             timers: vec![None; nr_timers],
             cpumasks: plan.cpumasks,
-            snapshots: Vec::new(),
             stop_requested: false,
             control: None,
-            events: 0,
-            superseded: 0,
             stats_start_ns: 0,
             end_ns: None,
-            migration_log: Vec::new(),
-            migration_log_dropped: 0,
             invariant_violations: invariants::ViolationLog::new(),
             warnings: invariants::ViolationLog::new(),
             watchdog_next_ns: watchdog::WATCHDOG_PERIOD_NS,
-            ping_pong: PingPong::new(cfg.pingpong_window_ns),
             observer: None,
             interval_hook: None,
             timer_changes: Vec::new(),
@@ -423,7 +391,7 @@ impl Engine {
 
     /// Run until every task has exited or the duration cap is reached.
     pub fn run(&mut self) -> &mut Self {
-        if self.events == 0 {
+        if self.clock.events() == 0 {
             // Every online CPU starts in the idle loop.
             let online = self.machine.online;
             for cpu in online.iter() {
@@ -431,20 +399,19 @@ impl Engine {
             }
             self.numa_series_start();
         }
-        while let Some((time_ns, event)) = self.queue.pop() {
+        while let Some((time_ns, event)) = self.clock.pop() {
             assert!(
-                time_ns >= self.now_ns,
+                time_ns >= self.clock.now(),
                 "virtual time went backwards: {time_ns} < {}",
-                self.now_ns
+                self.clock.now()
             );
             if time_ns >= self.numa_series_next_ns {
                 self.numa_series_sample(time_ns);
             }
-            self.now_ns = time_ns;
+            self.clock.advance_to(time_ns);
             if time_ns >= self.watchdog_next_ns {
                 self.watchdog();
             }
-            self.events += 1;
             if self.dispatch(event) || self.stop_requested {
                 break;
             }
@@ -457,15 +424,18 @@ impl Engine {
             if self.live_tasks == 0 {
                 break;
             }
-            if self.events.is_multiple_of(control::POLL_EVERY_EVENTS)
+            if self
+                .clock
+                .events()
+                .is_multiple_of(control::POLL_EVERY_EVENTS)
                 && let Some(c) = self.control.as_mut()
-                && c.poll(self.now_ns)
+                && c.poll(self.clock.now())
             {
                 break;
             }
         }
         if let Some(c) = self.control.as_mut() {
-            c.finish(self.now_ns);
+            c.finish(self.clock.now());
         }
         self.numa_series_end();
         self.finish();
@@ -483,17 +453,17 @@ impl Engine {
                 let c = &mut self.cpus[cpu as usize];
                 if c.done_gen == generation {
                     c.continue_queued_at = None;
-                    if self.now_ns < c.continue_at_ns {
+                    if self.clock.now() < c.continue_at_ns {
                         // Re-planned later since this event was queued.
                         let at = c.continue_at_ns;
                         c.continue_queued_at = Some(at);
-                        self.queue.push(at, Event::Continue { cpu, generation });
-                        self.superseded += 1;
+                        self.clock.push(at, Event::Continue { cpu, generation });
+                        self.clock.superseded();
                     } else {
                         self.continue_curr(cpu as usize);
                     }
                 } else {
-                    self.superseded += 1;
+                    self.clock.superseded();
                 }
             }
             Event::Tick { cpu, generation } => {
@@ -503,17 +473,17 @@ impl Engine {
                     if c.tick_armed {
                         self.sched_tick(cpu as usize);
                     } else {
-                        self.superseded += 1;
+                        self.clock.superseded();
                     }
                 } else {
-                    self.superseded += 1;
+                    self.clock.superseded();
                 }
             }
             Event::HrTick { cpu, generation } => {
                 if self.cpus[cpu as usize].hrtick_gen == generation {
                     self.hrtick(cpu as usize);
                 } else {
-                    self.superseded += 1;
+                    self.clock.superseded();
                 }
             }
             Event::Timer {
@@ -525,7 +495,7 @@ impl Engine {
                     self.timer_fired(task);
                     self.hrtimer_expire(task, cpu as usize, generation);
                 } else {
-                    self.superseded += 1;
+                    self.clock.superseded();
                 }
             }
             Event::TimerWake {
@@ -536,7 +506,7 @@ impl Engine {
                 if self.tasks[task.idx()].timer_gen == generation {
                     self.timer_wakeup(task, cpu as usize);
                 } else {
-                    self.superseded += 1;
+                    self.clock.superseded();
                 }
             }
             Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
@@ -548,16 +518,16 @@ impl Engine {
                 if c.policy_timer_gen == generation {
                     c.policy_timer_queued = None;
                     match c.policy_timer_at {
-                        Some(at) if at > self.now_ns => {
+                        Some(at) if at > self.clock.now() => {
                             c.policy_timer_queued = Some((at, generation));
-                            self.queue.push(at, Event::PolicyTimer { cpu, generation });
-                            self.superseded += 1;
+                            self.clock.push(at, Event::PolicyTimer { cpu, generation });
+                            self.clock.superseded();
                         }
                         Some(_) => self.policy_timer(cpu as usize),
-                        None => self.superseded += 1,
+                        None => self.clock.superseded(),
                     }
                 } else {
-                    self.superseded += 1;
+                    self.clock.superseded();
                 }
             }
             Event::WarmupEnd => self.reset_counters(),

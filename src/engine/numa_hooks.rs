@@ -172,7 +172,7 @@ impl Engine {
             return None;
         }
         let mut n = self.numa.take()?;
-        let now = self.now_ns;
+        let now = self.clock.now();
         let t = &self.tasks[p.idx()];
         let runtime = n.runtime_base_ns[p.idx()]
             + t.stats.sum_exec_runtime_ns
@@ -379,7 +379,7 @@ impl Engine {
         let Some(n) = self.numa.as_deref_mut() else {
             return;
         };
-        let now = self.now_ns;
+        let now = self.clock.now();
         for (t, base) in self.tasks.iter().zip(n.runtime_base_ns.iter_mut()) {
             *base += t.stats.sum_exec_runtime_ns;
             if t.state == TaskState::Running {
@@ -416,7 +416,7 @@ impl Engine {
         }
         let (a, b) = (self.machine.cpus[from].node, self.machine.cpus[to].node);
         if a != b {
-            n.ping_pong.record(p, self.now_ns, a, b, reason);
+            n.ping_pong.record(p, self.clock.now(), a, b, reason);
         }
     }
 

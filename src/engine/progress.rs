@@ -98,7 +98,7 @@ impl Engine {
         let Some(p) = self.cpus[cpu].curr else {
             return;
         };
-        let now = self.now_ns;
+        let now = self.clock.now();
         let busy_until = self.cpus[cpu].busy_until_ns;
         let speed = self.cpus[cpu].speed;
         let t = &mut self.tasks[p.idx()];
@@ -120,7 +120,7 @@ impl Engine {
         }
         self.sync_progress(cpu);
         let c = &mut self.cpus[cpu];
-        c.busy_until_ns = c.busy_until_ns.max(self.now_ns) + ns;
+        c.busy_until_ns = c.busy_until_ns.max(self.clock.now()) + ns;
         c.stats.kernel_work_ns += ns;
         if c.curr.is_some() {
             self.plan_continue(cpu);
@@ -132,7 +132,7 @@ impl Engine {
         let Some(p) = self.cpus[cpu].curr else {
             return;
         };
-        let start = self.now_ns.max(self.cpus[cpu].busy_until_ns);
+        let start = self.clock.now().max(self.cpus[cpu].busy_until_ns);
         let t = &self.tasks[p.idx()];
         let at = if t.in_run {
             start + work_to_ns(t.remaining_work, self.cpus[cpu].speed.max(1))
@@ -147,7 +147,7 @@ impl Engine {
         c.done_gen = c.done_gen.wrapping_add(1);
         c.continue_queued_at = Some(at);
         let generation = c.done_gen;
-        self.queue.push(
+        self.clock.push(
             at,
             Event::Continue {
                 cpu: cpu as u32,

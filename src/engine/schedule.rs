@@ -34,7 +34,7 @@ impl Engine {
         for i in 0..self.act.kicks.len() {
             let target = self.act.kicks[i];
             let at = self.send_ipi(cpu, target);
-            self.queue.push(at, Event::KickIpi { cpu: target as u32 });
+            self.clock.push(at, Event::KickIpi { cpu: target as u32 });
         }
         for i in 0..self.act.resched.len() {
             let target = self.act.resched[i];
@@ -44,7 +44,7 @@ impl Engine {
             let target = self.act.stop_cpus[i];
             // stop_one_cpu_nowait(): the stopper is queued by IPI on the busiest CPU.
             let at = self.send_ipi(cpu, target);
-            self.queue.push(at, Event::Stopper { cpu: target as u32 });
+            self.clock.push(at, Event::Stopper { cpu: target as u32 });
         }
         self.act.clear();
     }
@@ -78,11 +78,11 @@ impl Engine {
         if let Some(p) = prev {
             self.sync_progress(cpu);
             let t = &mut self.tasks[p.idx()];
-            t.stats.sum_exec_runtime_ns += self.now_ns - t.exec_start_ns;
-            t.exec_start_ns = self.now_ns;
+            t.stats.sum_exec_runtime_ns += self.clock.now() - t.exec_start_ns;
+            t.exec_start_ns = self.clock.now();
             if t.state == TaskState::Running {
                 t.state = TaskState::Runnable;
-                t.runnable_since_ns = self.now_ns;
+                t.runnable_since_ns = self.clock.now();
                 prev_queued = Some(p);
             }
         }
@@ -132,12 +132,12 @@ impl Engine {
             _ => PrevState::Runnable,
         };
         let next = next.map(|n| &self.tasks[n.idx()]);
-        rec.switch(self.now_ns, cpu, prev, state, next);
+        rec.switch(self.clock.now(), cpu, prev, state, next);
     }
 
     pub(super) fn count_switch_out(&mut self, cpu: usize, prev: TaskId) {
         self.cpus[cpu].stats.nr_switches += 1;
-        self.counters.context_switches += 1;
+        self.acct.context_switch();
         let t = &mut self.tasks[prev.idx()];
         t.stats.nr_switches += 1;
         if t.state == TaskState::Runnable {
@@ -171,7 +171,7 @@ impl Engine {
                 0
             };
         self.charge(cpu, self.cost.context_switch_ns + pick_ns);
-        let now = self.now_ns;
+        let now = self.clock.now();
         let refill = {
             let t = &self.tasks[next.idx()];
             match t.last_ran_cpu {
@@ -190,18 +190,18 @@ impl Engine {
             t.stats.wait_sum_ns += now - t.runnable_since_ns;
             t.stats.wait_count += 1;
             self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
-            self.schedule_delay.record(now - t.runnable_since_ns);
+            self.acct.record_schedule_delay(now - t.runnable_since_ns);
             self.cpus[cpu].stats.pcount += 1;
             if let Some(woken) = t.woken_at_ns.take() {
                 // Runnable → running: until the task's own code runs again, i.e. after the
                 // context switch and any kernel work queued on this CPU (what schbench's
                 // user-space timestamps see).
                 let running_at = self.cpus[cpu].busy_until_ns.max(now);
-                self.wakeup_latency.record(running_at - woken);
+                self.acct.record_wakeup_latency(running_at - woken);
             }
             if t.perf_migrated {
                 t.perf_migrated = false;
-                self.counters.cpu_migrations += 1;
+                self.acct.cpu_migration();
             }
             t.refill_debt += refill;
             if t.in_run {
@@ -237,7 +237,7 @@ impl Engine {
     }
 
     fn go_idle(&mut self, cpu: usize, prev: Option<TaskId>) {
-        let now = self.now_ns;
+        let now = self.clock.now();
         let Some(p) = prev else {
             return;
         };
@@ -259,8 +259,8 @@ impl Engine {
     /// `do_idle()` entry: stamp, the policy's idle hooks, then the first idle-loop
     /// iteration.
     pub(crate) fn enter_idle(&mut self, cpu: usize) {
-        self.cpus[cpu].idle_stamp_ns = self.now_ns.max(1);
-        self.cpus[cpu].idle_since_ns = self.now_ns;
+        self.cpus[cpu].idle_stamp_ns = self.clock.now().max(1);
+        self.cpus[cpu].idle_since_ns = self.clock.now();
         policy!(self.idle_enter(cpu));
         self.cpuidle_idle_call(cpu);
     }
@@ -272,7 +272,7 @@ impl Engine {
     /// re-armed at the next jiffy, reusing a still-queued one).
     pub(crate) fn cpuidle_idle_call(&mut self, cpu: usize) {
         let inp = self.idle_inputs(cpu);
-        let now = self.now_ns;
+        let now = self.clock.now();
         let c = &mut self.cpus[cpu];
         let sel = c.cpuidle.select(&self.cost.idle_states, &inp, now);
         c.idle_state = sel.state;
@@ -295,7 +295,7 @@ impl Engine {
     /// tick woke it).
     fn cpuidle_reflect(&mut self, cpu: usize, got_tick: bool) {
         let tick = self.tick_period_ns();
-        let now = self.now_ns;
+        let now = self.clock.now();
         let c = &mut self.cpus[cpu];
         if let Some(start) = c.idle_iter_start_ns.take() {
             c.cpuidle
@@ -327,7 +327,7 @@ impl Engine {
     /// hrtimer or policy timer on this CPU; none → [`crate::cpuidle::menu::NO_TIMER_NS`])
     /// and its `delta_next` (the next jiffy boundary while the tick runs).
     fn idle_inputs(&self, cpu: usize) -> crate::cpuidle::IdleInputs {
-        let now = self.now_ns;
+        let now = self.clock.now();
         let period = self.tick_period_ns();
         let c = &self.cpus[cpu];
         let mut next = c.policy_timer_at.unwrap_or(u64::MAX);

@@ -8,6 +8,7 @@
 //! another remote activation holds it. A CPU's own `__schedule()` does not take it in the
 //! model.
 
+use super::observer::PlacementEvent;
 use super::{Engine, Event, TtwuQueueRule};
 use crate::policy::EnqueueFlags;
 use crate::sched::types::{MigrationReason, WakeCtx, WakeFlags};
@@ -42,22 +43,21 @@ impl Engine {
             t.cpu = cpu;
             t.state = TaskState::Runnable;
             t.on_rq = true;
-            t.runnable_since_ns = self.now_ns;
-            t.progress_mark_ns = self.now_ns;
+            t.runnable_since_ns = self.clock.now();
+            t.progress_mark_ns = self.clock.now();
         }
         if let Some(rec) = self.observer.as_deref_mut() {
-            let t = &self.tasks[p.idx()];
-            rec.placement(
-                self.now_ns,
-                t,
-                true,
-                parent_cpu,
-                parent_cpu,
-                None,
-                false,
+            rec.placement(&PlacementEvent {
+                ts_ns: self.clock.now(),
+                p: &self.tasks[p.idx()],
+                fork: true,
+                this_cpu: parent_cpu,
+                prev_cpu: parent_cpu,
+                waker: None,
+                sync: false,
                 placement,
                 cpu,
-            );
+            });
         }
         if cpu != parent_cpu {
             self.count_migration(parent_cpu, p, parent_cpu, cpu, MigrationReason::Fork);
@@ -70,7 +70,13 @@ impl Engine {
         self.charge_enqueue(parent_cpu, cpu);
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[parent_cpu].curr.map(|c| &self.tasks[c.idx()]);
-            rec.wakeup(self.now_ns, parent_cpu, curr, &self.tasks[p.idx()], true);
+            rec.wakeup(
+                self.clock.now(),
+                parent_cpu,
+                curr,
+                &self.tasks[p.idx()],
+                true,
+            );
         }
         self.check_preempt(cpu, p, parent_cpu, ctx.flags);
         self.preempt_point(parent_cpu);
@@ -92,22 +98,22 @@ impl Engine {
         };
         {
             let t = &mut self.tasks[p.idx()];
-            t.woken_at_ns = Some(self.now_ns);
+            t.woken_at_ns = Some(self.clock.now());
             t.stats.nr_wakeups += 1;
             t.stats.nr_wakeups_sync += sync as u64;
         }
-        self.counters.wakeups += 1;
+        self.acct.wakeup();
         self.cpus[this_cpu].stats.ttwu_count += 1;
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
-            rec.waking(self.now_ns, this_cpu, curr, &self.tasks[p.idx()]);
+            rec.waking(self.clock.now(), this_cpu, curr, &self.tasks[p.idx()]);
         }
 
         if self.tasks[p.idx()].on_rq {
             if self.policy.task_on_rq(p) {
                 if let Some(rec) = self.observer.as_deref_mut() {
                     let w = waker.map(|w| &self.tasks[w.idx()]);
-                    rec.wakeup_queued(self.now_ns, &self.tasks[p.idx()], this_cpu, w);
+                    rec.wakeup_queued(self.clock.now(), &self.tasks[p.idx()], this_cpu, w);
                 }
                 if !self.cfg.ttwu_queue_delayed {
                     self.ttwu_runnable(p, this_cpu, flags);
@@ -170,19 +176,17 @@ impl Engine {
         let prev_cpu = self.numa_take_wake_cpu(p).unwrap_or(task_cpu);
         let (placement, cpu) = self.select_task_rq(p, prev_cpu, run_cpu, ctx);
         if let Some(rec) = self.observer.as_deref_mut() {
-            let w = ctx.waker.map(|w| &self.tasks[w.idx()]);
-            let t = &self.tasks[p.idx()];
-            rec.placement(
-                self.now_ns,
-                t,
-                false,
-                ctx.this_cpu,
+            rec.placement(&PlacementEvent {
+                ts_ns: self.clock.now(),
+                p: &self.tasks[p.idx()],
+                fork: false,
+                this_cpu: ctx.this_cpu,
                 prev_cpu,
-                w,
-                ctx.flags.sync,
+                waker: ctx.waker.map(|w| &self.tasks[w.idx()]),
+                sync: ctx.flags.sync,
                 placement,
                 cpu,
-            );
+            });
         }
         let migrated = cpu != task_cpu;
         if migrated {
@@ -206,7 +210,7 @@ impl Engine {
     /// switch is over (`smp_cond_load_acquire(&p->on_cpu, !VAL)`), charged to the waker.
     fn ttwu_on_cpu(&mut self, p: TaskId, this_cpu: usize) -> bool {
         let cpu = self.tasks[p.idx()].cpu;
-        let waker_at = self.now_ns.max(self.cpus[this_cpu].busy_until_ns);
+        let waker_at = self.clock.now().max(self.cpus[this_cpu].busy_until_ns);
         let on_cpu_until = self.tasks[p.idx()].on_cpu_until_ns;
         if cpu == this_cpu || on_cpu_until <= waker_at {
             return false;
@@ -311,7 +315,7 @@ impl Engine {
         self.lock_remote_rq(this_cpu, cpu);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Runnable;
-        t.runnable_since_ns = self.now_ns;
+        t.runnable_since_ns = self.clock.now();
         let flags_enq = EnqueueFlags {
             delayed: true,
             wakeup: true,
@@ -333,7 +337,13 @@ impl Engine {
     fn trace_wakeup(&mut self, this_cpu: usize, p: TaskId) {
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
-            rec.wakeup(self.now_ns, this_cpu, curr, &self.tasks[p.idx()], false);
+            rec.wakeup(
+                self.clock.now(),
+                this_cpu,
+                curr,
+                &self.tasks[p.idx()],
+                false,
+            );
         }
     }
 
@@ -370,7 +380,7 @@ impl Engine {
         if was_empty && !self.cpus[cpu].ipi_pending {
             self.cpus[cpu].ipi_pending = true;
             let at = self.send_ipi(this_cpu, cpu);
-            self.queue.push(at, Event::WakeListIpi { cpu: cpu as u32 });
+            self.clock.push(at, Event::WakeListIpi { cpu: cpu as u32 });
         }
     }
 
@@ -379,7 +389,7 @@ impl Engine {
     /// needs no IPI and reacts at once. Returns when the handler runs.
     pub(super) fn send_ipi(&mut self, from: usize, to: usize) -> u64 {
         if self.cpus[to].polling() {
-            return self.now_ns;
+            return self.clock.now();
         }
         self.charge(from, self.cost.ipi_send_ns);
         self.cpus[from].stats.ipis_sent += 1;
@@ -387,7 +397,7 @@ impl Engine {
         if self.cpus[to].curr.is_none() {
             latency += self.cost.idle_states[self.cpus[to].idle_state].exit_latency_ns;
         }
-        self.now_ns + latency
+        self.clock.now() + latency
     }
 
     /// The receiving side of any IPI: interrupt cost, idle exit counted.
@@ -435,7 +445,7 @@ impl Engine {
             return;
         }
         let base = self.cost.remote_lock_ns(&self.machine, this_cpu, cpu);
-        let start = self.now_ns.max(self.cpus[this_cpu].busy_until_ns);
+        let start = self.clock.now().max(self.cpus[this_cpu].busy_until_ns);
         let wait = self.cpus[cpu].rq_lock_free_at_ns.saturating_sub(start);
         self.cpus[cpu].rq_lock_free_at_ns = start + wait + self.cost.rq_lock_hold_ns;
         self.cpus[this_cpu].stats.ttwu_remote_locked += 1;
@@ -450,7 +460,7 @@ impl Engine {
         if ns == 0 {
             return;
         }
-        let start = self.now_ns.max(self.cpus[this_cpu].busy_until_ns);
+        let start = self.clock.now().max(self.cpus[this_cpu].busy_until_ns);
         let c = &mut self.cpus[rq_cpu];
         c.rq_lock_free_at_ns = c.rq_lock_free_at_ns.max(start) + ns;
         self.charge(this_cpu, ns);
@@ -477,7 +487,7 @@ impl Engine {
             let t = &mut self.tasks[p.idx()];
             t.state = TaskState::Runnable;
             t.on_rq = true;
-            t.runnable_since_ns = self.now_ns;
+            t.runnable_since_ns = self.clock.now();
         }
         let enq = EnqueueFlags {
             wakeup: true,
@@ -499,7 +509,7 @@ impl Engine {
         if c.curr.is_some() || c.idle_stamp_ns == 0 {
             return;
         }
-        let sample = self.now_ns - c.idle_stamp_ns;
+        let sample = self.clock.now() - c.idle_stamp_ns;
         let avg = c.avg_idle_ns as i64;
         let next = avg + (sample as i64 - avg) / 8;
         c.avg_idle_ns = (next.max(0) as u64).min(2 * self.cfg.migration_cost_ns);
