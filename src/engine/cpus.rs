@@ -162,8 +162,26 @@ pub(crate) fn smt_speed_base(machine: &Machine, cost: &CostModel, cpu: usize, bu
         / 100
 }
 
+/// Every CPU at the start of a run: idle (only itself counts as a busy SMT sibling).
+pub(super) fn new_cpus(machine: &Machine, cfg: &EngineConfig, cost: &CostModel) -> Vec<CpuCore> {
+    (0..machine.nr_cpus())
+        .map(|cpu| {
+            let mut c = new_cpu(cpu, cfg, cost);
+            c.smt_speed_base = smt_speed_base(machine, cost, cpu, 1);
+            c
+        })
+        .collect()
+}
+
+/// Per CPU: its SMT siblings, itself included (see `Engine::smt_siblings`).
+pub(super) fn smt_siblings(machine: &Machine) -> Vec<Box<[u32]>> {
+    (0..machine.nr_cpus())
+        .map(|cpu| machine.smt_mask(cpu).iter().map(|s| s as u32).collect())
+        .collect()
+}
+
 /// CPU `cpu` at the start of a run: idle, no tick, no timers.
-pub(super) fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
+fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
     CpuCore {
         cpu,
         curr: None,

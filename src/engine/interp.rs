@@ -67,63 +67,12 @@ impl Engine {
             }
             steps += 1;
             if steps > ZERO_TIME_OPS_MAX {
-                let t = &self.tasks[p.idx()];
-                self.invariant_violations.push(format!(
-                    "t={} task {} ('{}'): {ZERO_TIME_OPS_MAX} actions without computing or \
-                     blocking; task stopped",
-                    self.clock.now(),
-                    p.0,
-                    t.comm
-                ));
-                self.exit_task(cpu, p);
+                self.stop_livelocked(cpu, p);
                 return;
             }
             let t = &self.tasks[p.idx()];
             let op = self.ops[(t.op_base + t.pc) as usize];
-            // The frequent ops dispatch straight to their handler: one indirect jump per
-            // op instead of a family jump and then the family's own (the interpreter's
-            // jumps were most of hackbench's indirect-branch mispredicts, issue 14).
-            let step = match op {
-                Op::Run { work_ns } => self.op_run(cpu, p, work_ns),
-                Op::Down { sem } => self.op_down(p, sem),
-                Op::Up { sem, sync } => self.op_up(cpu, p, sem, sync),
-                Op::UpThreshold {
-                    sem,
-                    sync,
-                    min_count,
-                } => self.op_up_threshold(cpu, p, sem, sync, min_count),
-                Op::Loop { to, times, slot } => self.op_loop(p, to, times, slot),
-                Op::CountOp => self.op_count(p),
-                Op::Mark { slot } => self.op_mark(p, slot),
-                Op::Sample { slot, metric } => self.op_sample(p, slot, metric),
-                Op::RunExp { .. }
-                | Op::Sleep { .. }
-                | Op::TimerStart { .. }
-                | Op::TimerWait { .. }
-                | Op::DutyStart { .. }
-                | Op::DutyCall { .. } => self.op_time(cpu, p, op),
-                Op::TryDown { .. }
-                | Op::DownAll { .. }
-                | Op::UpMany { .. }
-                | Op::UpStamped { .. }
-                | Op::Wake { .. }
-                | Op::Barrier { .. } => self.op_sync(cpu, p, op),
-                Op::Jump { .. } | Op::Snapshot { .. } => self.op_flow(p, op),
-                Op::Yield
-                | Op::SetNice { .. }
-                | Op::SetAffinity { .. }
-                | Op::Fork { .. }
-                | Op::Exec
-                | Op::SpinLock { .. }
-                | Op::SpinUnlock { .. }
-                | Op::PerCpuSpinLock { .. }
-                | Op::PerCpuSpinUnlock => self.op_task(cpu, p, op),
-                Op::Exit => Step::Exit,
-                Op::Stop => {
-                    self.stop_requested = true;
-                    Step::Exit
-                }
-            };
+            let step = self.exec_op(cpu, p, op);
             check = true;
             match step {
                 Step::Pure => check = steps == 1,
@@ -149,6 +98,68 @@ impl Engine {
                 Step::Planned => return,
             }
         }
+    }
+    /// Interpret one op of `p` (on `cpu`). The frequent ops dispatch straight to their
+    /// handler: one indirect jump per op instead of a family jump and then the family's own
+    /// (the interpreter's jumps were most of hackbench's indirect-branch mispredicts, issue
+    /// 14). Inlined into the loop of [`Self::run_ops`], as when it was written there.
+    #[inline(always)]
+    fn exec_op(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
+        match op {
+            Op::Run { work_ns } => self.op_run(cpu, p, work_ns),
+            Op::Down { sem } => self.op_down(p, sem),
+            Op::Up { sem, sync } => self.op_up(cpu, p, sem, sync),
+            Op::UpThreshold {
+                sem,
+                sync,
+                min_count,
+            } => self.op_up_threshold(cpu, p, sem, sync, min_count),
+            Op::Loop { to, times, slot } => self.op_loop(p, to, times, slot),
+            Op::CountOp => self.op_count(p),
+            Op::Mark { slot } => self.op_mark(p, slot),
+            Op::Sample { slot, metric } => self.op_sample(p, slot, metric),
+            Op::RunExp { .. }
+            | Op::Sleep { .. }
+            | Op::TimerStart { .. }
+            | Op::TimerWait { .. }
+            | Op::DutyStart { .. }
+            | Op::DutyCall { .. } => self.op_time(cpu, p, op),
+            Op::TryDown { .. }
+            | Op::DownAll { .. }
+            | Op::UpMany { .. }
+            | Op::UpStamped { .. }
+            | Op::Wake { .. }
+            | Op::Barrier { .. } => self.op_sync(cpu, p, op),
+            Op::Jump { .. } | Op::Snapshot { .. } => self.op_flow(p, op),
+            Op::Yield
+            | Op::SetNice { .. }
+            | Op::SetAffinity { .. }
+            | Op::Fork { .. }
+            | Op::Exec => self.op_task(cpu, p, op),
+            Op::SpinLock { .. }
+            | Op::SpinUnlock { .. }
+            | Op::PerCpuSpinLock { .. }
+            | Op::PerCpuSpinUnlock => self.op_spin(cpu, p, op),
+            Op::Exit => Step::Exit,
+            Op::Stop => {
+                self.stop_requested = true;
+                Step::Exit
+            }
+        }
+    }
+
+    /// A task ran [`ZERO_TIME_OPS_MAX`] ops without computing or blocking: record the
+    /// livelock and stop the task.
+    fn stop_livelocked(&mut self, cpu: usize, p: TaskId) {
+        let t = &self.tasks[p.idx()];
+        self.invariant_violations.push(format!(
+            "t={} task {} ('{}'): {ZERO_TIME_OPS_MAX} actions without computing or \
+             blocking; task stopped",
+            self.clock.now(),
+            p.0,
+            t.comm
+        ));
+        self.exit_task(cpu, p);
     }
 
     /// `Run`: compute `work_ns` (stretched by the run's noise).
@@ -447,6 +458,13 @@ impl Engine {
                 }
                 Step::Next
             }
+            _ => unreachable!("op_task: {op:?}"),
+        }
+    }
+
+    /// User-space spin locks (`SpinLock`, `SpinUnlock`, and the per-CPU ones).
+    fn op_spin(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
+        match op {
             Op::SpinLock { lock } => {
                 if self.spin_lock(p, lock) {
                     return Step::Next;
@@ -480,7 +498,7 @@ impl Engine {
                 self.spin_unlock(p, lock);
                 Step::Next
             }
-            _ => unreachable!("op_task: {op:?}"),
+            _ => unreachable!("op_spin: {op:?}"),
         }
     }
 
@@ -781,6 +799,17 @@ pub(crate) struct Semaphore {
     /// Timestamps handed along with units posted by `Op::UpStamped` and not yet taken:
     /// (mark slot, time).
     pub stamps: std::collections::VecDeque<(u8, u64)>,
+}
+
+impl Semaphore {
+    /// A semaphore holding `count` units, nobody waiting.
+    pub(super) fn new(count: u64) -> Semaphore {
+        Semaphore {
+            count,
+            waiters: Default::default(),
+            stamps: Default::default(),
+        }
+    }
 }
 
 /// A barrier: releases everyone when `count` tasks have arrived.

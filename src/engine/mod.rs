@@ -67,11 +67,11 @@ use queue::EventQueue;
 
 pub(crate) use cpus::smt_speed_base;
 pub use cpus::{CpuCore, CpuStats};
-use cpus::{new_cpu, smt_speed_table};
+use cpus::{new_cpus, smt_siblings, smt_speed_table};
 use interp::{Barrier, Semaphore, SpinLockState};
 pub use plan::{PlanError, WorkloadPlan, validate_plan};
 use plan::{flatten_programs, nr_timers};
-use tasks::new_task;
+use tasks::new_tasks;
 pub use tasks::{Task, TaskStats};
 
 /// Engine parameters that come from the kernel configuration and the run settings.
@@ -316,21 +316,8 @@ impl Engine {
         validate_plan(&machine, &plan)?;
         let online = machine.online;
         let (ops, op_bases) = flatten_programs(&plan.programs);
-        let tasks = (plan.tasks.iter().enumerate())
-            .map(|(i, spec)| {
-                let mut t = new_task(i, spec, &online, cfg.seed);
-                t.op_base = op_bases[spec.program as usize];
-                t
-            })
-            .collect::<Vec<_>>();
-        let cpus = (0..machine.nr_cpus())
-            .map(|cpu| {
-                let mut c = new_cpu(cpu, &cfg, &cost);
-                // Every CPU starts idle: only itself counts as busy.
-                c.smt_speed_base = smt_speed_base(&machine, &cost, cpu, 1);
-                c
-            })
-            .collect();
+        let tasks = new_tasks(&plan.tasks, &op_bases, &online, cfg.seed);
+        let cpus = new_cpus(&machine, &cfg, &cost);
         let (smt_speed_table, smt_speed_stride) = smt_speed_table(&machine, &cost);
         let queue = initial_queue(&plan, &cfg);
         let nr_timers = nr_timers(&plan.programs);
@@ -341,20 +328,14 @@ impl Engine {
             live_tasks: tasks.len(),
             tasks,
             cpus,
-            smt_siblings: (0..machine.nr_cpus())
-                .map(|cpu| machine.smt_mask(cpu).iter().map(|s| s as u32).collect())
-                .collect(),
+            smt_siblings: smt_siblings(&machine),
             smt_speed_table,
             smt_speed_stride,
             ops,
             sems: plan
                 .sems
                 .iter()
-                .map(|&count| Semaphore {
-                    count,
-                    waiters: Default::default(),
-                    stamps: Default::default(),
-                })
+                .map(|&count| Semaphore::new(count))
                 .collect(),
             barriers: vec![Barrier::default(); plan.nr_barriers],
             spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],
@@ -449,23 +430,7 @@ impl Engine {
     fn dispatch(&mut self, event: Event) -> bool {
         match event {
             Event::Fork { task } => self.wake_up_new_task(task),
-            Event::Continue { cpu, generation } => {
-                let c = &mut self.cpus[cpu as usize];
-                if c.done_gen == generation {
-                    c.continue_queued_at = None;
-                    if self.clock.now() < c.continue_at_ns {
-                        // Re-planned later since this event was queued.
-                        let at = c.continue_at_ns;
-                        c.continue_queued_at = Some(at);
-                        self.clock.push(at, Event::Continue { cpu, generation });
-                        self.clock.superseded();
-                    } else {
-                        self.continue_curr(cpu as usize);
-                    }
-                } else {
-                    self.clock.superseded();
-                }
-            }
+            Event::Continue { cpu, generation } => self.on_continue(cpu, generation),
             Event::Tick { cpu, generation } => {
                 let c = &mut self.cpus[cpu as usize];
                 if c.tick_gen == generation {
@@ -513,27 +478,53 @@ impl Engine {
             Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
             Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
             Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
-            Event::PolicyTimer { cpu, generation } => {
-                let c = &mut self.cpus[cpu as usize];
-                if c.policy_timer_gen == generation {
-                    c.policy_timer_queued = None;
-                    match c.policy_timer_at {
-                        Some(at) if at > self.clock.now() => {
-                            c.policy_timer_queued = Some((at, generation));
-                            self.clock.push(at, Event::PolicyTimer { cpu, generation });
-                            self.clock.superseded();
-                        }
-                        Some(_) => self.policy_timer(cpu as usize),
-                        None => self.clock.superseded(),
-                    }
-                } else {
-                    self.clock.superseded();
-                }
-            }
+            Event::PolicyTimer { cpu, generation } => self.on_policy_timer(cpu, generation),
             Event::WarmupEnd => self.reset_counters(),
             Event::End => return true,
         }
         false
+    }
+
+    /// A `Continue` event: the current task's next step, unless the event was superseded
+    /// (a stale generation) or re-planned later (re-queued at its new time).
+    #[inline(always)]
+    fn on_continue(&mut self, cpu: u32, generation: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.done_gen == generation {
+            c.continue_queued_at = None;
+            if self.clock.now() < c.continue_at_ns {
+                // Re-planned later since this event was queued.
+                let at = c.continue_at_ns;
+                c.continue_queued_at = Some(at);
+                self.clock.push(at, Event::Continue { cpu, generation });
+                self.clock.superseded();
+            } else {
+                self.continue_curr(cpu as usize);
+            }
+        } else {
+            self.clock.superseded();
+        }
+    }
+
+    /// A `PolicyTimer` event: the policy's pinned hrtimer fires, unless cancelled, re-armed
+    /// later (re-queued at its new expiry) or superseded.
+    #[inline(always)]
+    fn on_policy_timer(&mut self, cpu: u32, generation: u32) {
+        let c = &mut self.cpus[cpu as usize];
+        if c.policy_timer_gen == generation {
+            c.policy_timer_queued = None;
+            match c.policy_timer_at {
+                Some(at) if at > self.clock.now() => {
+                    c.policy_timer_queued = Some((at, generation));
+                    self.clock.push(at, Event::PolicyTimer { cpu, generation });
+                    self.clock.superseded();
+                }
+                Some(_) => self.policy_timer(cpu as usize),
+                None => self.clock.superseded(),
+            }
+        } else {
+            self.clock.superseded();
+        }
     }
 }
 

@@ -303,6 +303,124 @@ pub struct EngineNuma {
     pub(super) wake_cpu: Vec<Option<usize>>,
 }
 
+/// The memory of a plan's tasks: one mm per process, the task memories, their NUMA
+/// balancing state, the shared memory objects.
+struct TaskMemories {
+    mms: Vec<Mm>,
+    tm: Vec<Option<TaskMem>>,
+    tasks: Vec<TaskNuma>,
+    shm: Vec<ShmObject>,
+}
+
+/// Every task's memory (none for a task without a working set), its process's mm (created
+/// by the process's first task, which maps the shared region) and its NUMA state.
+fn task_memories(
+    machine: &Machine,
+    specs: &[TaskSpec],
+    seed: u64,
+    llc_kib: u64,
+    params: &ScanParams,
+) -> TaskMemories {
+    let has = |s: &TaskSpec| s.memory.private_mib > 0 || s.memory.shared_mib > 0;
+    let nr_nodes = machine.nr_nodes();
+    let mut mms: Vec<Mm> = Vec::new();
+    let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut shm: Vec<ShmObject> = Vec::new();
+    let mut tm = Vec::with_capacity(specs.len());
+    let mut tasks = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        let pid = i as u32 + 1;
+        if !has(s) {
+            tm.push(None);
+            tasks.push(TaskNuma::new(pid, None, params.scan_delay_ms as u32));
+            continue;
+        }
+        let m = &s.memory;
+        let existing = m.process.and_then(|p| by_process.get(&p).copied());
+        let mm_idx = existing.unwrap_or_else(|| new_mm(&mut mms, &mut by_process, m, nr_nodes));
+        if existing.is_some() {
+            mms[mm_idx].mm_users += 1;
+        }
+        if existing.is_none() && m.shared_mib > 0 {
+            map_shared(&mut mms[mm_idx], &mut shm, m);
+        }
+        tm.push(Some(new_task_mem(
+            &mut mms[mm_idx],
+            mm_idx,
+            s,
+            i,
+            seed,
+            llc_kib,
+        )));
+        tasks.push(TaskNuma::new(
+            pid,
+            Some(MmId(mm_idx as u32)),
+            params.scan_delay_ms as u32,
+        ));
+    }
+    TaskMemories {
+        mms,
+        tm,
+        tasks,
+        shm,
+    }
+}
+
+/// A new mm for the first task of its process (`m.process`; none = a process of its own),
+/// registered under that process; its index.
+fn new_mm(
+    mms: &mut Vec<Mm>,
+    by_process: &mut BTreeMap<u32, usize>,
+    m: &crate::task::TaskMemory,
+    nr_nodes: usize,
+) -> usize {
+    let idx = mms.len();
+    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
+    if let Some(p) = m.process {
+        by_process.insert(p, idx);
+    }
+    idx
+}
+
+/// Task `i`'s memory in its process's `mm` (index `mm_idx`): its private region mapped, the
+/// shared region's share of its accesses, its stall share (from `mem_intensity_permille`,
+/// else from its working set against the LLC), its own NUMA random stream.
+fn new_task_mem(
+    mm: &mut Mm,
+    mm_idx: usize,
+    s: &TaskSpec,
+    i: usize,
+    seed: u64,
+    llc_kib: u64,
+) -> TaskMem {
+    let m = &s.memory;
+    let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
+    let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
+    let ws_kib = (u64::from(m.private_mib) + u64::from(m.shared_mib)) << 10;
+    let stall_share = if s.mem_intensity_permille > 0 {
+        f64::from(s.mem_intensity_permille.min(1000)) / 1000.0
+    } else {
+        stall_share_from_footprint(ws_kib, llc_kib)
+    };
+    let shared_share = if shared_region.is_some() {
+        f64::from(m.shared_access_permille.min(1000)) / 1000.0
+    } else {
+        0.0
+    };
+    TaskMem {
+        mm: MmId(mm_idx as u32),
+        private_region,
+        shared_region,
+        shared_share,
+        bw_mb_s: f64::from(m.bandwidth_mib_s),
+        stall_share,
+        touched: false,
+        sampled_runtime_ns: 0,
+        access_carry: 0.0,
+        rng: RngStream::new(seed, StreamKind::Numa, i as u64),
+    }
+}
+
 /// Map a new mm's shared region (region 0): the process's own anonymous shared memory, or
 /// with `shm_key` a mapping of the shared memory object of that key (created by its first
 /// mapper, at the size that one gives).
@@ -377,69 +495,12 @@ impl EngineNuma {
         }
         let nr_nodes = machine.nr_nodes();
         let params = ScanParams::default();
-        let mut mms: Vec<Mm> = Vec::new();
-        let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
-        let mut shm: Vec<ShmObject> = Vec::new();
-        let mut tm = Vec::with_capacity(specs.len());
-        let mut tasks = Vec::with_capacity(specs.len());
-        for (i, s) in specs.iter().enumerate() {
-            let pid = i as u32 + 1;
-            if !has(s) {
-                tm.push(None);
-                tasks.push(TaskNuma::new(pid, None, params.scan_delay_ms as u32));
-                continue;
-            }
-            let m = &s.memory;
-            let existing = m.process.and_then(|p| by_process.get(&p).copied());
-            let mm_idx = match existing {
-                Some(idx) => {
-                    mms[idx].mm_users += 1;
-                    idx
-                }
-                None => {
-                    let idx = mms.len();
-                    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
-                    if let Some(p) = m.process {
-                        by_process.insert(p, idx);
-                    }
-                    idx
-                }
-            };
-            if existing.is_none() && m.shared_mib > 0 {
-                map_shared(&mut mms[mm_idx], &mut shm, m);
-            }
-            let mm = &mut mms[mm_idx];
-            let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
-            let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
-            let ws_kib = (u64::from(m.private_mib) + u64::from(m.shared_mib)) << 10;
-            let stall_share = if s.mem_intensity_permille > 0 {
-                f64::from(s.mem_intensity_permille.min(1000)) / 1000.0
-            } else {
-                stall_share_from_footprint(ws_kib, llc_kib)
-            };
-            let shared_share = if shared_region.is_some() {
-                f64::from(m.shared_access_permille.min(1000)) / 1000.0
-            } else {
-                0.0
-            };
-            tm.push(Some(TaskMem {
-                mm: MmId(mm_idx as u32),
-                private_region,
-                shared_region,
-                shared_share,
-                bw_mb_s: f64::from(m.bandwidth_mib_s),
-                stall_share,
-                touched: false,
-                sampled_runtime_ns: 0,
-                access_carry: 0.0,
-                rng: RngStream::new(seed, StreamKind::Numa, i as u64),
-            }));
-            tasks.push(TaskNuma::new(
-                pid,
-                Some(MmId(mm_idx as u32)),
-                params.scan_delay_ms as u32,
-            ));
-        }
+        let TaskMemories {
+            mms,
+            tm,
+            tasks,
+            shm,
+        } = task_memories(machine, specs, seed, llc_kib, &params);
         let state = NumaState {
             tasks,
             ..NumaState::default()
@@ -469,6 +530,35 @@ impl EngineNuma {
             wake_cpu: vec![None; specs.len()],
             shm,
         }))
+    }
+
+    /// What each CPU runs, as the NUMA fault path reads it (`curr_buf`, by CPU): its
+    /// current task's pid, mm and group (`None` = idle).
+    pub(super) fn set_rq_currs(&mut self, currs: impl Iterator<Item = Option<TaskId>>) {
+        for (curr, slot) in currs.zip(self.curr_buf.iter_mut()) {
+            *slot = curr.map(|q| {
+                let tq = &self.sched.state.tasks[q.idx()];
+                RqCurr {
+                    pid: tq.pid,
+                    mm: tq.mm,
+                    group: tq.group,
+                }
+            });
+        }
+    }
+
+    /// `p`'s placement changed at `now`: its preferred node and its mm's pages per node go
+    /// into the history (the first [`HISTORY_MAX`] changes).
+    pub(super) fn record_placement(&mut self, now: u64, p: TaskId, mm: usize) {
+        if self.history.len() < HISTORY_MAX {
+            let sample = NumaSample {
+                time_ns: now,
+                task: p,
+                preferred_nid: self.sched.state.tasks[p.idx()].preferred_nid,
+                groups_per_node: self.mms[mm].groups_per_node.clone(),
+            };
+            self.history.push(sample);
+        }
     }
 
     /// Apply the kernel configuration: balancing on with `run`'s variant (off for `None`),

@@ -6,12 +6,11 @@
 
 use super::Engine;
 use super::numa::{
-    EngineNuma, HISTORY_MAX, NR_REASONS, NumaMoveCounts, NumaRun, NumaSample, PendingNumaMove,
-    SCAN_BASE_NS, SCAN_GROUP_NS, numa_run, sample_faults, scan_params,
+    EngineNuma, NR_REASONS, NumaMoveCounts, NumaRun, PendingNumaMove, SCAN_BASE_NS, SCAN_GROUP_NS,
+    numa_run, sample_faults, scan_params,
 };
 use crate::kconfig::ResolvedKernel;
 use crate::memory::policy::{alloc_node, vma_policy_mof};
-use crate::sched::numa::group::RqCurr;
 use crate::sched::numa::migrate::{NumaMigrateDecision, NumaMove};
 use crate::sched::numa::scan::{ScanParams, task_scan_max, task_scan_min};
 use crate::sched::numa::state::{FaultSite, TickSite};
@@ -196,16 +195,7 @@ impl Engine {
             n.sched.state.tasks[p.idx()].node_stamp_ns +=
                 crate::sched::numa::scan::numa_work_overhead_stamp_ns(c);
         }
-        for (c, slot) in self.cpus.iter().zip(n.curr_buf.iter_mut()) {
-            *slot = c.curr.map(|q| {
-                let tq = &n.sched.state.tasks[q.idx()];
-                RqCurr {
-                    pid: tq.pid,
-                    mm: tq.mm,
-                    group: tq.group,
-                }
-            });
-        }
+        n.set_rq_currs(self.cpus.iter().map(|c| c.curr));
         let rss = n.mms[mm].rss_pages();
         let ng = n.sched.state.tasks[p.idx()]
             .group
@@ -225,14 +215,8 @@ impl Engine {
             hz,
         };
         let batch = sample_faults(&mut n, p, runtime, &fsite);
-        if batch.placement_changed && n.history.len() < HISTORY_MAX {
-            let sample = NumaSample {
-                time_ns: now,
-                task: p,
-                preferred_nid: n.sched.state.tasks[p.idx()].preferred_nid,
-                groups_per_node: n.mms[mm].groups_per_node.clone(),
-            };
-            n.history.push(sample);
+        if batch.placement_changed {
+            n.record_placement(now, p, mm);
         }
         self.numa = Some(n);
         self.charge(cpu, cost + batch.cost_ns);

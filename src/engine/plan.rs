@@ -66,75 +66,7 @@ pub fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanE
             return Err(PlanError::EmptyProgram(p.name.clone()));
         }
         for (i, op) in p.ops.iter().enumerate() {
-            let bad = |what, id| PlanError::BadReference {
-                name: p.name.clone(),
-                op: i,
-                what,
-                id,
-            };
-            match *op {
-                Op::Down { sem }
-                | Op::Up { sem, .. }
-                | Op::UpMany { sem, .. }
-                | Op::TryDown { sem, .. }
-                | Op::UpStamped { sem, .. }
-                | Op::UpThreshold { sem, .. }
-                | Op::Wake { sem, .. }
-                    if sem as usize >= plan.sems.len() =>
-                {
-                    return Err(bad("semaphore", sem as SemId));
-                }
-                Op::DownAll { sem, into }
-                    if sem as usize >= plan.sems.len() || into as usize >= plan.sems.len() =>
-                {
-                    return Err(bad("semaphore", sem.max(into) as SemId));
-                }
-                Op::TryDown { else_to: to, .. } if to as usize >= p.ops.len() => {
-                    return Err(bad("op", to));
-                }
-                Op::UpStamped { slot, .. } if slot >= 4 => {
-                    return Err(bad("mark slot", slot as u32));
-                }
-                Op::DutyCall { load_pct, .. } if load_pct == 0 || load_pct >= 100 => {
-                    return Err(bad("load percentage (1-99)", load_pct as u32));
-                }
-                Op::DutyCall { exit_to, .. } if exit_to as usize >= p.ops.len() => {
-                    return Err(bad("op", exit_to));
-                }
-                Op::SpinLock { lock } | Op::SpinUnlock { lock }
-                    if lock as usize >= plan.nr_spinlocks =>
-                {
-                    return Err(bad("spin lock", lock));
-                }
-                Op::PerCpuSpinLock { base }
-                    if base as usize + machine.nr_cpus() > plan.nr_spinlocks =>
-                {
-                    return Err(bad("per-CPU spin lock base", base));
-                }
-                Op::Fork { task }
-                    if plan.tasks.get(task as usize).map(|t| t.start_ns)
-                        != Some(TaskSpec::START_ON_FORK_OP) =>
-                {
-                    return Err(bad(
-                        "task forked by an op (start_ns = START_ON_FORK_OP)",
-                        task,
-                    ));
-                }
-                Op::Barrier { id, .. } if id as usize >= plan.nr_barriers => {
-                    return Err(bad("barrier", id));
-                }
-                Op::Loop { to, .. } | Op::Jump { to } if to as usize >= p.ops.len() => {
-                    return Err(bad("op", to));
-                }
-                Op::Loop { slot, .. } if slot >= 4 => return Err(bad("loop slot", slot as u32)),
-                Op::Mark { slot } | Op::Sample { slot, .. } if slot >= 4 => {
-                    return Err(bad("mark slot", slot as u32));
-                }
-                Op::Sample { metric, .. } if metric as usize >= plan.metrics.len() => {
-                    return Err(bad("metric", metric as u32));
-                }
-                _ => {}
-            }
+            validate_op(machine, plan, p, i, *op)?;
         }
     }
     for (i, t) in plan.tasks.iter().enumerate() {
@@ -157,6 +89,72 @@ pub fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanE
         validate_affinities(plan, i, &cpuset)?;
     }
     Ok(())
+}
+
+/// Op `i` of program `p` names only things the plan has (semaphores, slots, ops of its own
+/// program, locks, barriers, metrics, tasks started by a `Fork`) and valid parameters.
+fn validate_op(
+    machine: &Machine,
+    plan: &WorkloadPlan,
+    p: &Program,
+    i: usize,
+    op: Op,
+) -> Result<(), PlanError> {
+    let bad = |what, id| PlanError::BadReference {
+        name: p.name.clone(),
+        op: i,
+        what,
+        id,
+    };
+    match op {
+        Op::Down { sem }
+        | Op::Up { sem, .. }
+        | Op::UpMany { sem, .. }
+        | Op::TryDown { sem, .. }
+        | Op::UpStamped { sem, .. }
+        | Op::UpThreshold { sem, .. }
+        | Op::Wake { sem, .. }
+            if sem as usize >= plan.sems.len() =>
+        {
+            Err(bad("semaphore", sem as SemId))
+        }
+        Op::DownAll { sem, into }
+            if sem as usize >= plan.sems.len() || into as usize >= plan.sems.len() =>
+        {
+            Err(bad("semaphore", sem.max(into) as SemId))
+        }
+        Op::TryDown { else_to: to, .. } if to as usize >= p.ops.len() => Err(bad("op", to)),
+        Op::UpStamped { slot, .. } if slot >= 4 => Err(bad("mark slot", slot as u32)),
+        Op::DutyCall { load_pct, .. } if load_pct == 0 || load_pct >= 100 => {
+            Err(bad("load percentage (1-99)", load_pct as u32))
+        }
+        Op::DutyCall { exit_to, .. } if exit_to as usize >= p.ops.len() => Err(bad("op", exit_to)),
+        Op::SpinLock { lock } | Op::SpinUnlock { lock } if lock as usize >= plan.nr_spinlocks => {
+            Err(bad("spin lock", lock))
+        }
+        Op::PerCpuSpinLock { base } if base as usize + machine.nr_cpus() > plan.nr_spinlocks => {
+            Err(bad("per-CPU spin lock base", base))
+        }
+        Op::Fork { task }
+            if plan.tasks.get(task as usize).map(|t| t.start_ns)
+                != Some(TaskSpec::START_ON_FORK_OP) =>
+        {
+            Err(bad(
+                "task forked by an op (start_ns = START_ON_FORK_OP)",
+                task,
+            ))
+        }
+        Op::Barrier { id, .. } if id as usize >= plan.nr_barriers => Err(bad("barrier", id)),
+        Op::Loop { to, .. } | Op::Jump { to } if to as usize >= p.ops.len() => Err(bad("op", to)),
+        Op::Loop { slot, .. } if slot >= 4 => Err(bad("loop slot", slot as u32)),
+        Op::Mark { slot } | Op::Sample { slot, .. } if slot >= 4 => {
+            Err(bad("mark slot", slot as u32))
+        }
+        Op::Sample { metric, .. } if metric as usize >= plan.metrics.len() => {
+            Err(bad("metric", metric as u32))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Online CPUs of a task's cpuset.

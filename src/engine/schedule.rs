@@ -172,6 +172,32 @@ impl Engine {
             };
         self.charge(cpu, self.cost.context_switch_ns + pick_ns);
         let now = self.clock.now();
+        self.switch_in_task(cpu, next, now);
+        self.numa_first_touch(cpu, next);
+        let was_idle = prev.is_none();
+        self.cpus[cpu].curr = Some(next);
+        self.policy.cpu_state_changed(cpu);
+        if was_idle {
+            // Leaving the idle loop: the governor reflects, tick_nohz_idle_exit()
+            // restarts the tick.
+            self.cpuidle_reflect(cpu, false);
+            self.cpus[cpu].tick_stopped = false;
+            self.cpus[cpu].busy_since_ns = now;
+            self.cpus[cpu].idle_stamp_ns = 0;
+            self.arm_tick(cpu);
+            self.update_sibling_speeds(cpu);
+        }
+        self.cpus[cpu].speed = self.speed_of(cpu);
+        self.numa_running_changed(prev, Some(next));
+        self.arm_hrtick(cpu);
+        self.plan_continue(cpu);
+    }
+
+    /// The task side of a switch to `next` at `now`: running from now, its wait ended
+    /// (schedstat `run_delay`, the schedule-delay and wakeup-latency histograms), perf's
+    /// migration count, the cache refill owed after a move, and its first touch of memory.
+    #[inline(always)]
+    fn switch_in_task(&mut self, cpu: usize, next: TaskId, now: u64) {
         let refill = {
             let t = &self.tasks[next.idx()];
             match t.last_ran_cpu {
@@ -216,24 +242,6 @@ impl Engine {
                     super::mempolicy::first_touch_pages(t.mempolicy, node, &self.machine);
             }
         }
-        self.numa_first_touch(cpu, next);
-        let was_idle = prev.is_none();
-        self.cpus[cpu].curr = Some(next);
-        self.policy.cpu_state_changed(cpu);
-        if was_idle {
-            // Leaving the idle loop: the governor reflects, tick_nohz_idle_exit()
-            // restarts the tick.
-            self.cpuidle_reflect(cpu, false);
-            self.cpus[cpu].tick_stopped = false;
-            self.cpus[cpu].busy_since_ns = now;
-            self.cpus[cpu].idle_stamp_ns = 0;
-            self.arm_tick(cpu);
-            self.update_sibling_speeds(cpu);
-        }
-        self.cpus[cpu].speed = self.speed_of(cpu);
-        self.numa_running_changed(prev, Some(next));
-        self.arm_hrtick(cpu);
-        self.plan_continue(cpu);
     }
 
     fn go_idle(&mut self, cpu: usize, prev: Option<TaskId>) {

@@ -118,9 +118,26 @@ pub(crate) struct DutyState {
     pub sleeping: Option<(u64, i64)>,
 }
 
+/// The plan's tasks before their forks, each starting at its program's first op
+/// (`op_bases`, by program).
+pub(super) fn new_tasks(
+    specs: &[TaskSpec],
+    op_bases: &[u32],
+    online: &CpuMask,
+    seed: u64,
+) -> Vec<Task> {
+    (specs.iter().enumerate())
+        .map(|(i, spec)| {
+            let mut t = new_task(i, spec, online, seed);
+            t.op_base = op_bases[spec.program as usize];
+            t
+        })
+        .collect()
+}
+
 /// The task `i` of a plan, as it is before its fork: `TaskState::New`, its cpuset and
 /// affinity resolved against the `online` CPUs, its own random stream.
-pub(super) fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
+fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
     Task {
         id: TaskId(i as u32),
         comm: spec.comm.clone(),
