@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::topology::Machine;
 
-pub use crate::cpuidle::IdleState;
+use crate::cpuidle::IdleState;
 
 /// Costs of one machine, in nanoseconds unless named otherwise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -11,14 +11,14 @@ use schedlab::cpumask::CpuMask;
 use schedlab::domains::{DomainId, SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::sysctl::Sysctls;
-use schedlab::policy::{IdleType, MigrationReason};
 use schedlab::sched::balance::find::adjust_numa_imbalance;
 use schedlab::sched::balance::schedstat::write_schedstat;
 use schedlab::sched::balance::trigger::should_we_balance_pick;
 use schedlab::sched::balance::{
-    BalanceEnv, GroupType, LbEnv, LbOutput, LoadBalancer, MigrationType, RqSchedstat, TaskVerdict,
-    idle_index, nohz_flags,
+    BalanceEnv, LbEnv, LbOutput, LoadBalancer, MigrationType, RqSchedstat, TaskVerdict, idle_index,
+    nohz_flags,
 };
+use schedlab::sched::types::{GroupType, IdleType, MigrationReason};
 use schedlab::topology::presets;
 
 const MS: u64 = 1_000_000;
@@ -1121,7 +1121,7 @@ fn sibling_imbalance_needs_an_idle_destination_from_v6_6() {
 
 #[test]
 fn v6_6_smt_balance_switches_follow_the_profiles() {
-    use schedlab::config::profiles;
+    use schedlab::kconfig::profiles;
     for f in [
         Feature::GROUP_SMT_BALANCE,
         Feature::SMT_VS_NONSMT_SPARE,

@@ -15,8 +15,8 @@ use schedlab::cpumask::CpuMask;
 use schedlab::domains::{SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::Features;
 use schedlab::kconfig::sysctl::Sysctls;
-use schedlab::policy::{IdleType, MigrationReason};
 use schedlab::sched::balance::{LbOutput, LoadBalancer};
+use schedlab::sched::types::{IdleType, MigrationReason};
 use schedlab::topology::presets;
 
 const MS: u64 = 1_000_000;

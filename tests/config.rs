@@ -1,10 +1,8 @@
 //! Scenario parsing, overrides, variants, quick form and error reporting.
 
 use proptest::prelude::*;
-use schedlab::config::{
-    Feature, Policy, PreemptModel, QuickOptions, Scenario, ScenarioDoc, SchedMode, build_document,
-    parse_variant_spec,
-};
+use schedlab::config::{QuickOptions, Scenario, ScenarioDoc, build_document, parse_variant_spec};
+use schedlab::kconfig::{Feature, Policy, PreemptModel, SchedMode};
 
 const EXAMPLE: &str = r#"
 [machine]
@@ -524,7 +522,7 @@ proptest! {
         )
         .unwrap();
         prop_assert_eq!(s.kernel.sched_feat(f), on);
-        let base = schedlab::config::Profile::by_name(p).unwrap().features();
+        let base = schedlab::kconfig::Profile::by_name(p).unwrap().features();
         let diff = base.diff(&s.kernel.features);
         prop_assert!(diff.is_empty() || diff == vec![f]);
         prop_assert_eq!(s.kernel.feature_overrides.len(), diff.len());

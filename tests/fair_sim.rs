@@ -8,9 +8,8 @@ use schedlab::config::scenario::Scenario;
 use schedlab::cpumask::CpuMask;
 use schedlab::engine::{Engine, WorkloadPlan};
 use schedlab::experiment;
-use schedlab::policy::{
-    Actions, CoreView, EnqueueFlags, Placement, PlacementPath, SchedPolicy, WakeCtx, WakeFlags,
-};
+use schedlab::policy::{Actions, CoreView, EnqueueFlags, SchedPolicy};
+use schedlab::sched::types::{Placement, PlacementPath, WakeCtx, WakeFlags};
 use schedlab::task::{Op, Program, TaskId, TaskSpec};
 
 const SEC: u64 = 1_000_000_000;

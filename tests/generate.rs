@@ -282,7 +282,7 @@ fn schbench_pipe_and_classic_run() {
 
 #[test]
 fn schbench_latency_conversion_is_to_the_microsecond() {
-    let mut h = schedlab::stats::histogram::Histogram::new();
+    let mut h = schedlab::hist::Histogram::new();
     h.record(100); // 0.1 µs: dropped, like the program's `delta == 0`
     h.record(150_000);
     h.record(2_000_000);

@@ -9,8 +9,8 @@ use schedlab::cpumask::CpuMask;
 use schedlab::engine::numa::{numa_run, scan_params};
 use schedlab::engine::{Engine, EngineConfig, WorkloadPlan};
 use schedlab::kconfig::{Profile, ResolvedKernel};
-use schedlab::policy::MigrationReason;
 use schedlab::policy::linux_fair::LinuxFair;
+use schedlab::sched::types::MigrationReason;
 use schedlab::task::{MemPolicy, Op, Program, TaskId, TaskMemory, TaskSpec};
 use schedlab::topology::{CpuTopology, Machine};
 

@@ -10,7 +10,7 @@ use schedlab::config::scenario::Scenario;
 use schedlab::cpumask::CpuMask;
 use schedlab::engine::{Engine, WorkloadPlan};
 use schedlab::experiment;
-use schedlab::policy::MigrationReason;
+use schedlab::sched::types::MigrationReason;
 use schedlab::task::{MemPolicy, Op, Program, TaskSpec};
 
 const MS: u64 = 1_000_000;

@@ -6,7 +6,7 @@ use schedlab::config::scenario::Scenario;
 use schedlab::cpumask::CpuMask;
 use schedlab::engine::{Engine, PlanError, WorkloadPlan};
 use schedlab::experiment;
-use schedlab::policy::MigrationReason;
+use schedlab::sched::types::MigrationReason;
 use schedlab::task::{Op, Program, TaskSpec, TaskState};
 
 const MS: u64 = 1_000_000;

@@ -19,14 +19,14 @@ use schedlab::config::scenario::Scenario;
 use schedlab::config::{QuickOptions, build_document};
 use schedlab::cost::CostModel;
 use schedlab::engine::observer::Observer;
+use schedlab::engine::observer::PrevState;
+use schedlab::engine::pingpong::PingPong;
 use schedlab::engine::{Engine, EngineConfig, WorkloadPlan};
 use schedlab::experiment::{run_once, run_once_with};
 use schedlab::policy::fifo::GlobalFifo;
 use schedlab::stats::explain::{ExplainLog, select_task};
-use schedlab::stats::pingpong::PingPong;
 use schedlab::stats::trace::{
-    Event, EventKind, Instruments, PrevState, TraceFormat, TraceRecorder, TraceSink, Who,
-    write_trace,
+    Event, EventKind, Instruments, TraceFormat, TraceRecorder, TraceSink, Who, write_trace,
 };
 use schedlab::task::{Op, Program, TaskSpec};
 use schedlab::topology::{Machine, presets};

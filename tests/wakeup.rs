@@ -8,7 +8,7 @@ use schedlab::cpumask::{CpuMask, WrapCursor};
 use schedlab::domains::{SchedDomains, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::version::KernelVersion;
-use schedlab::policy::{IdleType, PlacementPath, WakeCtx, WakeFlags};
+use schedlab::sched::types::{IdleType, PlacementPath, WakeCtx, WakeFlags};
 use schedlab::sched::wakeup::{
     AffineOutcome, BalanceKind, GroupWakeSums, SisStep, Topo, Wakeup, WakeupEnv, WakeupParams,
 };

@@ -266,7 +266,7 @@ fn machines_json() -> PyResult<String> {
 /// value in every profile.
 #[pyfunction]
 fn features_json() -> PyResult<String> {
-    use schedlab::config::{Feature, profiles::PROFILES};
+    use schedlab::kconfig::{Feature, profiles::PROFILES};
     let rows: Vec<_> = (Feature::ALL.iter())
         .map(|f| {
             let i = f.info();
@@ -285,7 +285,7 @@ fn features_json() -> PyResult<String> {
 /// The kernel profiles: name, version, scheduler mode, summary.
 #[pyfunction]
 fn profiles_json() -> PyResult<String> {
-    use schedlab::config::profiles::PROFILES;
+    use schedlab::kconfig::profiles::PROFILES;
     let rows: Vec<_> = (PROFILES.iter())
         .map(|p| {
             serde_json::json!({

@@ -27,7 +27,7 @@ pub struct BenchArgs {
     #[arg(long, value_parser = parse_sim_s, allow_negative_numbers = true)]
     pub sim_s: Option<f64>,
     /// Scheduling policy to measure (default: the cases' own, linux-fair).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::config::scenario::Policy::NAMES))]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(crate::kconfig::Policy::NAMES))]
     pub policy: Option<String>,
     /// Run only the named case(s) (`bare` = only the bare event loop); repeatable.
     #[arg(long = "case", value_name = "NAME")]

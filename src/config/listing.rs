@@ -1,9 +1,9 @@
 //! Text tables for `schedlab list features` and `schedlab list profiles`.
 
-use super::features::{Feature, FeatureInfo};
-use super::profiles::PROFILES;
-use super::sysctl::SYSCTLS;
-use super::version::v;
+use crate::kconfig::features::{Feature, FeatureInfo};
+use crate::kconfig::profiles::PROFILES;
+use crate::kconfig::sysctl::SYSCTLS;
+use crate::kconfig::version::v;
 
 /// `history` in words: `on`, `on from v6.12`, `on, off from v6.6, on from v6.14`.
 fn history_text(info: &FeatureInfo) -> String {
@@ -67,8 +67,8 @@ pub fn profiles_table() -> String {
                 p.mode().name().to_string(),
                 match p.mode() {
                     // CFS has no base slice; its slices come from sched_latency_ns.
-                    super::profiles::SchedMode::Cfs => "-".to_string(),
-                    super::profiles::SchedMode::Eevdf => {
+                    crate::kconfig::profiles::SchedMode::Cfs => "-".to_string(),
+                    crate::kconfig::profiles::SchedMode::Eevdf => {
                         p.sysctls().sched_base_slice_ns.to_string()
                     }
                 },
@@ -103,7 +103,7 @@ pub fn profiles_table() -> String {
         .map(|i| {
             [
                 i.name.to_string(),
-                (i.get)(&super::sysctl::Sysctls::default()).to_string(),
+                (i.get)(&crate::kconfig::sysctl::Sysctls::default()).to_string(),
                 i.unit.to_string(),
                 i.doc.to_string(),
             ]

@@ -14,26 +14,18 @@
 //! Not here: building machines from `[machine]` (topology module), interpreting `[workload]`
 //! (workload module) — both get their sections as raw tables plus the origin of each key.
 
-pub use crate::kconfig::host;
 pub mod listing;
 pub mod scenario;
 
-/// The kernel configuration (features, tunables, profiles, versions) lives in the bottom
-/// layer, [`crate::kconfig`]; these paths stay for the scenario parser and its callers.
-pub use crate::kconfig::{features, profiles, sysctl, version};
-
 use std::path::{Path, PathBuf};
 
-pub use features::{Feature, FeatureKind, Features};
-pub use profiles::{Profile, SchedMode};
 pub use scenario::{
-    MachineSpec, Policy, ResolvedKernel, RunSpec, Scenario, VariantSpec, WorkloadSection,
-    parse_variant_spec,
+    MachineSpec, RunSpec, Scenario, VariantSpec, WorkloadSection, parse_variant_spec,
 };
-pub use sysctl::{PreemptModel, Sysctls};
-pub use version::KernelVersion;
 
 use crate::error::{InputError, InputResult};
+use crate::kconfig::features::Feature;
+use crate::kconfig::sysctl;
 
 /// `--set`'s origin label in errors.
 pub const ORIGIN_SET: &str = "--set";

@@ -13,15 +13,15 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::features::{AppliesTo, Feature};
-use super::profiles::{Profile, SchedMode};
-use super::sysctl::{self, PreemptModel, SysctlInfo};
 use super::{ScenarioDoc, did_you_mean, parse_feature_switch, parse_value};
 use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
 use crate::input::keys::UInt;
 use crate::input::{keys, limits};
-pub use crate::kconfig::{Policy, ResolvedKernel};
+use crate::kconfig::features::{AppliesTo, Feature};
+use crate::kconfig::profiles::{Profile, SchedMode};
+use crate::kconfig::sysctl::{self, PreemptModel, SysctlInfo};
+use crate::kconfig::{Policy, ResolvedKernel};
 
 /// `[machine]`: where the machine comes from, and its raw extras.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, schemars::JsonSchema)]
@@ -79,7 +79,7 @@ pub struct RunSpec {
     pub duration_s: Option<f64>,
     /// Run the invariant checker.
     pub invariants: bool,
-    /// Window of the migration ping-pong detector (`crate::stats::pingpong`), in ms.
+    /// Window of the migration ping-pong detector (`crate::engine::pingpong`), in ms.
     pub pingpong_window_ms: f64,
     /// Most simulated tasks in one run (a memory budget: [`limits::BYTES_PER_TASK`] each).
     #[serde(skip_serializing_if = "RunSpec::default_max_tasks")]

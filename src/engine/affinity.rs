@@ -17,7 +17,7 @@
 
 use super::Engine;
 use crate::cpumask::CpuMask;
-use crate::policy::MigrationReason;
+use crate::sched::types::MigrationReason;
 use crate::task::TaskId;
 
 /// `cpumask_any_and_distribute()`: the first CPU of `a ∩ b` after `prev` (the last one this

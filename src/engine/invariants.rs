@@ -104,7 +104,7 @@ impl Engine {
     /// a violation. Nothing in release.
     #[inline]
     pub(crate) fn debug_check_engine(&mut self) {
-        if cfg!(debug_assertions) && self.events.is_multiple_of(DEBUG_CHECK_EVERY) {
+        if cfg!(debug_assertions) && self.clock.events().is_multiple_of(DEBUG_CHECK_EVERY) {
             let mut found = Vec::new();
             self.state_violations(false, &mut found);
             assert!(
@@ -116,7 +116,7 @@ impl Engine {
     }
 
     fn state_violations(&mut self, structure: bool, out: &mut Vec<String>) {
-        let now = self.now_ns;
+        let now = self.clock.now();
         let log = &mut self.invariant_violations;
         if now < log.last_check_ns {
             out.push(format!(
@@ -171,7 +171,7 @@ impl Engine {
         if busy != runtime {
             self.invariant_violations.push(format!(
                 "t={} CPU busy time {busy} ns differs from the tasks' summed runtime {runtime} ns",
-                self.now_ns
+                self.clock.now()
             ));
         }
     }

@@ -24,7 +24,7 @@
 //! With every parameter 0 no noise stream is drawn from and the model is exactly the
 //! noise-free one (`[run] noise = false` or each `[run] noise_*` key set to 0).
 
-use super::rng::{RngStream, StreamKind};
+use crate::rng::{RngStream, StreamKind};
 
 /// Noise parameters (machine cost parameters; see the module doc for the defaults' meaning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]

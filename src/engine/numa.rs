@@ -23,21 +23,19 @@
 
 use std::collections::BTreeMap;
 
-use super::Engine;
 use crate::kconfig::ResolvedKernel;
 use crate::memory::bandwidth::{TaskMemDemand, node_congestion_into};
 use crate::memory::migrate::MigrateCost;
-use crate::memory::policy::{alloc_node, vma_policy_mof};
 use crate::memory::{Mm, MmId, PAGE_GROUP_BYTES};
-use crate::policy::MigrationReason;
 use crate::rng::{RngStream, StreamKind};
 use crate::sched::numa::features::NumaVariant;
 use crate::sched::numa::group::RqCurr;
-use crate::sched::numa::migrate::{NumaMigrateDecision, NumaMove};
-use crate::sched::numa::scan::{ScanParams, task_scan_max, task_scan_min};
-use crate::sched::numa::state::{FaultSite, NumaSched, NumaState, TickSite};
+use crate::sched::numa::migrate::NumaMove;
+use crate::sched::numa::scan::ScanParams;
+use crate::sched::numa::state::{FaultSite, NumaSched, NumaState};
 use crate::sched::numa::{NumaTopo, TaskNuma};
-use crate::task::{TaskId, TaskSpec, TaskState};
+use crate::sched::types::MigrationReason;
+use crate::task::{TaskId, TaskSpec};
 use crate::topology::Machine;
 
 /// `NUMA_BALANCING_NORMAL`.
@@ -145,7 +143,7 @@ pub struct NumaMoveCounts {
 /// fights with the load balancer play out over up to a second.
 pub const NODE_PINGPONG_WINDOW_NS: u64 = 1_000_000_000;
 
-const NR_REASONS: usize = MigrationReason::COUNT;
+pub(super) const NR_REASONS: usize = MigrationReason::COUNT;
 
 fn reason_idx(r: MigrationReason) -> usize {
     MigrationReason::ALL
@@ -290,19 +288,137 @@ pub struct EngineNuma {
     pub ping_pong: NodePingPong,
     /// Per task: run time before the warm-up reset of `TaskStats` (NUMA balancing reads
     /// the task's whole `sum_exec_runtime`).
-    runtime_base_ns: Vec<u64>,
-    hz: u32,
+    pub(super) runtime_base_ns: Vec<u64>,
+    pub(super) hz: u32,
     scratch: Vec<TaskMemDemand>,
     congestion_new: Vec<f64>,
-    curr_buf: Vec<Option<RqCurr>>,
-    curr_buf_tasks: Vec<Option<TaskId>>,
+    pub(super) curr_buf: Vec<Option<RqCurr>>,
+    pub(super) curr_buf_tasks: Vec<Option<TaskId>>,
     /// Shared memory objects mapped by several mms (by object index).
     pub shm: Vec<ShmObject>,
     /// By task index: `p->wake_cpu` when it differs from `task_cpu(p)` — set by
     /// `migrate_swap()` for a partner that was asleep when the stoppers ran
     /// (`__migrate_swap_task()`), consumed by its next wakeup as `prev_cpu`, cleared by any
     /// `set_task_cpu()`.
-    wake_cpu: Vec<Option<usize>>,
+    pub(super) wake_cpu: Vec<Option<usize>>,
+}
+
+/// The memory of a plan's tasks: one mm per process, the task memories, their NUMA
+/// balancing state, the shared memory objects.
+struct TaskMemories {
+    mms: Vec<Mm>,
+    tm: Vec<Option<TaskMem>>,
+    tasks: Vec<TaskNuma>,
+    shm: Vec<ShmObject>,
+}
+
+/// Every task's memory (none for a task without a working set), its process's mm (created
+/// by the process's first task, which maps the shared region) and its NUMA state.
+fn task_memories(
+    machine: &Machine,
+    specs: &[TaskSpec],
+    seed: u64,
+    llc_kib: u64,
+    params: &ScanParams,
+) -> TaskMemories {
+    let has = |s: &TaskSpec| s.memory.private_mib > 0 || s.memory.shared_mib > 0;
+    let nr_nodes = machine.nr_nodes();
+    let mut mms: Vec<Mm> = Vec::new();
+    let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut shm: Vec<ShmObject> = Vec::new();
+    let mut tm = Vec::with_capacity(specs.len());
+    let mut tasks = Vec::with_capacity(specs.len());
+    for (i, s) in specs.iter().enumerate() {
+        let pid = i as u32 + 1;
+        if !has(s) {
+            tm.push(None);
+            tasks.push(TaskNuma::new(pid, None, params.scan_delay_ms as u32));
+            continue;
+        }
+        let m = &s.memory;
+        let existing = m.process.and_then(|p| by_process.get(&p).copied());
+        let mm_idx = existing.unwrap_or_else(|| new_mm(&mut mms, &mut by_process, m, nr_nodes));
+        if existing.is_some() {
+            mms[mm_idx].mm_users += 1;
+        }
+        if existing.is_none() && m.shared_mib > 0 {
+            map_shared(&mut mms[mm_idx], &mut shm, m);
+        }
+        tm.push(Some(new_task_mem(
+            &mut mms[mm_idx],
+            mm_idx,
+            s,
+            i,
+            seed,
+            llc_kib,
+        )));
+        tasks.push(TaskNuma::new(
+            pid,
+            Some(MmId(mm_idx as u32)),
+            params.scan_delay_ms as u32,
+        ));
+    }
+    TaskMemories {
+        mms,
+        tm,
+        tasks,
+        shm,
+    }
+}
+
+/// A new mm for the first task of its process (`m.process`; none = a process of its own),
+/// registered under that process; its index.
+fn new_mm(
+    mms: &mut Vec<Mm>,
+    by_process: &mut BTreeMap<u32, usize>,
+    m: &crate::task::TaskMemory,
+    nr_nodes: usize,
+) -> usize {
+    let idx = mms.len();
+    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
+    if let Some(p) = m.process {
+        by_process.insert(p, idx);
+    }
+    idx
+}
+
+/// Task `i`'s memory in its process's `mm` (index `mm_idx`): its private region mapped, the
+/// shared region's share of its accesses, its stall share (from `mem_intensity_permille`,
+/// else from its working set against the LLC), its own NUMA random stream.
+fn new_task_mem(
+    mm: &mut Mm,
+    mm_idx: usize,
+    s: &TaskSpec,
+    i: usize,
+    seed: u64,
+    llc_kib: u64,
+) -> TaskMem {
+    let m = &s.memory;
+    let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
+    let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
+    let ws_kib = (u64::from(m.private_mib) + u64::from(m.shared_mib)) << 10;
+    let stall_share = if s.mem_intensity_permille > 0 {
+        f64::from(s.mem_intensity_permille.min(1000)) / 1000.0
+    } else {
+        stall_share_from_footprint(ws_kib, llc_kib)
+    };
+    let shared_share = if shared_region.is_some() {
+        f64::from(m.shared_access_permille.min(1000)) / 1000.0
+    } else {
+        0.0
+    };
+    TaskMem {
+        mm: MmId(mm_idx as u32),
+        private_region,
+        shared_region,
+        shared_share,
+        bw_mb_s: f64::from(m.bandwidth_mib_s),
+        stall_share,
+        touched: false,
+        sampled_runtime_ns: 0,
+        access_carry: 0.0,
+        rng: RngStream::new(seed, StreamKind::Numa, i as u64),
+    }
 }
 
 /// Map a new mm's shared region (region 0): the process's own anonymous shared memory, or
@@ -333,7 +449,7 @@ fn map_shared(mm: &mut Mm, shm: &mut Vec<ShmObject>, m: &crate::task::TaskMemory
 
 /// After a hinting fault on page group `g` of `mm_idx`'s mapping of a shared memory object:
 /// the page's node and `last_cpupid` are the object's, so every other mapping sees them.
-fn shm_propagate(mms: &mut [Mm], shm: &mut [ShmObject], mm_idx: usize, g: usize) {
+pub(super) fn shm_propagate(mms: &mut [Mm], shm: &mut [ShmObject], mm_idx: usize, g: usize) {
     let (pg, first, o) = {
         let mm = &mms[mm_idx];
         let pg = mm.groups[g];
@@ -379,69 +495,12 @@ impl EngineNuma {
         }
         let nr_nodes = machine.nr_nodes();
         let params = ScanParams::default();
-        let mut mms: Vec<Mm> = Vec::new();
-        let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
-        let mut shm: Vec<ShmObject> = Vec::new();
-        let mut tm = Vec::with_capacity(specs.len());
-        let mut tasks = Vec::with_capacity(specs.len());
-        for (i, s) in specs.iter().enumerate() {
-            let pid = i as u32 + 1;
-            if !has(s) {
-                tm.push(None);
-                tasks.push(TaskNuma::new(pid, None, params.scan_delay_ms as u32));
-                continue;
-            }
-            let m = &s.memory;
-            let existing = m.process.and_then(|p| by_process.get(&p).copied());
-            let mm_idx = match existing {
-                Some(idx) => {
-                    mms[idx].mm_users += 1;
-                    idx
-                }
-                None => {
-                    let idx = mms.len();
-                    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
-                    if let Some(p) = m.process {
-                        by_process.insert(p, idx);
-                    }
-                    idx
-                }
-            };
-            if existing.is_none() && m.shared_mib > 0 {
-                map_shared(&mut mms[mm_idx], &mut shm, m);
-            }
-            let mm = &mut mms[mm_idx];
-            let shared_region = (!mm.regions.is_empty() && m.shared_mib > 0).then_some(0);
-            let private_region = mm.map(u64::from(m.private_mib) << 20, false, true);
-            let ws_kib = (u64::from(m.private_mib) + u64::from(m.shared_mib)) << 10;
-            let stall_share = if s.mem_intensity_permille > 0 {
-                f64::from(s.mem_intensity_permille.min(1000)) / 1000.0
-            } else {
-                stall_share_from_footprint(ws_kib, llc_kib)
-            };
-            let shared_share = if shared_region.is_some() {
-                f64::from(m.shared_access_permille.min(1000)) / 1000.0
-            } else {
-                0.0
-            };
-            tm.push(Some(TaskMem {
-                mm: MmId(mm_idx as u32),
-                private_region,
-                shared_region,
-                shared_share,
-                bw_mb_s: f64::from(m.bandwidth_mib_s),
-                stall_share,
-                touched: false,
-                sampled_runtime_ns: 0,
-                access_carry: 0.0,
-                rng: RngStream::new(seed, StreamKind::Numa, i as u64),
-            }));
-            tasks.push(TaskNuma::new(
-                pid,
-                Some(MmId(mm_idx as u32)),
-                params.scan_delay_ms as u32,
-            ));
-        }
+        let TaskMemories {
+            mms,
+            tm,
+            tasks,
+            shm,
+        } = task_memories(machine, specs, seed, llc_kib, &params);
         let state = NumaState {
             tasks,
             ..NumaState::default()
@@ -471,6 +530,35 @@ impl EngineNuma {
             wake_cpu: vec![None; specs.len()],
             shm,
         }))
+    }
+
+    /// What each CPU runs, as the NUMA fault path reads it (`curr_buf`, by CPU): its
+    /// current task's pid, mm and group (`None` = idle).
+    pub(super) fn set_rq_currs(&mut self, currs: impl Iterator<Item = Option<TaskId>>) {
+        for (curr, slot) in currs.zip(self.curr_buf.iter_mut()) {
+            *slot = curr.map(|q| {
+                let tq = &self.sched.state.tasks[q.idx()];
+                RqCurr {
+                    pid: tq.pid,
+                    mm: tq.mm,
+                    group: tq.group,
+                }
+            });
+        }
+    }
+
+    /// `p`'s placement changed at `now`: its preferred node and its mm's pages per node go
+    /// into the history (the first [`HISTORY_MAX`] changes).
+    pub(super) fn record_placement(&mut self, now: u64, p: TaskId, mm: usize) {
+        if self.history.len() < HISTORY_MAX {
+            let sample = NumaSample {
+                time_ns: now,
+                task: p,
+                preferred_nid: self.sched.state.tasks[p.idx()].preferred_nid,
+                groups_per_node: self.mms[mm].groups_per_node.clone(),
+            };
+            self.history.push(sample);
+        }
     }
 
     /// Apply the kernel configuration: balancing on with `run`'s variant (off for `None`),
@@ -533,7 +621,7 @@ impl EngineNuma {
 
     /// Solve the per-node congestion for the bandwidth-bound tasks running now
     /// (`running[cpu]`); returns whether it changed. Allocation-free once warmed up.
-    fn solve_congestion(&mut self, running: &[Option<TaskId>]) -> bool {
+    pub(super) fn solve_congestion(&mut self, running: &[Option<TaskId>]) -> bool {
         let nr_nodes = self.congestion.len();
         let mut k = 0;
         for (cpu, p) in running.iter().enumerate() {
@@ -601,16 +689,21 @@ const ZERO_BACKGROUND: [f64; 64] = [0.0; 64];
 
 /// What one tick's hinting faults did.
 #[derive(Clone, Copy, Debug, Default)]
-struct FaultBatch {
-    cost_ns: u64,
-    migrated: bool,
-    attempt_migrate: bool,
-    placement_changed: bool,
+pub(super) struct FaultBatch {
+    pub(super) cost_ns: u64,
+    pub(super) migrated: bool,
+    pub(super) attempt_migrate: bool,
+    pub(super) placement_changed: bool,
 }
 
 /// The hinting faults of task `p` (running on `cpu`) for its run time up to `runtime_ns`
 /// (see the module doc's sampling model). `site` carries everything but the page group.
-fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSite) -> FaultBatch {
+pub(super) fn sample_faults(
+    n: &mut EngineNuma,
+    p: TaskId,
+    runtime_ns: u64,
+    site: &FaultSite,
+) -> FaultBatch {
     let mut out = FaultBatch::default();
     let v = n.sched.variant;
     let EngineNuma {
@@ -675,666 +768,5 @@ fn sample_faults(n: &mut EngineNuma, p: TaskId, runtime_ns: u64, site: &FaultSit
     out
 }
 
-impl Engine {
-    /// Configure NUMA balancing from the resolved kernel (a run without memory-model tasks
-    /// ignores it).
-    pub fn set_numa_kernel(&mut self, kernel: &ResolvedKernel) {
-        let run = numa_run(kernel, &self.machine);
-        let params = scan_params(kernel);
-        self.set_numa(run, params);
-    }
-
-    /// Configure NUMA balancing directly: `run` = `None` keeps it off.
-    pub fn set_numa(&mut self, run: Option<NumaRun>, params: ScanParams) {
-        let hz = self.cfg.hz;
-        if let Some(n) = self.numa.as_deref_mut() {
-            n.set_kernel(run, params, hz);
-        }
-    }
-
-    /// The run's NUMA state (memory model, balancing state, counters), if any task has a
-    /// working set.
-    pub fn numa(&self) -> Option<&EngineNuma> {
-        self.numa.as_deref()
-    }
-
-    /// Mutable NUMA state, for tests that construct a state (placement of pages, faults).
-    pub fn numa_mut(&mut self) -> Option<&mut EngineNuma> {
-        self.numa.as_deref_mut()
-    }
-
-    /// First run of memory-model task `p` on `cpu`: it touches its private region and
-    /// whatever of its process's shared region no thread touched yet, under its memory
-    /// policy (`alloc_node()`; interleave by group index).
-    pub(crate) fn numa_first_touch(&mut self, cpu: usize, p: TaskId) {
-        let Some(n) = self.numa.as_deref_mut() else {
-            return;
-        };
-        let Some(tm) = n.tm[p.idx()].as_mut() else {
-            return;
-        };
-        if tm.touched {
-            return;
-        }
-        tm.touched = true;
-        let node = self.machine.cpus[cpu].node;
-        let policy = self.tasks[p.idx()].mempolicy;
-        let mm = &mut n.mms[tm.mm.0 as usize];
-        for r in [Some(tm.private_region), tm.shared_region]
-            .into_iter()
-            .flatten()
-        {
-            let (first, len) = (mm.regions[r].first, mm.regions[r].len);
-            let mut object = mm.regions[r].object.map(|o| &mut n.shm[o as usize]);
-            for g in first..first + len {
-                let off = g - first;
-                // A shared object's page another process touched first is already placed.
-                let placed = object.as_deref().and_then(|o| o.nid[off]);
-                let nid = placed.map(usize::from).unwrap_or_else(|| {
-                    alloc_node(policy, node, off as u64, &self.machine.node_distance)
-                });
-                mm.touch(g, nid);
-                if let Some(o) = object.as_deref_mut() {
-                    o.nid[off] = Some(nid as u16);
-                }
-            }
-        }
-    }
-
-    /// `speed` of `cpu`'s current task scaled by the memory model, when it is a
-    /// memory-model task.
-    pub(crate) fn numa_scaled_speed(&self, cpu: usize, speed: u64) -> Option<u64> {
-        let n = self.numa.as_deref()?;
-        let p = self.cpus[cpu].curr?;
-        let ts = n.time_scale(p, self.machine.cpus[cpu].node)?;
-        Some(crate::cost::mem_scaled_speed(
-            speed,
-            (ts * 1_000_000.0).round() as u64,
-        ))
-    }
-
-    /// A task left or joined the running set: when it is bandwidth-bound, re-solve the
-    /// node congestion and re-rate every running memory-model task.
-    pub(crate) fn numa_running_changed(&mut self, a: Option<TaskId>, b: Option<TaskId>) {
-        let Some(n) = self.numa.as_deref() else {
-            return;
-        };
-        let bw = |p: Option<TaskId>| {
-            p.and_then(|p| n.task_mem(p))
-                .is_some_and(|tm| tm.bw_mb_s > 0.0)
-        };
-        if bw(a) || bw(b) {
-            self.numa_refresh_speeds(true, false);
-        }
-    }
-
-    /// Re-rate the running memory-model tasks (progress so far at the old speed): with
-    /// `resolve` after re-solving the congestion (only if it changed, unless `always`);
-    /// `always` after a page migration (the placement itself changed).
-    pub(crate) fn numa_refresh_speeds(&mut self, resolve: bool, always: bool) {
-        let Some(mut n) = self.numa.take() else {
-            return;
-        };
-        let mut changed = always;
-        if resolve {
-            let mut running = std::mem::take(&mut n.curr_buf_tasks);
-            running.clear();
-            running.extend(self.cpus.iter().map(|c| c.curr));
-            changed |= n.solve_congestion(&running);
-            n.curr_buf_tasks = running;
-        }
-        self.numa = Some(n);
-        if !changed {
-            return;
-        }
-        for cpu in 0..self.cpus.len() {
-            let Some(p) = self.cpus[cpu].curr else {
-                continue;
-            };
-            if self.numa.as_deref().and_then(|n| n.task_mem(p)).is_none() {
-                continue;
-            }
-            self.sync_progress(cpu);
-            let speed = self.speed_of(cpu);
-            if speed != self.cpus[cpu].speed {
-                self.cpus[cpu].speed = speed;
-                self.plan_continue(cpu);
-            }
-        }
-    }
-
-    /// NUMA balancing at `cpu`'s tick for its current task `p`: `task_tick_numa()` and,
-    /// when due, `task_numa_work()` (run at once: the return to user space that follows the
-    /// tick), then the hinting faults of the run time since the last tick and, when one
-    /// asks for it, `task_numa_migrate()`. Returns the move to apply after the tick.
-    /// A change of `p`'s preferred node (`sched_setnuma()`) is reported to the policy.
-    pub(crate) fn numa_tick(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
-        let preferred = |e: &Engine| {
-            e.numa
-                .as_deref()
-                .and_then(|n| n.sched.state.tasks.get(p.idx()))
-                .map(|t| t.preferred_nid)
-        };
-        let before = preferred(self);
-        let mv = self.numa_tick_work(cpu, p);
-        if let Some(nid) = preferred(self).filter(|&nid| Some(nid) != before) {
-            self.policy.numa_preferred_nid_changed(p, nid);
-        }
-        mv
-    }
-
-    fn numa_tick_work(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
-        let n = self.numa.as_deref()?;
-        if !n.sched.balancing || n.task_mem(p).is_none() {
-            return None;
-        }
-        let mut n = self.numa.take()?;
-        let now = self.now_ns;
-        let t = &self.tasks[p.idx()];
-        let runtime = n.runtime_base_ns[p.idx()]
-            + t.stats.sum_exec_runtime_ns
-            + now.saturating_sub(t.exec_start_ns);
-        let (params, v, hz) = (n.params, n.sched.variant, n.hz);
-        let tick_ns = 1_000_000_000 / u64::from(hz.max(1));
-        let mm = n.tm[p.idx()].as_ref().expect("checked").mm.0 as usize;
-        let site = TickSite {
-            p,
-            sum_exec_runtime_ns: runtime,
-            now_ns: now,
-            mof: vma_policy_mof(t.mempolicy),
-            tick_ns,
-        };
-        let mut cost = 0;
-        if let Some(w) = n.sched.state.tick(&mut n.mms[mm], &site, &params, &v)
-            && w.ran
-        {
-            let c = SCAN_BASE_NS + w.groups_marked * SCAN_GROUP_NS;
-            cost += c;
-            n.sched.state.tasks[p.idx()].node_stamp_ns +=
-                crate::sched::numa::scan::numa_work_overhead_stamp_ns(c);
-        }
-        for (c, slot) in self.cpus.iter().zip(n.curr_buf.iter_mut()) {
-            *slot = c.curr.map(|q| {
-                let tq = &n.sched.state.tasks[q.idx()];
-                RqCurr {
-                    pid: tq.pid,
-                    mm: tq.mm,
-                    group: tq.group,
-                }
-            });
-        }
-        let rss = n.mms[mm].rss_pages();
-        let ng = n.sched.state.tasks[p.idx()]
-            .group
-            .map(|g| n.sched.state.groups.get(g));
-        let fsite = FaultSite {
-            p,
-            cpu,
-            policy: t.mempolicy,
-            writable: true,
-            shared: false,
-            // update_curr() ran in this tick: the kernel's se.exec_start is now.
-            exec_start_ns: now,
-            sum_exec_runtime_ns: runtime,
-            scan_min_ms: task_scan_min(&params, rss),
-            scan_max_ms: task_scan_max(&params, rss, ng, &v),
-            now_ns: now,
-            hz,
-        };
-        let batch = sample_faults(&mut n, p, runtime, &fsite);
-        if batch.placement_changed && n.history.len() < HISTORY_MAX {
-            let sample = NumaSample {
-                time_ns: now,
-                task: p,
-                preferred_nid: n.sched.state.tasks[p.idx()].preferred_nid,
-                groups_per_node: n.mms[mm].groups_per_node.clone(),
-            };
-            n.history.push(sample);
-        }
-        self.numa = Some(n);
-        self.charge(cpu, cost + batch.cost_ns);
-        if batch.migrated {
-            self.numa_refresh_speeds(true, true);
-        }
-        if !batch.attempt_migrate {
-            return None;
-        }
-        let decision = super::core::policy_task_numa_migrate(self, p)?;
-        self.numa_decided(p, &decision)
-    }
-
-    /// The side effects of a `task_numa_migrate()` decision (`sched_setnuma()`, scan-period
-    /// reset, the stick count); the move itself is returned for after the tick.
-    fn numa_decided(&mut self, p: TaskId, d: &NumaMigrateDecision) -> Option<PendingNumaMove> {
-        let n = self.numa.as_deref_mut()?;
-        let params = n.params;
-        let rss = {
-            let mm = n.sched.state.tasks[p.idx()].mm?;
-            n.mms[mm.0 as usize].rss_pages()
-        };
-        let t = &mut n.sched.state.tasks[p.idx()];
-        if let Some(nid) = d.set_preferred {
-            t.preferred_nid = Some(nid);
-        }
-        match d.action {
-            NumaMove::Move { .. } | NumaMove::Swap { .. } => {
-                if d.reset_scan_period {
-                    t.numa_scan_period_ms = task_scan_min(&params, rss) as u32;
-                }
-                // task_numa_assign() took the claim; it is held until the stopper is done.
-                if let Some(c) = d.claimed_cpu {
-                    n.sched.state.set_numa_migrate_on(c, true);
-                }
-                Some(PendingNumaMove {
-                    p,
-                    action: d.action,
-                    claimed: d.claimed_cpu,
-                })
-            }
-            NumaMove::Stay | NumaMove::NoNumaDomain => {
-                if let Some(c) = d.claimed_cpu {
-                    n.sched.state.set_numa_migrate_on(c, false);
-                }
-                n.moves.numa_stick += 1;
-                None
-            }
-        }
-    }
-
-    /// Apply a NUMA move decided at this tick: `migrate_task_to()` through `cpu`'s stopper
-    /// (reason `numa`) or `migrate_swap()` stopping both CPUs (reason `numa_swap`; a
-    /// sleeping partner only gets its `wake_cpu`). A task that moved meanwhile or lost the
-    /// right to run on the target fails with `-EAGAIN`. Either way the decision's
-    /// `numa_migrate_on` claim is released afterwards.
-    pub(crate) fn numa_apply_move(&mut self, cpu: usize, mv: Option<PendingNumaMove>) {
-        let Some(mv) = mv else {
-            return;
-        };
-        self.numa_apply_claimed(cpu, mv);
-        if let Some(c) = mv.claimed {
-            self.count_numa(|n| n.sched.state.set_numa_migrate_on(c, false));
-        }
-    }
-
-    fn numa_apply_claimed(&mut self, cpu: usize, mv: PendingNumaMove) {
-        let PendingNumaMove { p, action, .. } = mv;
-        let t = &self.tasks[p.idx()];
-        let queued = matches!(t.state, TaskState::Running | TaskState::Runnable);
-        let ok = |dst: usize| queued && t.cpu == cpu && t.cpus_allowed.test(dst) && dst != cpu;
-        match action {
-            NumaMove::Move { dst_cpu } if ok(dst_cpu) => {
-                self.count_numa(|n| {
-                    n.moves.numa_move += 1;
-                    n.sched.state.vmstat.numa_task_migrated += 1;
-                });
-                self.migration_cpu_stop(cpu, p, dst_cpu, MigrationReason::Numa);
-            }
-            NumaMove::Swap { dst_cpu, other } if ok(dst_cpu) => {
-                let o = &self.tasks[other.idx()];
-                if o.cpu != dst_cpu || !o.cpus_allowed.test(cpu) {
-                    self.count_numa(|n| n.moves.numa_move_fail += 1);
-                    return;
-                }
-                self.count_numa(|n| {
-                    n.moves.numa_swap += 1;
-                    n.sched.state.vmstat.numa_task_swapped += 1;
-                });
-                self.migrate_swap(cpu, p, dst_cpu, other);
-            }
-            _ => self.count_numa(|n| n.moves.numa_move_fail += 1),
-        }
-    }
-
-    /// `migrate_swap(p, other, dst, src)` → `migrate_swap_stop()`: the stoppers of both
-    /// CPUs run; `p` (queued on `src`) and a queued `other` (on `dst`) trade places; a
-    /// sleeping `other` stays on `dst` with `wake_cpu = src` (`__migrate_swap_task()`), so
-    /// its next wakeup starts from `src`.
-    fn migrate_swap(&mut self, src: usize, p: TaskId, dst: usize, other: TaskId) {
-        let other_queued = matches!(
-            self.tasks[other.idx()].state,
-            TaskState::Running | TaskState::Runnable
-        );
-        let dst_busy = other_queued && self.cpus[dst].curr.is_some();
-        self.charge(src, self.cost.context_switch_ns);
-        self.stopper_preempt_curr(src);
-        if dst_busy {
-            self.charge(dst, self.cost.context_switch_ns);
-            self.stopper_preempt_curr(dst);
-        }
-        let preempt = super::core::policy_move_queued_task(self, p, src, dst);
-        self.tasks[p.idx()].cpu = dst;
-        self.count_migration(src, p, src, dst, MigrationReason::NumaSwap);
-        if other_queued {
-            super::core::policy_move_queued_task(self, other, dst, src);
-            self.tasks[other.idx()].cpu = src;
-            self.count_migration(src, other, dst, src, MigrationReason::NumaSwap);
-        } else {
-            self.count_numa(|n| n.wake_cpu[other.idx()] = Some(src));
-        }
-        if dst_busy {
-            self.schedule(dst);
-            if self.cpus[dst].curr.is_none() {
-                self.enter_idle(dst);
-            }
-        } else if preempt || self.cpus[dst].curr.is_none() {
-            self.resched_curr(dst, src);
-        }
-        self.schedule(src);
-        if self.cpus[src].curr.is_none() {
-            self.enter_idle(src);
-        }
-    }
-
-    /// End of warm-up: the counters the results report restart (vmstat, move counts,
-    /// ping-pongs); the statistics that drive decisions do not. Called before the engine
-    /// resets `TaskStats`, whose run time is kept as a base.
-    pub(crate) fn numa_reset_counters(&mut self) {
-        let Some(n) = self.numa.as_deref_mut() else {
-            return;
-        };
-        let now = self.now_ns;
-        for (t, base) in self.tasks.iter().zip(n.runtime_base_ns.iter_mut()) {
-            *base += t.stats.sum_exec_runtime_ns;
-            if t.state == TaskState::Running {
-                *base += now.saturating_sub(t.exec_start_ns);
-            }
-        }
-        n.sched.state.vmstat = Default::default();
-        n.moves = NumaMoveCounts::default();
-        n.ping_pong.by_pair = [[0; NR_REASONS]; NR_REASONS];
-        n.ping_pong.cycles_by_middle = [0; NR_REASONS];
-    }
-
-    fn count_numa(&mut self, f: impl FnOnce(&mut EngineNuma)) {
-        if let Some(n) = self.numa.as_deref_mut() {
-            f(n);
-        }
-    }
-
-    /// Every migration of a run with a memory model: cross-node moves feed the node-level
-    /// ping-pong detector ([`NodePingPong`]).
-    pub(crate) fn numa_record_move(
-        &mut self,
-        p: TaskId,
-        from: usize,
-        to: usize,
-        reason: MigrationReason,
-    ) {
-        let Some(n) = self.numa.as_deref_mut() else {
-            return;
-        };
-        // set_task_cpu(): wake_cpu = task_cpu again.
-        if let Some(w) = n.wake_cpu.get_mut(p.idx()) {
-            *w = None;
-        }
-        let (a, b) = (self.machine.cpus[from].node, self.machine.cpus[to].node);
-        if a != b {
-            n.ping_pong.record(p, self.now_ns, a, b, reason);
-        }
-    }
-
-    /// `p->wake_cpu` when a `migrate_swap()` set it while `p` slept (it differs from
-    /// `task_cpu(p)`); the wakeup that reads it clears it.
-    pub(crate) fn numa_take_wake_cpu(&mut self, p: TaskId) -> Option<usize> {
-        self.numa.as_deref_mut()?.wake_cpu.get_mut(p.idx())?.take()
-    }
-
-    /// `p->wake_cpu` as a pending swap left it (see [`Engine::numa_take_wake_cpu`]).
-    pub fn numa_wake_cpu(&self, p: TaskId) -> Option<usize> {
-        self.numa
-            .as_deref()?
-            .wake_cpu
-            .get(p.idx())
-            .copied()
-            .flatten()
-    }
-
-    /// Per-node page groups of every mm, summed (for the results).
-    pub fn numa_groups_per_node(&self) -> Vec<u64> {
-        let Some(n) = self.numa.as_deref() else {
-            return Vec::new();
-        };
-        let mut out = vec![0; self.machine.nr_nodes()];
-        for mm in &n.mms {
-            for (o, g) in out.iter_mut().zip(&mm.groups_per_node) {
-                *o += g;
-            }
-            // A shared object's pages count once (below), not once per mapping.
-            for r in mm.regions.iter().filter(|r| r.object.is_some()) {
-                for (o, g) in out.iter_mut().zip(&r.groups_per_node) {
-                    *o -= g;
-                }
-            }
-        }
-        for obj in &n.shm {
-            for nid in obj.nid.iter().flatten() {
-                out[usize::from(*nid)] += 1;
-            }
-        }
-        out
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kconfig::{Feature, Profile};
-    use crate::topology::CpuTopology;
-
-    fn machine(nodes: usize) -> Machine {
-        let cpus = (0..4)
-            .map(|cpu| CpuTopology {
-                cpu,
-                core: cpu,
-                cluster: cpu,
-                llc: cpu * nodes / 4,
-                package: cpu * nodes / 4,
-                node: cpu * nodes / 4,
-                capacity: 1024,
-            })
-            .collect();
-        let d = (0..nodes)
-            .map(|a| (0..nodes).map(|b| if a == b { 10 } else { 21 }).collect())
-            .collect();
-        Machine::new("t", "", cpus, d).unwrap()
-    }
-
-    #[test]
-    fn on_by_default_on_multi_node_only_and_follows_the_sysctl() {
-        let p = Profile::by_name("v3.17").unwrap();
-        let mut k = ResolvedKernel::from_profile(p);
-        assert_eq!(k.sysctl.numa_balancing, 1, "default sysctl is 1");
-        assert!(numa_run(&k, &machine(1)).is_none(), "one node: off");
-        let run = numa_run(&k, &machine(2)).expect("two nodes: on");
-        assert!(run.variant.migrate_preferred_busy && !run.variant.has_capacity);
-        // A scenario override of a switch reaches the variant.
-        k.features.set(Feature::NUMA_MIGRATE_PREFERRED_BUSY, false);
-        assert!(
-            !numa_run(&k, &machine(2))
-                .unwrap()
-                .variant
-                .migrate_preferred_busy
-        );
-        // numa_balancing=0 and tiering-only (2) are off; 3 has the normal bit.
-        for (val, on) in [(0, false), (2, false), (3, true)] {
-            k.sysctl.numa_balancing = val;
-            assert_eq!(
-                numa_run(&k, &machine(2)).is_some(),
-                on,
-                "numa_balancing={val}"
-            );
-        }
-    }
-
-    /// An engine on [`machine`]`(2)` (CPUs 0-1 node 0, 2-3 node 1) stopped at 5 ms: task 0
-    /// hogs CPU 0, task 1 (forked on CPU 2, pinned to node 1's CPUs and CPU 0) ran 1 ms
-    /// and sleeps; v4.19-form balancing on.
-    fn hog_and_sleeper() -> Engine {
-        use crate::cost::CostModel;
-        use crate::cpumask::CpuMask;
-        use crate::engine::{EngineConfig, WorkloadPlan};
-        use crate::task::{Op, Program, TaskMemory, TaskSpec};
-        let m = machine(2);
-        let mut k = ResolvedKernel::from_profile(Profile::by_name("v5.15").unwrap());
-        k.sysctl.numa_balancing = 1;
-        let cost = CostModel::default_for(&m);
-        let policy = Box::new(crate::policy::linux_fair::LinuxFair::new(&k, &m, &cost, 1));
-        let mem = TaskMemory {
-            private_mib: 4,
-            ..TaskMemory::default()
-        };
-        let prog = |ops: Vec<Op>| Program {
-            name: "p".into(),
-            ops,
-        };
-        let plan = WorkloadPlan {
-            programs: vec![
-                prog(vec![Op::Run { work_ns: 1 << 40 }, Op::Exit]),
-                prog(vec![
-                    Op::Run { work_ns: 1_000_000 },
-                    Op::Sleep { ns: 1 << 40 },
-                    Op::Exit,
-                ]),
-            ],
-            tasks: vec![
-                TaskSpec {
-                    comm: "hog".into(),
-                    program: 0,
-                    parent_cpu: 0,
-                    cpus_allowed: Some(CpuMask::single(0).or(&CpuMask::single(2))),
-                    memory: mem,
-                    ..TaskSpec::default()
-                },
-                TaskSpec {
-                    comm: "sleeper".into(),
-                    program: 1,
-                    parent_cpu: 2,
-                    cpus_allowed: Some(CpuMask::single(2).or(&CpuMask::single(0))),
-                    memory: mem,
-                    ..TaskSpec::default()
-                },
-            ],
-            ..WorkloadPlan::default()
-        };
-        let cfg = EngineConfig {
-            duration_ns: 5_000_000,
-            seed: 1,
-            check_invariants: false,
-            ..EngineConfig::default()
-        };
-        let mut e = Engine::new(m, cost, cfg, policy, plan).unwrap();
-        e.set_numa_kernel(&k);
-        e.run();
-        e
-    }
-
-    /// `migrate_swap()` with a partner that went to sleep: the kernel's
-    /// `__migrate_swap_task()` only sets its `wake_cpu` (no `set_task_cpu()`), so the
-    /// sleeper stays on its CPU and its next wakeup starts from the swapper's CPU; any
-    /// later `set_task_cpu()` makes `wake_cpu` follow `task_cpu` again. And the v4.19+
-    /// `numa_migrate_on` claim on the destination rq is held from the decision until the
-    /// stoppers are done, then released.
-    #[test]
-    fn swap_with_a_sleeper_sets_its_wake_cpu_and_the_claim_is_held_until_done() {
-        let mut e = hog_and_sleeper();
-        let (a, b) = (TaskId(0), TaskId(1));
-        assert_eq!(e.tasks[a.idx()].cpu, 0);
-        assert_eq!(e.tasks[a.idx()].state, TaskState::Running);
-        assert_eq!(e.tasks[b.idx()].cpu, 2);
-        assert_eq!(e.tasks[b.idx()].state, TaskState::Blocked);
-        let d = NumaMigrateDecision {
-            action: NumaMove::Swap {
-                dst_cpu: 2,
-                other: b,
-            },
-            set_preferred: None,
-            reset_scan_period: false,
-            claimed_cpu: Some(2),
-            best_imp: 10,
-        };
-        let mv = e.numa_decided(a, &d);
-        let st = &e.numa().unwrap().sched.state;
-        assert!(st.numa_migrate_on(2), "claimed until the stopper ran");
-        assert!(!st.numa_migrate_on(0));
-        e.numa_apply_move(0, mv);
-        assert!(
-            !e.numa().unwrap().sched.state.numa_migrate_on(2),
-            "released"
-        );
-        assert_eq!(e.tasks[a.idx()].cpu, 2, "the queued side moved");
-        assert_eq!(
-            e.tasks[b.idx()].cpu,
-            2,
-            "the sleeper's task_cpu is unchanged"
-        );
-        assert_eq!(e.numa_wake_cpu(b), Some(0), "wake_cpu = the swapper's CPU");
-        assert_eq!(e.numa().unwrap().moves.numa_swap, 1);
-        assert_eq!(
-            e.tasks[b.idx()].stats.migrations_by_reason[reason_idx(MigrationReason::NumaSwap)],
-            0,
-            "no set_task_cpu() for the sleeper"
-        );
-        // The wakeup reads it once.
-        assert_eq!(e.numa_take_wake_cpu(b), Some(0));
-        assert_eq!(e.numa_take_wake_cpu(b), None);
-        // A set_task_cpu() (any migration) resets it.
-        e.count_numa(|n| n.wake_cpu[1] = Some(0));
-        e.numa_record_move(b, 2, 3, MigrationReason::LoadBalance);
-        assert_eq!(e.numa_wake_cpu(b), None);
-        // A decision that found nothing releases its claim at once.
-        let stay = NumaMigrateDecision {
-            action: NumaMove::Stay,
-            claimed_cpu: Some(3),
-            ..d
-        };
-        e.count_numa(|n| n.sched.state.set_numa_migrate_on(3, true));
-        assert!(e.numa_decided(b, &stay).is_none());
-        assert!(!e.numa().unwrap().sched.state.numa_migrate_on(3));
-    }
-
-    #[test]
-    fn node_ping_pong_pairs_and_numa_lb_numa_cycles() {
-        use MigrationReason as R;
-        let mut pp = NodePingPong::new(2);
-        let p = TaskId(0);
-        // numa 0->1, load_balance 1->0 (within 1 s), numa 0->1 again: two pairs, one cycle.
-        pp.record(p, 0, 0, 1, R::Numa);
-        pp.record(p, 300_000_000, 1, 0, R::LoadBalance);
-        pp.record(p, 600_000_000, 0, 1, R::Numa);
-        assert_eq!(
-            pp.pairs(),
-            vec![
-                ("load_balance->numa".to_string(), 1),
-                ("numa->load_balance".to_string(), 1)
-            ]
-        );
-        assert_eq!(
-            pp.cycles(),
-            vec![("numa->load_balance->numa".to_string(), 1)]
-        );
-        // Two load-balancer moves undoing each other involve no NUMA move: not counted;
-        // nor is a reversal after the window, nor one by the same mechanism.
-        let q = TaskId(1);
-        pp.record(q, 0, 0, 1, R::LoadBalance);
-        pp.record(q, 1, 1, 0, R::Wakeup);
-        pp.record(q, 10, 0, 1, R::Numa);
-        pp.record(q, 10 + NODE_PINGPONG_WINDOW_NS + 1, 1, 0, R::LoadBalance);
-        pp.record(q, 2 * NODE_PINGPONG_WINDOW_NS, 0, 1, R::LoadBalance);
-        assert_eq!(
-            pp.by_pair.iter().flatten().sum::<u64>(),
-            3,
-            "{:?}",
-            pp.pairs()
-        );
-        assert_eq!(pp.cycles().len(), 1);
-    }
-
-    #[test]
-    fn stall_share_is_the_capacity_miss_ratio_times_the_memory_bound_share() {
-        assert_eq!(stall_share_from_footprint(0, 1024), 0.0);
-        assert_eq!(stall_share_from_footprint(512, 1024), 0.0, "fits the LLC");
-        // 4 MiB over 1 MiB of LLC: 3/4 of accesses miss.
-        let m = stall_share_from_footprint(4096, 1024);
-        assert!((m - 0.75 * STALL_SHARE_MAX).abs() < 1e-12);
-    }
-}
+mod tests;

@@ -120,7 +120,7 @@ impl Engine {
 
     /// The last sample, at the run's end.
     pub(crate) fn numa_series_end(&mut self) {
-        let now = self.now_ns;
+        let now = self.clock.now();
         if let (Some(s), Some(n)) = (self.numa_series.as_deref_mut(), self.numa.as_deref())
             && !s.ended
         {

@@ -79,38 +79,14 @@ pub trait Observer: Send + Any {
     /// `sched_wakeup` / `sched_wakeup_new` (`new`), once `p` is queued on `p.cpu`.
     fn wakeup(&mut self, _ts_ns: u64, _cpu: usize, _curr: Option<&Task>, _p: &Task, _new: bool) {}
 
-    /// `sched_migrate_task` with the reason of the move, on `cpu` (the CPU doing it).
-    #[allow(clippy::too_many_arguments)]
-    fn migrate(
-        &mut self,
-        _ts_ns: u64,
-        _cpu: usize,
-        _curr: Option<&Task>,
-        _p: &Task,
-        _from: usize,
-        _to: usize,
-        _reason: MigrationReason,
-    ) {
-    }
+    /// `sched_migrate_task` with the reason of the move.
+    fn migrate(&mut self, _ev: &MigrateEvent<'_>) {}
 
     /// `sched_process_exit`, on the exiting task's CPU.
     fn exit(&mut self, _ts_ns: u64, _cpu: usize, _p: &Task) {}
 
     /// A placement by `select_task_rq()` (wakeup or fork) and the CPU it resulted in.
-    #[allow(clippy::too_many_arguments)]
-    fn placement(
-        &mut self,
-        _ts_ns: u64,
-        _p: &Task,
-        _fork: bool,
-        _this_cpu: usize,
-        _prev_cpu: usize,
-        _waker: Option<&Task>,
-        _sync: bool,
-        _placement: Placement,
-        _cpu: usize,
-    ) {
-    }
+    fn placement(&mut self, _ev: &PlacementEvent<'_>) {}
 
     /// A wakeup queued on a remote CPU's wake list (TTWU_QUEUE) instead of placed now.
     fn wakeup_queued(&mut self, _ts_ns: u64, _p: &Task, _this_cpu: usize, _waker: Option<&Task>) {}
@@ -120,6 +96,32 @@ pub trait Observer: Send + Any {
 
     /// The observer back as its own type, after the run (`Box<dyn Any>::downcast`).
     fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+/// `sched_migrate_task`: `p` moved from CPU `from` to `to` for `reason`, done on `cpu`
+/// (running `curr`) at `ts_ns`.
+pub struct MigrateEvent<'a> {
+    pub ts_ns: u64,
+    pub cpu: usize,
+    pub curr: Option<&'a Task>,
+    pub p: &'a Task,
+    pub from: usize,
+    pub to: usize,
+    pub reason: MigrationReason,
+}
+
+/// A placement by `select_task_rq()` at `ts_ns`: `p` (forked, or woken by `waker`, a sync
+/// wakeup or not) from `prev_cpu`, decided on `this_cpu`, went to `cpu` by `placement`.
+pub struct PlacementEvent<'a> {
+    pub ts_ns: u64,
+    pub p: &'a Task,
+    pub fork: bool,
+    pub this_cpu: usize,
+    pub prev_cpu: usize,
+    pub waker: Option<&'a Task>,
+    pub sync: bool,
+    pub placement: Placement,
+    pub cpu: usize,
 }
 
 /// A benchmark's interval output as simulated time passes: the engine calls it each time a task

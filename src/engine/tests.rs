@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::policy::fifo::GlobalFifo;
-use crate::task::{Op, Program, TaskSpec};
+use crate::task::{Op, Program, TaskSpec, TaskState};
 use crate::topology::CpuTopology;
 
 /// `n` cores without SMT, one LLC, one node.
@@ -252,17 +252,8 @@ impl observer::Observer for Counting {
         );
         self.switches += 1;
     }
-    fn migrate(
-        &mut self,
-        _ts_ns: u64,
-        _cpu: usize,
-        _curr: Option<&Task>,
-        _p: &Task,
-        from: usize,
-        to: usize,
-        _reason: MigrationReason,
-    ) {
-        assert_ne!(from, to);
+    fn migrate(&mut self, ev: &observer::MigrateEvent<'_>) {
+        assert_ne!(ev.from, ev.to);
         self.migrations += 1;
     }
     fn exit(&mut self, _ts_ns: u64, _cpu: usize, _p: &Task) {
@@ -351,10 +342,10 @@ fn watchdog_reports_a_task_waiting_on_an_idle_cpu_once() {
     e.tasks[0].cpu = 1;
     e.tasks[0].runnable_since_ns = 0;
     e.cpus[1].idle_since_ns = 0;
-    e.now_ns = watchdog::STALL_BOUND_NS;
+    e.clock.set_now(watchdog::STALL_BOUND_NS);
     e.watchdog();
     assert!(e.warnings().is_empty(), "not beyond the bound yet");
-    e.now_ns = watchdog::STALL_BOUND_NS + 1;
+    e.clock.set_now(watchdog::STALL_BOUND_NS + 1);
     e.watchdog();
     assert_eq!(e.warnings().len(), 1, "{:?}", e.warnings());
     assert!(
@@ -362,7 +353,8 @@ fn watchdog_reports_a_task_waiting_on_an_idle_cpu_once() {
         "{}",
         e.warnings()[0]
     );
-    e.now_ns += watchdog::WATCHDOG_PERIOD_NS;
+    e.clock
+        .set_now(e.clock.now() + watchdog::WATCHDOG_PERIOD_NS);
     e.watchdog();
     assert_eq!(e.warnings().len(), 1, "each wait is reported once");
 }

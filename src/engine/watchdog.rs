@@ -30,8 +30,8 @@ pub const WATCHDOG_PERIOD_NS: u64 = 10_000_000;
 impl Engine {
     /// One watchdog pass at `now_ns` (the event loop calls it when the period is due).
     pub(crate) fn watchdog(&mut self) {
-        self.watchdog_next_ns = self.now_ns.saturating_add(WATCHDOG_PERIOD_NS);
-        let now = self.now_ns;
+        self.watchdog_next_ns = self.clock.now().saturating_add(WATCHDOG_PERIOD_NS);
+        let now = self.clock.now();
         for i in 0..self.tasks.len() {
             let t = &self.tasks[i];
             if t.state != TaskState::Runnable
@@ -55,7 +55,7 @@ impl Engine {
     /// What is wrong with task `i`'s long runnable wait, if anything: its own CPU idle
     /// (a lost reschedule), or another CPU of its LLC idle (a wasted core).
     fn stalled_wait(&self, i: usize) -> Option<String> {
-        let now = self.now_ns;
+        let now = self.clock.now();
         let t = &self.tasks[i];
         let waited_us = (now - t.runnable_since_ns) / 1000;
         let own = &self.cpus[t.cpu];
@@ -93,7 +93,7 @@ impl Engine {
     /// `cpu` runs nothing and has been idle for longer than [`STALL_BOUND_NS`].
     fn cpu_idle_beyond_bound(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
-        c.curr.is_none() && self.now_ns - c.idle_since_ns > STALL_BOUND_NS
+        c.curr.is_none() && self.clock.now() - c.idle_since_ns > STALL_BOUND_NS
     }
 
     /// The watchdog's findings (the first [`super::invariants::VIOLATIONS_KEPT`]).

@@ -18,11 +18,12 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::config::scenario::{Policy, Scenario};
+use crate::config::scenario::Scenario;
 use crate::cost::CostModel;
 use crate::engine::control::{RunControl, Shared};
 use crate::engine::{Engine, EngineConfig};
 use crate::error::{InputError, InputResult};
+use crate::kconfig::Policy;
 use crate::policy::SchedPolicy;
 use crate::policy::fifo::GlobalFifo;
 use crate::stats::perf::PerfStat;
@@ -440,7 +441,7 @@ pub fn is_host(scn: &Scenario) -> bool {
 
 /// On `host`, take HZ and the preemption model from the running kernel where they can be
 /// read and the scenario did not set them.
-pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::config::host::HostKernel)> {
+pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::kconfig::host::HostKernel)> {
     if !is_host(scn) {
         return None;
     }
@@ -449,8 +450,8 @@ pub fn with_host_kernel(scn: &Scenario) -> Option<(Scenario, crate::config::host
 }
 
 /// The running kernel's settings, with a note on the cost calibration `-m host` applies.
-pub fn read_host() -> crate::config::host::HostKernel {
-    let mut host = crate::config::host::read();
+pub fn read_host() -> crate::kconfig::host::HostKernel {
+    let mut host = crate::kconfig::host::read();
     if let Ok((_, Some(note))) = host::calibration::for_this_host() {
         host.notes.push(note);
     }
@@ -459,7 +460,7 @@ pub fn read_host() -> crate::config::host::HostKernel {
 
 /// `scn` with HZ and the preemption model of the running kernel `host` where they were
 /// read and the scenario did not set them.
-fn host_adjusted(scn: &Scenario, host: &crate::config::host::HostKernel) -> Scenario {
+fn host_adjusted(scn: &Scenario, host: &crate::kconfig::host::HostKernel) -> Scenario {
     let mut adjusted = scn.clone();
     let overridden = |k: &str| scn.kernel.sysctl_overrides.contains_key(k);
     if let Some(hz) = host.hz
@@ -487,10 +488,10 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
     EngineConfig {
         hz: k.sysctl.hz,
         preempt: k.sysctl.preempt,
-        ttwu_queue: k.sched_feat(crate::config::features::Feature::TTWU_QUEUE),
-        ttwu_queue_default: k.sched_feat(crate::config::features::Feature::TTWU_QUEUE_DEFAULT),
-        ttwu_queue_on_cpu: k.sched_feat(crate::config::features::Feature::TTWU_QUEUE_ON_CPU),
-        ttwu_queue_delayed: k.sched_feat(crate::config::features::Feature::TTWU_QUEUE_DELAYED),
+        ttwu_queue: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE),
+        ttwu_queue_default: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_DEFAULT),
+        ttwu_queue_on_cpu: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_ON_CPU),
+        ttwu_queue_delayed: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_DELAYED),
         ttwu_queue_rule: crate::engine::TtwuQueueRule::for_version(k.version),
         timer_slack_ns: 50_000,
         migration_cost_ns: k.sysctl.sched_migration_cost_ns,
@@ -837,7 +838,7 @@ fn summary_line(
 ) -> String {
     let newidle = |counter| schedstat.map_or(0, |s| s.idle_type("newly_idle", counter));
     // Reasons that are zero in most runs are shown only when they happened.
-    use crate::policy::MigrationReason as R;
+    use crate::sched::types::MigrationReason as R;
     let extra_reasons: String = [R::Affinity, R::Exec, R::Numa, R::NumaSwap, R::Dispatch]
         .iter()
         .filter_map(|&r| {
@@ -912,7 +913,7 @@ pub fn run_resolved_streamed(
     stream: Option<&mut ResultsStream>,
 ) -> InputResult<(Vec<RunOutput>, Option<String>)> {
     let seeds: Vec<u64> = (0..scn.scenario.run.runs.max(1) as u64)
-        .map(|i| crate::engine::rng::run_seed(scn.scenario.run.seed, i))
+        .map(|i| crate::rng::run_seed(scn.scenario.run.seed, i))
         .collect();
     let order = Mutex::new(InOrder::new(stream));
     if instruments.is_empty() {
@@ -1257,7 +1258,7 @@ fn write_run_entry(
 /// is a terminal.
 pub fn run_all(scn: &Scenario) -> InputResult<Vec<RunOutput>> {
     let seeds: Vec<u64> = (0..scn.run.runs.max(1) as u64)
-        .map(|i| crate::engine::rng::run_seed(scn.run.seed, i))
+        .map(|i| crate::rng::run_seed(scn.run.seed, i))
         .collect();
     run_seeds(scn, &seeds, "runs")
 }

@@ -128,7 +128,7 @@ impl ResolvedScenario {
             .map(|w| workloads::setup(&scenario, w, &machine))
             .collect::<InputResult<Vec<_>>>()?;
         check_several(&scenario, &workload, &more_workloads)?;
-        let seed = crate::engine::rng::run_seed(scenario.run.seed, 0);
+        let seed = crate::rng::run_seed(scenario.run.seed, 0);
         let first = instantiate_all(&scenario, &machine, &cost, &workload, &more_workloads, seed)?;
         crate::engine::validate_plan(&machine, &first.plan).map_err(|e| {
             InputError::with_key(scenario.origin_of("workload"), "workload", e.to_string())

@@ -19,9 +19,7 @@ use crate::cpumask::CpuMask;
 use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
 
-pub use crate::sched::types::{
-    IdleType, Migration, MigrationReason, Placement, PlacementPath, WakeCtx, WakeFlags,
-};
+use crate::sched::types::{IdleType, Migration, Placement, PlacementPath, WakeCtx, WakeFlags};
 
 /// What the engine lets a policy see: the clock, the machine, the cost model, and read-only
 /// accessors for the engine's per-task and per-CPU state. The engine implements it over its

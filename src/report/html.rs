@@ -330,9 +330,9 @@ fn utilisation(doc: &ReportDoc, rows: &RowLayout) -> Section {
     (true, out)
 }
 
-/// Migration reasons that occurred, in the kernel's order of [`crate::policy::MigrationReason`].
+/// Migration reasons that occurred, in the kernel's order of [`crate::sched::types::MigrationReason`].
 fn reasons_in(tl: &Timeline) -> Vec<String> {
-    crate::policy::MigrationReason::ALL
+    crate::sched::types::MigrationReason::ALL
         .iter()
         .map(|r| r.name().to_string())
         .filter(|n| {
@@ -583,7 +583,7 @@ fn bars_of(
 }
 
 fn migrations(doc: &ReportDoc) -> Section {
-    let reasons: Vec<String> = crate::policy::MigrationReason::ALL
+    let reasons: Vec<String> = crate::sched::types::MigrationReason::ALL
         .iter()
         .map(|r| r.name().to_string())
         .collect();

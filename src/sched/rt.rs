@@ -36,8 +36,6 @@ use super::pelt::SchedAvg;
 
 /// `MAX_RT_PRIO`: kernel priorities 0..=99 are RT.
 pub const MAX_RT_PRIO: usize = 100;
-/// `RR_TIMESLICE` in ms (`sched_rr_timeslice_ms` default); defined with the tunables.
-pub use crate::kconfig::sysctl::RR_TIMESLICE_MS;
 
 /// cpupri levels (`kernel/sched/cpupri.h`): idle and fair CPUs share `CPUPRI_NORMAL` (the
 /// separate idle level was removed in v5.10); 1..=99 are RT priorities.

@@ -28,7 +28,7 @@ use serde::Serialize;
 use super::perf::{PerfStat, thousands};
 use super::report::RunResult;
 use super::summary::{MetricColumns, Summary};
-use crate::policy::MigrationReason;
+use crate::sched::types::MigrationReason;
 
 /// Which way a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

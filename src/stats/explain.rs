@@ -1,7 +1,7 @@
 //! `schedlab run --explain TASK`: one task's scheduling decision history — every placement
 //! (`wake_up_new_task()` / `try_to_wake_up()`: which CPU, which `select_task_rq()` path), every
 //! migration with its reason and whether it reversed the previous one (a ping-pong, see
-//! [`crate::stats::pingpong`]), then its `/proc/PID/sched` counters: switches, wakeups,
+//! [`crate::engine::pingpong`]), then its `/proc/PID/sched` counters: switches, wakeups,
 //! runtime, wait time.
 //!
 //! The task is chosen before the run and only its decisions are recorded, in a history
@@ -12,9 +12,9 @@
 
 use std::fmt::Write as _;
 
+use crate::engine::pingpong::{LastMove, PingPong};
 use crate::engine::{Engine, Task};
-use crate::policy::{MigrationReason, Placement, PlacementPath};
-use crate::stats::pingpong::{LastMove, PingPong};
+use crate::sched::types::{MigrationReason, Placement, PlacementPath};
 use crate::stats::trace::trace_pid;
 use crate::task::{TaskId, TaskState};
 

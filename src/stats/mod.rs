@@ -7,10 +7,3 @@ pub mod report;
 pub mod summary;
 pub mod timeline;
 pub mod trace;
-
-/// The migration ping-pong detector is part of the engine's migration accounting
-/// ([`crate::engine::pingpong`]); re-exported under its old path.
-pub use crate::engine::pingpong;
-/// Latency histograms live in the bottom layer ([`crate::hist`]); re-exported under their old
-/// path.
-pub use crate::hist as histogram;

@@ -17,10 +17,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::histogram::Histogram;
 use super::perf::PerfStat;
 use crate::engine::Engine;
-use crate::policy::MigrationReason;
+use crate::hist::Histogram;
+use crate::sched::types::MigrationReason;
 
 /// Latency percentiles in µs, as the contract names them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::policy::MigrationReason;
+use crate::sched::types::MigrationReason;
 
 /// Most time buckets a timeline holds.
 pub const TIMELINE_BUCKETS_MAX: usize = 256;

@@ -33,7 +33,7 @@
 use serde_json::{Value, json};
 
 use crate::engine::Engine;
-use crate::stats::histogram::Histogram;
+use crate::hist::Histogram;
 use crate::task::TaskState;
 use crate::workload::WorkloadSpec;
 use crate::workload::generate::{

@@ -15,8 +15,9 @@
 
 use serde::Serialize;
 
-use crate::config::scenario::{Policy, Scenario};
+use crate::config::scenario::Scenario;
 use crate::error::{InputError, InputResult};
+use crate::kconfig::Policy;
 use crate::kconfig::features::{ChangeGroup, VERSION_KEYED_CODE};
 use crate::kconfig::profiles::PROFILES;
 use crate::kconfig::sysctl::{self, SYSCTLS, SysctlInfo, SysctlValue};

@@ -59,7 +59,7 @@ use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, SchedDomains, SdFlags};
 use crate::kconfig::features::{Feature, Features};
 use crate::kconfig::sysctl::{PreemptModel, Sysctls};
-pub use crate::sched::types::IdleType;
+use crate::sched::types::IdleType;
 use crate::sched::types::{Migration, MigrationReason};
 use crate::task::TaskId;
 
@@ -75,7 +75,7 @@ pub const NUMA_IMBALANCE_MIN: i64 = 2;
 /// `LOAD_AVG_PERIOD`: NOHZ blocked-load refresh period, ms.
 pub const LOAD_AVG_PERIOD_MS: u64 = 32;
 
-pub use crate::sched::types::GroupType;
+use crate::sched::types::GroupType;
 
 /// `enum migration_type`: the unit of `env->imbalance`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]

@@ -22,7 +22,7 @@ use super::{
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::task::TaskId;
 
-pub use crate::sched::types::GroupType;
+use crate::sched::types::GroupType;
 
 /// `struct sg_lb_stats` as `update_sg_wakeup_stats()` fills it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -39,11 +39,11 @@ mod idlest;
 mod sis;
 
 pub use affine::AffineOutcome;
+pub use idlest::SgWakeupStats;
 /// The wakeup path's `group_classify()`, public for the differential tests against the
 /// kernel's C (tests/kernel_diff).
 #[doc(hidden)]
 pub use idlest::group_classify as wakeup_group_classify;
-pub use idlest::{GroupType, SgWakeupStats};
 pub use sis::SisStep;
 
 use crate::cpumask::CpuMask;

@@ -139,7 +139,7 @@ pub fn write_line(out: &mut impl Write, ev: &Event<'_>) -> io::Result<()> {
 mod tests {
     use super::super::{PrevState, Who};
     use super::*;
-    use crate::policy::MigrationReason;
+    use crate::sched::types::MigrationReason;
 
     fn line(ev: &Event<'_>) -> String {
         let mut v = Vec::new();

@@ -47,10 +47,10 @@ pub mod perfetto_reader;
 use std::io::{self, Write};
 use std::path::Path;
 
-use crate::engine::observer::Observer;
+use crate::engine::observer::{MigrateEvent, Observer, PlacementEvent};
 use crate::engine::{Engine, Task};
 use crate::error::{InputError, InputResult};
-use crate::policy::{MigrationReason, Placement};
+use crate::sched::types::MigrationReason;
 use crate::stats::explain::{ExplainLog, select_task};
 use crate::stats::timeline::{Timeline, TimelineRecorder};
 
@@ -101,7 +101,7 @@ impl TraceFormat {
     }
 }
 
-pub use crate::engine::observer::PrevState;
+use crate::engine::observer::PrevState;
 
 /// A task as a tracepoint sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -517,17 +517,16 @@ impl Observer for TraceRecorder {
 
     /// `set_task_cpu()` on `cpu`: `sched_migrate_task` plus the reason annotation, and the
     /// explained task's history.
-    #[allow(clippy::too_many_arguments)]
-    fn migrate(
-        &mut self,
-        ts_ns: u64,
-        cpu: usize,
-        curr: Option<&Task>,
-        p: &Task,
-        from: usize,
-        to: usize,
-        reason: MigrationReason,
-    ) {
+    fn migrate(&mut self, ev: &MigrateEvent<'_>) {
+        let &MigrateEvent {
+            ts_ns,
+            cpu,
+            curr,
+            p,
+            from,
+            to,
+            reason,
+        } = ev;
         if self.explains(p)
             && let Some(e) = self.explain.as_mut()
         {
@@ -588,19 +587,18 @@ impl Observer for TraceRecorder {
     /// A placement decision (`select_task_rq()`), for `--explain` only: `fork` for
     /// `wake_up_new_task()`, else a wakeup done on `this_cpu` by `waker` (`None` = an
     /// interrupt, e.g. a timer).
-    #[allow(clippy::too_many_arguments)]
-    fn placement(
-        &mut self,
-        ts_ns: u64,
-        p: &Task,
-        fork: bool,
-        this_cpu: usize,
-        prev_cpu: usize,
-        waker: Option<&Task>,
-        sync: bool,
-        placement: Placement,
-        cpu: usize,
-    ) {
+    fn placement(&mut self, ev: &PlacementEvent<'_>) {
+        let &PlacementEvent {
+            ts_ns,
+            p,
+            fork,
+            this_cpu,
+            prev_cpu,
+            waker,
+            sync,
+            placement,
+            cpu,
+        } = ev;
         if !self.explains(p) {
             return;
         }

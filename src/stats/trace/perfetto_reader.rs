@@ -14,7 +14,7 @@
 //! migrations the bounded mark sample keeps once it is full, never a count.
 
 use super::perfetto::{Field, TRACE_PACKET, decode, ftrace, packet};
-use crate::policy::MigrationReason;
+use crate::sched::types::MigrationReason;
 use crate::stats::timeline::{Timeline, TimelineRecorder};
 
 /// A replayed event: a switch to `next` (trace pid, 0 = idle) or a migration.

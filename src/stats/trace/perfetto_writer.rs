@@ -198,7 +198,7 @@ mod tests {
     use super::super::perfetto::{Field, decode};
     use super::super::{PrevState, TraceFormat, write_trace};
     use super::*;
-    use crate::policy::MigrationReason;
+    use crate::sched::types::MigrationReason;
     use std::sync::{Arc, Mutex};
 
     #[derive(Clone, Default)]

@@ -70,8 +70,8 @@
 use super::{PlanBuilder, Prog, copy_ns, creator_cpu};
 use crate::cpumask::CpuMask;
 use crate::engine::WorkloadPlan;
-use crate::engine::rng::{RngStream, StreamKind};
 use crate::error::{InputError, InputResult};
+use crate::rng::{RngStream, StreamKind};
 use crate::task::{Op, SemId, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::schbench::{SchbenchConfig, SchbenchVersion};

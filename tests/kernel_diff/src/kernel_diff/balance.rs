@@ -5,10 +5,11 @@
 use crate::ffi::KdSgs;
 use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
+use schedlab::sched::balance::FbqType;
 use schedlab::sched::balance::stats::{
     SgLbStats, fbq_classify_group, group_classify, group_has_capacity, group_is_overloaded,
 };
-use schedlab::sched::balance::{FbqType, GroupType};
+use schedlab::sched::types::GroupType;
 use schedlab::sched::wakeup::{SgWakeupStats, wakeup_group_classify};
 
 const V: &str = "6.12";
@@ -156,9 +157,9 @@ mod imbalance {
     use schedlab::kconfig::features::Features;
     use schedlab::sched::balance::stats::{SdLbStats, SgLbStats};
     use schedlab::sched::balance::{
-        BalanceCosts, BalanceEnv, GroupType, LbTunables, LoadBalancer, MigrationType,
+        BalanceCosts, BalanceEnv, LbTunables, LoadBalancer, MigrationType,
     };
-    use schedlab::sched::types::{IdleType, MigrationReason};
+    use schedlab::sched::types::{GroupType, IdleType, MigrationReason};
     use schedlab::topology::presets;
     use std::sync::Arc;
 

@@ -12,9 +12,8 @@ use schedlab::domains::{DomainId, SchedDomains, SdFlags, build_sched_domains};
 use schedlab::kconfig::features::Features;
 use schedlab::kconfig::version::KernelVersion;
 use schedlab::sched::balance::stats::{SdLbStats, SgLbStats};
-use schedlab::sched::balance::{
-    BalanceCosts, BalanceEnv, GroupType, LbEnv, LbTunables, LoadBalancer,
-};
+use schedlab::sched::balance::{BalanceCosts, BalanceEnv, LbEnv, LbTunables, LoadBalancer};
+use schedlab::sched::types::GroupType;
 use schedlab::sched::types::{IdleType, MigrationReason};
 use schedlab::task::TaskId;
 use schedlab::topology::{Machine, presets};
