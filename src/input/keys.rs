@@ -410,6 +410,35 @@ mod tests {
     }
 
     #[test]
+    fn a_ranged_key_states_its_own_range() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Ranged {
+            tasks: Option<UInt<1, 100>>,
+        }
+        let parse = |text: &str| -> InputResult<Ranged> {
+            let t: toml::Table = text.parse().unwrap();
+            from_table(&t, "workload", &|_| "s.toml".to_string())
+        };
+        assert_eq!(parse("tasks = 100").unwrap().tasks, Some(UInt(100)));
+        for (text, got) in [
+            ("tasks = 'x'", "string \"x\""),
+            ("tasks = 0", "integer 0"),
+            ("tasks = 101", "integer 101"),
+            ("tasks = -5", "integer -5"),
+            ("tasks = 1.5", "float 1.5"),
+        ] {
+            let e = parse(text).unwrap_err();
+            assert_eq!(e.key.as_deref(), Some("workload.tasks"), "{text}");
+            assert_eq!(
+                e.message,
+                format!("got {got}; accepted: an integer from 1 to 100"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn typed_values_and_one_wording() {
         let k = parse("groups = 4\nmode = 'thread'\nratio = 1\nlist = [1, -2]").unwrap();
         assert_eq!(k.groups, Some(4));

@@ -751,7 +751,7 @@ mod tests {
             WorkloadSpec::from_toml("hackbench", &table("groups = 'x'"), "s.toml", 8).unwrap_err();
         assert_eq!(
             e.message,
-            "got string \"x\"; accepted: an integer from 0 to 4294967295"
+            "got string \"x\"; accepted: an integer from 1 to 4294967295"
         );
         let e = WorkloadSpec::from_toml("rtapp", &table(""), "s.toml", 8).unwrap_err();
         assert_eq!(e.key.as_deref(), Some("workload.file"));
