@@ -802,3 +802,73 @@ pub struct KdSiblingOut {
     pub recent_used_cpu: i32,
     pub pad: u32,
 }
+
+/// `shim/sglb_wrap.c`'s per-CPU runqueue state of update_sg_lb_stats().
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSglbCpu {
+    pub load: u64,
+    pub util: u64,
+    pub runnable: u64,
+    pub misfit: u64,
+    pub capacity: u64,
+    pub arch_capacity: u64,
+    pub nr_running: u32,
+    pub h_nr_queued: u32,
+    pub nr_numa: u32,
+    pub nr_pref: u32,
+    pub idle: i32,
+    pub overutil: i32,
+    pub prio: i32,
+    pub pad: i32,
+    pub smt: KdMask,
+}
+
+/// `shim/sglb_wrap.c`'s group, domain and lb_env of one update_sg_lb_stats() call.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdSglbIn {
+    pub span: KdMask,
+    pub cpus: KdMask,
+    pub group_capacity: u64,
+    pub group_weight: u32,
+    pub imbalance: u32,
+    pub group_flags: u32,
+    pub sd_flags: u32,
+    pub imbalance_pct: u32,
+    pub dst_cpu: u32,
+    pub idle: u32,
+    pub local: u32,
+    pub asym_prefer_cpu: i32,
+    pub smt_active: i32,
+}
+
+/// `struct sg_lb_stats` in full and the two flags update_sg_lb_stats() raises.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdSglbOut {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub group_misfit_task_load: u64,
+    pub sum_nr_running: u32,
+    pub sum_h_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: u32,
+    pub group_asym_packing: u32,
+    pub group_smt_balance: u32,
+    pub nr_numa_running: u32,
+    pub nr_preferred_running: u32,
+    pub sg_overloaded: u32,
+    pub sg_overutilized: u32,
+    pub pad: u32,
+}
+
+kernel_fns! {
+    kdiff_sglb_6_12;
+    fn kd612_sglb_set_cpu(cpu: i32, c: *const KdSglbCpu) -> i32;
+    fn kd612_update_sg_lb_stats(inp: *const KdSglbIn, out: *mut KdSglbOut) -> i32;
+}

@@ -12,6 +12,7 @@ mod migrate;
 mod numa;
 mod numa_cmp;
 mod pelt;
+mod sglb;
 mod sibling;
 mod sis;
 mod teo;
