@@ -155,7 +155,7 @@ fn run_text(
     }
     let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
     if !runs.is_empty() {
-        let command = cli_run::perf_target(&scn);
+        let command = cli_run::perf_target(scn);
         text.push_str(&schedlab::stats::perf::render(&command, &perfs));
     }
     for r in runs {
