@@ -142,10 +142,7 @@ start_ms = 50
         "{} {t2}",
         r.sim_time_ns
     );
-    assert_eq!(
-        serde_json::to_value(&r.more_workloads[0].0["complete"]).unwrap(),
-        true
-    );
+    assert_eq!(r.more_workloads[0].0["complete"], true);
     let scn = Scenario::parse(text, "t").unwrap();
     assert_eq!(scn.more_workloads[0].start_ms, Some(50));
     // Out of range: the key's own range.
