@@ -23,6 +23,8 @@ pub enum StreamKind {
     NoiseCpu = 6,
     /// NUMA hinting-fault sampling of a task (`crate::engine::numa`).
     Numa = 7,
+    /// First wakeups of the machine's background tasks (`crate::workload::background`).
+    Background = 8,
 }
 
 /// One random stream.

@@ -41,6 +41,10 @@ pub enum Op {
     /// Sleep (hrtimer) for `ns` plus the timer slack (50 µs for normal tasks, as
     /// `current->timer_slack_ns` defaults).
     Sleep { ns: u64 },
+    /// Sleep (hrtimer, with the timer slack) for a random time, exponentially distributed
+    /// with this mean (drawn from the task's own RNG stream): the next of a Poisson stream of
+    /// events, as background kernel work arrives (`crate::workload::background`).
+    SleepExp { mean_ns: u64 },
     /// Take one unit of a semaphore, blocking while it is zero (`futex_wait`, `pipe_read`).
     Down { sem: SemId },
     /// Add one unit and wake the first waiter, if any (`futex_wake(1)`). `sync` marks a

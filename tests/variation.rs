@@ -89,6 +89,12 @@ fn without_noise_stress_ng_is_identical_across_seeds() {
         "run.noise_irq_rate_hz=0",
         "--set",
         "run.noise_irq_len_ns=0",
+        "--set",
+        "run.noise_kworker_interval_us=0",
+        "--set",
+        "run.noise_kthread_interval_us=0",
+        "--set",
+        "run.noise_daemon_interval_us=0",
     ]);
     assert_eq!(off["summary"].to_string(), zeros["summary"].to_string());
     assert_eq!(off["runs"].to_string(), zeros["runs"].to_string());
@@ -96,22 +102,29 @@ fn without_noise_stress_ng_is_identical_across_seeds() {
 
 #[test]
 fn each_noise_source_alone_makes_runs_differ() {
-    let off = [
-        "run.noise_work_cv_ppm=0",
-        "run.noise_timer_jitter_ns=0",
-        "run.noise_irq_rate_hz=0",
+    // Each source and the keys that turn it off.
+    let off: [&[&str]; 4] = [
+        &["run.noise_work_cv_ppm=0"],
+        &["run.noise_timer_jitter_ns=0"],
+        &["run.noise_irq_rate_hz=0"],
+        &[
+            "run.noise_kworker_interval_us=0",
+            "run.noise_kthread_interval_us=0",
+        ],
     ];
-    for keep in 0..3 {
+    for keep in 0..off.len() {
         let mut args = Vec::new();
-        for (i, k) in off.iter().enumerate() {
+        for (i, keys) in off.iter().enumerate() {
             if i != keep {
-                args.extend(["--set", *k]);
+                for k in keys.iter() {
+                    args.extend(["--set", *k]);
+                }
             }
         }
         let v = run_json(&args);
         assert!(
             cv(&v, "perf_stat.elapsed_s") > 0.0,
-            "only {} on: elapsed identical across seeds",
+            "only {:?} on: elapsed identical across seeds",
             off[keep]
         );
     }

@@ -90,6 +90,10 @@ pub struct RunSpec {
     /// Run-to-run variation sources (`[run] noise`, `noise_*`; `crate::engine::noise`).
     #[serde(skip_serializing_if = "RunSpec::default_noise")]
     pub noise: crate::engine::noise::NoiseParams,
+    /// The machine's background tasks (`[run] noise`, `noise_<class>_interval_us` /
+    /// `_run_us`; `crate::workload::background`): overrides of the machine's defaults.
+    #[serde(skip_serializing_if = "RunSpec::default_background")]
+    pub background: crate::workload::background::BackgroundSpec,
 }
 
 impl RunSpec {
@@ -103,6 +107,10 @@ impl RunSpec {
 
     fn default_noise(n: &crate::engine::noise::NoiseParams) -> bool {
         *n == crate::engine::noise::NoiseParams::DEFAULT
+    }
+
+    fn default_background(b: &crate::workload::background::BackgroundSpec) -> bool {
+        *b == crate::workload::background::BackgroundSpec::default()
     }
 }
 
@@ -118,6 +126,7 @@ impl Default for RunSpec {
             max_tasks: limits::DEFAULT_MAX_TASKS,
             max_duration_s: limits::DEFAULT_MAX_DURATION_S,
             noise: crate::engine::noise::NoiseParams::DEFAULT,
+            background: crate::workload::background::BackgroundSpec::default(),
         }
     }
 }
@@ -214,6 +223,12 @@ struct RunKeys {
     noise_timer_jitter_ns: Option<UInt<0, 1_000_000_000>>,
     noise_irq_rate_hz: Option<UInt<0, 100_000>>,
     noise_irq_len_ns: Option<UInt<0, 10_000_000>>,
+    noise_kworker_interval_us: Option<UInt<0, 3_600_000_000>>,
+    noise_kworker_run_us: Option<UInt<0, 1_000_000>>,
+    noise_kthread_interval_us: Option<UInt<0, 3_600_000_000>>,
+    noise_kthread_run_us: Option<UInt<0, 1_000_000>>,
+    noise_daemon_interval_us: Option<UInt<0, 3_600_000_000>>,
+    noise_daemon_run_us: Option<UInt<0, 1_000_000>>,
 }
 
 /// Error at `key` of `doc`, from its origin.
@@ -627,6 +642,7 @@ fn parse_run(doc: &ScenarioDoc, keys: RunKeys) -> InputResult<RunSpec> {
         max_tasks,
         max_duration_s,
         noise,
+        background: parse_background(&keys),
     })
 }
 
@@ -729,6 +745,26 @@ fn parse_noise(keys: &RunKeys) -> InputResult<crate::engine::noise::NoiseParams>
             .map_or(base.irq_rate_hz, |n| n.get() as u32),
         irq_len_ns: keys.noise_irq_len_ns.map_or(base.irq_len_ns, UInt::get),
     })
+}
+
+/// The background tasks: `run.noise = false` starts from none, then each
+/// `run.noise_<class>_interval_us` / `_run_us` key overrides the machine's default.
+fn parse_background(keys: &RunKeys) -> crate::workload::background::BackgroundSpec {
+    let get = |k: Option<UInt<0, 3_600_000_000>>| k.map(UInt::get);
+    let run = |k: Option<UInt<0, 1_000_000>>| k.map(UInt::get);
+    crate::workload::background::BackgroundSpec {
+        off: !keys.noise.unwrap_or(true),
+        interval_us: [
+            get(keys.noise_kworker_interval_us),
+            get(keys.noise_kthread_interval_us),
+            get(keys.noise_daemon_interval_us),
+        ],
+        run_us: [
+            run(keys.noise_kworker_run_us),
+            run(keys.noise_kthread_run_us),
+            run(keys.noise_daemon_run_us),
+        ],
+    }
 }
 
 fn parse_variants(doc: &ScenarioDoc, list: Vec<toml::Table>) -> InputResult<Vec<VariantSpec>> {

@@ -45,6 +45,10 @@ pub(crate) struct Accounting {
     task_workload: Vec<u16>,
     /// `(ops_done, ops_total)` of each workload when several run together.
     workload_ops: Vec<(u64, u64)>,
+    /// Tasks from this index on are system tasks (background kernel threads and daemons,
+    /// [`Engine::set_system_tasks`]): not counted in the run's perf-stat counters, latency
+    /// histograms or migration records, as `perf stat -- CMD` counts only the command.
+    system_from: usize,
     snapshots: Vec<Snapshot>,
     migration_log: Vec<MigrationRecord>,
     migration_log_dropped: u64,
@@ -65,6 +69,7 @@ impl Accounting {
             ops_total: 0,
             task_workload: Vec::new(),
             workload_ops: Vec::new(),
+            system_from: usize::MAX,
             snapshots: Vec::new(),
             migration_log: Vec::new(),
             migration_log_dropped: 0,
@@ -72,27 +77,52 @@ impl Accounting {
         }
     }
 
-    /// A context switch out of a workload task (perf's `context-switches`).
-    pub(super) fn context_switch(&mut self) {
-        self.counters.context_switches += 1;
+    /// Whether task index `task` belongs to the measured workloads (not a system task).
+    pub(super) fn counts(&self, task: usize) -> bool {
+        task < self.system_from
     }
 
-    /// A migrated task ran (perf's `cpu-migrations`).
-    pub(super) fn cpu_migration(&mut self) {
-        self.counters.cpu_migrations += 1;
+    /// The first system task's index (`usize::MAX` without any).
+    pub(super) fn system_from(&self) -> usize {
+        self.system_from
     }
 
-    /// A wakeup (`try_to_wake_up()` that woke a task).
-    pub(super) fn wakeup(&mut self) {
-        self.counters.wakeups += 1;
+    /// Tasks from index `from` on are system tasks.
+    pub(super) fn set_system_from(&mut self, from: usize) {
+        self.system_from = from;
     }
 
-    pub(super) fn record_schedule_delay(&mut self, ns: u64) {
-        self.schedule_delay.record(ns);
+    /// A context switch out of task index `task` (perf's `context-switches`).
+    pub(super) fn context_switch(&mut self, task: usize) {
+        if self.counts(task) {
+            self.counters.context_switches += 1;
+        }
     }
 
-    pub(super) fn record_wakeup_latency(&mut self, ns: u64) {
-        self.wakeup_latency.record(ns);
+    /// Migrated task index `task` ran (perf's `cpu-migrations`).
+    pub(super) fn cpu_migration(&mut self, task: usize) {
+        if self.counts(task) {
+            self.counters.cpu_migrations += 1;
+        }
+    }
+
+    /// A wakeup of task index `task` (`try_to_wake_up()` that woke it).
+    pub(super) fn wakeup(&mut self, task: usize) {
+        if self.counts(task) {
+            self.counters.wakeups += 1;
+        }
+    }
+
+    pub(super) fn record_schedule_delay(&mut self, task: usize, ns: u64) {
+        if self.counts(task) {
+            self.schedule_delay.record(ns);
+        }
+    }
+
+    pub(super) fn record_wakeup_latency(&mut self, task: usize, ns: u64) {
+        if self.counts(task) {
+            self.wakeup_latency.record(ns);
+        }
     }
 
     /// Several workloads in one run: `of_task[i]` is the workload of task `i`.
@@ -166,6 +196,9 @@ impl Accounting {
         last_move: &mut Option<super::pingpong::LastMove>,
         record: MigrationRecord,
     ) {
+        if !self.counts(record.task.idx()) {
+            return;
+        }
         self.counters.migrations_by_reason[reason_i] += 1;
         let MigrationRecord {
             time_ns,
@@ -422,6 +455,39 @@ impl Engine {
     pub fn set_task_workloads(&mut self, of_task: Vec<u16>) {
         assert_eq!(of_task.len(), self.tasks.len(), "one workload per task");
         self.acct.set_task_workloads(of_task);
+    }
+
+    /// Tasks from index `from` of the plan on are system tasks: background kernel threads
+    /// and daemons ([`crate::workload::background`]) that run beside the workloads. They are
+    /// scheduled like every task, but the run ends when the workloads' own tasks have
+    /// exited, and perf-stat counters, latency histograms and the migration log count the
+    /// workloads' tasks only. Set before [`Engine::run`].
+    pub fn set_system_tasks(&mut self, from: usize) {
+        assert!(
+            from <= self.tasks.len(),
+            "system tasks start inside the plan"
+        );
+        assert!(self.clock.now() == 0 && self.live_tasks == self.tasks.len());
+        self.live_tasks = from;
+        self.acct.set_system_from(from);
+        for t in &mut self.tasks[from..] {
+            t.system = true;
+        }
+    }
+
+    /// The workloads' own tasks (every task but the system tasks), in plan order.
+    pub fn workload_tasks(&self) -> &[Task] {
+        &self.tasks[..self.first_system_task()]
+    }
+
+    /// The system tasks ([`Engine::set_system_tasks`]); empty without any.
+    pub fn system_tasks(&self) -> &[Task] {
+        &self.tasks[self.first_system_task()..]
+    }
+
+    /// The index of the first system task (the number of tasks without any).
+    fn first_system_task(&self) -> usize {
+        self.acct.system_from().min(self.tasks.len())
     }
 
     /// `(ops_done, ops_total)` of workload `w` ([`Engine::ops_done`], [`Engine::ops_total`]

@@ -120,6 +120,7 @@ impl Engine {
             Op::Sample { slot, metric } => self.op_sample(p, slot, metric),
             Op::RunExp { .. }
             | Op::Sleep { .. }
+            | Op::SleepExp { .. }
             | Op::TimerStart { .. }
             | Op::TimerWait { .. }
             | Op::DutyStart { .. }
@@ -253,7 +254,7 @@ impl Engine {
         Step::Pure
     }
 
-    /// Sleep and timer ops other than `Run` (`RunExp`, `Sleep`, `TimerStart`, `TimerWait`,
+    /// Sleep and timer ops other than `Run` (`RunExp`, `Sleep`, `SleepExp`, `TimerStart`, `TimerWait`,
     /// `DutyStart`, `DutyCall`) of task `p` on `cpu`.
     fn op_time(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
         match op {
@@ -265,6 +266,14 @@ impl Engine {
             }
             Op::Sleep { ns } => {
                 self.tasks[p.idx()].pc += 1;
+                self.arm_sleep_timer(p, cpu, ns);
+                Step::Block
+            }
+            Op::SleepExp { mean_ns } => {
+                let t = &mut self.tasks[p.idx()];
+                t.pc += 1;
+                let u = t.rng.next_f64();
+                let ns = (-(1.0 - u).ln() * mean_ns as f64) as u64;
                 self.arm_sleep_timer(p, cpu, ns);
                 Step::Block
             }
@@ -787,7 +796,10 @@ impl Engine {
         t.state = TaskState::Dead;
         t.on_rq = false;
         t.in_run = false;
-        self.live_tasks -= 1;
+        // A system task's exit does not bring the run's end nearer (none exits today).
+        if self.acct.counts(p.idx()) {
+            self.live_tasks -= 1;
+        }
         self.schedule(cpu);
     }
 }

@@ -137,7 +137,7 @@ impl Engine {
 
     pub(super) fn count_switch_out(&mut self, cpu: usize, prev: TaskId) {
         self.cpus[cpu].stats.nr_switches += 1;
-        self.acct.context_switch();
+        self.acct.context_switch(prev.idx());
         let t = &mut self.tasks[prev.idx()];
         t.stats.nr_switches += 1;
         if t.state == TaskState::Runnable {
@@ -216,18 +216,20 @@ impl Engine {
             t.stats.wait_sum_ns += now - t.runnable_since_ns;
             t.stats.wait_count += 1;
             self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
-            self.acct.record_schedule_delay(now - t.runnable_since_ns);
+            self.acct
+                .record_schedule_delay(next.idx(), now - t.runnable_since_ns);
             self.cpus[cpu].stats.pcount += 1;
             if let Some(woken) = t.woken_at_ns.take() {
                 // Runnable → running: until the task's own code runs again, i.e. after the
                 // context switch and any kernel work queued on this CPU (what schbench's
                 // user-space timestamps see).
                 let running_at = self.cpus[cpu].busy_until_ns.max(now);
-                self.acct.record_wakeup_latency(running_at - woken);
+                self.acct
+                    .record_wakeup_latency(next.idx(), running_at - woken);
             }
             if t.perf_migrated {
                 t.perf_migrated = false;
-                self.acct.cpu_migration();
+                self.acct.cpu_migration(next.idx());
             }
             t.refill_debt += refill;
             if t.in_run {

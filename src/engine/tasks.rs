@@ -32,6 +32,9 @@ pub struct TaskStats {
 pub struct Task {
     pub id: TaskId,
     pub comm: String,
+    /// A system task (a background kernel thread or daemon, [`Engine::set_system_tasks`]):
+    /// scheduled as every task, counted apart from the workloads.
+    pub system: bool,
     pub state: TaskState,
     /// `task_cpu(p)`.
     pub cpu: usize,
@@ -141,6 +144,7 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
     Task {
         id: TaskId(i as u32),
         comm: spec.comm.clone(),
+        system: false,
         state: TaskState::New,
         cpu: spec.parent_cpu,
         on_rq: false,

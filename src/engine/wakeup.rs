@@ -102,7 +102,7 @@ impl Engine {
             t.stats.nr_wakeups += 1;
             t.stats.nr_wakeups_sync += sync as u64;
         }
-        self.acct.wakeup();
+        self.acct.wakeup(p.idx());
         self.cpus[this_cpu].stats.ttwu_count += 1;
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);

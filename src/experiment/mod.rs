@@ -675,6 +675,7 @@ pub fn run_resolved(
         timeline,
         vmstat: report::vmstat(&engine),
         numa: report::numa(&engine),
+        background: report::background(&engine),
     };
     Ok((
         RunOutput {
@@ -712,6 +713,7 @@ fn start_engine(
     let scn = &resolved.scenario;
     let several = !workload.more.is_empty();
     let task_workloads = several.then(|| workload.task_workloads());
+    let system_from = workload.system_from;
     let plan = std::mem::take(&mut workload.plan);
     let (machine, cost) = (resolved.machine.clone(), resolved.cost.clone());
     let mut engine = Engine::new(machine, cost, cfg, policy, plan)
@@ -720,6 +722,9 @@ fn start_engine(
     engine.set_control(RunControl::new(ctx.shared.clone()));
     if let Some(of_task) = task_workloads {
         engine.set_task_workloads(of_task);
+    }
+    if let Some(from) = system_from {
+        engine.set_system_tasks(from);
     }
     if let (Some(sink), workloads::WorkloadKind::Bench(spec), false) =
         (&ctx.stream, &workload.kind, several)

@@ -19,6 +19,7 @@ use crate::error::{InputError, InputResult};
 use crate::kconfig::host::HostKernel;
 use crate::policy::SchedPolicy;
 use crate::topology::Machine;
+use crate::workload::background::BackgroundParams;
 
 use super::workloads::{self, ResolvedWorkload, WorkloadSetup};
 
@@ -96,6 +97,8 @@ pub struct ResolvedScenario {
     pub workload: WorkloadSetup,
     /// The workloads after the first, when several run together.
     pub more_workloads: Vec<WorkloadSetup>,
+    /// The machine's background tasks (`crate::workload::background`).
+    pub background: BackgroundParams,
     /// The plan of the first seed, made to check it before any run (`(seed, workload)`),
     /// until the run of that seed takes it.
     checked: Mutex<Option<(u64, ResolvedWorkload)>>,
@@ -128,8 +131,15 @@ impl ResolvedScenario {
             .map(|w| workloads::setup(&scenario, w, &machine))
             .collect::<InputResult<Vec<_>>>()?;
         check_several(&scenario, &workload, &more_workloads)?;
+        let background =
+            (scenario.run.background).resolve(BackgroundParams::default_for(host_kernel.is_some()));
         let seed = crate::rng::run_seed(scenario.run.seed, 0);
-        let first = instantiate_all(&scenario, &machine, &cost, &workload, &more_workloads, seed)?;
+        let first = instantiate_all(&scenario, &machine, &cost, &workload, &more_workloads, seed)?
+            .with_background(crate::workload::background::plan(
+                &background,
+                &machine,
+                seed,
+            ));
         crate::engine::validate_plan(&machine, &first.plan).map_err(|e| {
             InputError::with_key(scenario.origin_of("workload"), "workload", e.to_string())
         })?;
@@ -143,6 +153,7 @@ impl ResolvedScenario {
             cost,
             workload,
             more_workloads,
+            background,
             checked: Mutex::new(Some((seed, first))),
         })
     }
@@ -164,7 +175,12 @@ impl ResolvedScenario {
                 &self.workload,
                 &self.more_workloads,
                 seed,
-            )?,
+            )?
+            .with_background(crate::workload::background::plan(
+                &self.background,
+                &self.machine,
+                seed,
+            )),
         };
         let mut cfg = super::engine_config(&self.scenario, seed, workload.default_duration_ns);
         cfg.warmup_ns = cfg.warmup_ns.max(workload.warmup_ns);

@@ -57,6 +57,9 @@ pub struct ResolvedWorkload {
     pub parts: Vec<PlanPart>,
     /// The workloads after the first, when several run together (`parts[1..]`).
     pub more: Vec<MoreWorkload>,
+    /// The index of the first of the machine's background tasks in `plan`, which follow
+    /// every workload's tasks ([`ResolvedWorkload::with_background`]); `None` without any.
+    pub system_from: Option<usize>,
 }
 
 /// A workload after the first of a run of several: what its report needs.
@@ -98,7 +101,23 @@ impl ResolvedWorkload {
             finite: first.finite,
             parts,
             more: infos,
+            system_from: None,
         })
+    }
+
+    /// The workloads with the machine's background tasks `background` appended after
+    /// their tasks ([`crate::workload::background`]).
+    pub fn with_background(mut self, background: Option<WorkloadPlan>) -> Self {
+        let Some(background) = background else {
+            return self;
+        };
+        let from = self.plan.tasks.len();
+        let plan = std::mem::take(&mut self.plan);
+        let (joined, _) = crate::workload::merge::join(vec![plan, background])
+            .expect("background tasks record no metrics");
+        self.plan = joined;
+        self.system_from = Some(from);
+        self
     }
 
     /// The workload of each task of the plan (for [`crate::engine::Engine::set_task_workloads`]).
@@ -377,6 +396,7 @@ impl WorkloadSetup {
             warmup_ns: self.warmup_ns,
             finite: self.finite,
             more: Vec::new(),
+            system_from: None,
         })
     }
 }

@@ -281,6 +281,27 @@ pub struct RunResult {
     /// `vmstat`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub numa: Option<Value>,
+    /// The machine's own background activity (`crate::workload::background`: per-CPU
+    /// kworkers, unbound kernel threads, a daemon) over the measured interval; present only
+    /// when the run had some. Its tasks are not in `tasks`, `perf_stat` or `latency_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<BackgroundResult>,
+}
+
+/// What the machine's background tasks did in a run ([`RunResult::background`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BackgroundResult {
+    /// How many background tasks ran beside the workloads.
+    pub tasks: usize,
+    /// Their CPU time.
+    pub task_clock_ms: f64,
+    /// Their wakeups.
+    pub wakeups: u64,
+    /// Switches out of them (each one a preemption of, or an idle period for, the CPU's
+    /// other work).
+    pub context_switches: u64,
+    /// Their migrations (`set_task_cpu()` to another CPU; only unbound ones can move).
+    pub migrations: u64,
 }
 
 impl RunResult {
@@ -505,11 +526,12 @@ pub fn pages_series(s: &crate::engine::numa_series::NumaPagesSeries) -> Value {
     })
 }
 
-/// perf-stat counters of a finished run (task-clock of all workload tasks).
+/// perf-stat counters of a finished run (task-clock of all workload tasks, not the system
+/// tasks: `perf stat -- CMD` counts the command).
 pub fn perf_stat(engine: &Engine) -> PerfStat {
     let elapsed_ns = engine.end_ns() - engine.stats_start_ns();
     let task_clock_ns: u64 = engine
-        .tasks()
+        .workload_tasks()
         .iter()
         .map(|t| t.stats.sum_exec_runtime_ns)
         .sum();
@@ -572,10 +594,26 @@ pub fn cpus(engine: &Engine) -> Vec<CpuResult> {
         .collect()
 }
 
-/// Per-task statistics like /proc/PID/sched.
+/// What the background tasks did ([`RunResult::background`]); `None` without any.
+pub fn background(engine: &Engine) -> Option<BackgroundResult> {
+    let tasks = engine.system_tasks();
+    if tasks.is_empty() {
+        return None;
+    }
+    let sum = |f: fn(&crate::engine::Task) -> u64| tasks.iter().map(f).sum::<u64>();
+    Some(BackgroundResult {
+        tasks: tasks.len(),
+        task_clock_ms: sum(|t| t.stats.sum_exec_runtime_ns) as f64 / 1e6,
+        wakeups: sum(|t| t.stats.nr_wakeups),
+        context_switches: sum(|t| t.stats.nr_switches),
+        migrations: sum(|t| t.stats.nr_migrations),
+    })
+}
+
+/// Per-task statistics like /proc/PID/sched (the workloads' tasks).
 pub fn tasks(engine: &Engine) -> Vec<TaskResult> {
     engine
-        .tasks()
+        .workload_tasks()
         .iter()
         .map(|t| {
             let s = &t.stats;

@@ -267,6 +267,7 @@ fn shifted(op: Op, at: Bases) -> Op {
         Op::Run { .. }
         | Op::RunExp { .. }
         | Op::Sleep { .. }
+        | Op::SleepExp { .. }
         | Op::Loop { .. }
         | Op::Jump { .. }
         | Op::Mark { .. }

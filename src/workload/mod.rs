@@ -14,6 +14,7 @@
 //! scheduler-tools/rt-app, HewlettPackard/netperf, dbench/tbench); each submodule documents what
 //! it keeps and what it simplifies. See also docs/fidelity.md, "Workloads".
 
+pub mod background;
 pub mod builtin;
 pub mod cmdline;
 pub mod generate;

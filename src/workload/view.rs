@@ -21,36 +21,34 @@ pub struct RunView<'a> {
 }
 
 impl<'a> RunView<'a> {
-    /// The whole run, for a run of one workload.
+    /// The whole run, for a run of one workload (its own tasks: not the system tasks of
+    /// [`Engine::set_system_tasks`]).
     pub fn whole(engine: &'a Engine) -> RunView<'a> {
+        let part = PlanPart {
+            index: 0,
+            tasks: 0..engine.workload_tasks().len(),
+            metrics: 0..engine.metrics().count(),
+            sem_base: 0,
+        };
+        let snapshots = match engine.system_tasks().is_empty() {
+            true => Cow::Borrowed(engine.snapshots()),
+            false => Cow::Owned(restricted(engine.snapshots(), &part)),
+        };
         RunView {
             engine,
-            part: PlanPart {
-                index: 0,
-                tasks: 0..engine.tasks().len(),
-                metrics: 0..engine.metrics().count(),
-                sem_base: 0,
-            },
+            part,
             prefix: String::new(),
-            snapshots: Cow::Borrowed(engine.snapshots()),
+            snapshots,
         }
     }
 
     /// The share of workload `part` of a run of several.
     pub fn part(engine: &'a Engine, part: &PlanPart) -> RunView<'a> {
-        let snapshots = (engine.snapshots().iter())
-            .filter(|s| s.workload == part.index)
-            .map(|s| Snapshot {
-                metrics: slice_or_empty(&s.metrics, &part.metrics),
-                task_waits: slice_or_empty(&s.task_waits, &part.tasks),
-                ..s.clone()
-            })
-            .collect();
         RunView {
             engine,
             part: part.clone(),
             prefix: part.metric_prefix(),
-            snapshots: Cow::Owned(snapshots),
+            snapshots: Cow::Owned(restricted(engine.snapshots(), part)),
         }
     }
 
@@ -96,6 +94,18 @@ impl<'a> RunView<'a> {
     pub fn stats_start_ns(&self) -> u64 {
         self.engine.stats_start_ns()
     }
+}
+
+/// The snapshots of workload `part`, with its metrics and tasks only.
+fn restricted(snapshots: &[Snapshot], part: &PlanPart) -> Vec<Snapshot> {
+    (snapshots.iter())
+        .filter(|s| s.workload == part.index)
+        .map(|s| Snapshot {
+            metrics: slice_or_empty(&s.metrics, &part.metrics),
+            task_waits: slice_or_empty(&s.task_waits, &part.tasks),
+            ..s.clone()
+        })
+        .collect()
 }
 
 /// `v[range]`, or empty when `v` is (a snapshot without the full statistics).

@@ -532,7 +532,11 @@ impl Observer for TraceRecorder {
         {
             e.migrate(ts_ns, from, to, reason);
         }
-        if let Some(tl) = self.timeline.as_mut() {
+        // The timeline's migration series are the results' (`migrations`): the workloads'
+        // tasks, not the background ones.
+        if let Some(tl) = self.timeline.as_mut()
+            && !p.system
+        {
             tl.migrate(ts_ns, p.id.0 as usize, from, to, reason);
         }
         if self.writer.is_none() {
