@@ -15,6 +15,7 @@ mod fuzz_common;
 #[path = "support/machines.rs"]
 mod machines;
 
+mod background;
 mod balance;
 mod balance_sim;
 mod balance_sums;

@@ -1,0 +1,155 @@
+//! The machine's background tasks (`schedlab::workload::background`): kworkers, an unbound
+//! kernel thread and, on `-m host`, a daemon, run as tasks beside the benchmark and are
+//! reported apart from it; and the mechanism by which they change a run (issue 34 item 1).
+
+use std::process::Command;
+
+fn schedlab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("schedlab runs")
+}
+
+/// One run of `hackbench -g 4 -l 500` on skl-2s with seed 1 and `sets`; its `runs[0]`.
+fn hackbench_skl(sets: &[&str], trace: Option<&std::path::Path>) -> serde_json::Value {
+    let mut args = vec!["run", "-m", "skl-2s", "--seed", "1", "--json", "-"];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    if let Some(t) = trace {
+        args.extend(["--trace", t.to_str().unwrap()]);
+    }
+    args.extend(["--", "hackbench", "-g", "4", "-l", "500"]);
+    let out = schedlab(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["runs"][0].clone()
+}
+
+/// skl-2s: node 1 is CPUs 20-39 and 60-79.
+fn on_node1(cpu: u64) -> bool {
+    (20..40).contains(&cpu) || (60..80).contains(&cpu)
+}
+
+/// Share of the CPUs' busy time that node 1's CPUs did.
+fn node1_busy_share(run: &serde_json::Value) -> f64 {
+    let (mut node1, mut all) = (0.0, 0.0);
+    for c in run["cpus"].as_array().unwrap() {
+        let busy = c["busy_ns"].as_f64().unwrap();
+        all += busy;
+        if on_node1(c["cpu"].as_u64().unwrap()) {
+            node1 += busy;
+        }
+    }
+    node1 / all
+}
+
+/// Without background tasks, seed 1 of this hackbench crowds onto node 0: node 1's CPUs
+/// sit in nohz idle and only the NUMA level's idle balance (every ~80 ms, failing on
+/// `task_hot()`) would visit them, so node 1 does under a quarter of the work and the run
+/// takes about 0.11 s instead of 0.08 s (the slow mode of issue 34). With the kworkers, a
+/// burst on an idle node-1 CPU ends in `sched_balance_newidle()` with a large `avg_idle`
+/// (the CPU was idle long), which reaches the NUMA level and pulls a task across: the
+/// trace shows a kworker's context migrating a task from node 0 to its node-1 CPU, and the
+/// work is shared between the nodes.
+#[test]
+fn kworker_bursts_on_idle_cpus_end_in_newidle_pulls_across_nodes() {
+    let off = hackbench_skl(
+        &[
+            "run.noise_kworker_interval_us=0",
+            "run.noise_kthread_interval_us=0",
+        ],
+        None,
+    );
+    assert!(off.get("background").is_none());
+    let share_off = node1_busy_share(&off);
+    assert!(share_off < 0.25, "node 1 did {share_off:.2} of the work");
+
+    let dir = std::env::temp_dir().join(format!("schedlab-background-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("t.txt");
+    let on = hackbench_skl(&[], Some(&trace));
+    let share_on = node1_busy_share(&on);
+    assert!(share_on > 0.4, "node 1 did {share_on:.2} of the work");
+    let off_s = off["perf_stat"]["elapsed_s"].as_f64().unwrap();
+    let on_s = on["perf_stat"]["elapsed_s"].as_f64().unwrap();
+    assert!(on_s < 0.85 * off_s, "{on_s} s with, {off_s} s without");
+
+    // A kworker's context on a node-1 CPU pulling a task from node 0.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let field = |line: &str, key: &str| -> Option<u64> {
+        let at = line.find(key)? + key.len();
+        line[at..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    };
+    let pulls = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("kworker/") && l.contains("sched_migrate_task:"))
+        .filter(|l| {
+            let (from, to) = (field(l, "orig_cpu="), field(l, "dest_cpu="));
+            matches!((from, to), (Some(f), Some(t)) if !on_node1(f) && on_node1(t))
+        })
+        .count();
+    assert!(pulls > 0, "no kworker-context pull from node 0 to node 1");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The background tasks are reported apart: not in `tasks`, not in perf stat's
+/// task-clock, and the run ends when the benchmark's own tasks have exited.
+#[test]
+fn background_tasks_are_reported_apart_from_the_benchmark() {
+    let on = hackbench_skl(&[], None);
+    let bg = &on["background"];
+    // One kworker per online CPU (80) and the unbound kernel thread; no daemon on presets.
+    assert_eq!(bg["tasks"], 81);
+    assert!(bg["task_clock_ms"].as_f64().unwrap() > 0.0);
+    let tasks = on["tasks"].as_array().unwrap();
+    // hackbench -g 4: its main task, 4 groups of 20 senders and 20 receivers (no kworker).
+    assert_eq!(tasks.len(), 161);
+    assert!(tasks.iter().all(|t| {
+        let comm = t["comm"].as_str().unwrap();
+        ["sender", "receiver", "hackbench"]
+            .iter()
+            .any(|p| comm.starts_with(p))
+    }));
+    let runtime_ms: f64 = tasks
+        .iter()
+        .map(|t| t["sum_exec_runtime_ns"].as_f64().unwrap() / 1e6)
+        .sum();
+    let task_clock = on["perf_stat"]["task_clock_ms"].as_f64().unwrap();
+    assert!((runtime_ms - task_clock).abs() < 1e-6 * task_clock);
+    assert_eq!(on["all_tasks_exited"], true);
+    // `noise = false` has no background at all.
+    let quiet = hackbench_skl(&["run.noise=false"], None);
+    assert!(quiet.get("background").is_none());
+}
+
+#[test]
+fn a_background_key_out_of_range_is_a_clear_error() {
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "hybrid-10",
+        "--set",
+        "run.noise_kworker_run_us=2000000",
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("run.noise_kworker_run_us"), "{err}");
+    assert!(err.contains("1000000"), "the key's range: {err}");
+}
