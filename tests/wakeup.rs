@@ -595,6 +595,43 @@ fn pinned_task_and_fallback_respect_affinity() {
     );
 }
 
+/// 82d6e01a0699 (v6.19, WAKEUP_STATS_ALLOWED): the slow path counts a group's idle CPUs
+/// only among those the task may use. skl-2s at the NUMA level: node 0 (local) has two idle
+/// CPUs, node 1 many, but the task may run only on four busy CPUs of node 1. Summing every
+/// CPU (before v6.19) sends it to node 1; summing the allowed ones keeps it local.
+#[test]
+fn find_dst_group_counts_only_the_allowed_cpus_from_v6_19() {
+    let s = Setup::new("skl-2s");
+    let topo = s.topo();
+    let numa = *s.d.cpu_domains(0).last().unwrap();
+    let groups = &s.d.domain(numa).groups;
+    let (local, remote) = (s.d.group(groups[0]).span, s.d.group(groups[1]).span);
+    assert!(local.test(0) && !remote.test(0));
+    let mut env = FakeEnv::idle(&s.m);
+    env.busy_all(local.iter().skip(2));
+    let pinned: Vec<usize> = remote.iter().take(4).collect();
+    env.busy_all(pinned.iter().copied());
+    env.allowed[0] = local.or(&pinned.iter().copied().collect());
+    let with = |on: bool| {
+        let mut f = Features::defaults();
+        f.set(Feature::WAKEUP_STATS_ALLOWED, on);
+        Wakeup::new(&topo, WakeupParams::new(KernelVersion::new(6, 18), f))
+    };
+    assert_eq!(
+        with(false).find_dst_group(&topo, &env, numa, P, 0),
+        Some(groups[1]),
+        "every CPU of node 1 counted: node 1 looks idler"
+    );
+    assert_eq!(
+        with(true).find_dst_group(&topo, &env, numa, P, 0),
+        None,
+        "only the four busy allowed CPUs of node 1: stay local"
+    );
+    let v6_19 = KernelVersion::new(6, 19);
+    assert!(Features::at_version(v6_19).on(Feature::WAKEUP_STATS_ALLOWED));
+    assert!(!Features::at_version(KernelVersion::new(6, 18)).on(Feature::WAKEUP_STATS_ALLOWED));
+}
+
 fn params_for(version: (u16, u16)) -> WakeupParams {
     let v = KernelVersion::new(version.0, version.1);
     let mut p = WakeupParams::new(v, Features::at_version(v));

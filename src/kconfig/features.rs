@@ -138,6 +138,7 @@ features!(
     DL_SERVER,
     DL_SERVER_LAZY_STOP,
     RT_DEFAULT_BANDWIDTH,
+    WAKEUP_STATS_ALLOWED,
     // NUMA balancing (src/sched/numa; docs/numa.md).
     NUMA_FAVOUR_HIGHER,
     NUMA_RESIST_LOWER,
@@ -724,6 +725,19 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
         "present since v2.6.25; 5f6bd380c7bd 'sched/rt: Remove default bandwidth control' \
          (v6.12) leaves it to RT_GROUP_SCHED, relying on the fair dl_server instead",
     ),
+    fi(
+        WAKEUP_STATS_ALLOWED,
+        false,
+        M,
+        BOTH,
+        "the slow path's group statistics (update_sg_wakeup_stats()) add up only the group's \
+         CPUs the task may run on; off: every CPU of the group (the group's capacity is \
+         sgc->capacity either way)",
+        &[(v(6, 19), true)],
+        "82d6e01a0699 'sched/fair: Only update stats for allowed CPUs when looking for dst \
+         group' (v6.19); backported to the stable trees in July 2026 (6.12.y: Debian's \
+         6.12.118 has it, 6.1.y: 6.1.192), after the v6.18 profile's 6.18.5",
+    ),
     // NUMA balancing switches; only read when NUMA balancing runs (kernel.numa_balancing and
     // more than one node). Sources and the release-keyed rest: src/sched/numa/features.rs.
     fi(
@@ -1111,6 +1125,7 @@ static NAMES: [&str; NR_FEATURES] = [
     "DL_SERVER",
     "DL_SERVER_LAZY_STOP",
     "RT_DEFAULT_BANDWIDTH",
+    "WAKEUP_STATS_ALLOWED",
     "NUMA_FAVOUR_HIGHER",
     "NUMA_RESIST_LOWER",
     "NUMA_MIGRATE_PREFERRED_BUSY",

@@ -307,6 +307,9 @@ impl WakeupEnv for WakeView<'_> {
     fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool {
         self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
+    fn ttwu_pending(&self, cpu: usize) -> bool {
+        self.core.cpu_ttwu_pending(cpu)
+    }
     fn cpus_allowed(&self, p: TaskId) -> &CpuMask {
         self.core.task_cpus_allowed(p)
     }

@@ -5,7 +5,9 @@
 //! CPU (`sched_balance_find_dst_group_cpu()`, was `find_idlest_group_cpu()`).
 //!
 //! Group statistics follow `update_sg_wakeup_stats()` and `group_classify()` (the v5.5
-//! rework, 57abff067a08 "sched/fair: Rework find_idlest_group()"); kernels before v5.5
+//! rework, 57abff067a08 "sched/fair: Rework find_idlest_group()"); from v6.19 (model switch
+//! `WAKEUP_STATS_ALLOWED`, 82d6e01a0699) they add up only the group's CPUs the task may run
+//! on, the group's capacity staying `sgc->capacity` (every CPU); kernels before v5.5
 //! compare the groups' capacity-scaled load with half the domain's imbalance margin, in
 //! the v3.x form (the v4.x `runnable_load`/spare-capacity refinements are approximated
 //! by it). CPUs inside a group: shallowest idle state, then most recently idle, else the
@@ -19,7 +21,9 @@ use super::{
     Call, GroupWakeSums, NICE_0_LOAD_DOWN, NUMA_IMBALANCE_MIN, SCHED_CAPACITY_SCALE, Topo, Wakeup,
     WakeupEnv,
 };
+use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, GroupId, SdFlags};
+use crate::kconfig::features::Feature;
 use crate::task::TaskId;
 
 use crate::sched::types::GroupType;
@@ -190,7 +194,15 @@ impl Wakeup {
         };
         #[cfg(debug_assertions)]
         let unfilled = sgs;
-        let from_sums = if asym {
+        // From v6.19 (WAKEUP_STATS_ALLOWED) only the CPUs `p` may run on are added up
+        // (`for_each_cpu_and(i, sched_group_span(group), p->cpus_ptr)`); the group's sums
+        // hold every CPU, so a task that may not use the whole group walks it.
+        let allowed = self
+            .params
+            .feat(Feature::WAKEUP_STATS_ALLOWED)
+            .then(|| env.cpus_allowed(p))
+            .filter(|a| !sg.span.andnot(a).is_empty());
+        let from_sums = if asym || allowed.is_some() {
             None
         } else {
             Self::sg_wakeup_sums(env, sg, p)
@@ -207,7 +219,7 @@ impl Wakeup {
                 #[cfg(debug_assertions)]
                 {
                     let mut walked = unfilled;
-                    let cap = Self::sg_wakeup_walk(env, sg, p, task_util, &mut walked);
+                    let cap = Self::sg_wakeup_walk(env, sg, None, p, task_util, &mut walked);
                     walked.max_capacity = 0;
                     assert_eq!(
                         (walked, cap),
@@ -217,9 +229,12 @@ impl Wakeup {
                 }
                 sums.capacity
             }
-            None => Self::sg_wakeup_walk(env, sg, p, task_util, &mut sgs),
+            None => Self::sg_wakeup_walk(env, sg, allowed, p, task_util, &mut sgs),
         };
-        call.cost.cpus += sg.group_weight as u32;
+        call.cost.cpus += match allowed {
+            Some(a) => sg.span.and(a).weight() as u32,
+            None => sg.group_weight as u32,
+        };
         sgs.group_capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum).max(1);
         let pct = u64::from(d.imbalance_pct);
         sgs.group_type = group_classify(pct, env.sg_imbalanced(sg.sgc), &sgs);
@@ -230,22 +245,28 @@ impl Wakeup {
     }
 
     /// The per-CPU part of `update_sg_wakeup_stats()`: add every CPU of the group's span
-    /// into `sgs` (without `p`); returns the sum of their capacities.
+    /// (only those in `allowed` when given) into `sgs` (without `p`); returns the sum of
+    /// the capacities of the whole span, which with `max_capacity` stands for the group's
+    /// `sgc->capacity` and `sgc->max_capacity` (never limited to the allowed CPUs).
     fn sg_wakeup_walk(
         env: &impl WakeupEnv,
         sg: &crate::domains::SchedGroup,
+        allowed: Option<&CpuMask>,
         p: TaskId,
         task_util: u64,
         sgs: &mut SgWakeupStats,
     ) -> u64 {
         let mut capacity_sum = 0;
         for i in sg.span.iter() {
-            sgs.group_load += env.cpu_load_without(i, p);
-            sgs.group_util += env.cpu_util_without(i, p);
-            sgs.group_runnable += env.cpu_runnable_without(i, p);
             let capacity = env.capacity_of(i);
             capacity_sum += capacity;
             sgs.max_capacity = sgs.max_capacity.max(capacity);
+            if allowed.is_some_and(|a| !a.test(i)) {
+                continue;
+            }
+            sgs.group_load += env.cpu_load_without(i, p);
+            sgs.group_util += env.cpu_util_without(i, p);
+            sgs.group_runnable += env.cpu_runnable_without(i, p);
             let local = usize::from(env.task_running_on_cpu(i, p));
             let nr_running = env.nr_running(i).saturating_sub(local);
             sgs.sum_nr_running += nr_running as u32;
@@ -433,6 +454,34 @@ impl Wakeup {
             return None;
         }
         Some(g)
+    }
+
+    /// [`Wakeup::sched_balance_find_dst_group`] alone (no placement call, its cost not
+    /// kept): the kernel differential tests compare it with the kernel's.
+    pub fn find_dst_group(
+        &self,
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        sd: DomainId,
+        p: TaskId,
+        this_cpu: usize,
+    ) -> Option<GroupId> {
+        let mut call = Call::bare(this_cpu);
+        self.sched_balance_find_dst_group(topo, env, sd, p, this_cpu, &mut call)
+    }
+
+    /// [`Wakeup::update_sg_wakeup_stats`] alone (its cost not kept): the kernel
+    /// differential tests compare it with the kernel's.
+    pub fn sg_wakeup_stats(
+        &self,
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        sd: DomainId,
+        group: GroupId,
+        p: TaskId,
+    ) -> SgWakeupStats {
+        let mut call = Call::bare(0);
+        self.update_sg_wakeup_stats(topo, env, sd, group, p, &mut call)
     }
 
     /// [`Wakeup::sched_balance_find_dst_group_cpu`] alone (no placement call, its cost

@@ -199,10 +199,17 @@ pub trait WakeupEnv {
     /// `task_running_on_cpu()`: `p` is queued on `cpu` (so counts in its `nr_running`).
     fn task_running_on_cpu(&self, cpu: usize, p: TaskId) -> bool;
 
-    /// `idle_cpu_without()`: `cpu` would be idle if `p` were not there. Default: idle, or
-    /// `p` is what runs there (ignores a pending wakeup IPI in the second case).
+    /// `rq->ttwu_pending`: wakeups queued to `cpu` by other CPUs, not yet activated.
+    /// Default: none.
+    fn ttwu_pending(&self, _cpu: usize) -> bool {
+        false
+    }
+
+    /// `idle_cpu_without()`: `cpu` would be idle if `p` were not there (asked only when
+    /// its `nr_running` without `p` is 0): the idle task or `p` runs there and no wakeup
+    /// is pending. Default: idle, or `p` is queued there and no wakeup is pending.
     fn idle_cpu_without(&self, cpu: usize, p: TaskId) -> bool {
-        self.idle_cpu(cpu) || self.task_running_on_cpu(cpu, p)
+        self.idle_cpu(cpu) || (self.task_running_on_cpu(cpu, p) && !self.ttwu_pending(cpu))
     }
 
     /// `p->cpus_ptr` (a pointer, as the kernel's: the scans borrow it instead of copying

@@ -872,3 +872,91 @@ kernel_fns! {
     fn kd612_sglb_set_cpu(cpu: i32, c: *const KdSglbCpu) -> i32;
     fn kd612_update_sg_lb_stats(inp: *const KdSglbIn, out: *mut KdSglbOut) -> i32;
 }
+
+/// `shim/dstgroup_wrap.c`'s per-CPU runqueue (`curr`: 0 the idle task, 1 p, 2 another task).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdDgCpu {
+    pub load: u64,
+    pub util: u64,
+    pub runnable: u64,
+    pub capacity: u64,
+    pub arch_capacity: u64,
+    pub nr_running: u32,
+    pub h_nr_queued: u32,
+    pub ttwu_pending: u32,
+    pub curr: u32,
+    pub node: i32,
+    pub pad: i32,
+}
+
+/// The most groups one domain may pass (`KD_DG_MAX_GROUPS`).
+pub const KD_DG_MAX_GROUPS: usize = 64;
+
+/// One group of `shim/dstgroup_wrap.c`'s domain.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KdDgGroup {
+    pub span: KdMask,
+    pub capacity: u64,
+    pub max_capacity: u64,
+    pub group_weight: u32,
+    pub imbalance: u32,
+}
+
+/// `shim/dstgroup_wrap.c`'s inputs: the domain's groups in circular order, the task.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdDgIn {
+    pub groups: [KdDgGroup; KD_DG_MAX_GROUPS],
+    pub allowed: KdMask,
+    pub last_update_time: u64,
+    pub task_util: u64,
+    pub nr_groups: u32,
+    pub sd_flags: u32,
+    pub imbalance_pct: u32,
+    pub imb_numa_nr: u32,
+    pub this_cpu: i32,
+    pub task_cpu: i32,
+    pub on_rq: i32,
+    pub numa_preferred_nid: i32,
+}
+
+/// `update_sg_wakeup_stats()`'s result for one group (`computed`: the group has allowed CPUs).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KdDgSgs {
+    pub avg_load: u64,
+    pub group_load: u64,
+    pub group_capacity: u64,
+    pub group_util: u64,
+    pub group_runnable: u64,
+    pub group_misfit_task_load: u64,
+    pub sum_nr_running: u32,
+    pub idle_cpus: u32,
+    pub group_weight: u32,
+    pub group_type: u32,
+    pub computed: u32,
+    pub pad: u32,
+}
+
+/// `shim/dstgroup_wrap.c`'s outputs: every group's statistics and the chosen group.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KdDgOut {
+    pub sgs: [KdDgSgs; KD_DG_MAX_GROUPS],
+    pub chosen: i32,
+    pub pad: u32,
+}
+
+kernel_fns! {
+    kdiff_dstgroup_6_12;
+    fn kd612_dstgroup_set_cpu(cpu: i32, c: *const KdDgCpu) -> i32;
+    fn kd612_find_dst_group(inp: *const KdDgIn, out: *mut KdDgOut) -> i32;
+}
+
+kernel_fns! {
+    kdiff_dstgroup_6_1;
+    fn kd61_dstgroup_set_cpu(cpu: i32, c: *const KdDgCpu) -> i32;
+    fn kd61_find_dst_group(inp: *const KdDgIn, out: *mut KdDgOut) -> i32;
+}

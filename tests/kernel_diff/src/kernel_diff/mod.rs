@@ -3,6 +3,7 @@
 mod balance;
 mod cfs;
 mod detach;
+mod dstgroup;
 mod eevdf;
 mod idlest;
 mod inject;
