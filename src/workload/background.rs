@@ -164,44 +164,43 @@ pub fn plan(params: &BackgroundParams, machine: &Machine, seed: u64) -> Option<W
     }
     let mut plan = WorkloadPlan::default();
     let mut first_wakeup = RngStream::new(seed, StreamKind::Background, 0);
-    let first_cpu = machine.online.iter().next().expect("a machine has a CPU");
-    let classes = [
-        ("kworker", params.kworker),
-        ("kthread", params.kthread),
-        ("daemon", params.daemon),
-    ];
-    for (name, activity) in classes.into_iter().filter(|(_, a)| a.present()) {
-        let program = u32::try_from(plan.programs.len()).expect("three programs");
-        plan.programs.push(sleeper(name, activity));
-        let mut start = || exp_ns(&mut first_wakeup, activity.interval_us * 1_000);
-        match name {
-            "kworker" => {
-                for cpu in machine.online.iter() {
-                    plan.tasks.push(TaskSpec {
-                        comm: format!("kworker/{cpu}:1"),
-                        program,
-                        cpus_allowed: Some(CpuMask::single(cpu)),
-                        start_ns: start(),
-                        parent_cpu: cpu,
-                        footprint_kib: FOOTPRINT_KIB,
-                        ..TaskSpec::default()
-                    });
-                }
-            }
-            _ => plan.tasks.push(TaskSpec {
-                comm: match name {
-                    "kthread" => "kworker/u:1".to_string(),
-                    _ => "daemon".to_string(),
-                },
+    if params.kworker.present() {
+        let program = add_program(&mut plan, "kworker", params.kworker);
+        for cpu in machine.online.iter() {
+            plan.tasks.push(TaskSpec {
+                comm: format!("kworker/{cpu}:1"),
                 program,
-                start_ns: start(),
-                parent_cpu: first_cpu,
+                cpus_allowed: Some(CpuMask::single(cpu)),
+                start_ns: exp_ns(&mut first_wakeup, params.kworker.interval_us * 1_000),
+                parent_cpu: cpu,
                 footprint_kib: FOOTPRINT_KIB,
                 ..TaskSpec::default()
-            }),
+            });
         }
     }
+    let first_cpu = machine.online.iter().next().expect("a machine has a CPU");
+    let unbound = [
+        ("kthread", "kworker/u:1", params.kthread),
+        ("daemon", "daemon", params.daemon),
+    ];
+    for (class, comm, activity) in unbound.into_iter().filter(|u| u.2.present()) {
+        let program = add_program(&mut plan, class, activity);
+        plan.tasks.push(TaskSpec {
+            comm: comm.to_string(),
+            program,
+            start_ns: exp_ns(&mut first_wakeup, activity.interval_us * 1_000),
+            parent_cpu: first_cpu,
+            footprint_kib: FOOTPRINT_KIB,
+            ..TaskSpec::default()
+        });
+    }
     Some(plan)
+}
+
+/// Add the program of background class `class` to `plan`; its index.
+fn add_program(plan: &mut WorkloadPlan, class: &str, a: Activity) -> u32 {
+    plan.programs.push(sleeper(class, a));
+    u32::try_from(plan.programs.len() - 1).expect("three programs at most")
 }
 
 /// A background task's program: run, sleep, again.
