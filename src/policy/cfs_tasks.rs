@@ -100,6 +100,11 @@ impl CfsTaskLists {
         Some(cpu)
     }
 
+    /// `p->numa_preferred_nid` as last reported (`None` = NUMA_NO_NODE).
+    pub fn preferred_nid(&self, p: TaskId) -> Option<usize> {
+        self.preferred.get(p.idx()).copied().flatten()
+    }
+
     /// (`rq->nr_numa_running`, `rq->nr_preferred_running`) of `cpu`.
     pub fn numa_counts(&self, cpu: usize) -> (u32, u32) {
         let c = &self.numa[cpu];
@@ -145,8 +150,12 @@ mod tests {
         assert_eq!(l.numa_counts(0), (1, 1));
         l.add(2, t(1));
         assert_eq!(l.numa_counts(2), (1, 1));
+        assert_eq!(l.preferred_nid(t(3)), Some(1));
         assert_eq!(l.set_preferred_nid(t(1), None), Some(2));
         assert_eq!(l.numa_counts(2), (0, 0));
+        // Every task starts at NUMA_NO_NODE, also one the lists never saw.
+        assert_eq!(l.preferred_nid(t(1)), None);
+        assert_eq!(l.preferred_nid(t(99)), None);
         for cpu in 0..4 {
             assert_eq!(l.numa_counts(cpu), recount(&l, cpu), "CPU {cpu}");
         }

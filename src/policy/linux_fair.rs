@@ -237,6 +237,8 @@ struct WakeView<'a> {
     /// The balance sums just refreshed and [`LinuxFair::sgc_capacity_free`], for a fork
     /// or exec placement ([`LinuxFair::refresh_sums_for_placement`]).
     sums: Option<(&'a LbSums, &'a [u64])>,
+    /// Each task's `numa_preferred_nid` (the slow path's NUMA allowance reads it).
+    cfs_tasks: &'a CfsTaskLists,
 }
 
 impl WakeView<'_> {
@@ -309,6 +311,9 @@ impl WakeupEnv for WakeView<'_> {
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
         self.core.cpu_ttwu_pending(cpu)
+    }
+    fn numa_preferred_nid(&self, p: TaskId) -> Option<usize> {
+        self.cfs_tasks.preferred_nid(p)
     }
     fn cpus_allowed(&self, p: TaskId) -> &CpuMask {
         self.core.task_cpus_allowed(p)
@@ -689,6 +694,7 @@ impl SchedPolicy for LinuxFair {
             ents: &self.ents,
             rt: &self.rt,
             sums: sums.then_some((&self.lb.sums, &self.sgc_capacity_free[..])),
+            cfs_tasks: &self.cfs_tasks,
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
         if sums {
@@ -1035,6 +1041,7 @@ impl SchedPolicy for LinuxFair {
             ents: &self.ents,
             rt: &self.rt,
             sums: None,
+            cfs_tasks: &self.cfs_tasks,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
     }
