@@ -117,26 +117,35 @@ fn case() -> impl Strategy<Value = Case> {
     )
 }
 
-/// Per machine: the domains and the placement state with SIS_UTIL on and off.
+/// Per machine: the domains and the placement state with SIS_UTIL on and off, at the unit's
+/// version and (6.1 only) at v6.12, whose differences are counted.
 struct Sis {
     s: Setup,
     w: [Wakeup; 2],
+    later: Option<[Wakeup; 2]>,
 }
 
-fn machines(v: KernelVersion) -> Vec<Sis> {
+/// The mirror at `v` with SIS_UTIL off and on (SIS_PROP as `v` has it: off at 6.1 and 6.12).
+pub(super) fn wakeups(s: &Setup, v: KernelVersion) -> [Wakeup; 2] {
+    [false, true].map(|on| {
+        let mut f = Features::at_version(v);
+        f.set(Feature::SIS_UTIL, on);
+        assert!(!f.on(Feature::SIS_PROP), "SIS_PROP is not compared");
+        Wakeup::new(&Topo::new(&s.m, &s.d), WakeupParams::new(v, f))
+    })
+}
+
+fn machines(v: &str) -> Vec<Sis> {
     MACHINES
         .iter()
         .map(|name| {
             let m = machine(name);
             let d = build_sched_domains(&m);
-            let w = [false, true].map(|on| {
-                let mut f = Features::at_version(v);
-                f.set(Feature::SIS_UTIL, on);
-                Wakeup::new(&Topo::new(&m, &d), WakeupParams::new(v, f))
-            });
+            let s = Setup { m, d };
             Sis {
-                s: Setup { m, d },
-                w,
+                w: wakeups(&s, version(v)),
+                later: (v == V61).then(|| wakeups(&s, version(V))),
+                s,
             }
         })
         .collect()
@@ -152,8 +161,8 @@ fn select_idle_cpu_and_smt_on(v: &'static str) {
     if !available("wakeup", v) {
         return;
     }
-    let ms = RefCell::new(machines(version(v)));
-    let tally = RefCell::new([0u64; 4]);
+    let ms = RefCell::new(machines(v));
+    let tally = RefCell::new([0u64; 5]);
     assert_no_mismatch(
         "wakeup::select_idle_cpu+select_idle_core+select_idle_smt",
         v,
@@ -162,15 +171,15 @@ fn select_idle_cpu_and_smt_on(v: &'static str) {
         |c| check(v, &mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut()),
     );
     println!(
-        "kernel_diff wakeup::select_idle_cpu (linux {}): cluster-first scans, CPU found, none found, has_idle_cores cleared: {:?}",
+        "kernel_diff wakeup::select_idle_cpu (linux {}): scans of a clustered LLC (cluster first from v6.8), CPU found, none found, has_idle_cores cleared, the mirror's v6.12 form differs (6.1 only): {:?}",
         crate::release(v),
         tally.borrow()
     );
 }
 
-fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 4]) -> Result<(), String> {
+fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 5]) -> Result<(), String> {
     let &(_, target, ref states, ref allowed, has_idle_core, hic, sis_util, nr, smt) = c;
-    let (s, w) = (&sis.s, &mut sis.w[usize::from(sis_util)]);
+    let s = &sis.s;
     let target = target % s.m.nr_cpus();
     let Some(sd) = s.d.sd_llc(target) else {
         return Ok(());
@@ -205,22 +214,27 @@ fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 4]) -> Result<(), S
             crate::ffi::kd612_select_idle(&inp, &mut k)
         }
     };
-    // 6.1 has no cluster-first scan (the kernel ignores sched_cluster_active there).
-    tally[0] += u64::from(!smt && v != V61 && inp.cluster_active == 1 && inp.group_flags == 1);
+    tally[0] += u64::from(!smt && inp.cluster_active == 1 && inp.group_flags == 1);
     tally[if k.cpu >= 0 { 1 } else { 2 }] += 1;
     tally[3] += u64::from(hic && k.has_idle_cores == 0);
     let topo = Topo::new(&s.m, &s.d);
-    w.set_nr_idle_scan(&topo, target, nr);
-    w.set_idle_cores(&topo, target, hic);
-    let cpu = if smt {
-        w.scan_idle_smt(&topo, &e, TaskId(0), sd, target)
-    } else {
-        w.scan_idle_cpu(&topo, &e, TaskId(0), sd, has_idle_core, target)
-            .map(|(c, _)| c)
+    let mirror = |w: &mut Wakeup| {
+        w.set_nr_idle_scan(&topo, target, nr);
+        w.set_idle_cores(&topo, target, hic);
+        let cpu = if smt {
+            w.scan_idle_smt(&topo, &e, TaskId(0), sd, target)
+        } else {
+            w.scan_idle_cpu(&topo, &e, TaskId(0), sd, has_idle_core, target)
+                .map(|(c, _)| c)
+        };
+        KdSisOut {
+            cpu: cpu.map_or(-1, |c| c as i32),
+            has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
+        }
     };
-    let r = KdSisOut {
-        cpu: cpu.map_or(-1, |c| c as i32),
-        has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
-    };
+    let r = mirror(&mut sis.w[usize::from(sis_util)]);
+    if let Some(later) = &mut sis.later {
+        tally[4] += u64::from(mirror(&mut later[usize::from(sis_util)]) != k);
+    }
     compare("select_idle", &k, &r)
 }
