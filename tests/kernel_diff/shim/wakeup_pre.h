@@ -74,6 +74,9 @@ struct rq {
 	struct cpuidle_state kd_state;
 	int kd_has_state;
 	struct cpumask kd_smt;
+	/* 6.1's SIS_PROP (off: features.h and every case): read only behind sched_feat(SIS_PROP) */
+	unsigned long wake_stamp;
+	u64 wake_avg_idle;
 };
 struct task_struct {
 	unsigned long kd_h_load;
@@ -82,6 +85,8 @@ struct task_struct {
 };
 struct sched_domain {
 	unsigned int imbalance_pct;
+	unsigned int span_weight;
+	u64 avg_scan_cost; /* 6.1's SIS_PROP (off) */
 	unsigned long kd_span[KD_MASK_WORDS];
 	struct sched_group *groups;
 };

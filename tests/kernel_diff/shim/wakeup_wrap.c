@@ -1,7 +1,8 @@
 /* schedlab kernel_diff (MIT OR Apache-2.0): FFI wrappers around fair.c's wake_affine_idle()
- * and wake_affine_weight(), sched_balance_find_dst_group_cpu() and the idle-CPU scans; the
- * per-CPU arrays are filled by KD(wakeup_set_cpu). For 6.1 (KD_WAKEUP_61, shim/wakeup61.h)
- * only find_idlest_group_cpu(), the same function before its v6.10 rename. */
+ * and wake_affine_weight(), sched_balance_find_dst_group_cpu() and the idle-CPU scans with
+ * select_idle_sibling(); the per-CPU arrays are filled by KD(wakeup_set_cpu). For 6.1
+ * (KD_WAKEUP_61, shim/wakeup61.h) all but the wake_affine_*() ones: find_idlest_group_cpu(),
+ * the same function before its v6.10 rename, and 6.1's scans and select_idle_sibling(). */
 
 int KD(wakeup_set_cpu)(int cpu, u32 nr_running, u32 h_nr_queued, u32 h_nr_runnable,
 			u64 load, u64 capacity, int idle, int llc)
@@ -67,7 +68,8 @@ int KD(find_dst_group_cpu)(const u64 *span, u32 group_weight, const u64 *allowed
 	return sched_balance_find_dst_group_cpu(&sg, &p, this_cpu);
 }
 
-#ifndef KD_WAKEUP_61 /* 6.1: only find_idlest_group_cpu() */
+/* The idle-CPU scans and select_idle_sibling(): 6.12 and 6.1 (there without the cluster
+ * scan and prev_aff; its SIS_PROP stays off). */
 int KD(sis_set_smt)(int cpu, const u64 *smt)
 {
 	memcpy(kd_rqs[cpu].kd_smt.bits, smt, sizeof(kd_rqs[cpu].kd_smt.bits));
@@ -95,6 +97,8 @@ static void kd_sis_setup(const struct kd_sis_in *in, struct sched_group *sg,
 	*sd = (struct sched_domain){ .groups = sg };
 	memcpy(sg->cpumask, in->group_span, sizeof(sg->cpumask));
 	memcpy(sd->kd_span, in->span, sizeof(sd->kd_span));
+	for (int i = 0; i < KD_MASK_WORDS; i++)
+		sd->span_weight += (unsigned int)__builtin_popcountll(in->span[i]);
 	memcpy(allowed->bits, in->allowed, sizeof(allowed->bits));
 	kd_has_sds = (int)in->has_sds;
 	kd_sds.nr_idle_scan = (int)in->nr_idle_scan;
@@ -155,4 +159,3 @@ int KD(select_idle_sibling)(const struct kd_sis_in *in, int prev, int recent, in
 	kd_sd_llc = NULL;
 	return 0;
 }
-#endif

@@ -322,6 +322,16 @@ kernel_fns! {
     ) -> i32;
     fn kd61_wakeup_set_idle(cpu: i32, has_state: i32, exit_latency: u32, idle_stamp: u64, sched_idle: i32) -> i32;
     fn kd61_find_dst_group_cpu(span: *const u64, group_weight: u32, allowed: *const u64, this_cpu: i32) -> i32;
+    fn kd61_sis_set_smt(cpu: i32, smt: *const u64) -> i32;
+    fn kd61_select_idle(inp: *const KdSisIn, out: *mut KdSisOut) -> i32;
+    fn kd61_sis_set_ids(cpu: i32, llc: i32, share: i32) -> i32;
+    fn kd61_select_idle_sibling(
+        inp: *const KdSisIn,
+        prev: i32,
+        recent: i32,
+        smt_active: i32,
+        out: *mut KdSiblingOut,
+    ) -> i32;
 }
 
 kernel_fns! {

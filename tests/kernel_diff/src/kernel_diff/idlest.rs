@@ -17,7 +17,7 @@ use schedlab::topology::{Machine, presets};
 
 const V: &str = "6.12";
 /// 6.1's `find_idlest_group_cpu()`: the same body before the v6.10 rename.
-const V61: &str = "6.1";
+pub(super) const V61: &str = "6.1";
 
 const MACHINES: [&str; 3] = ["hybrid-10", "skl-2s", "power10-96"];
 
@@ -130,13 +130,9 @@ fn case() -> impl Strategy<Value = Case> {
     )
 }
 
-/// The per-CPU state of a case, set on the kernel side (6.12) too.
-pub(super) fn env(s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
-    env_on(V, s, states, allowed)
-}
-
-/// [`env`] with the per-CPU state set in the unit of kernel `v` (6.12 or 6.1).
-fn env_on(v: &str, s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
+/// The per-CPU state of a case, set on the kernel side too, in the unit of kernel `v` (6.12
+/// or 6.1).
+pub(super) fn env_on(v: &str, s: &Setup, states: &[Cpu], allowed: &Option<KdMask>) -> Env {
     let n = s.m.nr_cpus();
     let cpus: Vec<Cpu> = (0..n).map(|c| states[c % states.len()]).collect();
     for (i, c) in cpus.iter().enumerate() {

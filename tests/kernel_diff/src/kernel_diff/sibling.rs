@@ -1,21 +1,21 @@
-//! `select_idle_sibling()` whole (kernel/sched/fair.c of linux 6.12.y) against
+//! `select_idle_sibling()` whole (kernel/sched/fair.c of linux 6.12.y and 6.1.y) against
 //! src/sched/wakeup/sis.rs: the target, the cache-affine previous CPU (or, outside the
-//! target's cluster, `prev_aff`), `recent_used_cpu` (always replaced by prev), the LLC
-//! domain, `select_idle_smt()` on prev without an idle core, `select_idle_cpu()` (SIS_UTIL,
-//! the cluster-first scan, `select_idle_core()`), then the `prev_aff`, `recent_used_cpu` and
-//! target fallbacks; `p->recent_used_cpu` and the LLC's `has_idle_cores` after. Symmetric
-//! machines only (skl-2s, power10-96, milan-2s, two clustered LLCs): on asymmetric ones the
-//! kernel's `select_idle_capacity()` path (`util_fits_cpu()` with uclamp) is not extracted.
+//! target's cluster, `prev_aff`: 6.12 only, v6.8+ in the mirror), `recent_used_cpu` (always
+//! replaced by prev), the LLC domain, `select_idle_smt()` on prev without an idle core,
+//! `select_idle_cpu()` (SIS_UTIL, the cluster-first scan from v6.8, `select_idle_core()`),
+//! then the `prev_aff`, `recent_used_cpu` (both v6.8+) and target fallbacks;
+//! `p->recent_used_cpu` and the LLC's `has_idle_cores` after. Symmetric machines only
+//! (skl-2s, power10-96, milan-2s, two clustered LLCs): on asymmetric ones the kernel's
+//! `select_idle_capacity()` path (`util_fits_cpu()` with uclamp) is not extracted. 6.1's
+//! SIS_PROP (off in its features.h, as in the mirror's 6.1 features) is never set.
 
-use super::idlest::{Cpu, Setup, cpu, env};
-use super::sis::machine;
+use super::idlest::{Cpu, Setup, V61, cpu, env_on};
+use super::sis::{machine, set_ids, set_smt, version, wakeups};
 use crate::ffi::{KdMask, KdSiblingOut, KdSisIn, kd_mask};
 use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
 use schedlab::domains::{SdFlags, build_sched_domains};
-use schedlab::kconfig::features::{Feature, Features};
-use schedlab::kconfig::version::KernelVersion;
-use schedlab::sched::wakeup::{Topo, Wakeup, WakeupParams};
+use schedlab::sched::wakeup::{Topo, Wakeup};
 use schedlab::task::TaskId;
 use std::cell::RefCell;
 
@@ -70,14 +70,22 @@ fn near(s: &Setup, base: usize, raw: usize) -> usize {
     (raw / 4) % n
 }
 
+/// Per machine: the domains and the mirror at the unit's version and (6.1 only) at v6.12,
+/// whose differences are counted.
 struct Sibling {
     s: Setup,
     w: [Wakeup; 2],
+    later: Option<[Wakeup; 2]>,
 }
 
 #[test]
 fn select_idle_sibling_matches() {
-    if !available("wakeup", V) {
+    select_idle_sibling_on(V);
+    select_idle_sibling_on(V61);
+}
+
+fn select_idle_sibling_on(v: &'static str) {
+    if !available("wakeup", v) {
         return;
     }
     let ms = RefCell::new(
@@ -87,49 +95,42 @@ fn select_idle_sibling_matches() {
                 let m = machine(name);
                 let d = build_sched_domains(&m);
                 assert!(!d.sched_asym_cpucapacity, "{name}: symmetric machines only");
-                let v = KernelVersion::new(6, 12);
-                let w = [false, true].map(|on| {
-                    let mut f = Features::at_version(v);
-                    f.set(Feature::SIS_UTIL, on);
-                    Wakeup::new(&Topo::new(&m, &d), WakeupParams::new(v, f))
-                });
+                let s = Setup { m, d };
                 Sibling {
-                    s: Setup { m, d },
-                    w,
+                    w: wakeups(&s, version(v)),
+                    later: (v == V61).then(|| wakeups(&s, version(V))),
+                    s,
                 }
             })
             .collect::<Vec<_>>(),
     );
-    let tally = RefCell::new([0u64; 4]);
-    assert_no_mismatch("wakeup::select_idle_sibling", V, cases(5000), case(), |c| {
-        check(&mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut())
+    let tally = RefCell::new([0u64; 5]);
+    assert_no_mismatch("wakeup::select_idle_sibling", v, cases(5000), case(), |c| {
+        check(v, &mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut())
     });
     println!(
-        "kernel_diff wakeup::select_idle_sibling (linux {}): target, prev, recent_used_cpu, other CPU: {:?}",
-        crate::release(V),
+        "kernel_diff wakeup::select_idle_sibling (linux {}): target, prev, recent_used_cpu, other CPU, the mirror's v6.12 form differs (6.1 only): {:?}",
+        crate::release(v),
         tally.borrow()
     );
 }
 
-fn check(sb: &mut Sibling, c: &Case, tally: &mut [u64; 4]) -> Result<(), String> {
+fn check(v: &str, sb: &mut Sibling, c: &Case, tally: &mut [u64; 5]) -> Result<(), String> {
     let &(_, target, prev, recent, ref states, ref allowed, hic, sis_util, nr) = c;
-    let (s, w) = (&sb.s, &mut sb.w[usize::from(sis_util)]);
+    let s = &sb.s;
     let target = target % s.m.nr_cpus();
     let prev = near(s, target, prev);
     let recent = near(s, target, recent);
-    let e = env(s, states, allowed);
+    let e = env_on(v, s, states, allowed);
     let topo = Topo::new(&s.m, &s.d);
     for cpu in 0..s.m.nr_cpus() {
-        let smt = kd_mask(&s.m.smt_mask(cpu).and(&s.m.online));
-        // sd_share_id: the first CPU sharing resources (cluster, else LLC) with this one.
+        // sd_share_id: the first CPU sharing resources (cluster, else LLC) with this one
+        // (6.1 has no cpus_share_resources()).
         let share = (0..s.m.nr_cpus())
             .find(|&o| s.d.cpus_share_resources(cpu, o))
             .unwrap_or(cpu);
-        // SAFETY: cpu < 512; `smt` outlives the call.
-        unsafe {
-            crate::ffi::kd612_sis_set_smt(cpu as i32, smt.as_ptr());
-            crate::ffi::kd612_sis_set_ids(cpu as i32, s.d.llc_id(cpu) as i32, share as i32);
-        }
+        set_smt(v, cpu, &kd_mask(&s.m.smt_mask(cpu).and(&s.m.online)));
+        set_ids(v, cpu, s.d.llc_id(cpu), share);
     }
     let Some(sd) = s.d.sd_llc(target) else {
         return Ok(());
@@ -153,14 +154,13 @@ fn check(sb: &mut Sibling, c: &Case, tally: &mut [u64; 4]) -> Result<(), String>
     };
     let mut k = KdSiblingOut::default();
     // SAFETY: reads `inp` and the per-CPU arrays; writes `k`.
+    let (prev_c, recent_c, smt_c) = (prev as i32, recent as i32, i32::from(sb.w[0].smt_active()));
     unsafe {
-        crate::ffi::kd612_select_idle_sibling(
-            &inp,
-            prev as i32,
-            recent as i32,
-            i32::from(w.smt_active()),
-            &mut k,
-        )
+        if v == V61 {
+            crate::ffi::kd61_select_idle_sibling(&inp, prev_c, recent_c, smt_c, &mut k)
+        } else {
+            crate::ffi::kd612_select_idle_sibling(&inp, prev_c, recent_c, smt_c, &mut k)
+        }
     };
     let cpu = k.cpu as usize;
     tally[if cpu == target {
@@ -172,15 +172,21 @@ fn check(sb: &mut Sibling, c: &Case, tally: &mut [u64; 4]) -> Result<(), String>
     } else {
         3
     }] += 1;
-    w.set_nr_idle_scan(&topo, target, nr);
-    w.set_idle_cores(&topo, target, hic);
-    w.task_mut(TaskId(0)).recent_used_cpu = Some(recent);
-    let cpu = w.scan_idle_sibling(&topo, &e, TaskId(0), prev, target);
-    let r = KdSiblingOut {
-        cpu: cpu as i32,
-        has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
-        recent_used_cpu: w.task(TaskId(0)).recent_used_cpu.map_or(-1, |c| c as i32),
-        pad: 0,
+    let mirror = |w: &mut Wakeup| {
+        w.set_nr_idle_scan(&topo, target, nr);
+        w.set_idle_cores(&topo, target, hic);
+        w.task_mut(TaskId(0)).recent_used_cpu = Some(recent);
+        let cpu = w.scan_idle_sibling(&topo, &e, TaskId(0), prev, target);
+        KdSiblingOut {
+            cpu: cpu as i32,
+            has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
+            recent_used_cpu: w.task(TaskId(0)).recent_used_cpu.map_or(-1, |c| c as i32),
+            pad: 0,
+        }
     };
+    let r = mirror(&mut sb.w[usize::from(sis_util)]);
+    if let Some(later) = &mut sb.later {
+        tally[4] += u64::from(mirror(&mut later[usize::from(sis_util)]) != k);
+    }
     compare("select_idle_sibling", &k, &r)
 }

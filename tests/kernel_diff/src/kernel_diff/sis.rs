@@ -1,12 +1,14 @@
-//! The wakeup fast path's scans (kernel/sched/fair.c of linux 6.12.y: `select_idle_cpu()`
-//! with `select_idle_core()` and `__select_idle_cpu()`, SIS_UTIL's `nr_idle_scan` limit,
-//! the cluster-first scan, `set_idle_cores()`; `select_idle_smt()`) against
-//! src/sched/wakeup/sis.rs, on the LLC domain of random targets of SMT2, SMT4, hybrid and
-//! clustered presets, random idle / SCHED_IDLE CPUs and affinity. The scan order
-//! (`for_each_cpu_wrap()` from `target + 1` over a mask that `select_idle_core()` shrinks)
-//! is the kernel's own (`find_next_bit_wrap()`, `__for_each_wrap()` are extracted).
+//! The wakeup fast path's scans (kernel/sched/fair.c of linux 6.12.y and 6.1.y:
+//! `select_idle_cpu()` with `select_idle_core()` and `__select_idle_cpu()`, SIS_UTIL's
+//! `nr_idle_scan` limit, the cluster-first scan (6.12; none in 6.1, nor in the mirror before
+//! v6.8), `set_idle_cores()`; `select_idle_smt()`) against src/sched/wakeup/sis.rs, on the
+//! LLC domain of random targets of SMT2, SMT4, hybrid and clustered presets, random idle /
+//! SCHED_IDLE CPUs and affinity. The scan order (`for_each_cpu_wrap()` from `target + 1`
+//! over a mask that `select_idle_core()` shrinks) is the kernel's own
+//! (`find_next_bit_wrap()`, `__for_each_wrap()` are extracted). 6.1's SIS_PROP (off in its
+//! features.h, as in the mirror's 6.1 features) is never set.
 
-use super::idlest::{Cpu, Setup, cpu, env};
+use super::idlest::{Cpu, Setup, V61, cpu, env_on};
 use crate::ffi::{KdMask, KdSisIn, KdSisOut, kd_mask};
 use crate::{assert_no_mismatch, available, cases, compare};
 use proptest::prelude::*;
@@ -20,6 +22,40 @@ use schedlab::topology::presets::{self, CoreSpec, Numbering};
 use std::cell::RefCell;
 
 const V: &str = "6.12";
+
+/// The kernel version of the unit `v` ("6.12" or "6.1"): the mirror runs at it, with its
+/// features.
+pub(super) fn version(v: &str) -> KernelVersion {
+    if v == V61 {
+        KernelVersion::new(6, 1)
+    } else {
+        KernelVersion::new(6, 12)
+    }
+}
+
+/// `cpu_smt_mask(cpu)` in the unit of kernel `v`.
+pub(super) fn set_smt(v: &str, cpu: usize, smt: &KdMask) {
+    // SAFETY: cpu < 512; `smt` outlives the call.
+    unsafe {
+        if v == V61 {
+            crate::ffi::kd61_sis_set_smt(cpu as i32, smt.as_ptr());
+        } else {
+            crate::ffi::kd612_sis_set_smt(cpu as i32, smt.as_ptr());
+        }
+    }
+}
+
+/// A CPU's LLC id and `sd_share_id` in the unit of kernel `v`.
+pub(super) fn set_ids(v: &str, cpu: usize, llc: usize, share: usize) {
+    // SAFETY: cpu < 512.
+    unsafe {
+        if v == V61 {
+            crate::ffi::kd61_sis_set_ids(cpu as i32, llc as i32, share as i32);
+        } else {
+            crate::ffi::kd612_sis_set_ids(cpu as i32, llc as i32, share as i32);
+        }
+    }
+}
 
 /// Presets (SMT2 with thread-major numbering, SMT2 + single-thread cores, SMT4, hybrid
 /// with E-core clusters, CCX LLCs), then two clustered LLCs built here (4-core clusters,
@@ -81,27 +117,35 @@ fn case() -> impl Strategy<Value = Case> {
     )
 }
 
-/// Per machine: the domains and the placement state with SIS_UTIL on and off.
+/// Per machine: the domains and the placement state with SIS_UTIL on and off, at the unit's
+/// version and (6.1 only) at v6.12, whose differences are counted.
 struct Sis {
     s: Setup,
     w: [Wakeup; 2],
+    later: Option<[Wakeup; 2]>,
 }
 
-fn machines() -> Vec<Sis> {
+/// The mirror at `v` with SIS_UTIL off and on (SIS_PROP as `v` has it: off at 6.1 and 6.12).
+pub(super) fn wakeups(s: &Setup, v: KernelVersion) -> [Wakeup; 2] {
+    [false, true].map(|on| {
+        let mut f = Features::at_version(v);
+        f.set(Feature::SIS_UTIL, on);
+        assert!(!f.on(Feature::SIS_PROP), "SIS_PROP is not compared");
+        Wakeup::new(&Topo::new(&s.m, &s.d), WakeupParams::new(v, f))
+    })
+}
+
+fn machines(v: &str) -> Vec<Sis> {
     MACHINES
         .iter()
         .map(|name| {
             let m = machine(name);
             let d = build_sched_domains(&m);
-            let v = KernelVersion::new(6, 12);
-            let w = [false, true].map(|on| {
-                let mut f = Features::at_version(v);
-                f.set(Feature::SIS_UTIL, on);
-                Wakeup::new(&Topo::new(&m, &d), WakeupParams::new(v, f))
-            });
+            let s = Setup { m, d };
             Sis {
-                s: Setup { m, d },
-                w,
+                w: wakeups(&s, version(v)),
+                later: (v == V61).then(|| wakeups(&s, version(V))),
+                s,
             }
         })
         .collect()
@@ -109,37 +153,40 @@ fn machines() -> Vec<Sis> {
 
 #[test]
 fn select_idle_cpu_and_smt_match() {
-    if !available("wakeup", V) {
+    select_idle_cpu_and_smt_on(V);
+    select_idle_cpu_and_smt_on(V61);
+}
+
+fn select_idle_cpu_and_smt_on(v: &'static str) {
+    if !available("wakeup", v) {
         return;
     }
-    let ms = RefCell::new(machines());
-    let tally = RefCell::new([0u64; 4]);
+    let ms = RefCell::new(machines(v));
+    let tally = RefCell::new([0u64; 5]);
     assert_no_mismatch(
         "wakeup::select_idle_cpu+select_idle_core+select_idle_smt",
-        V,
+        v,
         cases(5000),
         case(),
-        |c| check(&mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut()),
+        |c| check(v, &mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut()),
     );
     println!(
-        "kernel_diff wakeup::select_idle_cpu (linux {}): cluster-first scans, CPU found, none found, has_idle_cores cleared: {:?}",
-        crate::release(V),
+        "kernel_diff wakeup::select_idle_cpu (linux {}): scans of a clustered LLC (cluster first from v6.8), CPU found, none found, has_idle_cores cleared, the mirror's v6.12 form differs (6.1 only): {:?}",
+        crate::release(v),
         tally.borrow()
     );
 }
 
-fn check(sis: &mut Sis, c: &Case, tally: &mut [u64; 4]) -> Result<(), String> {
+fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 5]) -> Result<(), String> {
     let &(_, target, ref states, ref allowed, has_idle_core, hic, sis_util, nr, smt) = c;
-    let (s, w) = (&sis.s, &mut sis.w[usize::from(sis_util)]);
+    let s = &sis.s;
     let target = target % s.m.nr_cpus();
     let Some(sd) = s.d.sd_llc(target) else {
         return Ok(());
     };
-    let e = env(s, states, allowed);
+    let e = env_on(v, s, states, allowed);
     for cpu in 0..s.m.nr_cpus() {
-        let smt = kd_mask(&s.m.smt_mask(cpu).and(&s.m.online));
-        // SAFETY: cpu < 512; `smt` outlives the call.
-        unsafe { crate::ffi::kd612_sis_set_smt(cpu as i32, smt.as_ptr()) };
+        set_smt(v, cpu, &kd_mask(&s.m.smt_mask(cpu).and(&s.m.online)));
     }
     let dom = s.d.domain(sd);
     let sg = s.d.group(dom.groups[0]);
@@ -160,22 +207,34 @@ fn check(sis: &mut Sis, c: &Case, tally: &mut [u64; 4]) -> Result<(), String> {
     };
     let mut k = KdSisOut::default();
     // SAFETY: reads `inp` and the per-CPU arrays; writes `k`.
-    unsafe { crate::ffi::kd612_select_idle(&inp, &mut k) };
+    unsafe {
+        if v == V61 {
+            crate::ffi::kd61_select_idle(&inp, &mut k)
+        } else {
+            crate::ffi::kd612_select_idle(&inp, &mut k)
+        }
+    };
     tally[0] += u64::from(!smt && inp.cluster_active == 1 && inp.group_flags == 1);
     tally[if k.cpu >= 0 { 1 } else { 2 }] += 1;
     tally[3] += u64::from(hic && k.has_idle_cores == 0);
     let topo = Topo::new(&s.m, &s.d);
-    w.set_nr_idle_scan(&topo, target, nr);
-    w.set_idle_cores(&topo, target, hic);
-    let cpu = if smt {
-        w.scan_idle_smt(&topo, &e, TaskId(0), sd, target)
-    } else {
-        w.scan_idle_cpu(&topo, &e, TaskId(0), sd, has_idle_core, target)
-            .map(|(c, _)| c)
+    let mirror = |w: &mut Wakeup| {
+        w.set_nr_idle_scan(&topo, target, nr);
+        w.set_idle_cores(&topo, target, hic);
+        let cpu = if smt {
+            w.scan_idle_smt(&topo, &e, TaskId(0), sd, target)
+        } else {
+            w.scan_idle_cpu(&topo, &e, TaskId(0), sd, has_idle_core, target)
+                .map(|(c, _)| c)
+        };
+        KdSisOut {
+            cpu: cpu.map_or(-1, |c| c as i32),
+            has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
+        }
     };
-    let r = KdSisOut {
-        cpu: cpu.map_or(-1, |c| c as i32),
-        has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
-    };
+    let r = mirror(&mut sis.w[usize::from(sis_util)]);
+    if let Some(later) = &mut sis.later {
+        tally[4] += u64::from(mirror(&mut later[usize::from(sis_util)]) != k);
+    }
     compare("select_idle", &k, &r)
 }
