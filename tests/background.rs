@@ -153,3 +153,37 @@ fn a_background_key_out_of_range_is_a_clear_error() {
     assert!(err.contains("run.noise_kworker_run_us"), "{err}");
     assert!(err.contains("1000000"), "the key's range: {err}");
 }
+
+/// `scripts/measure-background` (where the defaults come from) reads this machine's kernel
+/// threads and prints the `[run]` keys of the three classes.
+#[test]
+fn the_measuring_script_prints_the_run_keys() {
+    let out = Command::new("python3")
+        .args(["scripts/measure-background", "0.2"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for class in ["kworker", "kthread", "daemon"] {
+        assert!(
+            text.contains(&format!("noise_{class}_interval_us = ")),
+            "{text}"
+        );
+    }
+    let bad = Command::new("python3")
+        .args(["scripts/measure-background", "0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("python3 runs");
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "a zero-length window is refused"
+    );
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("0.1 to 3600"));
+}
