@@ -24,6 +24,14 @@ pub fn cpu_u32(cpu: usize) -> u32 {
     u32::try_from(cpu).expect("below NR_CPUS_MAX")
 }
 
+/// A number of CPUs (a mask's weight, a group's or an LLC's size) as a `u32`. Fits: at most
+/// [`NR_CPUS_MAX`] (1024).
+#[inline]
+pub fn cpu_count_u32(n: usize) -> u32 {
+    assert!(n <= NR_CPUS_MAX, "{n} CPUs exceed NR_CPUS_MAX");
+    u32::try_from(n).expect("at most NR_CPUS_MAX")
+}
+
 /// A NUMA node id as the `u16` the memory model keeps per page group. Fits: the kernel
 /// allows at most 1024 nodes (`NODES_SHIFT` <= 10); a machine with more is refused here.
 #[inline]
