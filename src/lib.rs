@@ -23,4 +23,5 @@ pub mod sched;
 pub mod stats;
 pub mod task;
 pub mod topology;
+pub mod units;
 pub mod workload;

@@ -22,6 +22,13 @@ impl TaskId {
     pub fn idx(self) -> usize {
         self.0 as usize
     }
+
+    /// The id of the task at index `i` of the task table. Fits: the task limit
+    /// (`input::limits::MAX_TASKS_CEILING`, about 1.7 M) is far below `u32::MAX`.
+    #[inline]
+    pub fn from_index(i: usize) -> TaskId {
+        TaskId(u32::try_from(i).expect("task index above u32::MAX: beyond the task limit"))
+    }
 }
 
 /// Index of a semaphore (futex word / pipe condition) in the workload's table.

@@ -176,7 +176,13 @@ pub(super) fn new_cpus(machine: &Machine, cfg: &EngineConfig, cost: &CostModel) 
 /// Per CPU: its SMT siblings, itself included (see `Engine::smt_siblings`).
 pub(super) fn smt_siblings(machine: &Machine) -> Vec<Box<[u32]>> {
     (0..machine.nr_cpus())
-        .map(|cpu| machine.smt_mask(cpu).iter().map(|s| s as u32).collect())
+        .map(|cpu| {
+            machine
+                .smt_mask(cpu)
+                .iter()
+                .map(crate::units::cpu_u32)
+                .collect()
+        })
         .collect()
 }
 

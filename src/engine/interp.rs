@@ -4,6 +4,7 @@
 use super::{Engine, Event};
 use crate::sched::types::{MigrationReason, WakeCtx, WakeFlags};
 use crate::task::{Op, SemId, TaskId, TaskState};
+use crate::units::{cpu_u32, ns_trunc};
 
 /// Zero-time ops one task may run back to back before the engine declares a livelock.
 const ZERO_TIME_OPS_MAX: u32 = 1_000_000;
@@ -260,7 +261,7 @@ impl Engine {
         match op {
             Op::RunExp { mean_work_ns } => {
                 let u = self.tasks[p.idx()].rng.next_f64();
-                let work = (-(1.0 - u).ln() * mean_work_ns as f64) as u64;
+                let work = ns_trunc(-(1.0 - u).ln() * mean_work_ns as f64);
                 self.start_run(cpu, p, work.max(1));
                 Step::Planned
             }
@@ -273,7 +274,7 @@ impl Engine {
                 let t = &mut self.tasks[p.idx()];
                 t.pc += 1;
                 let u = t.rng.next_f64();
-                let ns = (-(1.0 - u).ln() * mean_ns as f64) as u64;
+                let ns = ns_trunc(-(1.0 - u).ln() * mean_ns as f64);
                 self.arm_sleep_timer(p, cpu, ns);
                 Step::Block
             }
@@ -364,7 +365,7 @@ impl Engine {
             }
             Op::Barrier { id, count } => {
                 let b = &mut self.barriers[id as usize];
-                if (b.waiters.len() as u32 + 1) < count {
+                if b.waiters.len() + 1 < count as usize {
                     b.waiters.push(p);
                     return Step::Block;
                 }
@@ -494,7 +495,7 @@ impl Engine {
             }
             Op::PerCpuSpinLock { base } => {
                 // This CPU's lock; a spinner moved here stops waiting for its old CPU's.
-                let lock = base + cpu as u32;
+                let lock = base + cpu_u32(cpu);
                 self.leave_spin_queue_unless(p, lock);
                 if self.spin_lock(p, lock) {
                     return Step::Next;
@@ -629,7 +630,7 @@ impl Engine {
         t.duty.slice_calls = 0;
         t.duty.slice_cpu_ns = match slice_ms {
             0 => (t.rng.next_u64() & 0xffff) * 1_000_000_000 / 131_072,
-            ms if ms > 0 => ms as u64 * 1_000_000,
+            ms if ms > 0 => u64::from(ms.unsigned_abs()) * 1_000_000,
             _ => 0,
         };
     }
@@ -675,7 +676,7 @@ impl Engine {
                 t.duty.sleeping = Some((now, delay));
                 // select() takes a timeval (whole µs) and sleeps with the slack
                 // select_estimate_accuracy() gives: delay/1000, at least timer_slack_ns.
-                let sleep_ns = delay as u64 / 1000 * 1000;
+                let sleep_ns = delay.unsigned_abs() / 1000 * 1000;
                 let extra_slack = if self.tasks[p.idx()].policy.is_rt() {
                     0
                 } else {
@@ -758,13 +759,13 @@ impl Engine {
         let t = &mut self.tasks[p.idx()];
         t.timer_gen = t.timer_gen.wrapping_add(1);
         let generation = t.timer_gen;
-        t.timer_armed = Some((cpu as u32, expires_ns));
+        t.timer_armed = Some((cpu_u32(cpu), expires_ns));
         self.task_timers.arm(cpu, p.idx(), expires_ns);
         self.clock.push(
             expires_ns,
             Event::Timer {
                 task: p,
-                cpu: cpu as u32,
+                cpu: cpu_u32(cpu),
                 generation,
             },
         );

@@ -10,6 +10,7 @@
 use super::{Engine, Event};
 use crate::sched::types::MigrationReason;
 use crate::task::{TaskId, TaskState};
+use crate::units::cpu_u32;
 
 impl Engine {
     /// `resched_curr()`: set need_resched on `cpu`; a remote CPU gets a reschedule IPI (none
@@ -25,7 +26,7 @@ impl Engine {
         if !self.cpus[cpu].resched_ipi_pending {
             self.cpus[cpu].resched_ipi_pending = true;
             let at = self.send_ipi(this_cpu, cpu);
-            self.clock.push(at, Event::ReschedIpi { cpu: cpu as u32 });
+            self.clock.push(at, Event::ReschedIpi { cpu: cpu_u32(cpu) });
         }
     }
 
@@ -161,7 +162,7 @@ impl Engine {
             self.clock.push(
                 at,
                 Event::PolicyTimer {
-                    cpu: cpu as u32,
+                    cpu: cpu_u32(cpu),
                     generation,
                 },
             );
@@ -190,7 +191,7 @@ impl Engine {
                 self.clock.now() + exit,
                 Event::TimerWake {
                     task: p,
-                    cpu: cpu as u32,
+                    cpu: cpu_u32(cpu),
                     generation,
                 },
             );
@@ -231,7 +232,7 @@ impl Engine {
         self.clock.push(
             next,
             Event::Tick {
-                cpu: cpu as u32,
+                cpu: cpu_u32(cpu),
                 generation,
             },
         );
@@ -255,7 +256,7 @@ impl Engine {
             self.clock.push(
                 self.clock.now() + delay,
                 Event::HrTick {
-                    cpu: cpu as u32,
+                    cpu: cpu_u32(cpu),
                     generation,
                 },
             );

@@ -68,7 +68,7 @@ impl ViolationLog {
 
     /// Violations recorded so far, kept or not.
     pub fn len(&self) -> usize {
-        self.kept.len() + self.dropped as usize
+        self.kept.len() + crate::units::usize_from_u64(self.dropped)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -15,6 +15,10 @@
 //! progresses on that CPU until it passes. Superseded events are not deleted; they carry a
 //! generation number and are dropped when popped.
 
+// Lossy integer casts are refused here: convert with `try_from` or a named helper of
+// `crate::units` that states why the value fits (docs/architecture.md, "Conversions").
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 /// Call a policy method with a fresh read-only view of the engine.
 macro_rules! policy {
     ($self:ident . $method:ident ( $($arg:expr),* $(,)? )) => {{
@@ -543,7 +547,7 @@ fn initial_queue(plan: &WorkloadPlan, cfg: &EngineConfig) -> EventQueue<Event> {
         queue.push(
             spec.start_ns,
             Event::Fork {
-                task: TaskId(i as u32),
+                task: TaskId::from_index(i),
             },
         );
     }

@@ -25,6 +25,7 @@
 //! noise-free one (`[run] noise = false` or each `[run] noise_*` key set to 0).
 
 use crate::rng::{RngStream, StreamKind};
+use crate::units::{ns_saturating, ppm_round};
 
 /// Noise parameters (machine cost parameters; see the module doc for the defaults' meaning).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -74,7 +75,7 @@ pub struct Noise {
 
 impl Noise {
     pub fn new(params: NoiseParams, seed: u64, nr_tasks: usize, nr_cpus: usize) -> Noise {
-        let half = (f64::from(params.work_cv_ppm) * 3f64.sqrt()).round() as u64;
+        let half = ppm_round(f64::from(params.work_cv_ppm) * 3f64.sqrt());
         assert!(half < 1_000_000, "work CV too large: factor would reach 0");
         Noise {
             params,
@@ -136,12 +137,12 @@ impl Noise {
 /// `work × ppm / 10^6` (floor, at least 1). In `u64` when the product fits (every
 /// realistic amount: `ppm < 2·10^6`), so the division by the constant is a multiply and
 /// shift rather than the 128-bit division call it was on every `Op::Run`; the same value
-/// as the `u128` formula either way.
+/// as the `u128` formula either way (saturated at `u64::MAX`, past any run's end).
 #[inline]
 fn scale_ppm(work_ns: u64, ppm: u64) -> u64 {
     match work_ns.checked_mul(ppm) {
         Some(x) => (x / 1_000_000).max(1),
-        None => ((u128::from(work_ns) * u128::from(ppm)) / 1_000_000).max(1) as u64,
+        None => ns_saturating((u128::from(work_ns) * u128::from(ppm)) / 1_000_000).max(1),
     }
 }
 
@@ -157,7 +158,8 @@ mod tests {
             work in prop_oneof![0u64..1 << 44, any::<u64>()],
             ppm in 0u64..2_000_000,
         ) {
-            let want = ((u128::from(work) * u128::from(ppm)) / 1_000_000).max(1) as u64;
+            let exact = (u128::from(work) * u128::from(ppm)) / 1_000_000;
+            let want = u64::try_from(exact).unwrap_or(u64::MAX).max(1);
             prop_assert_eq!(scale_ppm(work, ppm), want);
         }
     }

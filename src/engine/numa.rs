@@ -37,6 +37,19 @@ use crate::sched::numa::{NumaTopo, TaskNuma};
 use crate::sched::types::MigrationReason;
 use crate::task::{TaskId, TaskSpec};
 use crate::topology::Machine;
+use crate::units::{count_floor, ppm_round, usize_from_u64};
+
+/// A scan delay or period in ms as the `u32` that `TaskNuma` keeps (an `unsigned int` in
+/// the kernel). Fits: the scan sysctls are at most 3 600 000 ms (kconfig's ranges) and
+/// `task_scan_min()` is at most the period minimum.
+pub(crate) fn scan_ms_u32(ms: u64) -> u32 {
+    u32::try_from(ms).expect("NUMA scan delay/period above u32::MAX ms: beyond the sysctl range")
+}
+
+/// The id of the mm at `idx` of the mm table. Fits: one mm per process, so fewer than tasks.
+fn mm_id(idx: usize) -> MmId {
+    MmId(u32::try_from(idx).expect("mm index above u32::MAX: beyond the task limit"))
+}
 
 /// `NUMA_BALANCING_NORMAL`.
 pub const NUMA_BALANCING_NORMAL: u32 = 1;
@@ -329,10 +342,10 @@ fn task_memories(
     let mut tm = Vec::with_capacity(specs.len());
     let mut tasks = Vec::with_capacity(specs.len());
     for (i, s) in specs.iter().enumerate() {
-        let pid = i as u32 + 1;
+        let pid = TaskId::from_index(i).0 + 1;
         if !has(s) {
             tm.push(None);
-            tasks.push(TaskNuma::new(pid, None, params.scan_delay_ms as u32));
+            tasks.push(TaskNuma::new(pid, None, scan_ms_u32(params.scan_delay_ms)));
             continue;
         }
         let m = &s.memory;
@@ -354,8 +367,8 @@ fn task_memories(
         )));
         tasks.push(TaskNuma::new(
             pid,
-            Some(MmId(mm_idx as u32)),
-            params.scan_delay_ms as u32,
+            Some(mm_id(mm_idx)),
+            scan_ms_u32(params.scan_delay_ms),
         ));
     }
     TaskMemories {
@@ -375,7 +388,7 @@ fn new_mm(
     nr_nodes: usize,
 ) -> usize {
     let idx = mms.len();
-    mms.push(Mm::new(MmId(idx as u32), nr_nodes));
+    mms.push(Mm::new(mm_id(idx), nr_nodes));
     if let Some(p) = m.process {
         by_process.insert(p, idx);
     }
@@ -408,7 +421,7 @@ fn new_task_mem(
         0.0
     };
     TaskMem {
-        mm: MmId(mm_idx as u32),
+        mm: mm_id(mm_idx),
         private_region,
         shared_region,
         shared_share,
@@ -433,7 +446,7 @@ fn map_shared(mm: &mut Mm, shm: &mut Vec<ShmObject>, m: &crate::task::TaskMemory
     let o = match shm.iter().position(|o| o.key == key) {
         Some(o) => o,
         None => {
-            let len = bytes.div_ceil(PAGE_GROUP_BYTES).max(1) as usize;
+            let len = usize_from_u64(bytes.div_ceil(PAGE_GROUP_BYTES).max(1));
             shm.push(ShmObject {
                 key,
                 nid: vec![None; len],
@@ -443,7 +456,8 @@ fn map_shared(mm: &mut Mm, shm: &mut Vec<ShmObject>, m: &crate::task::TaskMemory
         }
     };
     let obj = &mut shm[o];
-    let r = mm.map_object(obj.nid.len() as u64 * PAGE_GROUP_BYTES, o as u32);
+    let o32 = u32::try_from(o).expect("shared objects above u32::MAX: at most one per task");
+    let r = mm.map_object(obj.nid.len() as u64 * PAGE_GROUP_BYTES, o32);
     obj.maps.push((mm.id.0, r));
 }
 
@@ -571,7 +585,7 @@ impl EngineNuma {
         self.params = params;
         self.hz = hz;
         for t in &mut self.sched.state.tasks {
-            t.numa_scan_period_ms = params.scan_delay_ms as u32;
+            t.numa_scan_period_ms = scan_ms_u32(params.scan_delay_ms);
         }
     }
 
@@ -636,7 +650,7 @@ impl EngineNuma {
             pages.clear();
             let tm = p.and_then(|p| self.task_mem(p)).expect("checked");
             for n in 0..nr_nodes {
-                pages.push((self.access_share(tm, n) * 1e6).round() as u64);
+                pages.push(ppm_round(self.access_share(tm, n) * 1e6));
             }
             let cpu_node = self.sched.topo.cpu_node[cpu];
             let slot = &mut self.scratch[k];
@@ -722,7 +736,7 @@ pub(super) fn sample_faults(
     tm.sampled_runtime_ns = runtime_ns;
     let groups_per_s = tm.bw_mb_s.max(MIN_ACCESS_MIB_S) / (PAGE_GROUP_BYTES >> 20) as f64;
     let acc = d as f64 * groups_per_s / 1e9 + tm.access_carry;
-    let mut k = acc.floor() as u64;
+    let mut k = count_floor(acc);
     tm.access_carry = acc - acc.floor();
     if k > MAX_ACCESSES_PER_TICK {
         k = MAX_ACCESSES_PER_TICK;
@@ -739,7 +753,7 @@ pub(super) fn sample_faults(
             let r = &mm.regions[region];
             (r.first, r.len, r.writable, r.object)
         };
-        let g = first + tm.rng.below(len as u64) as usize;
+        let g = first + usize_from_u64(tm.rng.below(len as u64));
         let pg = mm.groups[g];
         if !pg.prot_none || pg.nid.is_none() {
             continue;

@@ -7,7 +7,7 @@
 use super::Engine;
 use super::numa::{
     EngineNuma, NR_REASONS, NumaMoveCounts, NumaRun, PendingNumaMove, SCAN_BASE_NS, SCAN_GROUP_NS,
-    numa_run, sample_faults, scan_params,
+    numa_run, sample_faults, scan_ms_u32, scan_params,
 };
 use crate::kconfig::ResolvedKernel;
 use crate::memory::policy::{alloc_node, vma_policy_mof};
@@ -16,6 +16,7 @@ use crate::sched::numa::scan::{ScanParams, task_scan_max, task_scan_min};
 use crate::sched::numa::state::{FaultSite, TickSite};
 use crate::sched::types::MigrationReason;
 use crate::task::{TaskId, TaskState};
+use crate::units::{node_u16, ppm_round};
 
 impl Engine {
     /// Configure NUMA balancing from the resolved kernel (a run without memory-model tasks
@@ -77,7 +78,7 @@ impl Engine {
                 });
                 mm.touch(g, nid);
                 if let Some(o) = object.as_deref_mut() {
-                    o.nid[off] = Some(nid as u16);
+                    o.nid[off] = Some(node_u16(nid));
                 }
             }
         }
@@ -91,7 +92,7 @@ impl Engine {
         let ts = n.time_scale(p, self.machine.cpus[cpu].node)?;
         Some(crate::cost::mem_scaled_speed(
             speed,
-            (ts * 1_000_000.0).round() as u64,
+            ppm_round(ts * 1_000_000.0),
         ))
     }
 
@@ -250,7 +251,7 @@ impl Engine {
         match d.action {
             NumaMove::Move { .. } | NumaMove::Swap { .. } => {
                 if d.reset_scan_period {
-                    t.numa_scan_period_ms = task_scan_min(&params, rss) as u32;
+                    t.numa_scan_period_ms = scan_ms_u32(task_scan_min(&params, rss));
                 }
                 // task_numa_assign() took the claim; it is held until the stopper is done.
                 if let Some(c) = d.claimed_cpu {

@@ -18,6 +18,7 @@
 use serde_json::{Value, json};
 
 use crate::sched::types::MigrationReason;
+use crate::units::cpu_u32;
 
 /// Default window: 10 ms.
 pub const DEFAULT_WINDOW_NS: u64 = 10_000_000;
@@ -89,8 +90,8 @@ impl PingPong {
         };
         *last = Some(LastMove {
             time_ns: now_ns,
-            from: from as u32,
-            to: to as u32,
+            from: cpu_u32(from),
+            to: cpu_u32(to),
             reason,
         });
         hit

@@ -203,7 +203,7 @@ pub(super) fn flatten_programs(programs: &[Program]) -> (Vec<Op>, Vec<u32>) {
     let mut ops = Vec::with_capacity(total);
     let mut bases = Vec::with_capacity(programs.len());
     for p in programs {
-        bases.push(ops.len() as u32);
+        bases.push(u32::try_from(ops.len()).expect("checked above: total ops fit in u32"));
         ops.extend_from_slice(&p.ops);
         ops.push(Op::Exit);
     }

@@ -5,6 +5,7 @@
 
 use super::{Engine, Event};
 use crate::task::TaskId;
+use crate::units::{cpu_u32, ns_saturating};
 
 impl Engine {
     // ----- progress ------------------------------------------------------------------------
@@ -150,7 +151,7 @@ impl Engine {
         self.clock.push(
             at,
             Event::Continue {
-                cpu: cpu as u32,
+                cpu: cpu_u32(cpu),
                 generation,
             },
         );
@@ -177,23 +178,23 @@ impl Engine {
 
 /// Time to do `work` (ns at speed 1024) at `speed`: `ceil(work × 1024 / speed)`. In `u64`
 /// when `work × 1024` fits (every realistic case), else in `u128`: the same value either
-/// way, without the 128-bit division call on the hot path.
+/// way, without the 128-bit division call on the hot path (saturated at `u64::MAX` ns).
 #[inline]
 fn work_to_ns(work: u64, speed: u64) -> u64 {
     if work < 1 << 54 {
         (work << 10).div_ceil(speed)
     } else {
-        ((work as u128) << 10).div_ceil(speed as u128) as u64
+        ns_saturating((u128::from(work) << 10).div_ceil(u128::from(speed)))
     }
 }
 
 /// Work done in `ns` at `speed` (ns at speed 1024): `floor(ns × speed / 1024)`, in `u64`
-/// when the product fits, else in `u128` (the same value).
+/// when the product fits, else in `u128` (the same value, saturated at `u64::MAX`).
 #[inline]
 fn work_done(ns: u64, speed: u64) -> u64 {
     match ns.checked_mul(speed) {
         Some(x) => x >> 10,
-        None => ((ns as u128 * speed as u128) >> 10) as u64,
+        None => ns_saturating((u128::from(ns) * u128::from(speed)) >> 10),
     }
 }
 
@@ -203,17 +204,18 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The `u64` fast paths give the former `u128` formulas' values, small and huge.
+        /// The `u64` fast paths give the former `u128` formulas' values, small and huge
+        /// (saturated at `u64::MAX`, where the `u128` value does not fit).
         #[test]
         fn progress_arithmetic_matches_u128(
             work in prop_oneof![0u64..1 << 40, any::<u64>()],
             ns in prop_oneof![0u64..1 << 40, any::<u64>()],
             speed in 1u64..4096,
         ) {
-            let want_ns = (work as u128 * 1024).div_ceil(speed as u128) as u64;
-            prop_assert_eq!(work_to_ns(work, speed), want_ns);
-            let want_done = (ns as u128 * speed as u128 / 1024) as u64;
-            prop_assert_eq!(work_done(ns, speed), want_done);
+            let want_ns = u64::try_from((work as u128 * 1024).div_ceil(speed as u128));
+            prop_assert_eq!(work_to_ns(work, speed), want_ns.unwrap_or(u64::MAX));
+            let want_done = u64::try_from(ns as u128 * speed as u128 / 1024);
+            prop_assert_eq!(work_done(ns, speed), want_done.unwrap_or(u64::MAX));
         }
     }
 }

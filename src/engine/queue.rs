@@ -26,6 +26,8 @@
 //! emptied bucket already in sequence order, and later pushes at `last` append behind
 //! them. The pop order is exactly a binary heap's (time, seq) order (property test below).
 
+use crate::units::{cpu_u32, usize_from_u64};
+
 /// An event waiting in the queue.
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
@@ -161,7 +163,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     fn spread(&mut self, e: Entry<E>, last: u64) {
         let d = digit_of(e.time_ns, last);
-        let v = (e.time_ns >> (d as u32 * DIGIT_BITS)) as usize & (RADIX - 1);
+        let v = usize_from_u64(e.time_ns >> (d * DIGIT_BITS as usize)) & (RADIX - 1);
         self.buckets[(d * RADIX + v) & (DIGITS * RADIX - 1)].push(e);
         self.nonempty[d] |= 1 << v;
         self.digits |= 1 << d;
@@ -174,6 +176,13 @@ impl<E: Copy> EventQueue<E> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// A task index or a timer-heap position as the `u32` the timer heaps keep. Fits: a heap
+/// holds at most one timer per task, and tasks are bounded by the task limit (far below 2^32).
+#[inline]
+fn slot_u32(i: usize) -> u32 {
+    u32::try_from(i).expect("task index or heap position above u32::MAX")
 }
 
 /// The highest digit where `time` differs from `last` (`time != last`).
@@ -221,9 +230,9 @@ impl CpuTimers {
             "task {task} already has a timer armed"
         );
         let heap = &mut self.heaps[cpu];
-        heap.push((at, task as u32));
+        heap.push((at, slot_u32(task)));
         let i = heap.len() - 1;
-        self.pos[task] = (cpu as u32, i as u32);
+        self.pos[task] = (cpu_u32(cpu), slot_u32(i));
         self.sift_up(cpu, i);
     }
 
@@ -241,7 +250,7 @@ impl CpuTimers {
         let last = heap.pop().expect("an armed timer is in its heap");
         if i < heap.len() {
             heap[i] = last;
-            self.pos[last.1 as usize].1 = i as u32;
+            self.pos[last.1 as usize].1 = slot_u32(i);
             self.sift_down(cpu, i);
             self.sift_up(cpu, i);
         }
@@ -250,8 +259,8 @@ impl CpuTimers {
     fn swap(&mut self, cpu: usize, a: usize, b: usize) {
         let heap = &mut self.heaps[cpu];
         heap.swap(a, b);
-        self.pos[heap[a].1 as usize].1 = a as u32;
-        self.pos[heap[b].1 as usize].1 = b as u32;
+        self.pos[heap[a].1 as usize].1 = slot_u32(a);
+        self.pos[heap[b].1 as usize].1 = slot_u32(b);
     }
 
     fn sift_up(&mut self, cpu: usize, mut i: usize) {
@@ -343,7 +352,7 @@ mod tests {
                     }
                 } else {
                     // Same time, near, mid-range (several digits) or far (high digits).
-                    let t = now + [0, dt, dt * dt * 997, dt << 30][kind as usize];
+                    let t = now + [0, dt, dt * dt * 997, dt << 30][crate::units::usize_from_u64(kind)];
                     q.push(t, seq);
                     model.push(Reverse((t, seq)));
                     seq += 1;

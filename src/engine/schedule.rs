@@ -9,6 +9,7 @@
 use super::{Engine, Event};
 use crate::sched::types::{Migration, MigrationReason};
 use crate::task::{TaskId, TaskState};
+use crate::units::cpu_u32;
 
 impl Engine {
     // ----- applying policy actions -------------------------------------------------------
@@ -34,7 +35,12 @@ impl Engine {
         for i in 0..self.act.kicks.len() {
             let target = self.act.kicks[i];
             let at = self.send_ipi(cpu, target);
-            self.clock.push(at, Event::KickIpi { cpu: target as u32 });
+            self.clock.push(
+                at,
+                Event::KickIpi {
+                    cpu: cpu_u32(target),
+                },
+            );
         }
         for i in 0..self.act.resched.len() {
             let target = self.act.resched[i];
@@ -44,7 +50,12 @@ impl Engine {
             let target = self.act.stop_cpus[i];
             // stop_one_cpu_nowait(): the stopper is queued by IPI on the busiest CPU.
             let at = self.send_ipi(cpu, target);
-            self.clock.push(at, Event::Stopper { cpu: target as u32 });
+            self.clock.push(
+                at,
+                Event::Stopper {
+                    cpu: cpu_u32(target),
+                },
+            );
         }
         self.act.clear();
     }

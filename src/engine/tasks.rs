@@ -142,7 +142,7 @@ pub(super) fn new_tasks(
 /// affinity resolved against the `online` CPUs, its own random stream.
 fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
     Task {
-        id: TaskId(i as u32),
+        id: TaskId::from_index(i),
         comm: spec.comm.clone(),
         system: false,
         state: TaskState::New,

@@ -13,6 +13,7 @@ use super::{Engine, Event, TtwuQueueRule};
 use crate::policy::EnqueueFlags;
 use crate::sched::types::{MigrationReason, WakeCtx, WakeFlags};
 use crate::task::{TaskId, TaskState};
+use crate::units::cpu_u32;
 
 impl Engine {
     // ----- fork, wakeup -------------------------------------------------------------
@@ -380,7 +381,8 @@ impl Engine {
         if was_empty && !self.cpus[cpu].ipi_pending {
             self.cpus[cpu].ipi_pending = true;
             let at = self.send_ipi(this_cpu, cpu);
-            self.clock.push(at, Event::WakeListIpi { cpu: cpu as u32 });
+            self.clock
+                .push(at, Event::WakeListIpi { cpu: cpu_u32(cpu) });
         }
     }
 
@@ -512,7 +514,10 @@ impl Engine {
         let sample = self.clock.now() - c.idle_stamp_ns;
         let avg = c.avg_idle_ns as i64;
         let next = avg + (sample as i64 - avg) / 8;
-        c.avg_idle_ns = (next.max(0) as u64).min(2 * self.cfg.migration_cost_ns);
+        // A negative average (not reachable: both terms are non-negative) would clamp to 0.
+        c.avg_idle_ns = u64::try_from(next)
+            .unwrap_or(0)
+            .min(2 * self.cfg.migration_cost_ns);
         c.idle_stamp_ns = 0;
     }
 

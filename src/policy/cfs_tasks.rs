@@ -62,7 +62,7 @@ impl CfsTaskLists {
         self.grow(p);
         debug_assert_eq!(self.listed_on[p.idx()], NOT_LISTED, "{p:?} listed twice");
         self.lists[cpu].push(p);
-        self.listed_on[p.idx()] = cpu as u32;
+        self.listed_on[p.idx()] = crate::units::cpu_u32(cpu);
         self.numa[cpu].enqueue(self.preferred[p.idx()], self.node[cpu]);
     }
 

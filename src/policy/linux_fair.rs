@@ -609,7 +609,7 @@ impl LinuxFair {
             &mut self.blocked,
         );
         for i in 0..self.blocked.len() {
-            let b = TaskId(self.blocked[i] as u32);
+            let b = TaskId::from_index(self.blocked[i]);
             self.cfs_tasks.remove(cpu, b);
         }
         // Each DEQUEUE_DELAYED dequeue done by the pick is a dequeue_entities() this CPU pays.
@@ -618,7 +618,7 @@ impl LinuxFair {
             // A delayed dequeue completed at the pick and emptied the fair queue.
             self.pending_cost_ns += self.rt.server_fair_empty(core.now_ns(), cpu);
         }
-        let next = next.map(|n| TaskId(n as u32))?;
+        let next = next.map(TaskId::from_index)?;
         self.cfs_tasks.move_to_tail(cpu, next);
         Some(next)
     }

@@ -73,8 +73,11 @@ impl RtClass {
                 period_ns: c.rt_period_ns,
                 timer: None,
             },
-            // RR_TIMESLICE = 100 * HZ / 1000 jiffies (at least one).
-            rr_timeslice_ticks: ((c.rr_timeslice_ms * u64::from(c.hz)) / 1000).max(1) as u32,
+            // RR_TIMESLICE = 100 * HZ / 1000 jiffies (at least one). A slice beyond u32::MAX
+            // ticks (the sysctl allows it) saturates: it is never reached either way.
+            rr_timeslice_ticks: u32::try_from((c.rr_timeslice_ms * u64::from(c.hz)) / 1000)
+                .unwrap_or(u32::MAX)
+                .max(1),
             servers: vec![FairServer::default(); c.nr_cpus],
             server_params: c.server,
             acct_ns: vec![0; c.nr_cpus],

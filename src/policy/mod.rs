@@ -8,6 +8,10 @@
 //! it asks the engine to do (charge scheduler work, migrate, kick an idle CPU) goes into
 //! [`Actions`], whose buffers the engine reuses so the event loop does not allocate.
 
+// Lossy integer casts are refused here: convert with `try_from` or a named helper of
+// `crate::units` that states why the value fits (docs/architecture.md, "Conversions").
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 pub mod cfs_tasks;
 pub mod fifo;
 pub mod linux_fair;

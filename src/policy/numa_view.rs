@@ -57,7 +57,7 @@ impl NumaEnv for NumaView<'_> {
         self.core.cpu_is_idle_task(cpu) && self.nr_running(cpu) == 0
     }
     fn smt_weight(&self, cpu: usize) -> u32 {
-        self.core.machine().smt_mask(cpu).weight() as u32
+        crate::units::cpu_count_u32(self.core.machine().smt_mask(cpu).weight())
     }
     fn curr(&self, cpu: usize) -> Option<TaskId> {
         self.core.cpu_curr(cpu)

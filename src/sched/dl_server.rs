@@ -33,6 +33,10 @@
 //!   6.12 charge of the idle spell at the 0 → 1 enqueue (`dl_server_update_idle_time`).
 //! - The per-`update_curr` accounting work is not charged as scheduler cost.
 
+// Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
+// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 /// `dl_server_min_res`: the defer timer is not forwarded by less than this.
 pub const DL_SERVER_MIN_RES_NS: u64 = 1_000_000;
 
@@ -204,7 +208,7 @@ impl FairServer {
         self.state = DlServerState::Armed;
         let zero_laxity = self
             .deadline_ns
-            .saturating_sub(self.runtime_ns.max(0) as u64);
+            .saturating_sub(u64::try_from(self.runtime_ns).unwrap_or(0));
         self.timer_ns = Some(zero_laxity.max(now_ns));
     }
 
@@ -304,7 +308,7 @@ impl FairServer {
         }
         let zero_laxity = self
             .deadline_ns
-            .saturating_sub(self.runtime_ns.max(0) as u64);
+            .saturating_sub(u64::try_from(self.runtime_ns).unwrap_or(0));
         if now_ns + DL_SERVER_MIN_RES_NS < zero_laxity {
             self.timer_ns = Some(zero_laxity);
             return false;

@@ -25,6 +25,12 @@
 //!   `arch_scale_freq_capacity() == 1024` and only CPU capacity scales the PELT clock.
 //! - CFS-bandwidth throttled time in `cfs_rq_clock_pelt` (no bandwidth control).
 
+// Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
+// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
+use crate::units::usize_from_u64;
+
 /// `SCHED_CAPACITY_SHIFT`.
 pub const SCHED_CAPACITY_SHIFT: u32 = 10;
 /// `SCHED_CAPACITY_SCALE`.
@@ -39,7 +45,8 @@ pub const PELT_MIN_DIVIDER: u64 = LOAD_AVG_MAX - 1024;
 /// `UTIL_EST_WEIGHT_SHIFT`: the ewma keeps 3/4 of the old estimate.
 pub const UTIL_EST_WEIGHT_SHIFT: u32 = 2;
 /// `UTIL_EST_MARGIN`: 1% of `SCHED_CAPACITY_SCALE`.
-pub const UTIL_EST_MARGIN: u32 = (SCHED_CAPACITY_SCALE / 100) as u32;
+pub const UTIL_EST_MARGIN: u32 = 10;
+const _: () = assert!(UTIL_EST_MARGIN as u64 == SCHED_CAPACITY_SCALE / 100);
 /// `UTIL_AVG_UNCHANGED`: set in `util_est` when util_avg has not been recomputed since
 /// the last `util_est_update`.
 pub const UTIL_AVG_UNCHANGED: u32 = 0x8000_0000;
@@ -90,7 +97,8 @@ const fn yn_inv_table() -> [u32; 32] {
     let mut n = 0;
     while n < 32 {
         // runnable_avg_yN_inv[n] = floor((2^32 - 1) * y^n)
-        t[n] = ((0xffff_ffffu128 * yn) >> Q) as u32;
+        // At most 2^32 - 1 (y^n <= 1): the mask drops nothing, it states the range.
+        t[n] = (((0xffff_ffffu128 * yn) >> Q) & 0xffff_ffff) as u32;
         yn = (yn * y + (ONE_Q >> 1)) >> Q;
         n += 1;
     }
@@ -127,7 +135,9 @@ pub fn decay_load(val: u64, n: u64) -> u64 {
         val >>= local_n / LOAD_AVG_PERIOD;
         local_n %= LOAD_AVG_PERIOD;
     }
-    ((val as u128 * RUNNABLE_AVG_YN_INV[local_n as usize] as u128) >> 32) as u64
+    // mul_u64_u32_shr(val, runnable_avg_yN_inv[local_n], 32): val * y^n <= val, fits u64.
+    let inv = u128::from(RUNNABLE_AVG_YN_INV[usize_from_u64(local_n)]);
+    u64::try_from((u128::from(val) * inv) >> 32).expect("val * y^n <= val")
 }
 
 /// `__accumulate_pelt_segments(periods, d1, d3)`: d1 decayed by `periods`, the full
@@ -415,10 +425,11 @@ pub fn post_init_entity_util_avg(
 ) {
     let cap = (cpu_capacity as i64 - cfs.util_avg as i64) / 2;
     if cap > 0 {
+        let cap = cap.unsigned_abs();
         if cfs.util_avg != 0 {
-            se.util_avg = (cfs.util_avg * se_weight / (cfs.load_avg + 1)).min(cap as u64);
+            se.util_avg = (cfs.util_avg * se_weight / (cfs.load_avg + 1)).min(cap);
         } else {
-            se.util_avg = cap as u64;
+            se.util_avg = cap;
         }
     }
     se.runnable_avg = se.util_avg;
@@ -435,6 +446,12 @@ pub fn util_est_dequeue(cfs: &mut SchedAvg, task: &SchedAvg) {
     cfs.util_est -= cfs.util_est.min(e);
 }
 
+/// A task's `util_avg` as the `unsigned int` `util_est_update()` keeps it in. Fits: PELT
+/// utilization is at most `SCHED_CAPACITY_SCALE`.
+fn util_u32(util: u64) -> u32 {
+    u32::try_from(util).expect("util_avg above u32::MAX: PELT keeps it <= SCHED_CAPACITY_SCALE")
+}
+
 /// `util_est_update()` at dequeue: only on a sleep, only if util_avg changed since the
 /// last update; instant ramp-up, 1% margin, skip when the task did not get all the CPU
 /// it wanted, otherwise ewma -= (ewma - util) / 4.
@@ -449,10 +466,10 @@ pub fn util_est_update(task: &mut SchedAvg, task_sleep: bool, cpu_capacity: u64)
     let dequeued = task.util_avg;
     'done: {
         if ewma as u64 <= dequeued {
-            ewma = dequeued as u32;
+            ewma = util_u32(dequeued);
             break 'done;
         }
-        let last_ewma_diff = ewma - dequeued as u32;
+        let last_ewma_diff = ewma - util_u32(dequeued);
         if last_ewma_diff < UTIL_EST_MARGIN {
             break 'done;
         }
@@ -563,7 +580,7 @@ mod tests {
         );
         assert_eq!(
             decay_load(1 << 20, 64),
-            (((1u128 << 18) * 0xffff_ffff) >> 32) as u64
+            u64::try_from(((1u128 << 18) * 0xffff_ffff) >> 32).unwrap()
         );
         assert_eq!(decay_load(u64::MAX, 32 * 63 + 1), 0);
         assert_eq!(decay_load(1000, 0), 999);

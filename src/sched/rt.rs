@@ -30,20 +30,33 @@
 //! - `rt_task_fits_capacity` (uclamp on asymmetric machines): no uclamp is modelled.
 //! - The RT watchdog (RLIMIT_RTTIME) and priority inheritance.
 
+// Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
+// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 use std::collections::VecDeque;
 
 use super::pelt::SchedAvg;
 
 /// `MAX_RT_PRIO`: kernel priorities 0..=99 are RT.
 pub const MAX_RT_PRIO: usize = 100;
+/// [`MAX_RT_PRIO`] as the `u8` RT priorities are kept in.
+const MAX_RT_PRIO_U8: u8 = 100;
+const _: () = assert!(MAX_RT_PRIO_U8 as usize == MAX_RT_PRIO);
 
 /// cpupri levels (`kernel/sched/cpupri.h`): idle and fair CPUs share `CPUPRI_NORMAL` (the
 /// separate idle level was removed in v5.10); 1..=99 are RT priorities.
 pub const CPUPRI_NORMAL: u32 = 0;
 
+/// The index of a set bit of a non-zero `u64` bitmap word (`trailing_zeros() < 64`).
+#[inline]
+fn bit_u8(tz: u32) -> u8 {
+    u8::try_from(tz).expect("a bit index of a non-zero u64 is below 64")
+}
+
 /// Kernel `p->prio` of an RT task (`MAX_RT_PRIO - 1 - rt_priority`): lower runs first.
 pub fn rt_prio(rt_priority: u8) -> u8 {
-    (MAX_RT_PRIO as u8 - 1) - rt_priority.clamp(1, 99)
+    (MAX_RT_PRIO_U8 - 1) - rt_priority.clamp(1, 99)
 }
 
 /// `convert_prio()`: a runqueue's highest RT priority (99 = none queued) to its cpupri
@@ -52,7 +65,7 @@ pub fn convert_prio(prio: u8) -> u32 {
     if prio as usize >= MAX_RT_PRIO - 1 {
         CPUPRI_NORMAL
     } else {
-        (MAX_RT_PRIO as u32 - 1) - prio as u32
+        u32::from((MAX_RT_PRIO_U8 - 1) - prio)
     }
 }
 
@@ -159,9 +172,9 @@ impl RtRq {
     /// `sched_find_first_bit()`: the highest queued priority (lowest number).
     fn first_prio(&self) -> Option<u8> {
         if self.bitmap[0] != 0 {
-            Some(self.bitmap[0].trailing_zeros() as u8)
+            Some(bit_u8(self.bitmap[0].trailing_zeros()))
         } else if self.bitmap[1] != 0 {
-            Some(64 + self.bitmap[1].trailing_zeros() as u8)
+            Some(64 + bit_u8(self.bitmap[1].trailing_zeros()))
         } else {
             None
         }
@@ -169,7 +182,7 @@ impl RtRq {
 
     /// `rt_rq->highest_prio.curr`: `MAX_RT_PRIO - 1` when nothing is queued.
     pub fn highest_prio(&self) -> u8 {
-        self.first_prio().unwrap_or(MAX_RT_PRIO as u8 - 1)
+        self.first_prio().unwrap_or(MAX_RT_PRIO_U8 - 1)
     }
 
     /// `pick_next_rt_entity()`: the head of the highest-priority list.

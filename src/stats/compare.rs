@@ -29,6 +29,7 @@ use super::perf::{PerfStat, thousands};
 use super::report::RunResult;
 use super::summary::{MetricColumns, Summary};
 use crate::sched::types::MigrationReason;
+use crate::units::{count_round, decimal_exponent};
 
 /// Which way a metric is better.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -262,7 +263,8 @@ pub fn decimals_for(v: f64) -> usize {
     if v == 0.0 || !v.is_finite() {
         return 2;
     }
-    (3 - v.abs().log10().floor() as i64).clamp(0, 6) as usize
+    let d = (3 - decimal_exponent(v)).clamp(0, 6);
+    usize::try_from(d).expect("clamped to 0..=6")
 }
 
 /// How the table for a metric path is labelled, or `None` when the path is not a metric
@@ -403,7 +405,10 @@ enum ValueFmt {
 fn fmt_value(v: f64, f: ValueFmt) -> String {
     match f {
         ValueFmt::Fixed(d) => format!("{v:.d$}"),
-        ValueFmt::Count if v >= 0.0 && v.fract() == 0.0 => thousands(v as u64),
+        // Whole counts below 2^64 get thousands separators; anything else prints as a float.
+        ValueFmt::Count if (0.0..1.8e19).contains(&v) && v.fract() == 0.0 => {
+            thousands(count_round(v))
+        }
         // A mean over runs need not be whole: one decimal.
         ValueFmt::Count => format!("{v:.1}"),
     }

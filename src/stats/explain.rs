@@ -17,6 +17,7 @@ use crate::engine::{Engine, Task};
 use crate::sched::types::{MigrationReason, Placement, PlacementPath};
 use crate::stats::trace::trace_pid;
 use crate::task::{TaskId, TaskState};
+use crate::units::usize_from_u64;
 
 /// Decisions kept for the explained task.
 pub const EXPLAIN_HISTORY_MAX: usize = 10_000;
@@ -178,8 +179,8 @@ impl ExplainLog {
 pub fn select_task(tasks: &[Task], spec: &str) -> Result<(TaskId, Option<String>), String> {
     let spec = spec.trim();
     if let Ok(pid) = spec.parse::<u64>() {
-        return if (pid as usize) < tasks.len() {
-            Ok((TaskId(pid as u32), None))
+        return if usize_from_u64(pid) < tasks.len() {
+            Ok((TaskId::from_index(usize_from_u64(pid)), None))
         } else {
             Err(format!(
                 "no task with pid {pid}; accepted: a pid 0-{} (the results' tasks[].pid) or a \

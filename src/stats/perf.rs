@@ -6,6 +6,7 @@
 //! from); perf prints none under the C locale. page-faults is omitted: memory is not modelled.
 
 use super::summary::Summary;
+use crate::units::{count_ceil, count_floor, count_round};
 
 /// One run's perf counters (the contract's `perf_stat` object).
 #[derive(
@@ -41,8 +42,8 @@ pub fn thousands(n: u64) -> String {
 }
 
 fn thousands_f2(v: f64) -> String {
-    let whole = v.trunc() as u64;
-    let frac = ((v - v.trunc()) * 100.0).round() as u64;
+    let whole = count_floor(v);
+    let frac = count_round((v - v.trunc()) * 100.0);
     let (whole, frac) = if frac >= 100 {
         (whole + 1, 0)
     } else {
@@ -112,7 +113,7 @@ pub fn render(command: &str, runs: &[PerfStat]) -> String {
     for (name, s) in [("context-switches", &cs), ("cpu-migrations", &mig)] {
         let (v, unit) = rate(per_sec(s.mean));
         out.push_str(&line(
-            &thousands(s.mean.round() as u64),
+            &thousands(count_round(s.mean)),
             "",
             name,
             &format!("# {v:>8.3} {unit}"),
@@ -126,7 +127,7 @@ pub fn render(command: &str, runs: &[PerfStat]) -> String {
         let precision = if se > 1.0 || se == 0.0 {
             2
         } else {
-            ((-se.log10()).ceil() as usize) + 2
+            count_ceil(-se.log10()) + 2
         };
         out.push_str(&format!(
             " {:>17.*} +- {:.*} seconds time elapsed{}\n",

@@ -43,7 +43,7 @@ impl Summary {
         };
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let rank = ((0.9 * n as f64).ceil() as usize).clamp(1, n);
+        let rank = crate::units::count_ceil(0.9 * n as f64).clamp(1, n);
         Summary {
             n,
             mean,

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::sched::types::MigrationReason;
+use crate::units::usize_from_u64;
 
 /// Most time buckets a timeline holds.
 pub const TIMELINE_BUCKETS_MAX: usize = 256;
@@ -114,7 +115,7 @@ impl TimelineRecorder {
         while ts_ns / self.tl.bucket_ns >= TIMELINE_BUCKETS_MAX as u64 {
             self.merge_pairs();
         }
-        let need = (ts_ns / self.tl.bucket_ns) as usize + 1;
+        let need = usize_from_u64(ts_ns / self.tl.bucket_ns) + 1;
         if need > self.tl.buckets() {
             for c in 0..self.tl.cpu_busy_ns.len() {
                 self.tl.cpu_busy_ns[c].resize(need, 0);
@@ -171,7 +172,7 @@ impl TimelineRecorder {
         let mut t = from;
         while t < to {
             let w = self.tl.bucket_ns;
-            let b = (t / w) as usize;
+            let b = usize_from_u64(t / w);
             let end = ((b as u64 + 1) * w).min(to);
             self.tl.cpu_busy_ns[cpu][b] += end - t;
             if self.open[cpu].0 != b {
@@ -199,7 +200,7 @@ impl TimelineRecorder {
     pub fn migrate(&mut self, ts_ns: u64, pid: usize, from: usize, to: usize, r: MigrationReason) {
         self.cover(ts_ns);
         let n = self.tl.buckets();
-        let b = (ts_ns / self.tl.bucket_ns) as usize;
+        let b = usize_from_u64(ts_ns / self.tl.bucket_ns);
         self.tl
             .migrations_by_reason
             .entry(r.name().to_string())
@@ -258,7 +259,8 @@ fn ftrace_fields(line: &str) -> Option<(usize, u64, &str)> {
     if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    let frac_ns = frac.parse::<u64>().ok()? * 10u64.pow(9 - frac.len() as u32);
+    let frac_ns = frac.parse::<u64>().ok()?
+        * 10u64.pow(9 - u32::try_from(frac.len()).expect("checked: at most 9 digits"));
     let ns = secs
         .parse::<u64>()
         .ok()?
@@ -339,7 +341,7 @@ mod tests {
         }
         let tl = r.finish(1_000_000_000);
         assert!(tl.buckets() <= TIMELINE_BUCKETS_MAX);
-        assert!(tl.buckets() * (tl.bucket_ns as usize) >= 1_000_000_000);
+        assert!(tl.buckets() * usize_from_u64(tl.bucket_ns) >= 1_000_000_000);
         assert_eq!(tl.cpu_busy_ns[0].iter().sum::<u64>(), 1_000_000_000);
         assert_eq!(tl.cpu_busy_ns[1].iter().sum::<u64>(), 500_000_000);
         assert!(tl.cpu_top_pid[0].iter().all(|p| *p == Some(1)));

@@ -61,7 +61,7 @@ impl SdSchedstat {
     /// `update_lb_imbalance_stat()`: add the pass's imbalance to the counter of its
     /// migration type.
     pub fn add_imbalance(&mut self, idle: usize, ty: MigrationType, imbalance: i64) {
-        let v = imbalance.max(0) as u64;
+        let v = u64::try_from(imbalance).unwrap_or(0);
         match ty {
             MigrationType::Load => self.lb_imbalance_load[idle] += v,
             MigrationType::Util => self.lb_imbalance_util[idle] += v,

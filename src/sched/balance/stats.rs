@@ -267,7 +267,7 @@ impl LoadBalancer {
             out.work.cpus += self.sg_walk(env, bal, group, &mut sgs, sg_overloaded);
         }
         sgs.group_capacity = self.sgc[g.sgc].capacity.max(1);
-        sgs.group_weight = g.group_weight as u32;
+        sgs.group_weight = crate::units::cpu_count_u32(g.group_weight);
         if !local_group
             && bal.dst_idle()
             && sgs.sum_h_nr_running > 0
@@ -677,7 +677,8 @@ impl LoadBalancer {
         let tmp = (x * x * pct * pct / (10_000 * SCHED_CAPACITY_SCALE)).min(SCHED_CAPACITY_SCALE);
         let y = (SCHED_CAPACITY_SCALE - tmp) * llc_weight / SCHED_CAPACITY_SCALE;
         let id = self.domains.llc_id(bal.dst_cpu);
-        self.llc_nr_idle_scan[id] = Some(y as u32);
+        // y <= llc_weight <= NR_CPUS_MAX (the kernel stores it as an int).
+        self.llc_nr_idle_scan[id] = Some(u32::try_from(y).expect("nr_idle_scan <= the LLC's size"));
     }
 
     /// `sd_llc_shared->nr_idle_scan` of `cpu`'s LLC, once a periodic balance computed it.

@@ -25,6 +25,13 @@
 
 use crate::cpumask::CpuMask;
 use crate::domains::SchedDomains;
+use crate::units::cpu_count_u32;
+
+/// An index into the flattened per-CPU / per-domain tables. Fits: sched-group capacities,
+/// domains and their CPU lists number at most NR_CPUS_MAX x NR_CPUS_MAX (2^20).
+fn table_u32(i: usize) -> u32 {
+    u32::try_from(i).expect("a sched-domain table above u32::MAX entries")
+}
 
 /// One CPU's contribution to its groups' sums, as last read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,18 +177,18 @@ impl LbSums {
         let mut groups = vec![GroupSums::default(); domains.nr_sgc];
         for (s, span) in spans.iter().enumerate() {
             let Some(span) = span else { continue };
-            groups[s].weight = span.weight() as u32;
+            groups[s].weight = cpu_count_u32(span.weight());
             for cpu in span.iter().filter(|&c| c < nr) {
-                per_cpu[cpu].push(s as u32);
+                per_cpu[cpu].push(table_u32(s));
             }
         }
         let mut cpu_start = Vec::with_capacity(nr + 1);
         let mut cpu_sgc = Vec::new();
         for list in &per_cpu {
-            cpu_start.push(cpu_sgc.len() as u32);
+            cpu_start.push(table_u32(cpu_sgc.len()));
             cpu_sgc.extend_from_slice(list);
         }
-        cpu_start.push(cpu_sgc.len() as u32);
+        cpu_start.push(table_u32(cpu_sgc.len()));
         let pct_min = domains
             .domains
             .iter()
@@ -198,7 +205,7 @@ impl LbSums {
             if within == d.span {
                 within_idx.push(u32::MAX);
             } else {
-                within_idx.push(within_extra.len() as u32);
+                within_idx.push(table_u32(within_extra.len()));
                 within_extra.push(within);
             }
         }
@@ -356,7 +363,7 @@ mod tests {
         }
         for g in &d.groups {
             let mut want = GroupSums {
-                weight: g.span.weight() as u32,
+                weight: cpu_count_u32(g.span.weight()),
                 ..GroupSums::default()
             };
             for cpu in g.span.iter() {

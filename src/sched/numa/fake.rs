@@ -132,7 +132,7 @@ impl FakeNumaEnv {
         let id = NumaGroupId(self.groups.groups.len());
         let mut g = NumaGroup {
             gid: self.tasks[&members[0]].numa.pid,
-            nr_tasks: members.len() as u32,
+            nr_tasks: u32::try_from(members.len()).expect("group size beyond the task limit"),
             nr_nodes: nr,
             faults: vec![0; 2 * nr * 2],
             total_faults: 0,
@@ -166,10 +166,11 @@ impl NumaEnv for FakeNumaEnv {
         &self.topo
     }
     fn nr_running(&self, cpu: usize) -> u32 {
-        self.cpus[cpu].queued.len() as u32 + self.cpus[cpu].other_class_running
+        u32::try_from(self.cpus[cpu].queued.len()).expect("nr_running beyond the task limit")
+            + self.cpus[cpu].other_class_running
     }
     fn h_nr_running(&self, cpu: usize) -> u32 {
-        self.cpus[cpu].queued.len() as u32
+        u32::try_from(self.cpus[cpu].queued.len()).expect("nr_running beyond the task limit")
     }
     fn cpu_load(&self, cpu: usize) -> u64 {
         self.cpus[cpu]

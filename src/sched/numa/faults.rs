@@ -155,10 +155,10 @@ impl TaskNuma {
             flags,
         } = *hf;
         let f = self.faults.get_or_insert_with(|| NumaFaults::new(nr_nodes));
-        let pages = pages as i64;
         if flags & TNF_MIGRATED != 0 {
-            self.numa_pages_migrated += pages as u64;
+            self.numa_pages_migrated += pages;
         }
+        let pages = pages as i64;
         if flags & TNF_MIGRATE_FAIL != 0 {
             self.faults_locality[2] += pages;
         }

@@ -111,7 +111,7 @@ impl NumaGroup {
             .filter(|&n| self.group_faults_cpu(n) * ACTIVE_NODE_FRACTION > max)
             .count();
         self.max_faults_cpu = max;
-        self.active_nodes = active as u32;
+        self.active_nodes = u32::try_from(active).expect("active nodes <= nr_nodes");
     }
 
     /// `update_numa_active_node_mask()` (v3.15–v4.5): add above 6/16 of the maximum, drop

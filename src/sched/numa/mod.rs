@@ -35,6 +35,10 @@
 //! and the fair class's `NumaEnv` implementation); this module names neither. See
 //! docs/numa.md, "Phase 2: status".
 
+// Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
+// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 #[cfg(test)]
 pub mod fake;
 pub mod faults;

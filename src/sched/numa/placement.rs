@@ -14,6 +14,7 @@
 //! `numa_migrate_preferred()` after placement, both gated by the retry time).
 
 use super::faults::{NumaFaultsStats, TaskNuma};
+use super::scan::kernel_uint;
 use super::weight::{NumaTopo, NumaTopologyType, group_weight, task_weight};
 use super::{LOCAL_DISTANCE, NumaForm, NumaGroup, NumaGroups, NumaVariant};
 
@@ -140,7 +141,7 @@ pub fn task_numa_placement(
     }
     out.ran = true;
     t.numa_scan_seq = ctx.mm_scan_seq;
-    t.numa_scan_period_max_ms = ctx.scan_max_ms as u32;
+    t.numa_scan_period_max_ms = kernel_uint(ctx.scan_max_ms);
     let total_faults = t.faults_locality[0] + t.faults_locality[1];
     let (runtime, period) = numa_get_avg_runtime(
         t,
@@ -163,13 +164,16 @@ pub fn task_numa_placement(
                 let diff = membuf - mem / 2;
                 out.fault_types[usize::from(private)] += membuf;
                 f.add(MemBuf, nid, private, -membuf);
-                let f_weight = ((u128::from(runtime) << 16) / (u128::from(period) + 1)) as i64;
+                // Saturated where a bare cast would wrap (runtime <= period keeps it below 2^17).
+                let f_weight =
+                    i64::try_from((u128::from(runtime) << 16) / (u128::from(period) + 1))
+                        .unwrap_or(i64::MAX);
                 // The kernel's unsigned long product; runtime ≤ period keeps it far below
                 // 2^63, and i128 keeps a clock skew from overflowing (clamped, not wrapped).
                 let f_weight = (i128::from(f_weight) * i128::from(f.get(CpuBuf, nid, private))
                     / i128::from(total_faults + 1))
-                .clamp(i128::from(i64::MIN), i128::from(i64::MAX))
-                    as i64;
+                .clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+                let f_weight = i64::try_from(f_weight).expect("clamped to the i64 range");
                 let f_diff = f_weight - f.get(Cpu, nid, private) / 2;
                 let cpubuf = f.get(CpuBuf, nid, private);
                 f.add(CpuBuf, nid, private, -cpubuf);

@@ -18,6 +18,16 @@ use super::faults::TaskNuma;
 use super::{NumaGroup, NumaVariant};
 use crate::memory::{Mm, PAGES_PER_GROUP};
 
+/// A scan period (ms) as the `unsigned int` that `task_scan_start()` / `task_scan_max()`
+/// return in the kernel: their `unsigned long` result is truncated to 32 bits on return, and
+/// so it is here (only a group scaling of millions of tasks gets past 2^32 ms).
+// Kernel mirror: the kernel truncates unsigned long -> unsigned int on return, on purpose of
+// its types; an assertion here would diverge from it.
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) fn kernel_uint(ms: u64) -> u32 {
+    ms as u32
+}
+
 /// `MAX_SCAN_WINDOW` (MB/s).
 pub const MAX_SCAN_WINDOW: u64 = 2560;
 /// `NUMA_PERIOD_SLOTS`.
@@ -87,8 +97,8 @@ pub fn task_scan_min(params: &ScanParams, rss_pages: u64) -> u64 {
 /// The group scaling of `task_scan_start/max()` (v4.14+ [M]): `period × nr_tasks ×
 /// (shared + 1) / (private + shared + 1)`.
 fn group_scaled(period: u64, ng: &NumaGroup) -> u64 {
-    let shared = ng.group_faults_shared().max(0) as u64;
-    let private = ng.group_faults_priv().max(0) as u64;
+    let shared = u64::try_from(ng.group_faults_shared()).unwrap_or(0);
+    let private = u64::try_from(ng.group_faults_priv()).unwrap_or(0);
     period * u64::from(ng.nr_tasks) * (shared + 1) / (private + shared + 1)
 }
 
@@ -167,7 +177,7 @@ pub fn update_task_scan_period(
     let p = (i64::from(t.numa_scan_period_ms) + diff)
         .rem_euclid(1 << 32)
         .clamp(scan_min_ms as i64, scan_max_ms.max(scan_min_ms) as i64);
-    t.numa_scan_period_ms = p as u32;
+    t.numa_scan_period_ms = u32::try_from(p).expect("clamped to [scan_min, scan_max]");
     t.faults_locality = [0; 3];
     None
 }
@@ -190,7 +200,7 @@ pub fn update_scan_period(
     {
         return false;
     }
-    t.numa_scan_period_ms = scan_start_ms as u32;
+    t.numa_scan_period_ms = kernel_uint(scan_start_ms);
     true
 }
 
@@ -219,7 +229,7 @@ pub fn task_tick_numa(
         return false;
     }
     if t.node_stamp_ns == 0 {
-        t.numa_scan_period_ms = scan_start_ms as u32;
+        t.numa_scan_period_ms = kernel_uint(scan_start_ms);
     }
     t.node_stamp_ns += period;
     now_ns >= mm.numa_next_scan_ns
@@ -262,8 +272,8 @@ pub fn task_numa_work(
         return out;
     }
     if t.numa_scan_period_ms == 0 {
-        t.numa_scan_period_max_ms = scan_max_ms as u32;
-        t.numa_scan_period_ms = scan_start_ms as u32;
+        t.numa_scan_period_max_ms = kernel_uint(scan_max_ms);
+        t.numa_scan_period_ms = kernel_uint(scan_start_ms);
     }
     st.numa_next_scan_ns = now_ns + u64::from(t.numa_scan_period_ms) * 1_000_000;
     t.node_stamp_ns += 2 * tick_ns;

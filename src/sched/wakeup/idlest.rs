@@ -25,6 +25,7 @@ use crate::cpumask::CpuMask;
 use crate::domains::{DomainId, GroupId, SdFlags};
 use crate::kconfig::features::Feature;
 use crate::task::TaskId;
+use crate::units::cpu_count_u32;
 
 use crate::sched::types::GroupType;
 
@@ -188,7 +189,7 @@ impl Wakeup {
             max_capacity: 0,
             sum_nr_running: 0,
             idle_cpus: 0,
-            group_weight: sg.group_weight as u32,
+            group_weight: cpu_count_u32(sg.group_weight),
             group_misfit_task_load: u64::from(asym),
             group_type: GroupType::HasSpare,
         };
@@ -232,8 +233,8 @@ impl Wakeup {
             None => Self::sg_wakeup_walk(env, sg, allowed, p, task_util, &mut sgs),
         };
         call.cost.cpus += match allowed {
-            Some(a) => sg.span.and(a).weight() as u32,
-            None => sg.group_weight as u32,
+            Some(a) => cpu_count_u32(sg.span.and(a).weight()),
+            None => cpu_count_u32(sg.group_weight),
         };
         sgs.group_capacity = env.group_capacity(&sg.span).unwrap_or(capacity_sum).max(1);
         let pct = u64::from(d.imbalance_pct);
@@ -269,7 +270,8 @@ impl Wakeup {
             sgs.group_runnable += env.cpu_runnable_without(i, p);
             let local = usize::from(env.task_running_on_cpu(i, p));
             let nr_running = env.nr_running(i).saturating_sub(local);
-            sgs.sum_nr_running += nr_running as u32;
+            sgs.sum_nr_running += u32::try_from(nr_running)
+                .expect("nr_running above u32::MAX: beyond the task limit");
             if nr_running == 0 && env.idle_cpu_without(i, p) {
                 sgs.idle_cpus += 1;
             }

@@ -34,6 +34,10 @@
 //! schedstat counters (`nr_wakeups_affine*`, `ttwu_move_affine`), which the caller can
 //! derive from the returned [`WakeupExplain`].
 
+// Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
+// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 mod affine;
 mod idlest;
 mod sis;
@@ -53,6 +57,13 @@ use crate::kconfig::version::KernelVersion;
 use crate::sched::types::{Placement, PlacementPath, WakeCtx, WakeFlags};
 use crate::task::TaskId;
 use crate::topology::Machine;
+use crate::units::{cpu_count_u32, cpu_u32};
+
+/// An index into the flattened SMT-sibling list. Fits: at most `NR_CPUS_MAX` CPUs with at
+/// most `NR_CPUS_MAX` siblings each (2^20 entries).
+fn sib_index(i: usize) -> u32 {
+    u32::try_from(i).expect("SMT sibling list above u32::MAX entries")
+}
 
 /// One second: `record_wakee()` halves `wakee_flips` once per `HZ` jiffies.
 pub const WAKEE_FLIP_DECAY_NS: u64 = 1_000_000_000;
@@ -494,16 +505,16 @@ impl Wakeup {
         if params.nr_idle_scan_start_full {
             for cpu in topo.machine.online.iter() {
                 let id = topo.domains.llc_id(cpu);
-                llc[id].nr_idle_scan = topo.domains.llc_size(cpu) as u32;
+                llc[id].nr_idle_scan = cpu_count_u32(topo.domains.llc_size(cpu));
             }
         }
         let mut smt_start = Vec::with_capacity(nr + 1);
         let mut smt_sib = Vec::new();
         for cpu in 0..nr {
-            smt_start.push(smt_sib.len() as u32);
-            smt_sib.extend(topo.smt_mask(cpu).iter().map(|c| c as u32));
+            smt_start.push(sib_index(smt_sib.len()));
+            smt_sib.extend(topo.smt_mask(cpu).iter().map(cpu_u32));
         }
-        smt_start.push(smt_sib.len() as u32);
+        smt_start.push(sib_index(smt_sib.len()));
         Wakeup {
             params,
             tasks: Vec::new(),

@@ -656,7 +656,8 @@ impl Wakeup {
             .min(SCHED_CAPACITY_SCALE);
         let y = (SCHED_CAPACITY_SCALE - tmp) * llc_weight / SCHED_CAPACITY_SCALE;
         if let Some(s) = self.llc_shared_mut(topo, dst_cpu) {
-            s.nr_idle_scan = y as u32;
+            // y <= llc_weight <= NR_CPUS_MAX (the kernel stores it as an int).
+            s.nr_idle_scan = u32::try_from(y).expect("nr_idle_scan <= the LLC's size");
         }
     }
 }

@@ -63,7 +63,7 @@ pub const DEFAULT_PRIO: i32 = 120;
 
 /// The pid a task has in traces: its index + 1 (pid 0 is the idle task).
 pub fn trace_pid(task_index: usize) -> i32 {
-    task_index as i32 + 1
+    i32::try_from(task_index).expect("task index above i32::MAX: beyond the task limit") + 1
 }
 
 /// `comm` as the kernel stores it: at most 15 bytes (`TASK_COMM_LEN` - 1).

@@ -10,6 +10,8 @@
 //! Left out: `CompactSched` (the structure-of-arrays form of switch/waking events; it only
 //! saves space), interning, track events.
 
+use crate::units::usize_from_u64;
+
 /// Protobuf wire types.
 const WIRE_VARINT: u8 = 0;
 const WIRE_LEN: u8 = 2;
@@ -100,10 +102,10 @@ pub struct Msg {
 /// Append `v` as a base-128 varint.
 pub fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
-        buf.push((v as u8 & 0x7f) | 0x80);
+        buf.push(((v & 0x7f) as u8) | 0x80);
         v >>= 7;
     }
-    buf.push(v as u8);
+    buf.push(u8::try_from(v).expect("below 0x80 after the loop"));
 }
 
 fn put_key(buf: &mut Vec<u8>, field: u32, wire: u8) {
@@ -138,7 +140,7 @@ impl Msg {
     /// protobuf encodes them (not zig-zag, which is `sint`).
     pub fn int(&mut self, field: u32, v: i64) -> &mut Self {
         put_key(&mut self.buf, field, WIRE_VARINT);
-        put_varint(&mut self.buf, v as u64);
+        put_varint(&mut self.buf, v.cast_unsigned());
         self
     }
 
@@ -185,11 +187,11 @@ pub fn decode(mut b: &[u8]) -> Option<Vec<(u32, Field<'_>)>> {
     let mut out = Vec::new();
     while !b.is_empty() {
         let key = varint(&mut b)?;
-        let field = (key >> 3) as u32;
+        let field = u32::try_from(key >> 3).ok()?;
         match (key & 7) as u8 {
             WIRE_VARINT => out.push((field, Field::Varint(varint(&mut b)?))),
             WIRE_LEN => {
-                let n = varint(&mut b)? as usize;
+                let n = usize_from_u64(varint(&mut b)?);
                 if n > b.len() {
                     return None;
                 }

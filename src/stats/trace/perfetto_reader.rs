@@ -16,6 +16,7 @@
 use super::perfetto::{Field, TRACE_PACKET, decode, ftrace, packet};
 use crate::sched::types::MigrationReason;
 use crate::stats::timeline::{Timeline, TimelineRecorder};
+use crate::units::usize_from_u64;
 
 /// A replayed event: a switch to `next` (trace pid, 0 = idle) or a migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,7 +112,8 @@ pub fn timeline_from_perfetto(bytes_in: &[u8], nr_cpus: usize) -> Result<Timelin
             continue;
         };
         let bundle = fields(bundle, "ftrace event bundle")?;
-        let cpu = varint(&bundle, ftrace::BUNDLE_CPU).ok_or("a bundle without cpu")? as usize;
+        let cpu =
+            usize_from_u64(varint(&bundle, ftrace::BUNDLE_CPU).ok_or("a bundle without cpu")?);
         if cpu >= nr_cpus {
             return Err(format!("CPU {cpu}, but the results have {nr_cpus} CPUs"));
         }
@@ -133,14 +135,14 @@ pub fn timeline_from_perfetto(bytes_in: &[u8], nr_cpus: usize) -> Result<Timelin
     for (ts, cpu, r) in events {
         match r {
             Replay::Switch { next_pid } => {
-                rec.switch(ts, cpu, (next_pid as usize).checked_sub(1));
+                rec.switch(ts, cpu, usize_from_u64(next_pid).checked_sub(1));
             }
             Replay::Migrate {
                 pid,
                 from,
                 to,
                 reason,
-            } => rec.migrate(ts, (pid as usize).saturating_sub(1), from, to, reason),
+            } => rec.migrate(ts, usize_from_u64(pid).saturating_sub(1), from, to, reason),
         }
     }
     Ok(rec.finish(last))

@@ -158,7 +158,7 @@ impl PerfettoWriter {
         self.event.clear();
         self.event
             .uint(ftrace::EVENT_TIMESTAMP, ev.ts_ns)
-            .uint(ftrace::EVENT_PID, ev.curr.pid as u64)
+            .int(ftrace::EVENT_PID, i64::from(ev.curr.pid))
             .message(field, &self.payload);
         self.pending[ev.cpu].message(ftrace::BUNDLE_EVENT, &self.event);
         if self.pending[ev.cpu].len() >= BUNDLE_FLUSH_BYTES {
