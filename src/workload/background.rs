@@ -131,9 +131,6 @@ pub struct BackgroundSpec {
 }
 
 impl BackgroundSpec {
-    /// The classes' names as the `[run]` keys spell them (`noise_<class>_interval_us`).
-    pub const CLASSES: [&'static str; 3] = ["kworker", "kthread", "daemon"];
-
     /// The background of a run on a machine whose defaults are `defaults`.
     pub fn resolve(&self, defaults: BackgroundParams) -> BackgroundParams {
         let base = match self.off {
