@@ -41,6 +41,14 @@ pub struct IdleState {
     /// no IPI and costs no exit latency.
     #[serde(default)]
     pub polling: bool,
+    /// The state waits in MWAIT on the idle task's thread flags with TIF_POLLING_NRFLAG set
+    /// (`mwait_idle_with_hints()`: intel_idle's states, acpi_idle's FFH MWAIT states), so a
+    /// remote wakeup or kick only sets need_resched (`set_nr_if_polling()`,
+    /// `set_nr_and_not_polling()`): no IPI is sent or handled, but the CPU still pays the
+    /// state's exit latency. False for HLT, I/O-port, H_CEDE and WFI states, which clear the
+    /// flag first (`call_cpuidle()`'s `current_clr_polling_and_test()`) and need an IPI.
+    #[serde(default)]
+    pub mwait: bool,
 }
 
 fn st(name: &str, exit_us: u64, residency_us: u64, polling: bool) -> IdleState {
@@ -49,6 +57,15 @@ fn st(name: &str, exit_us: u64, residency_us: u64, polling: bool) -> IdleState {
         exit_latency_ns: exit_us * 1000,
         target_residency_ns: residency_us * 1000,
         polling,
+        mwait: false,
+    }
+}
+
+/// An MWAIT state (see [`IdleState::mwait`]).
+fn mw(name: &str, exit_us: u64, residency_us: u64) -> IdleState {
+    IdleState {
+        mwait: true,
+        ..st(name, exit_us, residency_us, false)
     }
 }
 
@@ -61,9 +78,9 @@ fn poll() -> IdleState {
 pub fn skx() -> Vec<IdleState> {
     vec![
         poll(),
-        st("C1", 2, 2, false),
-        st("C1E", 10, 20, false),
-        st("C6", 133, 600, false),
+        mw("C1", 2, 2),
+        mw("C1E", 10, 20),
+        mw("C6", 133, 600),
     ]
 }
 
@@ -71,9 +88,9 @@ pub fn skx() -> Vec<IdleState> {
 pub fn icx() -> Vec<IdleState> {
     vec![
         poll(),
-        st("C1", 1, 1, false),
-        st("C1E", 4, 4, false),
-        st("C6", 170, 600, false),
+        mw("C1", 1, 1),
+        mw("C1E", 4, 4),
+        mw("C6", 170, 600),
     ]
 }
 
@@ -81,9 +98,9 @@ pub fn icx() -> Vec<IdleState> {
 pub fn spr() -> Vec<IdleState> {
     vec![
         poll(),
-        st("C1", 1, 1, false),
-        st("C1E", 2, 4, false),
-        st("C6", 290, 800, false),
+        mw("C1", 1, 1),
+        mw("C1E", 2, 4),
+        mw("C6", 290, 800),
     ]
 }
 
@@ -91,10 +108,10 @@ pub fn spr() -> Vec<IdleState> {
 pub fn hsx() -> Vec<IdleState> {
     vec![
         poll(),
-        st("C1", 2, 2, false),
-        st("C1E", 10, 20, false),
-        st("C3", 33, 100, false),
-        st("C6", 133, 400, false),
+        mw("C1", 2, 2),
+        mw("C1E", 10, 20),
+        mw("C3", 33, 100),
+        mw("C6", 133, 400),
     ]
 }
 
@@ -102,16 +119,16 @@ pub fn hsx() -> Vec<IdleState> {
 pub fn nehalem() -> Vec<IdleState> {
     vec![
         poll(),
-        st("C1", 3, 6, false),
-        st("C1E", 10, 20, false),
-        st("C3", 20, 80, false),
-        st("C6", 200, 800, false),
+        mw("C1", 3, 6),
+        mw("C1E", 10, 20),
+        mw("C3", 20, 80),
+        mw("C6", 200, 800),
     ]
 }
 
 /// acpi_idle on AMD EPYC (Milan; Turin assumed alike).
 pub fn amd_epyc() -> Vec<IdleState> {
-    vec![poll(), st("C1", 1, 2, false), st("C2", 400, 800, false)]
+    vec![poll(), mw("C1", 1, 2), st("C2", 400, 800, false)]
 }
 
 /// cpuidle-pseries dedicated-processor states.
@@ -144,7 +161,12 @@ pub fn table_for(machine: &Machine) -> Vec<IdleState> {
         // psci table with its millisecond exit latencies).
         _ => match machine.arch {
             Arch::Powerpc => pseries_dedicated(),
-            Arch::X86 | Arch::Arm64 => skx(),
+            Arch::X86 => skx(),
+            // arm64 has no MWAIT: the same latencies, each state woken by an IPI.
+            Arch::Arm64 => skx()
+                .into_iter()
+                .map(|s| IdleState { mwait: false, ..s })
+                .collect(),
         },
     }
 }
@@ -163,7 +185,7 @@ pub struct HostIdle {
 /// residency}`, µs) and the governor (`/sys/devices/system/cpu/cpuidle/current_governor`,
 /// else `current_governor_ro`) under `root` (normally `/sys/devices/system/cpu`). None when
 /// the host exposes no cpuidle states. States named `POLL` (poll_state.c) or `snooze` are
-/// polling states.
+/// polling states; a state whose `desc` names MWAIT is an [`IdleState::mwait`] state.
 pub fn read_host(root: &std::path::Path) -> Option<HostIdle> {
     let read = |p: std::path::PathBuf| {
         std::fs::read_to_string(p)
@@ -179,7 +201,12 @@ pub fn read_host(root: &std::path::Path) -> Option<HostIdle> {
         let lat: u64 = read(dir.join("latency"))?.parse().ok()?;
         let res: u64 = read(dir.join("residency"))?.parse().ok()?;
         let polling = name == "POLL" || name == "snooze";
-        states.push(st(&name, lat, res, polling));
+        // intel_idle names its states' desc "MWAIT 0x..", acpi_idle "ACPI FFH MWAIT 0x..".
+        let mwait = read(dir.join("desc")).is_some_and(|d| d.contains("MWAIT"));
+        states.push(IdleState {
+            mwait,
+            ..st(&name, lat, res, polling)
+        });
     }
     if states.is_empty() {
         return None;

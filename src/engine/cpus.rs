@@ -29,6 +29,9 @@ pub struct CpuCore {
     pub idle_state: usize,
     /// The state `idle_state` polls (`CPUIDLE_FLAG_POLLING`): a wakeup needs no IPI.
     pub idle_polling: bool,
+    /// The state `idle_state` waits in MWAIT with TIF_POLLING_NRFLAG set
+    /// ([`crate::cpuidle::IdleState::mwait`]): a wakeup needs no IPI but pays the exit latency.
+    pub idle_mwait: bool,
     /// `tick_nohz_tick_stopped()`: the tick was stopped in this idle period.
     pub tick_stopped: bool,
     /// The cpuidle governor's per-CPU state.
@@ -82,6 +85,12 @@ impl CpuCore {
     /// True when the idle task is polling (idle state 0): a wakeup needs no IPI.
     pub fn polling(&self) -> bool {
         self.curr.is_none() && self.idle_polling
+    }
+
+    /// True when the idle task has TIF_POLLING_NRFLAG set, in a polling or an MWAIT state:
+    /// `set_nr_if_polling()` / `set_nr_and_not_polling()` succeed and no IPI is sent.
+    pub fn tif_polling(&self) -> bool {
+        self.curr.is_none() && (self.idle_polling || self.idle_mwait)
     }
 }
 
@@ -199,6 +208,7 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         avg_idle_ns: 2 * cfg.migration_cost_ns,
         idle_state: 0,
         idle_polling: false,
+        idle_mwait: false,
         tick_stopped: false,
         cpuidle: crate::cpuidle::CpuIdleDev::new(cost.cpuidle_governor, cost.haltpoll),
         idle_iter_start_ns: None,

@@ -298,6 +298,7 @@ impl Engine {
         let sel = c.cpuidle.select(&self.cost.idle_states, &inp, now);
         c.idle_state = sel.state;
         c.idle_polling = self.cost.idle_states[sel.state].polling;
+        c.idle_mwait = self.cost.idle_states[sel.state].mwait;
         c.idle_iter_start_ns = Some(now);
         if sel.stop_tick || c.tick_stopped {
             c.tick_armed = false;

@@ -388,10 +388,16 @@ impl Engine {
 
     /// Sending an IPI from `from` to `to`: the sender pays `ipi_send_ns`; the handler runs
     /// after the delivery latency plus the target's idle-exit latency. A polling idle target
-    /// needs no IPI and reacts at once. Returns when the handler runs.
+    /// needs no IPI and reacts at once; an idle target in an MWAIT state needs no IPI either
+    /// (the store to its thread flags wakes it) but leaves the state first. Returns when the
+    /// handler (or the idle loop) runs.
     pub(super) fn send_ipi(&mut self, from: usize, to: usize) -> u64 {
         if self.cpus[to].polling() {
             return self.clock.now();
+        }
+        if self.cpus[to].tif_polling() {
+            let exit = self.cost.idle_states[self.cpus[to].idle_state].exit_latency_ns;
+            return self.clock.now() + exit;
         }
         self.charge(from, self.cost.ipi_send_ns);
         self.cpus[from].stats.ipis_sent += 1;
@@ -402,16 +408,21 @@ impl Engine {
         self.clock.now() + latency
     }
 
-    /// The receiving side of any IPI: interrupt cost, idle exit counted.
+    /// The receiving side of any IPI: interrupt cost, idle exit counted. An MWAIT idle CPU
+    /// was woken without an interrupt: only its idle exit counts.
     pub(super) fn take_ipi(&mut self, cpu: usize) {
-        let polling = self.cpus[cpu].polling();
-        if !polling {
-            self.cpus[cpu].stats.ipis_received += 1;
-            if self.cpus[cpu].curr.is_none() {
-                self.cpus[cpu].stats.idle_exits += 1;
-            }
-            self.charge(cpu, self.cost.ipi_handle_ns);
+        if self.cpus[cpu].polling() {
+            return;
         }
+        if self.cpus[cpu].tif_polling() {
+            self.cpus[cpu].stats.idle_exits += 1;
+            return;
+        }
+        self.cpus[cpu].stats.ipis_received += 1;
+        if self.cpus[cpu].curr.is_none() {
+            self.cpus[cpu].stats.idle_exits += 1;
+        }
+        self.charge(cpu, self.cost.ipi_handle_ns);
     }
 
     /// `sched_ttwu_pending()`: activate everything on the wake list.
