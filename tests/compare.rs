@@ -16,10 +16,17 @@ fn schedlab(args: &[&str]) -> std::process::Output {
 }
 
 /// A two-pair ping-pong under the global FIFO policy on skl-2s for 50 ms, 3 runs, with a
-/// `[[variant]]` that makes IPIs slow.
+/// `[[variant]]` that makes IPIs slow. The idle states are HLT-like (no MWAIT), so waking an
+/// idle CPU takes an IPI.
 const SCENARIO: &str = r#"
 [machine]
 preset = "skl-2s"
+
+[machine.cost]
+idle_states = [
+    { name = "POLL", exit_latency_ns = 0, target_residency_ns = 0, polling = true },
+    { name = "C1", exit_latency_ns = 2000, target_residency_ns = 2000 },
+]
 
 [kernel]
 policy = "fifo"

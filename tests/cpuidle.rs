@@ -162,3 +162,122 @@ fn kept_tick_runs_idle_balancing_until_the_governor_stops_it() {
     assert_eq!(e.cpus()[2].stats.idle_ticks, 0);
     assert_eq!(idle_lb_count(&e), 0);
 }
+
+/// A waker pinned to CPU 4 wakes a task pinned to CPU 2 every `period_ns` (it runs 5 µs,
+/// posts, sleeps); the wakee runs 5 µs per wakeup. Optionally two spinners share CPU 10, so
+/// the root domain is overloaded and every CPU going idle runs newly-idle balancing.
+fn remote_wakeups(period_ns: u64, loops: u32, overload: bool) -> WorkloadPlan {
+    let pin = |cpu: usize| {
+        let mut m = schedlab::cpumask::CpuMask::new();
+        m.set(cpu);
+        Some(m)
+    };
+    let waker = Program {
+        name: "waker".into(),
+        ops: vec![
+            Op::Run { work_ns: 5_000 },
+            Op::Up { sem: 0, sync: false },
+            Op::Sleep { ns: period_ns },
+            Op::Loop {
+                to: 0,
+                times: loops,
+                slot: 0,
+            },
+            Op::Exit,
+        ],
+    };
+    let wakee = Program {
+        name: "wakee".into(),
+        ops: vec![
+            Op::Down { sem: 0 },
+            Op::Run { work_ns: 5_000 },
+            Op::Loop {
+                to: 0,
+                times: loops,
+                slot: 0,
+            },
+            Op::Exit,
+        ],
+    };
+    let spin = Program {
+        name: "spin".into(),
+        ops: vec![Op::Run { work_ns: 1_000 * MS }, Op::Exit],
+    };
+    let mut tasks = vec![
+        TaskSpec {
+            comm: "wakee".into(),
+            program: 1,
+            cpus_allowed: pin(2),
+            ..Default::default()
+        },
+        TaskSpec {
+            comm: "waker".into(),
+            program: 0,
+            cpus_allowed: pin(4),
+            ..Default::default()
+        },
+    ];
+    if overload {
+        for _ in 0..2 {
+            tasks.push(TaskSpec {
+                comm: "spin".into(),
+                program: 2,
+                cpus_allowed: pin(10),
+                ..Default::default()
+            });
+        }
+    }
+    WorkloadPlan {
+        programs: vec![waker, wakee, spin],
+        tasks,
+        sems: vec![0],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn mwait_idle_states_are_woken_without_an_ipi() {
+    // intel_idle's states wait in MWAIT with TIF_POLLING_NRFLAG set
+    // (`mwait_idle_with_hints()`), so `send_call_function_single_ipi()` only sets
+    // need_resched (`set_nr_if_polling()`): the wakee's CPU leaves C1/C1E without an
+    // interrupt. The same latencies as HLT-like states (`mwait = false`, as arm64's WFI or a
+    // guest's halt) need one IPI per wakeup.
+    let skl = "[machine]\npreset = \"skl-2s\"\n";
+    let mut e = engine(skl, remote_wakeups(200_000, 200, false), 60 * MS);
+    e.run();
+    let (c2, c4) = (&e.cpus()[2].stats, &e.cpus()[4].stats);
+    assert_eq!(c2.ipis_received, 0, "{c2:?}");
+    assert_eq!(c4.ipis_sent, 0, "{c4:?}");
+    assert!(c2.idle_exits >= 190, "{c2:?}");
+    let halt = format!(
+        "{skl}[machine.cost]\nidle_states = [\
+         {{ name = \"POLL\", exit_latency_ns = 0, target_residency_ns = 0, polling = true }}, \
+         {{ name = \"C1\", exit_latency_ns = 2000, target_residency_ns = 2000 }}, \
+         {{ name = \"C1E\", exit_latency_ns = 10000, target_residency_ns = 20000 }}, \
+         {{ name = \"C6\", exit_latency_ns = 133000, target_residency_ns = 600000 }}]\n"
+    );
+    let mut e = engine(&halt, remote_wakeups(200_000, 200, false), 60 * MS);
+    e.run();
+    let c2 = &e.cpus()[2].stats;
+    assert!(c2.ipis_received >= 190, "{c2:?}");
+    assert!(e.cpus()[4].stats.ipis_sent >= 190, "{:?}", e.cpus()[4].stats);
+}
+
+#[test]
+fn a_cpu_still_in_newidle_balancing_is_not_polling_and_gets_an_interrupt() {
+    // Newly-idle balancing runs inside `__schedule()` with interrupts off, before the
+    // idle task runs `do_idle()` and sets TIF_POLLING_NRFLAG: a wakeup aimed at the CPU in
+    // that window sends an IPI, handled once the balance is done. With balancing made
+    // expensive (300 µs a pass) and the root domain overloaded (two spinners on CPU 10), the
+    // wakee's CPU is still balancing when some of the waker's posts (every 100 µs) arrive;
+    // without the overload newidle balancing never runs and no IPI is needed.
+    let costly = "[machine]\npreset = \"skl-2s\"\n[machine.cost]\nbalance_pass_ns = 300000\n";
+    let mut e = engine(costly, remote_wakeups(100_000, 100, true), 40 * MS);
+    e.run();
+    let c2 = &e.cpus()[2].stats;
+    assert!(c2.ipis_received > 0, "{c2:?}");
+    let mut e = engine(costly, remote_wakeups(100_000, 100, false), 40 * MS);
+    e.run();
+    let c2 = &e.cpus()[2].stats;
+    assert_eq!(c2.ipis_received, 0, "{c2:?}");
+}

@@ -240,7 +240,13 @@ pub fn host_summary(root: &std::path::Path) -> String {
                         s.name,
                         s.exit_latency_ns / 1000,
                         s.target_residency_ns / 1000,
-                        if s.polling { " polling" } else { "" }
+                        if s.polling {
+                            " polling"
+                        } else if s.mwait {
+                            " mwait"
+                        } else {
+                            ""
+                        }
                     )
                 })
                 .collect();
@@ -270,11 +276,16 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, text).unwrap();
         };
-        for (i, (name, lat, res)) in [("POLL", 0, 0), ("C1", 1, 2), ("C2", 400, 800)]
-            .iter()
-            .enumerate()
+        for (i, (name, desc, lat, res)) in [
+            ("POLL", "CPUIDLE CORE POLL IDLE", 0, 0),
+            ("C1", "ACPI FFH MWAIT 0x0", 1, 2),
+            ("C2", "ACPI IOPORT 0x814", 400, 800),
+        ]
+        .iter()
+        .enumerate()
         {
             write(&format!("cpu0/cpuidle/state{i}/name"), &format!("{name}\n"));
+            write(&format!("cpu0/cpuidle/state{i}/desc"), &format!("{desc}\n"));
             write(
                 &format!("cpu0/cpuidle/state{i}/latency"),
                 &format!("{lat}\n"),
@@ -291,7 +302,7 @@ mod tests {
         assert_eq!(h.governor, Some(Governor::Teo));
         assert!(
             host_summary(&dir)
-                .contains("driver acpi_idle, governor teo, states POLL 0/0 us polling")
+                .contains("driver acpi_idle, governor teo, states POLL 0/0 us polling, C1 1/2 us mwait, C2 400/800 us")
         );
         // An unknown governor is reported but not used.
         write("cpuidle/current_governor", "ladder\n");

@@ -82,15 +82,11 @@ impl CpuCore {
         !self.wake_list.is_empty()
     }
 
-    /// True when the idle task is polling (idle state 0): a wakeup needs no IPI.
-    pub fn polling(&self) -> bool {
-        self.curr.is_none() && self.idle_polling
-    }
-
-    /// True when the idle task has TIF_POLLING_NRFLAG set, in a polling or an MWAIT state:
-    /// `set_nr_if_polling()` / `set_nr_and_not_polling()` succeed and no IPI is sent.
-    pub fn tif_polling(&self) -> bool {
-        self.curr.is_none() && (self.idle_polling || self.idle_mwait)
+    /// True when the CPU sits in its idle state `idle_state` at `now`: no task current and
+    /// no kernel work left before the idle loop (the switch to idle, newly-idle balancing,
+    /// an interrupt handler), which the model charges as `busy_until_ns`.
+    pub fn in_idle_state(&self, now: u64) -> bool {
+        self.curr.is_none() && self.busy_until_ns <= now
     }
 }
 

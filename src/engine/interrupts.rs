@@ -7,7 +7,7 @@
 //! - Timer interrupts fire exactly at expiry + slack (the hrtimer slack range's upper end,
 //!   where an otherwise quiet CPU's timer lands).
 
-use super::{Engine, Event};
+use super::{Engine, Event, IpiWake};
 use crate::sched::types::MigrationReason;
 use crate::task::{TaskId, TaskState};
 use crate::units::cpu_u32;
@@ -25,22 +25,28 @@ impl Engine {
         }
         if !self.cpus[cpu].resched_ipi_pending {
             self.cpus[cpu].resched_ipi_pending = true;
-            let at = self.send_ipi(this_cpu, cpu);
-            self.clock.push(at, Event::ReschedIpi { cpu: cpu_u32(cpu) });
+            let (at, how) = self.send_ipi(this_cpu, cpu);
+            self.clock.push(
+                at,
+                Event::ReschedIpi {
+                    cpu: cpu_u32(cpu),
+                    how,
+                },
+            );
         }
     }
 
-    pub(crate) fn handle_resched_ipi(&mut self, cpu: usize) {
+    pub(crate) fn handle_resched_ipi(&mut self, cpu: usize, how: IpiWake) {
         self.cpus[cpu].resched_ipi_pending = false;
         if !self.cpus[cpu].need_resched {
             return;
         }
-        self.take_ipi(cpu);
+        self.take_ipi(cpu, how);
         self.preempt_point(cpu);
     }
 
-    pub(crate) fn handle_kick_ipi(&mut self, cpu: usize) {
-        self.take_ipi(cpu);
+    pub(crate) fn handle_kick_ipi(&mut self, cpu: usize, how: IpiWake) {
+        self.take_ipi(cpu, how);
         if self.cpus[cpu].curr.is_some() {
             return;
         }
@@ -55,8 +61,8 @@ impl Engine {
 
     /// The stopper (highest class) preempts `cpu`'s task, runs active balancing, and the
     /// CPU then schedules as after any preemption.
-    pub(crate) fn handle_stopper(&mut self, cpu: usize) {
-        self.take_ipi(cpu);
+    pub(crate) fn handle_stopper(&mut self, cpu: usize, how: IpiWake) {
+        self.take_ipi(cpu, how);
         self.stopper_preempt_curr(cpu);
         self.act.clear();
         policy!(self.active_balance(cpu, &mut self.act));
@@ -184,7 +190,7 @@ impl Engine {
     /// before the handler runs.
     pub(crate) fn hrtimer_expire(&mut self, p: TaskId, cpu: usize, generation: u32) {
         let c = &self.cpus[cpu];
-        if c.curr.is_none() && !c.polling() {
+        if c.in_idle_state(self.clock.now()) && !c.idle_polling {
             let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
             self.cpus[cpu].stats.idle_exits += 1;
             self.clock.push(

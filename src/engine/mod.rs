@@ -214,19 +214,32 @@ pub(crate) enum Event {
         generation: u32,
     },
     /// Call-function IPI: process the wake list.
-    WakeListIpi { cpu: u32 },
+    WakeListIpi { cpu: u32, how: IpiWake },
     /// Reschedule IPI (or a polling idle CPU noticing need_resched).
-    ReschedIpi { cpu: u32 },
+    ReschedIpi { cpu: u32, how: IpiWake },
     /// NOHZ idle-balance kick.
-    KickIpi { cpu: u32 },
+    KickIpi { cpu: u32, how: IpiWake },
     /// The stopper of `cpu` runs active balancing.
-    Stopper { cpu: u32 },
+    Stopper { cpu: u32, how: IpiWake },
     /// A policy hrtimer pinned to `cpu` expires (`SchedPolicy::timer_expired`).
     PolicyTimer { cpu: u32, generation: u32 },
     /// End of warm-up: reset counters.
     WarmupEnd,
     /// End of the run (duration cap).
     End,
+}
+
+/// How a cross-CPU request reached its CPU, decided when it was sent (`send_ipi`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IpiWake {
+    /// The idle task was polling (`CPUIDLE_FLAG_POLLING`): need_resched set, no interrupt,
+    /// no idle exit.
+    Polling,
+    /// The idle task sat in MWAIT with TIF_POLLING_NRFLAG set: no interrupt, but the CPU
+    /// left its idle state.
+    Monitor,
+    /// An interrupt was sent and is handled; `idle`: it found the CPU in an idle state.
+    Interrupt { idle: bool },
 }
 
 /// Counters of a run (perf-stat view and migrations).
@@ -482,10 +495,10 @@ impl Engine {
                     self.clock.superseded();
                 }
             }
-            Event::WakeListIpi { cpu } => self.handle_wake_list_ipi(cpu as usize),
-            Event::ReschedIpi { cpu } => self.handle_resched_ipi(cpu as usize),
-            Event::KickIpi { cpu } => self.handle_kick_ipi(cpu as usize),
-            Event::Stopper { cpu } => self.handle_stopper(cpu as usize),
+            Event::WakeListIpi { cpu, how } => self.handle_wake_list_ipi(cpu as usize, how),
+            Event::ReschedIpi { cpu, how } => self.handle_resched_ipi(cpu as usize, how),
+            Event::KickIpi { cpu, how } => self.handle_kick_ipi(cpu as usize, how),
+            Event::Stopper { cpu, how } => self.handle_stopper(cpu as usize, how),
             Event::PolicyTimer { cpu, generation } => self.on_policy_timer(cpu, generation),
             Event::WarmupEnd => self.reset_counters(),
             Event::End => return true,

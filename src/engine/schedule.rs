@@ -34,11 +34,12 @@ impl Engine {
         }
         for i in 0..self.act.kicks.len() {
             let target = self.act.kicks[i];
-            let at = self.send_ipi(cpu, target);
+            let (at, how) = self.send_ipi(cpu, target);
             self.clock.push(
                 at,
                 Event::KickIpi {
                     cpu: cpu_u32(target),
+                    how,
                 },
             );
         }
@@ -49,11 +50,12 @@ impl Engine {
         for i in 0..self.act.stop_cpus.len() {
             let target = self.act.stop_cpus[i];
             // stop_one_cpu_nowait(): the stopper is queued by IPI on the busiest CPU.
-            let at = self.send_ipi(cpu, target);
+            let (at, how) = self.send_ipi(cpu, target);
             self.clock.push(
                 at,
                 Event::Stopper {
                     cpu: cpu_u32(target),
+                    how,
                 },
             );
         }

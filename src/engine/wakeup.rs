@@ -9,7 +9,7 @@
 //! model.
 
 use super::observer::PlacementEvent;
-use super::{Engine, Event, TtwuQueueRule};
+use super::{Engine, Event, IpiWake, TtwuQueueRule};
 use crate::policy::EnqueueFlags;
 use crate::sched::types::{MigrationReason, WakeCtx, WakeFlags};
 use crate::task::{TaskId, TaskState};
@@ -380,55 +380,68 @@ impl Engine {
         self.policy.cpu_state_changed(cpu);
         if was_empty && !self.cpus[cpu].ipi_pending {
             self.cpus[cpu].ipi_pending = true;
-            let at = self.send_ipi(this_cpu, cpu);
-            self.clock
-                .push(at, Event::WakeListIpi { cpu: cpu_u32(cpu) });
+            let (at, how) = self.send_ipi(this_cpu, cpu);
+            self.clock.push(
+                at,
+                Event::WakeListIpi {
+                    cpu: cpu_u32(cpu),
+                    how,
+                },
+            );
         }
     }
 
     /// Sending an IPI from `from` to `to`: the sender pays `ipi_send_ns`; the handler runs
-    /// after the delivery latency plus the target's idle-exit latency. A polling idle target
-    /// needs no IPI and reacts at once; an idle target in an MWAIT state needs no IPI either
-    /// (the store to its thread flags wakes it) but leaves the state first. Returns when the
-    /// handler (or the idle loop) runs.
-    pub(super) fn send_ipi(&mut self, from: usize, to: usize) -> u64 {
-        if self.cpus[to].polling() {
-            return self.clock.now();
+    /// after the delivery latency plus, when the target sits in an idle state, its exit
+    /// latency. An idle target whose idle task polls needs no IPI (`set_nr_if_polling()`):
+    /// in a polling state it reacts at once, in an MWAIT state after the state's exit
+    /// latency. A CPU still doing kernel work before its idle loop (the switch, newly-idle
+    /// balancing with interrupts off) is not polling: it gets an interrupt, handled once
+    /// that work is done. Returns when the handler (or the idle loop) runs, and how.
+    pub(super) fn send_ipi(&mut self, from: usize, to: usize) -> (u64, IpiWake) {
+        let now = self.clock.now();
+        let c = &self.cpus[to];
+        if c.in_idle_state(now) {
+            let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
+            if c.idle_polling {
+                return (now, IpiWake::Polling);
+            }
+            if c.idle_mwait {
+                return (now + exit, IpiWake::Monitor);
+            }
         }
-        if self.cpus[to].tif_polling() {
-            let exit = self.cost.idle_states[self.cpus[to].idle_state].exit_latency_ns;
-            return self.clock.now() + exit;
-        }
+        let idle = c.in_idle_state(now);
+        let exit = if idle {
+            self.cost.idle_states[c.idle_state].exit_latency_ns
+        } else {
+            0
+        };
         self.charge(from, self.cost.ipi_send_ns);
         self.cpus[from].stats.ipis_sent += 1;
-        let mut latency = self.cost.ipi_latency(&self.machine, from, to);
-        if self.cpus[to].curr.is_none() {
-            latency += self.cost.idle_states[self.cpus[to].idle_state].exit_latency_ns;
-        }
-        self.clock.now() + latency
+        let latency = self.cost.ipi_latency(&self.machine, from, to) + exit;
+        (now + latency, IpiWake::Interrupt { idle })
     }
 
-    /// The receiving side of any IPI: interrupt cost, idle exit counted. An MWAIT idle CPU
-    /// was woken without an interrupt: only its idle exit counts.
-    pub(super) fn take_ipi(&mut self, cpu: usize) {
-        if self.cpus[cpu].polling() {
-            return;
+    /// The receiving side of a request sent by [`Engine::send_ipi`]: an interrupt costs its
+    /// handler; leaving a non-polling idle state counts an idle exit.
+    pub(super) fn take_ipi(&mut self, cpu: usize, how: IpiWake) {
+        match how {
+            IpiWake::Polling => {}
+            IpiWake::Monitor => self.cpus[cpu].stats.idle_exits += 1,
+            IpiWake::Interrupt { idle } => {
+                self.cpus[cpu].stats.ipis_received += 1;
+                if idle {
+                    self.cpus[cpu].stats.idle_exits += 1;
+                }
+                self.charge(cpu, self.cost.ipi_handle_ns);
+            }
         }
-        if self.cpus[cpu].tif_polling() {
-            self.cpus[cpu].stats.idle_exits += 1;
-            return;
-        }
-        self.cpus[cpu].stats.ipis_received += 1;
-        if self.cpus[cpu].curr.is_none() {
-            self.cpus[cpu].stats.idle_exits += 1;
-        }
-        self.charge(cpu, self.cost.ipi_handle_ns);
     }
 
     /// `sched_ttwu_pending()`: activate everything on the wake list.
-    pub(crate) fn handle_wake_list_ipi(&mut self, cpu: usize) {
+    pub(crate) fn handle_wake_list_ipi(&mut self, cpu: usize, how: IpiWake) {
         self.cpus[cpu].ipi_pending = false;
-        self.take_ipi(cpu);
+        self.take_ipi(cpu, how);
         let mut list = std::mem::take(&mut self.cpus[cpu].wake_list);
         self.policy.cpu_state_changed(cpu);
         for &p in &list {

@@ -78,6 +78,7 @@ pub(crate) fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
             exit_latency_ns: e0,
             target_residency_ns: r0,
             polling: poll,
+            mwait: false,
         }];
         for (i, (de, dr)) in steps.into_iter().enumerate() {
             let last = v.last().unwrap();
@@ -88,6 +89,7 @@ pub(crate) fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
                 exit_latency_ns: exit,
                 target_residency_ns: res,
                 polling: false,
+                mwait: false,
             });
         }
         v
