@@ -176,7 +176,10 @@ fn remote_wakeups(period_ns: u64, loops: u32, overload: bool) -> WorkloadPlan {
         name: "waker".into(),
         ops: vec![
             Op::Run { work_ns: 5_000 },
-            Op::Up { sem: 0, sync: false },
+            Op::Up {
+                sem: 0,
+                sync: false,
+            },
             Op::Sleep { ns: period_ns },
             Op::Loop {
                 to: 0,
@@ -201,7 +204,12 @@ fn remote_wakeups(period_ns: u64, loops: u32, overload: bool) -> WorkloadPlan {
     };
     let spin = Program {
         name: "spin".into(),
-        ops: vec![Op::Run { work_ns: 1_000 * MS }, Op::Exit],
+        ops: vec![
+            Op::Run {
+                work_ns: 1_000 * MS,
+            },
+            Op::Exit,
+        ],
     };
     let mut tasks = vec![
         TaskSpec {
@@ -260,7 +268,11 @@ fn mwait_idle_states_are_woken_without_an_ipi() {
     e.run();
     let c2 = &e.cpus()[2].stats;
     assert!(c2.ipis_received >= 190, "{c2:?}");
-    assert!(e.cpus()[4].stats.ipis_sent >= 190, "{:?}", e.cpus()[4].stats);
+    assert!(
+        e.cpus()[4].stats.ipis_sent >= 190,
+        "{:?}",
+        e.cpus()[4].stats
+    );
 }
 
 #[test]

@@ -119,24 +119,25 @@ fn quick_scoreboard_matches_the_record() {
     std::fs::remove_file(&json).unwrap();
 }
 
-/// A deliberately broken model input (the POWER10 whole-core rule forced on in both sides,
-/// so the change under test disappears) moves a recorded case, and the guard fails.
+/// A deliberately broken model input (automatic NUMA balancing forced off in both sides of
+/// the web-server case whose change is turning it off, so the change under test disappears)
+/// moves a recorded case that has the right sign, and the guard fails.
 #[test]
 fn a_broken_model_input_fails_the_record_check() {
     let out = schedlab(&[
         "validate",
         "--case",
-        "power10-swb-60-elapsed",
+        "haswell-web-numa-off",
         "--no-cache",
         "--check",
         "docs/validation.md",
         "--set",
-        "kernel.features.SHOULD_WE_BALANCE_IDLE_CORE=true",
+        "kernel.sysctl.numa_balancing=0",
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("power10-swb-60-elapsed: sign agreement changed"),
+        err.contains("haswell-web-numa-off: sign agreement changed"),
         "{err}"
     );
 }

@@ -86,22 +86,12 @@ pub fn skx() -> Vec<IdleState> {
 
 /// intel_idle `icx_cstates` (Ice Lake-SP).
 pub fn icx() -> Vec<IdleState> {
-    vec![
-        poll(),
-        mw("C1", 1, 1),
-        mw("C1E", 4, 4),
-        mw("C6", 170, 600),
-    ]
+    vec![poll(), mw("C1", 1, 1), mw("C1E", 4, 4), mw("C6", 170, 600)]
 }
 
 /// intel_idle `spr_cstates` (Sapphire Rapids).
 pub fn spr() -> Vec<IdleState> {
-    vec![
-        poll(),
-        mw("C1", 1, 1),
-        mw("C1E", 2, 4),
-        mw("C6", 290, 800),
-    ]
+    vec![poll(), mw("C1", 1, 1), mw("C1E", 2, 4), mw("C6", 290, 800)]
 }
 
 /// intel_idle `hsw_cstates` as far as Haswell-EP enables them.
