@@ -34,7 +34,7 @@
 //! - The per-`update_curr` accounting work is not charged as scheduler cost.
 
 // Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
-// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+// "Numeric conversions").
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 
 /// `dl_server_min_res`: the defer timer is not forwarded by less than this.

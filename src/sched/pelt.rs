@@ -26,7 +26,7 @@
 //! - CFS-bandwidth throttled time in `cfs_rq_clock_pelt` (no bandwidth control).
 
 // Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
-// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+// "Numeric conversions").
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 
 use crate::units::usize_from_u64;

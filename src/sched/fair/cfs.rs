@@ -246,10 +246,11 @@ impl CfsRq {
             return;
         };
         let delta = ents[curr].vruntime.wrapping_sub(ents[first].vruntime) as i64;
-        if delta < 0 {
+        // `if (delta < 0) return;`: a non-negative delta converts losslessly.
+        let Ok(delta) = u64::try_from(delta) else {
             return;
-        }
-        if delta as u64 > ideal_runtime {
+        };
+        if delta > ideal_runtime {
             self.need_resched = true;
         }
     }

@@ -58,7 +58,10 @@ impl CfsRq {
             }
             avg /= load;
         }
-        self.min_vruntime.wrapping_add(avg as i64 as u64)
+        // A load-weighted mean (floored) of i64 keys lies between the smallest and the
+        // largest key.
+        let avg = i64::try_from(avg).expect("a weighted mean of i64 keys fits in i64");
+        self.min_vruntime.wrapping_add_signed(avg)
     }
 
     /// `vruntime_eligible()`: V ≥ v, evaluated without division as
@@ -107,11 +110,11 @@ impl CfsRq {
         if avruntime != se.vruntime {
             let vlag = Self::entity_lag(avruntime, se, params);
             let vlag = vlag.wrapping_mul(old_weight) / weight;
-            se.vruntime = avruntime.wrapping_sub(vlag as u64);
+            se.vruntime = avruntime.wrapping_sub_signed(vlag);
         }
         let vslice = se.deadline.wrapping_sub(avruntime) as i64;
         let vslice = vslice.wrapping_mul(old_weight) / weight;
-        se.deadline = avruntime.wrapping_add(vslice as u64);
+        se.deadline = avruntime.wrapping_add_signed(vslice);
     }
 
     /// `cfs_rq_min_slice()`: the smallest slice among queued entities (curr if queued,
@@ -190,7 +193,9 @@ impl CfsRq {
         if params.eevdf_version >= EevdfVersion::V6_17 {
             vruntime_before(se.vruntime, se.vprot)
         } else {
-            se.vlag as u64 == se.deadline
+            // The kernel's `se->vlag == se->deadline` compares s64 with u64: the stash is
+            // the deadline's bits, so compare them as bits.
+            se.vlag.cast_unsigned() == se.deadline
         }
     }
 
@@ -396,10 +401,14 @@ impl CfsRq {
             }
             let w = ents[id].load.weight;
             let load = load.max(1);
-            lag = (ents[id].vlag as i128 * (load + w) as i128 / load as i128) as i64;
+            let lag_wide = ents[id].vlag as i128 * (load + w) as i128 / load as i128;
+            // |vlag|·w is at most about max(2·slice, tick)·1024 (entity_lag's clamp, kept
+            // by reweight's w_old/w_new scaling), so |vlag|·(W + w)/W <= |vlag|·(1 + w) is
+            // at most about max(2·slice, tick)·2048: far below 2^63.
+            lag = i64::try_from(lag_wide).expect("inflated lag is bounded by the lag clamp");
         }
         let se = &mut ents[id];
-        se.vruntime = v.wrapping_sub(lag as u64);
+        se.vruntime = v.wrapping_sub_signed(lag);
         if se.rel_deadline {
             se.deadline = se.deadline.wrapping_add(se.vruntime);
             se.rel_deadline = false;

@@ -62,11 +62,15 @@ impl CfsRq {
             ));
         }
         let queued = || self.queued(ents).chain(curr_q);
-        let n = queued().count() as u32;
-        let runnable = queued().filter(|&id| !ents[id].sched_delayed).count() as u32;
-        let idle = queued()
-            .filter(|&id| ents[id].policy == SchedPolicy::Idle)
-            .count() as u32;
+        // Entity indices are below u32::MAX (the tree's links are u32), so are the counts.
+        let count_u32 = |n: usize| u32::try_from(n).expect("entity count fits in u32");
+        let n = count_u32(queued().count());
+        let runnable = count_u32(queued().filter(|&id| !ents[id].sched_delayed).count());
+        let idle = count_u32(
+            queued()
+                .filter(|&id| ents[id].policy == SchedPolicy::Idle)
+                .count(),
+        );
         if (
             self.nr_queued,
             self.h_nr_queued,

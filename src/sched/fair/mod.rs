@@ -48,6 +48,10 @@
 //!   (`entity_is_long_sleeper`): it only matters for sleeps of about 104 days.
 //! - `sysctl_sched_child_runs_first` (CFS; default 0).
 
+// Lossy integer casts are refused here, as in engine, policy, stats and the rest of sched
+// (docs/architecture.md, "Numeric conversions").
+#![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+
 pub mod cfs;
 pub mod eevdf;
 mod invariants;
@@ -450,6 +454,15 @@ impl SchedEntity {
     }
 }
 
+/// The low 64 bits of `x`, two's complement: exact when `x` fits in `i64`, and otherwise
+/// the wrap of C's s64 arithmetic.
+// Kernel mirror: `div_s64(se->deadline * se->load.weight, weight)` in reweight_entity()
+// wraps its s64 product instead of widening it; the mirror widens, then wraps the quotient.
+#[allow(clippy::cast_possible_truncation)]
+fn wrap_s64(x: i128) -> i64 {
+    x as i64
+}
+
 /// `(s64)(a - b) < 0`: vruntime/deadline order with wraparound.
 pub fn vruntime_before(a: u64, b: u64) -> bool {
     (a.wrapping_sub(b) as i64) < 0
@@ -530,7 +543,8 @@ impl CfsRq {
             h_nr_queued: 0,
             h_nr_runnable: 0,
             h_nr_idle: 0,
-            min_vruntime: (-(1i64 << 20)) as u64,
+            // The kernel's `(u64)(-(1LL << 20))`: 2^64 - 2^20, so that vruntimes wrap early.
+            min_vruntime: (-(1i64 << 20)).cast_unsigned(),
             avg_vruntime: 0,
             avg_load: 0,
             avg: SchedAvg::default(),
@@ -809,7 +823,7 @@ impl CfsRq {
         if delta <= 0 {
             return 0;
         }
-        let delta = delta as u64;
+        let delta = u64::try_from(delta).expect("positive: checked just above");
         se.exec_start = now;
         se.sum_exec_runtime += delta;
         se.vruntime = se.vruntime.wrapping_add(calc_delta_fair(delta, &se.load));
@@ -1243,10 +1257,14 @@ impl CfsRq {
             } else if eevdf {
                 // vlag = V - v in virtual time: lag_i = w_i * vlag, so it scales by
                 // w_old / w_new; so does the relative deadline (v6.13+).
-                se.vlag = (se.vlag as i128 * old_w as i128 / new.weight as i128) as i64;
+                // |vlag|·w_old is at most about max(2·slice, tick)·1024 (entity_lag's
+                // clamp), so the quotient fits in i64.
+                let vlag = se.vlag as i128 * old_w as i128 / new.weight as i128;
+                se.vlag = i64::try_from(vlag).expect("scaled lag fits in i64");
                 if place && se.rel_deadline {
-                    se.deadline = (se.deadline as i64 as i128 * old_w as i128 / new.weight as i128)
-                        as i64 as u64;
+                    let rel = se.deadline as i64 as i128 * old_w as i128 / new.weight as i128;
+                    // A deadline far out of range wraps, as the kernel's s64 product does.
+                    se.deadline = wrap_s64(rel).cast_unsigned();
                 }
             }
             se.load = new;

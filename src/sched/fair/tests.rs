@@ -545,7 +545,7 @@ fn v6_12_protection_is_the_deadline_stash() {
     let p = FairParams::eevdf(EevdfVersion::V6_12, 8, 250);
     let s = Sim::new(p, &[0, 0]);
     let c = s.rq.curr().unwrap();
-    assert_eq!(s.ents[c].vlag as u64, s.ents[c].deadline);
+    assert_eq!(s.ents[c].vlag.cast_unsigned(), s.ents[c].deadline);
     assert!(s.rq.protect_slice(&s.ents, &s.p, c));
 }
 
@@ -605,7 +605,7 @@ fn reweight_scales_lag() {
     rq.dequeue_task(&mut ents, &p, 2 * MS, 1, DEQUEUE_SLEEP);
     let vlag = ents[1].vlag;
     rq.reweight_entity(&mut ents, &p, 2 * MS, 1, LoadWeight::from_nice(-5));
-    assert_eq!(ents[1].vlag, (vlag as i128 * 1024 / 3121) as i64);
+    assert_eq!(ents[1].vlag, vlag * 1024 / 3121);
 }
 
 /// REWEIGHT_PLACE (6d71a9c61604, v6.13): a renice of a queued task (dequeue SAVE keeps

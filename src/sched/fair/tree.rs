@@ -54,7 +54,15 @@ fn prio_of(seq: u64) -> u32 {
     let mut z = seq.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    (z ^ (z >> 31)) as u32
+    // The low 32 bits of the hash: masked, so the conversion loses nothing.
+    u32::try_from((z ^ (z >> 31)) & u64::from(u32::MAX)).expect("masked to 32 bits")
+}
+
+/// An entity index as a [`RunNode`] link. Fits: entity indices are task indices, below
+/// [`NIL`] (`u32::MAX`; `tree_insert` checks it in debug builds).
+#[inline]
+fn link(id: usize) -> u32 {
+    u32::try_from(id).expect("entity index beyond the tree's u32 links")
 }
 
 fn opt(n: u32) -> Option<usize> {
@@ -132,7 +140,7 @@ impl CfsRq {
             }
             return opt(n);
         }
-        let mut child = se as u32;
+        let mut child = link(se);
         let mut p = ents[se].node.parent;
         while p != NIL && ents[p as usize].node.right == child {
             child = p;
@@ -150,7 +158,7 @@ impl CfsRq {
 
     /// Whether `id` is in this tree (its links lead to this tree's root).
     pub(super) fn tree_contains(&self, ents: &[SchedEntity], id: usize) -> bool {
-        let mut n = id as u32;
+        let mut n = link(id);
         while ents[n as usize].node.parent != NIL {
             n = ents[n as usize].node.parent;
         }
@@ -231,7 +239,7 @@ impl CfsRq {
             ..RunNode::default()
         };
         self.nr_tree += 1;
-        let x = id as u32;
+        let x = link(id);
         if self.root == NIL {
             self.root = x;
             self.leftmost = x;
@@ -271,9 +279,9 @@ impl CfsRq {
 
     /// `rb_erase_augmented_cached()`: remove `id` from the tree.
     pub(super) fn tree_erase(&mut self, ents: &mut [SchedEntity], id: usize) {
-        let x = id as u32;
+        let x = link(id);
         if self.leftmost == x {
-            self.leftmost = self.pick_next_in_tree(ents, id).map_or(NIL, |n| n as u32);
+            self.leftmost = self.pick_next_in_tree(ents, id).map_or(NIL, link);
         }
         // Rotate the node down to a leaf, then cut it off.
         loop {
@@ -318,7 +326,7 @@ impl CfsRq {
                     continue;
                 }
                 let cn = &ents[c as usize].node;
-                if cn.parent != id as u32 {
+                if cn.parent != link(id) {
                     return Err(format!("tree link broken: {c} under {id}"));
                 }
                 if cn.prio > node.prio {

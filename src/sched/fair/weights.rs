@@ -90,7 +90,8 @@ impl LoadWeight {
             1
         } else {
             // A zero weight gets WMULT_CONST, as in the kernel.
-            WMULT_CONST.checked_div(weight).unwrap_or(WMULT_CONST) as u32
+            u32::try_from(WMULT_CONST.checked_div(weight).unwrap_or(WMULT_CONST))
+                .expect("at most WMULT_CONST = u32::MAX")
         };
         LoadWeight { weight, inv_weight }
     }
@@ -98,7 +99,8 @@ impl LoadWeight {
     /// `set_load_weight()` for a normal/batch task: table weight and table inverse.
     /// `nice` is clamped to [-20, 19] (callers validate user input before this).
     pub fn from_nice(nice: i32) -> Self {
-        let idx = (nice.clamp(MIN_NICE, MAX_NICE) - MIN_NICE) as usize;
+        let idx = usize::try_from(nice.clamp(MIN_NICE, MAX_NICE) - MIN_NICE)
+            .expect("clamped nice - MIN_NICE is in 0..=39");
         LoadWeight {
             weight: SCHED_PRIO_TO_WEIGHT[idx] as u64,
             inv_weight: SCHED_PRIO_TO_WMULT[idx],
@@ -134,7 +136,20 @@ pub fn calc_delta(delta_exec: u64, weight: u64, lw: &LoadWeight) -> u64 {
         fact >>= 1;
         shift -= 1;
     }
-    ((delta_exec as u128 * fact as u128) >> shift) as u64
+    mul_u64_u32_shr(
+        delta_exec,
+        u32::try_from(fact).expect("reduced below 2^32 just above"),
+        shift,
+    )
+}
+
+/// `mul_u64_u32_shr(a, mul, shift)` (include/linux/math64.h): the exact 96-bit product
+/// shifted right, returned as `u64`.
+// Kernel mirror: the kernel's `(u64)(((unsigned __int128)a * mul) >> shift)` keeps the low
+// 64 bits of the shifted product on purpose of its return type, and so does this.
+#[allow(clippy::cast_possible_truncation)]
+fn mul_u64_u32_shr(a: u64, mul: u32, shift: u32) -> u64 {
+    ((u128::from(a) * u128::from(mul)) >> shift) as u64
 }
 
 /// `calc_delta_fair(delta, se)`: wall time → virtual time for an entity of load `lw`.
@@ -173,7 +188,7 @@ mod tests {
             assert!(
                 d < 1.0,
                 "nice {} wmult {} vs {}",
-                i as i32 - 20,
+                i32::try_from(i).expect("table index below 40") - 20,
                 SCHED_PRIO_TO_WMULT[i],
                 exact
             );
@@ -220,7 +235,7 @@ mod tests {
         // nice -20: fact = 1024 * 48388 = 49549312, shift 32.
         assert_eq!(
             calc_delta_fair(3_000_000, &LoadWeight::from_nice(-20)),
-            ((3_000_000u128 * 49_549_312) >> 32) as u64
+            (3_000_000u64 * 49_549_312) >> 32
         );
         // Runqueue-style computed inverse: (2^32-1)/2048.
         let lw = LoadWeight::new(2048);

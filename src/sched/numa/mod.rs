@@ -36,7 +36,7 @@
 //! docs/numa.md, "Phase 2: status".
 
 // Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,
-// "Numeric conversions"); `sched/fair` is still to do (issue 29 item 4).
+// "Numeric conversions").
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 
 #[cfg(test)]
