@@ -187,35 +187,8 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     let base = base_from_args(args)?;
     let (good_name, good) = side(&base, &args.good, "--good")?;
     let (bad_name, bad) = side(&base, &args.bad, "--bad")?;
-    let limits = Limits {
-        runs: args.runs.map_or(DEFAULT_RUNS, |r| r as usize),
-        budget_runs: args.budget.unwrap_or(Limits::default().budget_runs),
-        ..Limits::default()
-    };
-    if limits.budget_runs < 2 * limits.runs as u64 {
-        return Err(InputError::with_key(
-            "--budget",
-            limits.budget_runs.to_string(),
-            format!(
-                "too small to measure good and bad once; accepted: at least 2 x --runs = {} runs",
-                2 * limits.runs
-            ),
-        )
-        .into());
-    }
-    let mut outs: Vec<(&str, &std::path::Path)> = Vec::new();
-    if let Some(dest) = args.json.as_deref().filter(|j| *j != "-") {
-        outs.push(("--json", std::path::Path::new(dest)));
-    }
-    if let Some(dest) = &args.report {
-        outs.push(("--report", dest.as_path()));
-    }
-    let ins: Vec<(&str, &std::path::Path)> = args
-        .scenario
-        .iter()
-        .map(|s| ("scenario", s.as_path()))
-        .collect();
-    output::check_distinct(&outs, &ins)?;
+    let limits = limits_from_args(args)?;
+    check_bisect_outputs(args)?;
     let report_file = match &args.report {
         Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
         None => None,
@@ -246,14 +219,7 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
         verbose: verbose && !args.quiet,
         allow_incomplete: args.allow_incomplete,
     };
-    let metric = match &args.metric {
-        Some(m) => m.clone(),
-        None => {
-            let instruments = crate::stats::trace::Instruments::default();
-            let (first, _) = crate::experiment::run_once_in(&ctx, &diff.good, seed, instruments)?;
-            default_metric(&runner::metrics_of(&first))
-        }
-    };
+    let metric = metric_of(args, &ctx, &diff, seed)?;
     let mut bisector = Bisector::new(&diff, &runner, &metric, seed, limits);
     let result = bisector.run()?;
     let counters = report::top_counters(&bisector, &result);
@@ -280,4 +246,61 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     }
     let stopped = ctx.stopped().then(|| signals.reason().unwrap_or("SIGINT"));
     Ok(stopped.map_or(0, super::signals::exit_code))
+}
+
+/// The search limits of `--runs` and `--budget`; separate as the argument check of `run`:
+/// the budget must measure good and bad once.
+fn limits_from_args(args: &BisectArgs) -> Result<Limits, InputError> {
+    let limits = Limits {
+        runs: args.runs.map_or(DEFAULT_RUNS, |r| r as usize),
+        budget_runs: args.budget.unwrap_or(Limits::default().budget_runs),
+        ..Limits::default()
+    };
+    if limits.budget_runs < 2 * limits.runs as u64 {
+        return Err(InputError::with_key(
+            "--budget",
+            limits.budget_runs.to_string(),
+            format!(
+                "too small to measure good and bad once; accepted: at least 2 x --runs = {} runs",
+                2 * limits.runs
+            ),
+        ));
+    }
+    Ok(limits)
+}
+
+/// Reject `--json` and `--report` files that name the scenario or each other; separate so
+/// `run` checks them, before anything runs, in one step.
+fn check_bisect_outputs(args: &BisectArgs) -> Result<(), InputError> {
+    let mut outs: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(dest) = args.json.as_deref().filter(|j| *j != "-") {
+        outs.push(("--json", std::path::Path::new(dest)));
+    }
+    if let Some(dest) = &args.report {
+        outs.push(("--report", dest.as_path()));
+    }
+    let ins: Vec<(&str, &std::path::Path)> = args
+        .scenario
+        .iter()
+        .map(|s| ("scenario", s.as_path()))
+        .collect();
+    output::check_distinct(&outs, &ins)
+}
+
+/// The metric the search compares: `--metric`, else [`default_metric`] of one good run
+/// (on the base seed); separate because the default costs a run of its own.
+fn metric_of(
+    args: &BisectArgs,
+    ctx: &RunContext,
+    diff: &Difference,
+    seed: u64,
+) -> InputResult<String> {
+    Ok(match &args.metric {
+        Some(m) => m.clone(),
+        None => {
+            let instruments = crate::stats::trace::Instruments::default();
+            let (first, _) = crate::experiment::run_once_in(ctx, &diff.good, seed, instruments)?;
+            default_metric(&runner::metrics_of(&first))
+        }
+    })
 }

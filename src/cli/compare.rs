@@ -232,18 +232,7 @@ pub fn compare_streamed(
     let seeds = seeds_of(base);
     // All variants' seeds share one parallel pool.
     let scns: Vec<&Scenario> = variants.iter().map(|v| &v.scenario).collect();
-    let mut streams: Vec<experiment::ResultsStream> = match sink {
-        RunsSink::Whole => Vec::new(),
-        RunsSink::Slim => (variants.iter())
-            .map(|_| experiment::ResultsStream::slim_only())
-            .collect(),
-        RunsSink::Json(dir, keep_whole) => (variants.iter())
-            .map(|_| {
-                // Each variant's document sits at `variants[].results`, 6 spaces deep.
-                experiment::ResultsStream::new("--json", dir, keep_whole).map(|s| s.nested(6))
-            })
-            .collect::<InputResult<_>>()?,
-    };
+    let mut streams = streams_for(sink, variants.len())?;
     let handed: Vec<Option<&mut experiment::ResultsStream>> = if streams.is_empty() {
         variants.iter().map(|_| None).collect()
     } else {
@@ -274,13 +263,7 @@ pub fn compare_streamed(
         .iter()
         .map(|rs| rs.iter().map(|r| r.perf).collect())
         .collect();
-    let kind = runs
-        .first()
-        .and_then(|rs| rs.first())
-        .and_then(|r| r.result.workload.kind())
-        .map(str::to_string)
-        .or_else(|| base.workload.kind.clone())
-        .unwrap_or_else(|| "workload".to_string());
+    let kind = workload_kind(&runs, base);
     let comparison = if streams.is_empty() {
         Comparison::build(&table_names, &seeds, &results, &perfs, &kind)
     } else {
@@ -298,6 +281,34 @@ pub fn compare_streamed(
         comparison,
         streams,
     })
+}
+
+/// One results stream per variant for `sink` (none when the runs are kept whole); separate
+/// as the choice of where `compare_streamed` sends finished runs.
+fn streams_for(sink: RunsSink, variants: usize) -> InputResult<Vec<experiment::ResultsStream>> {
+    Ok(match sink {
+        RunsSink::Whole => Vec::new(),
+        RunsSink::Slim => (0..variants)
+            .map(|_| experiment::ResultsStream::slim_only())
+            .collect(),
+        RunsSink::Json(dir, keep_whole) => (0..variants)
+            .map(|_| {
+                // Each variant's document sits at `variants[].results`, 6 spaces deep.
+                experiment::ResultsStream::new("--json", dir, keep_whole).map(|s| s.nested(6))
+            })
+            .collect::<InputResult<_>>()?,
+    })
+}
+
+/// The workload kind the tables name: the first run's, else the baseline scenario's;
+/// separate to keep `compare_streamed` to its steps.
+fn workload_kind(runs: &[Vec<RunOutput>], base: &Scenario) -> String {
+    runs.first()
+        .and_then(|rs| rs.first())
+        .and_then(|r| r.result.workload.kind())
+        .map(str::to_string)
+        .or_else(|| base.workload.kind.clone())
+        .unwrap_or_else(|| "workload".to_string())
 }
 
 /// How many of `runs` did not finish their benchmark ([`RunOutput::workload_complete`]).
@@ -514,25 +525,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
             eprintln!("schedlab: note: {}: {note}", v.name);
         }
     }
-    if let (Some(dest), Some(scenario)) =
-        (args.json.as_deref().filter(|j| *j != "-"), &args.scenario)
-    {
-        output::check_distinct(
-            &[("--json", std::path::Path::new(dest))],
-            &[("scenario", scenario.as_path())],
-        )?;
-    }
-    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
-        Some(dest) => Some(output::AtomicFile::create(
-            "--json",
-            std::path::Path::new(dest),
-        )?),
-        None => None,
-    };
-    let report_file = match &args.report {
-        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
-        None => None,
-    };
+    let (json_file, report_file) = open_outputs(args)?;
     ctx.skip_schedstat_text = true;
     let signals = super::signals::Signals::install(&ctx);
     let json_dir = json_file
@@ -572,18 +565,55 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         file.write_commit(crate::report::render(&doc).as_bytes())?;
     }
     if args.json.is_some() {
-        let streamed = !out.streams.is_empty();
-        let write = |w: &mut dyn std::io::Write| {
-            if streamed {
-                return write_json(out, stopped, w);
-            }
-            serde_json::to_writer_pretty(&mut *w, &results_json_stopped(&out, stopped))?;
-            w.write_all(b"\n")
-        };
-        match json_file {
-            Some(file) => file.write_with(write)?,
-            None => output::write_stdout_with(write)?,
-        }
+        write_results_json(out, stopped, json_file)?;
     }
     Ok(stopped.map_or(0, super::signals::exit_code))
+}
+
+/// Check `--json` against the scenario file, then open the `--json` and `--report` files
+/// (as temporary files); separate so `run` fails on a bad path in one step, before the runs.
+fn open_outputs(
+    args: &CompareArgs,
+) -> InputResult<(Option<output::AtomicFile>, Option<output::AtomicFile>)> {
+    if let (Some(dest), Some(scenario)) =
+        (args.json.as_deref().filter(|j| *j != "-"), &args.scenario)
+    {
+        output::check_distinct(
+            &[("--json", std::path::Path::new(dest))],
+            &[("scenario", scenario.as_path())],
+        )?;
+    }
+    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
+        Some(dest) => Some(output::AtomicFile::create(
+            "--json",
+            std::path::Path::new(dest),
+        )?),
+        None => None,
+    };
+    let report_file = match &args.report {
+        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+        None => None,
+    };
+    Ok((json_file, report_file))
+}
+
+/// Write the `--json` document to its file, or to stdout without one: streamed runs from
+/// their streams, whole runs serialized; separate as the last output step of `run`.
+fn write_results_json(
+    out: CompareOutput,
+    stopped: Option<&str>,
+    json_file: Option<output::AtomicFile>,
+) -> InputResult<()> {
+    let streamed = !out.streams.is_empty();
+    let write = |w: &mut dyn std::io::Write| {
+        if streamed {
+            return write_json(out, stopped, w);
+        }
+        serde_json::to_writer_pretty(&mut *w, &results_json_stopped(&out, stopped))?;
+        w.write_all(b"\n")
+    };
+    match json_file {
+        Some(file) => file.write_with(write),
+        None => output::write_stdout_with(write),
+    }
 }

@@ -185,18 +185,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         )?),
         None => None,
     };
-    let schedstat_file = match &args.schedstat {
-        Some(dest) => Some(output::AtomicFile::create("--schedstat", dest)?),
-        None => None,
-    };
-    let vmstat_file = match &args.vmstat {
-        Some(dest) => Some(output::AtomicFile::create("--vmstat", dest)?),
-        None => None,
-    };
-    let report_file = match &args.report {
-        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
-        None => None,
-    };
+    let side_files = SideFiles::open(args)?;
     let json_to_stdout = args.json.as_deref() == Some("-");
     ctx.skip_schedstat_text = args.schedstat.is_none();
     ctx.instrumented_run = instrumented_run(args, &scn)?;
@@ -222,24 +211,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     } else {
         None
     };
-    let mut text = native_texts(&streamed, &setup, &runs);
-    let command = perf_target(&scn);
-    let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
-    if !runs.is_empty() {
-        text.push_str(&perf::render(&command, &perfs));
-        text.push_str(&unfinished_note(&runs));
-    }
     for r in &runs {
         warn_watchdog("", r);
-        text.push_str(&format!("seed {}: {}\n", r.seed, r.summary_line));
-        for v in r.invariant_violations.iter().take(10) {
-            text.push_str(&format!("invariant violated: {v}\n"));
-        }
     }
-    if let Some(explanation) = &explanation {
-        text.push('\n');
-        text.push_str(explanation);
-    }
+    let text = report_text(&streamed, &setup, &scn, &runs, explanation.as_deref());
     if json_to_stdout {
         eprint!("{text}");
     } else {
@@ -251,32 +226,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             stop_message(args, &scn, ctx.instrumented_run, &runs, reason)
         );
     }
-    if let (Some(dest), Some(file)) = (&args.schedstat, schedstat_file)
-        && let Some(first) = runs.first()
-    {
-        let text = first.schedstat_text.clone().ok_or_else(|| {
-            InputError::with_key(
-                "--schedstat",
-                output::echo(&dest.display().to_string()),
-                format!(
-                    "policy '{}' keeps no schedstats; accepted with kernel.policy = \"linux-fair\"",
-                    scn.kernel.policy.name()
-                ),
-            )
-        })?;
-        file.write_commit(text.as_bytes())?;
-    }
-    if let Some(file) = report_file
-        && !runs.is_empty()
-    {
-        let results = experiment::results_json_stopped(&scn, &runs, stopped);
-        let doc = crate::report::ReportDoc::from_json("schedlab run", &results)?;
-        file.write_commit(crate::report::render(&doc).as_bytes())?;
-    }
-    if let (Some(file), Some(first)) = (vmstat_file, runs.first()) {
-        let text = first.result.vmstat.unwrap_or_default().proc_text();
-        file.write_commit(text.as_bytes())?;
-    }
+    side_files.write(args, &scn, &runs, stopped)?;
     if let Some(stream) = stream.filter(|_| args.json.is_some()) {
         let write = |out: &mut dyn std::io::Write| stream.finish(&scn, stopped, out);
         match json_file {
@@ -285,6 +235,105 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(stopped.map_or_else(|| unfinished_exit(&scn, &runs), signals::exit_code))
+}
+
+/// The text report of `run` after the runs: the native reports, the perf-stat block, a
+/// summary line per seed and the `--explain` history; separate to keep `run` to its steps.
+fn report_text(
+    streamed: &Mutex<Option<String>>,
+    setup: &str,
+    scn: &Scenario,
+    runs: &[experiment::RunOutput],
+    explanation: Option<&str>,
+) -> String {
+    let mut text = native_texts(streamed, setup, runs);
+    let command = perf_target(scn);
+    let perfs: Vec<_> = runs.iter().map(|r| r.perf).collect();
+    if !runs.is_empty() {
+        text.push_str(&perf::render(&command, &perfs));
+        text.push_str(&unfinished_note(runs));
+    }
+    for r in runs {
+        text.push_str(&format!("seed {}: {}\n", r.seed, r.summary_line));
+        for v in r.invariant_violations.iter().take(10) {
+            text.push_str(&format!("invariant violated: {v}\n"));
+        }
+    }
+    if let Some(explanation) = explanation {
+        text.push('\n');
+        text.push_str(explanation);
+    }
+    text
+}
+
+/// The result files of `run` besides `--json` (`--schedstat`, `--vmstat`, `--report`),
+/// opened before the run and written from its first run (or all runs) after it.
+struct SideFiles {
+    schedstat: Option<output::AtomicFile>,
+    vmstat: Option<output::AtomicFile>,
+    report: Option<output::AtomicFile>,
+}
+
+impl SideFiles {
+    /// Open the files the options name as temporary files; separate so `run` opens them all
+    /// (an unwritable path fails) before anything runs.
+    fn open(args: &RunArgs) -> Result<SideFiles, InputError> {
+        let schedstat = match &args.schedstat {
+            Some(dest) => Some(output::AtomicFile::create("--schedstat", dest)?),
+            None => None,
+        };
+        let vmstat = match &args.vmstat {
+            Some(dest) => Some(output::AtomicFile::create("--vmstat", dest)?),
+            None => None,
+        };
+        let report = match &args.report {
+            Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
+            None => None,
+        };
+        Ok(SideFiles {
+            schedstat,
+            vmstat,
+            report,
+        })
+    }
+
+    /// Write and commit the files (none without a finished run); separate from `run` as one
+    /// step: the schedstat text, the HTML report, then the vmstat counters.
+    fn write(
+        self,
+        args: &RunArgs,
+        scn: &Scenario,
+        runs: &[experiment::RunOutput],
+        stopped: Option<&str>,
+    ) -> anyhow::Result<()> {
+        if let (Some(dest), Some(file)) = (&args.schedstat, self.schedstat)
+            && let Some(first) = runs.first()
+        {
+            let text = first.schedstat_text.clone().ok_or_else(|| {
+                InputError::with_key(
+                    "--schedstat",
+                    output::echo(&dest.display().to_string()),
+                    format!(
+                        "policy '{}' keeps no schedstats; accepted with kernel.policy = \"linux-fair\"",
+                        scn.kernel.policy.name()
+                    ),
+                )
+            })?;
+            file.write_commit(text.as_bytes())?;
+        }
+        if let Some(file) = self.report
+            && !runs.is_empty()
+        {
+            let results = experiment::results_json_stopped(scn, runs, stopped);
+            let doc = crate::report::ReportDoc::from_json("schedlab run", &results)?;
+            file.write_commit(crate::report::render(&doc).as_bytes())?;
+        }
+        if let (Some(file), Some(first)) = (self.vmstat, runs.first()) {
+            let text = first.result.vmstat.unwrap_or_default().proc_text();
+            file.write_commit(text.as_bytes())?;
+        }
+        Ok(())
+    }
 }
 
 /// The line printed after a signal stopped the runs: how many finished, and whether the

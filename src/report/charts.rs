@@ -614,28 +614,13 @@ pub fn category_lines(
     x_labels: &[String],
     lines: &[CiLine],
 ) -> String {
-    let pts = || {
-        lines
-            .iter()
-            .flat_map(|(_, v)| v.iter().flatten())
-            .filter(|(m, c)| m.is_finite() && c.is_finite())
-    };
-    if x_labels.is_empty() || pts().next().is_none() {
+    let Some((lo, hi)) = ci_y_range(lines).filter(|_| !x_labels.is_empty()) else {
         return "<p class=\"note\">no value to draw</p>".to_string();
-    }
-    let lo = pts()
-        .map(|(m, c)| m - c)
-        .fold(f64::INFINITY, f64::min)
-        .min(0.0);
-    let hi = pts()
-        .map(|(m, c)| m + c)
-        .fold(f64::NEG_INFINITY, f64::max)
-        .max(0.0);
-    let pad = if hi > lo { (hi - lo) * 0.08 } else { 1.0 };
+    };
     let n = x_labels.len() as f64;
     svg(900, 360, |root| {
-        let mut chart = chart_on(root, caption, 15, (40, 72))
-            .build_cartesian_2d(-0.5..n - 0.5, lo - pad..hi + pad)?;
+        let mut chart =
+            chart_on(root, caption, 15, (40, 72)).build_cartesian_2d(-0.5..n - 0.5, lo..hi)?;
         let xfmt = |x: &f64| {
             let i = x.round();
             if (x - i).abs() < 0.01 && (0.0..n).contains(&i) {
@@ -659,12 +644,7 @@ pub fn category_lines(
             let color = series(s);
             // Series side by side within a position so their bars do not hide each other.
             let dx = (s as f64 - (k - 1.0) / 2.0) * 0.25 / k;
-            let mine: Vec<(f64, f64, f64)> = v
-                .iter()
-                .enumerate()
-                .filter_map(|(i, p)| p.map(|(m, c)| (i as f64 + dx, m, c)))
-                .filter(|(_, m, c)| m.is_finite() && c.is_finite())
-                .collect();
+            let mine = ci_points(v, dx);
             chart.draw_series(LineSeries::new(
                 mine.iter().map(|&(x, m, _)| (x, m)),
                 color.stroke_width(2),
@@ -683,6 +663,38 @@ pub fn category_lines(
         draw_legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
+}
+
+/// The y range of [`category_lines`]: every finite point's CI, zero included, padded by 8%
+/// (`None` without a finite point); separate as the chart's scale decision.
+fn ci_y_range(lines: &[CiLine]) -> Option<(f64, f64)> {
+    let pts = || {
+        lines
+            .iter()
+            .flat_map(|(_, v)| v.iter().flatten())
+            .filter(|(m, c)| m.is_finite() && c.is_finite())
+    };
+    pts().next()?;
+    let lo = pts()
+        .map(|(m, c)| m - c)
+        .fold(f64::INFINITY, f64::min)
+        .min(0.0);
+    let hi = pts()
+        .map(|(m, c)| m + c)
+        .fold(f64::NEG_INFINITY, f64::max)
+        .max(0.0);
+    let pad = if hi > lo { (hi - lo) * 0.08 } else { 1.0 };
+    Some((lo - pad, hi + pad))
+}
+
+/// One series' finite points as `(x, mean, ci95)`, x shifted by `dx` within its position;
+/// separate as the data step of each series [`category_lines`] draws.
+fn ci_points(v: &[Option<(f64, f64)>], dx: f64) -> Vec<(f64, f64, f64)> {
+    v.iter()
+        .enumerate()
+        .filter_map(|(i, p)| p.map(|(m, c)| (i as f64 + dx, m, c)))
+        .filter(|(_, m, c)| m.is_finite() && c.is_finite())
+        .collect()
 }
 
 /// One CDF line: its name and `(x, cumulative fraction)` points in x order (x > 0).

@@ -661,6 +661,15 @@ fn balance(doc: &ReportDoc) -> Section {
             note("The policy keeps no schedstats (kernel.policy = \"linux-fair\" does)."),
         );
     }
+    let mut out = newidle_figure(doc);
+    out.push_str(&levels_figure(doc));
+    out.push_str(&kernel_work_figure(doc));
+    (true, out)
+}
+
+/// The newly-idle balance passes by outcome (schedstat `newly_idle`); separate as the first
+/// chart of [`balance`].
+fn newidle_figure(doc: &ReportDoc) -> String {
     let counters: Vec<String> = [
         "lb_count",
         "lb_balanced",
@@ -679,7 +688,7 @@ fn balance(doc: &ReportDoc) -> Section {
             .map_or(0.0, |s| s.idle_type("newly_idle", k) as f64)
     };
     let (cats, bars) = bars_of(doc, &counters, newidle);
-    let mut out = figure(
+    figure(
         "newidle-passes",
         charts::hbars(
             "Newly-idle balance passes by outcome",
@@ -688,7 +697,12 @@ fn balance(doc: &ReportDoc) -> Section {
             &bars,
         ),
         "sched_balance_newidle() passes (lb_count) and their outcomes as /proc/schedstat counts them.",
-    );
+    )
+}
+
+/// The balance passes per sched-domain level, over the levels any run has; separate as the
+/// second chart of [`balance`].
+fn levels_figure(doc: &ReportDoc) -> String {
     let mut levels: Vec<String> = doc
         .variants
         .iter()
@@ -710,7 +724,7 @@ fn balance(doc: &ReportDoc) -> Section {
             .unwrap_or(0) as f64
     };
     let (lcats, lbars) = bars_of(doc, &levels, by_level);
-    out.push_str(&figure(
+    figure(
         "balance-by-level",
         charts::hbars(
             "Balance passes by domain level (all idle types)",
@@ -719,16 +733,25 @@ fn balance(doc: &ReportDoc) -> Section {
             &lbars,
         ),
         "Where the balancer looked: passes per sched-domain level.",
-    ));
+    )
+}
+
+/// The kernel work charged over all CPUs (the cost side of balancing); separate as the
+/// third chart of [`balance`].
+fn kernel_work_figure(doc: &ReportDoc) -> String {
     let work =
         |r: &RunResult, _: &str| r.cpus.iter().map(|c| c.kernel_work_ns as f64).sum::<f64>() / 1e6;
     let (wcats, wbars) = bars_of(doc, &["all CPUs".to_string()], work);
-    out.push_str(&figure(
+    figure(
         "kernel-work",
-        charts::hbars("Kernel work charged (scans, switches, IPIs, balancing)", "ms per run (mean)", &wcats, &wbars),
+        charts::hbars(
+            "Kernel work charged (scans, switches, IPIs, balancing)",
+            "ms per run (mean)",
+            &wcats,
+            &wbars,
+        ),
         "The cost side: the model's kernel work, balancing included (the results do not split out the newly-idle pass cost).",
-    ));
-    (true, out)
+    )
 }
 
 fn numa(doc: &ReportDoc, machine: Option<&Machine>) -> Section {
@@ -875,70 +898,79 @@ fn numa_over_time(doc: &ReportDoc) -> String {
             charts::lines_at("Pages per node over time", "MiB", &time_s, &nodes),
             &cap,
         ));
-        let mms: Vec<Vec<Vec<f64>>> = ps["mm_pages_per_node"].as_array().map_or(Vec::new(), |a| {
-            a.iter()
-                .map(|mm| mib_rows(&expand_changes(mm, time_s.len())))
-                .collect()
-        });
-        let mut order: Vec<usize> = (0..mms.len()).collect();
-        let (moved, size) = (mm_moved_mib, |mm: &[Vec<f64>]| {
-            mm.iter().filter_map(|n| n.last()).sum::<f64>()
-        });
-        order.sort_by(|&a, &b| {
-            (moved(&mms[b]).total_cmp(&moved(&mms[a])))
-                .then(size(&mms[b]).total_cmp(&size(&mms[a])))
-                .then(a.cmp(&b))
-        });
-        let lines: Vec<(String, Vec<f64>)> = order
-            .iter()
-            .take(NUMA_SERIES_MMS_DRAWN)
-            .flat_map(|&mm| {
-                mms[mm]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
-                    .map(move |(n, v)| (format!("mm {mm} node {n}"), v.clone()))
-            })
-            .collect();
-        let cap = format!(
-            "{}: the {} processes (mm, as numa.tasks[].mm names them) of {} whose pages \
-             moved most between nodes (then the largest), their resident MiB on each node \
-             over time (nodes where they have none are left out).",
-            v.name,
-            order.len().min(NUMA_SERIES_MMS_DRAWN),
-            mms.len()
-        );
-        out.push_str(&figure(
-            &format!("numa-mm-pages-over-time-{}", v.name),
-            charts::lines_at("Process pages per node over time", "MiB", &time_s, &lines),
-            &cap,
-        ));
-        let vm: Vec<(String, Vec<f64>)> = ps["vmstat"].as_object().map_or(Vec::new(), |m| {
-            m.iter()
-                .map(|(k, xs)| {
-                    let xs = xs.as_array().map_or(Vec::new(), |a| {
-                        a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect()
-                    });
-                    (k.clone(), xs)
-                })
-                .filter(|(_, xs)| xs.iter().any(|x| *x > 0.0))
-                .collect()
-        });
-        out.push_str(&figure(
-            &format!("numa-vmstat-over-time-{}", v.name),
-            charts::lines_at(
-                "NUMA vmstat counters (cumulative)",
-                "count since the run's start",
-                &time_s,
-                &vm,
-            ),
-            &format!(
-                "{}: /proc/vmstat's NUMA-balancing counters over time, cumulative.",
-                v.name
-            ),
-        ));
+        out.push_str(&mm_pages_figure(&v.name, ps, &time_s));
+        out.push_str(&numa_vmstat_figure(&v.name, ps, &time_s));
     }
     out
+}
+
+/// Variant `name`'s processes whose pages moved most between nodes (then the largest),
+/// their MiB per node over time; separate as one chart section of [`numa_over_time`].
+fn mm_pages_figure(name: &str, ps: &Value, time_s: &[f64]) -> String {
+    let mms: Vec<Vec<Vec<f64>>> = ps["mm_pages_per_node"].as_array().map_or(Vec::new(), |a| {
+        a.iter()
+            .map(|mm| mib_rows(&expand_changes(mm, time_s.len())))
+            .collect()
+    });
+    let mut order: Vec<usize> = (0..mms.len()).collect();
+    let (moved, size) = (mm_moved_mib, |mm: &[Vec<f64>]| {
+        mm.iter().filter_map(|n| n.last()).sum::<f64>()
+    });
+    order.sort_by(|&a, &b| {
+        (moved(&mms[b]).total_cmp(&moved(&mms[a])))
+            .then(size(&mms[b]).total_cmp(&size(&mms[a])))
+            .then(a.cmp(&b))
+    });
+    let lines: Vec<(String, Vec<f64>)> = order
+        .iter()
+        .take(NUMA_SERIES_MMS_DRAWN)
+        .flat_map(|&mm| {
+            mms[mm]
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.iter().any(|x| *x > 0.0))
+                .map(move |(n, v)| (format!("mm {mm} node {n}"), v.clone()))
+        })
+        .collect();
+    let cap = format!(
+        "{}: the {} processes (mm, as numa.tasks[].mm names them) of {} whose pages \
+         moved most between nodes (then the largest), their resident MiB on each node \
+         over time (nodes where they have none are left out).",
+        name,
+        order.len().min(NUMA_SERIES_MMS_DRAWN),
+        mms.len()
+    );
+    figure(
+        &format!("numa-mm-pages-over-time-{name}"),
+        charts::lines_at("Process pages per node over time", "MiB", time_s, &lines),
+        &cap,
+    )
+}
+
+/// Variant `name`'s cumulative NUMA vmstat counters over time (those ever non-zero);
+/// separate as one chart section of [`numa_over_time`].
+fn numa_vmstat_figure(name: &str, ps: &Value, time_s: &[f64]) -> String {
+    let vm: Vec<(String, Vec<f64>)> = ps["vmstat"].as_object().map_or(Vec::new(), |m| {
+        m.iter()
+            .map(|(k, xs)| {
+                let xs = xs.as_array().map_or(Vec::new(), |a| {
+                    a.iter().map(|x| x.as_f64().unwrap_or(0.0)).collect()
+                });
+                (k.clone(), xs)
+            })
+            .filter(|(_, xs)| xs.iter().any(|x| *x > 0.0))
+            .collect()
+    });
+    figure(
+        &format!("numa-vmstat-over-time-{name}"),
+        charts::lines_at(
+            "NUMA vmstat counters (cumulative)",
+            "count since the run's start",
+            time_s,
+            &vm,
+        ),
+        &format!("{name}: /proc/vmstat's NUMA-balancing counters over time, cumulative."),
+    )
 }
 
 /// Half-width of the 95% confidence interval of a mean of `n` values with sample stdev `sd`.

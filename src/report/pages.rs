@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use super::charts::{self, DeltaAxes, DeltaBar};
 use super::html::{esc, figure, note, page_end, page_start, push_section};
+use crate::experiment::bisect::search::Attribution;
 use crate::experiment::bisect::{Bisection, Difference, Estimate};
 use crate::experiment::sweep::query::{Pivot, mean_ci};
 
@@ -96,6 +97,15 @@ fn bisect_table(d: &Difference, b: &Bisection, dec: usize) -> String {
         });
     };
     let base = b.good_mean.unwrap_or(0.0);
+    let mut out = attribution_rows(d, a, base, dec);
+    out.push_str(&selection_note(d, a));
+    out.push_str(&effects_figure(d, a, b));
+    out
+}
+
+/// The attribution table, one row per change in rank order; separate as the table step of
+/// [`bisect_table`].
+fn attribution_rows(d: &Difference, a: &Attribution, base: f64, dec: usize) -> String {
     let mut out = String::from(
         "<p>Paired on common seeds, mean ± 95% CI; effect = (alone + removed) / 2; \
          interaction = removed − alone.</p>\n<table>\n<tr><th>rank</th><th>change</th>\
@@ -127,13 +137,19 @@ fn bisect_table(d: &Difference, b: &Bisection, dec: usize) -> String {
         );
     }
     out.push_str("</table>\n");
+    out
+}
+
+/// The note naming the greedy smallest set of changes that explains the total; separate
+/// as one block of [`bisect_table`].
+fn selection_note(d: &Difference, a: &Attribution) -> String {
     let sel: Vec<&str> = a
         .selection
         .changes
         .iter()
         .map(|&c| d.changes[c].name.as_str())
         .collect();
-    out.push_str(&note(&format!(
+    note(&format!(
         "Smallest set explaining the total (greedy): {}{}",
         if sel.is_empty() {
             "none".to_string()
@@ -145,7 +161,12 @@ fn bisect_table(d: &Difference, b: &Bisection, dec: usize) -> String {
         } else {
             " (does not explain it)"
         }
-    )));
+    ))
+}
+
+/// The chart of each change's effect on the bisected metric with its 95% CI; separate as
+/// the chart section of [`bisect_table`].
+fn effects_figure(d: &Difference, a: &Attribution, b: &Bisection) -> String {
     let names: Vec<String> = a
         .rows
         .iter()
@@ -176,13 +197,12 @@ fn bisect_table(d: &Difference, b: &Bisection, dec: usize) -> String {
         x_desc: &x_desc,
         min_extent: 0.0,
     };
-    out.push_str(&figure(
+    figure(
         "bisect-effects",
         charts::deltas_on(&axes, &names, std::slice::from_ref(&b.metric), &bars),
         "Per change, ranked: its effect on the metric (mean of switching it alone on good and \
          removing it from bad), with its 95% CI; an interval crossing zero is not significant.",
-    ));
-    out
+    )
 }
 
 /// The `schedlab bisect --report` page.

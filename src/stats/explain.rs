@@ -13,7 +13,7 @@
 use std::fmt::Write as _;
 
 use crate::engine::pingpong::{LastMove, PingPong};
-use crate::engine::{Engine, Task};
+use crate::engine::{Engine, Task, TaskStats};
 use crate::sched::types::{MigrationReason, Placement, PlacementPath};
 use crate::stats::trace::trace_pid;
 use crate::task::{TaskId, TaskState};
@@ -260,6 +260,44 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
     if let Some(note) = &log.note {
         let _ = writeln!(out, "  ({note})");
     }
+    decision_lines(log, engine, &mut out);
+    migration_lines(log, s, &mut out);
+    let _ = writeln!(
+        out,
+        "  switches: {} (voluntary {}, involuntary {})",
+        s.nr_switches, s.nr_voluntary_switches, s.nr_involuntary_switches
+    );
+    let _ = writeln!(
+        out,
+        "  wakeups: {} (local {}, remote {}, migrated {}, sync {})",
+        s.nr_wakeups,
+        s.nr_wakeups_local,
+        s.nr_wakeups_remote,
+        s.nr_wakeups_migrate,
+        s.nr_wakeups_sync
+    );
+    let avg = s.wait_sum_ns.checked_div(s.wait_count).unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "  runtime: {}; wait: {} over {} waits (avg {})",
+        ms(s.sum_exec_runtime_ns),
+        ms(s.wait_sum_ns),
+        s.wait_count,
+        ms(avg)
+    );
+    let state = match t.state {
+        TaskState::Dead => "exited".to_string(),
+        TaskState::New => "never forked".to_string(),
+        other => format!("{other:?} on CPU {}", t.cpu).to_lowercase(),
+    };
+    numa_lines(engine, t.id, &mut out);
+    let _ = writeln!(out, "  at the end: {state}");
+    out
+}
+
+/// The decision history block: a count line, then one line per recorded decision; separate
+/// as one printed block of [`render`].
+fn decision_lines(log: &ExplainLog, engine: &Engine, out: &mut String) {
     let _ = writeln!(
         out,
         "  decisions ({}{}):",
@@ -274,6 +312,11 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
         let line = decision_line(engine, e.decision);
         let _ = writeln!(out, "  {:>16}  {line}", ms(e.time_ns));
     }
+}
+
+/// The migrations line (by reason) and the ping-pongs line (by CPU pair); separate as one
+/// printed block of [`render`].
+fn migration_lines(log: &ExplainLog, s: &TaskStats, out: &mut String) {
     let mut reasons = Vec::new();
     for (i, r) in MigrationReason::ALL.iter().enumerate() {
         if s.migrations_by_reason[i] > 0 {
@@ -307,37 +350,6 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
             format!(" ({})", pairs.join(", "))
         }
     );
-    let _ = writeln!(
-        out,
-        "  switches: {} (voluntary {}, involuntary {})",
-        s.nr_switches, s.nr_voluntary_switches, s.nr_involuntary_switches
-    );
-    let _ = writeln!(
-        out,
-        "  wakeups: {} (local {}, remote {}, migrated {}, sync {})",
-        s.nr_wakeups,
-        s.nr_wakeups_local,
-        s.nr_wakeups_remote,
-        s.nr_wakeups_migrate,
-        s.nr_wakeups_sync
-    );
-    let avg = s.wait_sum_ns.checked_div(s.wait_count).unwrap_or(0);
-    let _ = writeln!(
-        out,
-        "  runtime: {}; wait: {} over {} waits (avg {})",
-        ms(s.sum_exec_runtime_ns),
-        ms(s.wait_sum_ns),
-        s.wait_count,
-        ms(avg)
-    );
-    let state = match t.state {
-        TaskState::Dead => "exited".to_string(),
-        TaskState::New => "never forked".to_string(),
-        other => format!("{other:?} on CPU {}", t.cpu).to_lowercase(),
-    };
-    numa_lines(engine, t.id, &mut out);
-    let _ = writeln!(out, "  at the end: {state}");
-    out
 }
 
 /// The task's NUMA balancing history (a task with a working set): its preferred node and

@@ -362,6 +362,15 @@ impl RunResult {
                 out.push((format!("latency_us.{name}.{k}"), v));
             }
         }
+        self.numa_metrics(&mut out);
+        self.schedstat_metrics(&mut out);
+        out.retain(|(_, v)| v.is_finite());
+        out
+    }
+
+    /// The `vmstat.*`, `numa.moves.*` and `numa.ping_pong.*` metrics (none without a memory
+    /// model); separate as the NUMA block of [`RunResult::metrics`].
+    fn numa_metrics(&self, out: &mut Vec<(String, f64)>) {
         if let Some(v) = &self.vmstat
             && let Ok(Value::Object(m)) = serde_json::to_value(v)
         {
@@ -382,6 +391,11 @@ impl RunResult {
                 ));
             }
         }
+    }
+
+    /// The `schedstat.*` metrics (totals, by level, by idle type; none without schedstats);
+    /// separate as the schedstat block of [`RunResult::metrics`].
+    fn schedstat_metrics(&self, out: &mut Vec<(String, f64)>) {
         if let Some(s) = &self.schedstat {
             for (k, &v) in &s.totals {
                 out.push((format!("schedstat.totals.{k}"), v as f64));
@@ -394,8 +408,6 @@ impl RunResult {
                 }
             }
         }
-        out.retain(|(_, v)| v.is_finite());
-        out
     }
 }
 

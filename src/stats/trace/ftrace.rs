@@ -76,7 +76,13 @@ pub fn write_line(out: &mut impl Write, ev: &Event<'_>) -> io::Result<()> {
         secs = ev.ts_ns / 1_000_000_000,
         frac = ev.ts_ns % 1_000_000_000,
     )?;
-    match ev.kind {
+    write_tp_printk(out, ev.kind)
+}
+
+/// The event's own text after the common prefix, as its kernel `TP_printk` format prints
+/// it; separate from [`write_line`]'s prefix as one line per tracepoint.
+fn write_tp_printk(out: &mut impl Write, kind: EventKind<'_>) -> io::Result<()> {
+    match kind {
         EventKind::Switch {
             prev,
             prev_state,

@@ -94,9 +94,24 @@ impl PerfettoWriter {
     }
 
     pub fn event(&mut self, ev: &Event<'_>) -> io::Result<()> {
-        let m = &mut self.payload;
-        m.clear();
-        let field = match ev.kind {
+        self.payload.clear();
+        let field = Self::fill_payload(&mut self.payload, ev.kind);
+        self.event.clear();
+        self.event
+            .uint(ftrace::EVENT_TIMESTAMP, ev.ts_ns)
+            .int(ftrace::EVENT_PID, i64::from(ev.curr.pid))
+            .message(field, &self.payload);
+        self.pending[ev.cpu].message(ftrace::BUNDLE_EVENT, &self.event);
+        if self.pending[ev.cpu].len() >= BUNDLE_FLUSH_BYTES {
+            self.flush_cpu(ev.cpu)?;
+        }
+        Ok(())
+    }
+
+    /// Write the tracepoint's fields of `kind` into `m`; returns the event field it goes in.
+    /// Separate from [`Self::event`]'s bundling as one payload per tracepoint.
+    fn fill_payload(m: &mut Msg, kind: EventKind<'_>) -> u32 {
+        match kind {
             EventKind::Switch {
                 prev,
                 prev_state,
@@ -154,17 +169,7 @@ impl PerfettoWriter {
                     .int(ftrace::EXIT_PRIO, p.prio.into());
                 ftrace::EVENT_SCHED_PROCESS_EXIT
             }
-        };
-        self.event.clear();
-        self.event
-            .uint(ftrace::EVENT_TIMESTAMP, ev.ts_ns)
-            .int(ftrace::EVENT_PID, i64::from(ev.curr.pid))
-            .message(field, &self.payload);
-        self.pending[ev.cpu].message(ftrace::BUNDLE_EVENT, &self.event);
-        if self.pending[ev.cpu].len() >= BUNDLE_FLUSH_BYTES {
-            self.flush_cpu(ev.cpu)?;
         }
-        Ok(())
     }
 
     fn flush_cpu(&mut self, cpu: usize) -> io::Result<()> {
