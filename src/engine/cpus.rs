@@ -99,9 +99,11 @@ pub struct CpuStats {
     pub kernel_work_ns: u64,
     /// `rq->nr_switches`.
     pub nr_switches: u64,
+    /// Interrupts taken (a flag store to a polling or MWAIT idle CPU is none).
     pub ipis_received: u64,
+    /// IPIs sent, under the same rule.
     pub ipis_sent: u64,
-    /// Idle exits from a non-polling idle state.
+    /// Idle exits from a non-polling idle state (MWAIT states included).
     pub idle_exits: u64,
     /// `ttwu_count`, `ttwu_local` of /proc/schedstat's cpu line.
     pub ttwu_count: u64,

@@ -169,8 +169,13 @@ pub struct CpuResult {
     pub busy_ns: u64,
     pub kernel_work_ns: u64,
     pub nr_switches: u64,
+    /// Interrupts (IPIs) taken. Waking an idle CPU whose idle task polls (a polling or an
+    /// MWAIT idle state, not while it is still balancing) sends none.
     pub ipis_received: u64,
+    /// IPIs sent, under the same rule.
     pub ipis_sent: u64,
+    /// Exits from a non-polling idle state (MWAIT states included, woken with or without an
+    /// IPI).
     pub idle_exits: u64,
     pub ttwu_count: u64,
     pub ttwu_local: u64,
