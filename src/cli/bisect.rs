@@ -189,17 +189,8 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     let (bad_name, bad) = side(&base, &args.bad, "--bad")?;
     let limits = limits_from_args(args)?;
     check_bisect_outputs(args)?;
-    let report_file = match &args.report {
-        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
-        None => None,
-    };
-    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
-        Some(dest) => Some(output::AtomicFile::create(
-            "--json",
-            std::path::Path::new(dest),
-        )?),
-        None => None,
-    };
+    let report_file = super::open_report_output(args.report.as_deref())?;
+    let json_file = super::open_json_output(args.json.as_deref())?;
     let seed = base.run.seed;
     let diff = Difference::between(&good_name, good, &bad_name, bad)?;
     let mut ctx = RunContext::default();

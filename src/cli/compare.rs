@@ -583,17 +583,8 @@ fn open_outputs(
             &[("scenario", scenario.as_path())],
         )?;
     }
-    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
-        Some(dest) => Some(output::AtomicFile::create(
-            "--json",
-            std::path::Path::new(dest),
-        )?),
-        None => None,
-    };
-    let report_file = match &args.report {
-        Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
-        None => None,
-    };
+    let json_file = super::open_json_output(args.json.as_deref())?;
+    let report_file = super::open_report_output(args.report.as_deref())?;
     Ok((json_file, report_file))
 }
 

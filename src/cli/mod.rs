@@ -241,6 +241,25 @@ const MAX_IMPORT_WARNINGS: usize = 8;
 
 /// Print the machine importer's warnings (files missing from a sysfs snapshot and the
 /// fallback used) on stderr, the first [`MAX_IMPORT_WARNINGS`] in reading order.
+/// Open `--json DEST` (none for `-`, stdout) as an atomic temporary file, so an unwritable
+/// path fails before any run.
+pub(crate) fn open_json_output(
+    json: Option<&str>,
+) -> crate::error::InputResult<Option<crate::output::AtomicFile>> {
+    json.filter(|j| *j != "-")
+        .map(|dest| crate::output::AtomicFile::create("--json", std::path::Path::new(dest)))
+        .transpose()
+}
+
+/// Open `--report DEST` as an atomic temporary file (see [`open_json_output`]).
+pub(crate) fn open_report_output(
+    report: Option<&std::path::Path>,
+) -> crate::error::InputResult<Option<crate::output::AtomicFile>> {
+    report
+        .map(|dest| crate::output::AtomicFile::create("--report", dest))
+        .transpose()
+}
+
 pub fn print_import_warnings(machine: &crate::topology::Machine) {
     let warnings = &machine.import_warnings;
     for w in warnings.iter().take(MAX_IMPORT_WARNINGS) {

@@ -178,13 +178,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
         eprintln!("schedlab: note: {note}");
     }
     // Result files are opened (as temporary files) now: an unwritable path fails before the run.
-    let json_file = match args.json.as_deref().filter(|j| *j != "-") {
-        Some(dest) => Some(output::AtomicFile::create(
-            "--json",
-            std::path::Path::new(dest),
-        )?),
-        None => None,
-    };
+    let json_file = super::open_json_output(args.json.as_deref())?;
     let side_files = SideFiles::open(args)?;
     let json_to_stdout = args.json.as_deref() == Some("-");
     ctx.skip_schedstat_text = args.schedstat.is_none();
@@ -286,10 +280,7 @@ impl SideFiles {
             Some(dest) => Some(output::AtomicFile::create("--vmstat", dest)?),
             None => None,
         };
-        let report = match &args.report {
-            Some(dest) => Some(output::AtomicFile::create("--report", dest)?),
-            None => None,
-        };
+        let report = super::open_report_output(args.report.as_deref())?;
         Ok(SideFiles {
             schedstat,
             vmstat,

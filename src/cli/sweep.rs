@@ -424,10 +424,7 @@ fn table(a: &TableArgs) -> anyhow::Result<i32> {
     }
     let rows = query::rows(&conn, &a.metric, &sel)?;
     let p = query::pivot(&rows, &a.rows, &a.cols);
-    let report_file = match &a.report {
-        Some(dest) => Some(crate::output::AtomicFile::create("--report", dest)?),
-        None => None,
-    };
+    let report_file = super::open_report_output(a.report.as_deref())?;
     crate::output::write_stdout(&query::render_pivot(&p, &a.metric, &a.rows, &a.cols))?;
     if let Some(file) = report_file {
         let source = format!("schedlab sweep table {}", a.db.display());

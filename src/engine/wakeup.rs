@@ -401,21 +401,18 @@ impl Engine {
     pub(super) fn send_ipi(&mut self, from: usize, to: usize) -> (u64, IpiWake) {
         let now = self.clock.now();
         let c = &self.cpus[to];
-        if c.in_idle_state(now) {
-            let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
-            if c.idle_polling {
-                return (now, IpiWake::Polling);
-            }
-            if c.idle_mwait {
-                return (now + exit, IpiWake::Monitor);
-            }
-        }
         let idle = c.in_idle_state(now);
         let exit = if idle {
             self.cost.idle_states[c.idle_state].exit_latency_ns
         } else {
             0
         };
+        if idle && c.idle_polling {
+            return (now, IpiWake::Polling);
+        }
+        if idle && c.idle_mwait {
+            return (now + exit, IpiWake::Monitor);
+        }
         self.charge(from, self.cost.ipi_send_ns);
         self.cpus[from].stats.ipis_sent += 1;
         let latency = self.cost.ipi_latency(&self.machine, from, to) + exit;
