@@ -450,6 +450,21 @@ impl CostModel {
         }
     }
 
+    /// One cache line that a task on `from` left dirty and a task on `to` then reads (the
+    /// data and bookkeeping a message hand-off passes, [`crate::engine`]'s semaphore
+    /// hand-off): nothing when the two share a private cache (the same CPU, SMT siblings, an
+    /// L2 cluster), else one core-to-core transfer at their distance. Why the shared-L2 cases
+    /// cost nothing: the line is still in the cache both read, at the latency a local hit
+    /// has, which the work itself already contains.
+    pub fn handoff_line_ns(&self, machine: &Machine, from: usize, to: usize) -> u64 {
+        match Self::distance(machine, from, to) {
+            MoveDistance::Same | MoveDistance::SmtSibling | MoveDistance::Cluster => 0,
+            MoveDistance::Llc => self.cacheline_llc_ns,
+            MoveDistance::CrossLlc => self.cacheline_cross_llc_ns,
+            MoveDistance::CrossNode => self.cacheline_cross_node_ns,
+        }
+    }
+
     /// IPI delivery latency from `from` to `to`.
     pub fn ipi_latency(&self, machine: &Machine, from: usize, to: usize) -> u64 {
         let d = machine.distance(machine.cpus[from].node, machine.cpus[to].node);

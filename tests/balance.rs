@@ -15,10 +15,9 @@ use schedlab::sched::balance::find::adjust_numa_imbalance;
 use schedlab::sched::balance::schedstat::write_schedstat;
 use schedlab::sched::balance::trigger::should_we_balance_pick;
 use schedlab::sched::balance::{
-    BalanceEnv, LbEnv, LbOutput, LoadBalancer, MigrationType, RqSchedstat, TaskVerdict, idle_index,
-    nohz_flags,
+    BalanceEnv, LbEnv, LbOutput, LoadBalancer, MigrationType, TaskVerdict, idle_index, nohz_flags,
 };
-use schedlab::sched::types::{GroupType, IdleType, MigrationReason};
+use schedlab::sched::types::{GroupType, IdleType, MigrationReason, RqSchedstat};
 use schedlab::topology::presets;
 
 const MS: u64 = 1_000_000;

@@ -49,7 +49,11 @@ fn more_hogs_than_cpus_spread_to_every_llc_on_milan() {
             "LLC {llc} holds {n} tasks: {per_llc:?}"
         );
     }
-    let busy = e.cpus().iter().filter(|c| c.stats.busy_ns > SEC).count();
+    let busy = e
+        .cpus()
+        .iter()
+        .filter(|c| c.stats.counters.busy_ns > SEC)
+        .count();
     assert!(busy >= 250, "only {busy} CPUs busy more than half the time");
 }
 

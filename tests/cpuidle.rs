@@ -254,9 +254,9 @@ fn mwait_idle_states_are_woken_without_an_ipi() {
     let mut e = engine(skl, remote_wakeups(200_000, 200, false), 60 * MS);
     e.run();
     let (c2, c4) = (&e.cpus()[2].stats, &e.cpus()[4].stats);
-    assert_eq!(c2.ipis_received, 0, "{c2:?}");
-    assert_eq!(c4.ipis_sent, 0, "{c4:?}");
-    assert!(c2.idle_exits >= 190, "{c2:?}");
+    assert_eq!(c2.counters.ipis_received, 0, "{c2:?}");
+    assert_eq!(c4.counters.ipis_sent, 0, "{c4:?}");
+    assert!(c2.counters.idle_exits >= 190, "{c2:?}");
     let halt = format!(
         "{skl}[machine.cost]\nidle_states = [\
          {{ name = \"POLL\", exit_latency_ns = 0, target_residency_ns = 0, polling = true }}, \
@@ -267,9 +267,9 @@ fn mwait_idle_states_are_woken_without_an_ipi() {
     let mut e = engine(&halt, remote_wakeups(200_000, 200, false), 60 * MS);
     e.run();
     let c2 = &e.cpus()[2].stats;
-    assert!(c2.ipis_received >= 190, "{c2:?}");
+    assert!(c2.counters.ipis_received >= 190, "{c2:?}");
     assert!(
-        e.cpus()[4].stats.ipis_sent >= 190,
+        e.cpus()[4].stats.counters.ipis_sent >= 190,
         "{:?}",
         e.cpus()[4].stats
     );
@@ -287,9 +287,9 @@ fn a_cpu_still_in_newidle_balancing_is_not_polling_and_gets_an_interrupt() {
     let mut e = engine(costly, remote_wakeups(100_000, 100, true), 40 * MS);
     e.run();
     let c2 = &e.cpus()[2].stats;
-    assert!(c2.ipis_received > 0, "{c2:?}");
+    assert!(c2.counters.ipis_received > 0, "{c2:?}");
     let mut e = engine(costly, remote_wakeups(100_000, 100, false), 40 * MS);
     e.run();
     let c2 = &e.cpus()[2].stats;
-    assert_eq!(c2.ipis_received, 0, "{c2:?}");
+    assert_eq!(c2.counters.ipis_received, 0, "{c2:?}");
 }

@@ -68,8 +68,7 @@ fn assert_clean(e: &Engine) {
         "{:?}",
         &e.invariant_violations()[..e.invariant_violations().len().min(5)]
     );
-    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
-    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    let (runtime, busy) = e.runtime_and_busy_ns();
     assert_eq!(
         runtime, busy,
         "per-CPU busy time equals the sum of task runtimes"
@@ -84,7 +83,7 @@ fn two_nice0_hogs_share_one_cpu_equally() {
     e.run();
     assert_clean(&e);
     for t in e.tasks() {
-        let share = t.stats.sum_exec_runtime_ns as f64 / (10 * SEC) as f64;
+        let share = t.stats.counters.sum_exec_runtime_ns as f64 / (10 * SEC) as f64;
         assert!((share - 0.5).abs() < 0.01, "{}: {share}", t.comm);
     }
 }
@@ -96,8 +95,8 @@ fn nice0_vs_nice5_split_1024_to_335() {
         let mut e = engine(&toml, pinned_hogs(&[0, 5]), 10 * SEC);
         e.run();
         assert_clean(&e);
-        let a = e.tasks()[0].stats.sum_exec_runtime_ns as f64;
-        let b = e.tasks()[1].stats.sum_exec_runtime_ns as f64;
+        let a = e.tasks()[0].stats.counters.sum_exec_runtime_ns as f64;
+        let b = e.tasks()[1].stats.counters.sum_exec_runtime_ns as f64;
         let ratio = a / b;
         // sched_prio_to_weight: nice 0 = 1024, nice 5 = 335.
         let expected = 1024.0 / 335.0;
@@ -208,18 +207,24 @@ fn ttwu_queue_uses_the_wake_list_across_llcs_and_the_remote_lock_without_it() {
     // Every wakeup of the worker by CPU 0 goes through CPU 8's wake list. CPU 8 waits in
     // acpi_idle's MWAIT C1 (or polls), so the list's call-function IPI is a flag store
     // (`set_nr_if_polling()`): an interrupt only when CPU 8 was not yet in its idle loop.
-    assert!(q0.ttwu_queued >= 1990, "{q0:?}");
-    assert_eq!(q0.ttwu_remote_locked, 0);
-    assert_eq!(q0.ipis_sent, q8.ipis_received, "{q0:?} {q8:?}");
-    assert!(q8.ipis_received < 100, "{q8:?}");
+    assert!(q0.counters.ttwu_queued >= 1990, "{q0:?}");
+    assert_eq!(q0.counters.ttwu_remote_locked, 0);
+    assert_eq!(
+        q0.counters.ipis_sent, q8.counters.ipis_received,
+        "{q0:?} {q8:?}"
+    );
+    assert!(q8.counters.ipis_received < 100, "{q8:?}");
     let (l0, l8, l_end) = run(false);
     // Without TTWU_QUEUE the waker takes CPU 8's runqueue lock itself.
-    assert_eq!(l0.ttwu_queued, 0);
-    assert!(l0.ttwu_remote_locked >= 1990, "{l0:?}");
-    assert!(l8.ttwu_remote_locked >= 1990, "{l8:?}");
+    assert_eq!(l0.counters.ttwu_queued, 0);
+    assert!(l0.counters.ttwu_remote_locked >= 1990, "{l0:?}");
+    assert!(l8.counters.ttwu_remote_locked >= 1990, "{l8:?}");
     // The waker pays the remote lock (cross-LLC 450 ns) instead of a flag store (or an IPI
     // send, 300 ns).
-    assert!(l0.kernel_work_ns > q0.kernel_work_ns, "{l0:?} vs {q0:?}");
+    assert!(
+        l0.counters.kernel_work_ns > q0.counters.kernel_work_ns,
+        "{l0:?} vs {q0:?}"
+    );
     assert!(q_end != l_end);
 }
 
@@ -248,7 +253,7 @@ fn busy_smt_sibling_slows_a_task() {
         };
         let mut e = engine(SKL_V618, plan, SEC);
         e.run();
-        e.tasks()[0].stats.sum_exec_runtime_ns
+        e.tasks()[0].stats.counters.sum_exec_runtime_ns
     };
     let alone = finish("1");
     let shared = finish("40");
@@ -355,9 +360,9 @@ fn cache_refill_costs_more_across_nodes_than_inside_the_llc() {
         e.run();
         assert_clean(&e);
         let t = &e.tasks()[0];
-        assert!(t.stats.nr_migrations >= 99, "{:?}", t.stats);
-        let extra = t.stats.sum_exec_runtime_ns - 100 * 200_000;
-        extra as f64 / t.stats.nr_migrations as f64
+        assert!(t.stats.counters.nr_migrations >= 99, "{:?}", t.stats);
+        let extra = t.stats.counters.sum_exec_runtime_ns - 100 * 200_000;
+        extra as f64 / t.stats.counters.nr_migrations as f64
     };
     // skl-2s: CPUs 0 and 1 share socket 0's LLC; CPU 20 is on socket 1 (node 1); CPU 40 is
     // CPU 0's SMT sibling (shares its L1/L2: nothing to refill).
@@ -561,7 +566,7 @@ fn machine_speed_pct_scales_every_tasks_progress() {
         let toml = format!("{SKL_V618}[machine.cost]\nspeed_pct = {speed_pct}\n");
         let mut e = engine(&toml, plan, SEC);
         e.run();
-        e.tasks()[0].stats.sum_exec_runtime_ns
+        e.tasks()[0].stats.counters.sum_exec_runtime_ns
     };
     let half = finish(50, "1");
     assert!((20_000_000..20_100_000).contains(&half), "{half}");

@@ -150,7 +150,7 @@ fn hackbench_writers_block_on_full_buffers() {
         .tasks()
         .iter()
         .filter(|t| t.comm.starts_with("sender"))
-        .map(|t| t.stats.nr_wakeups)
+        .map(|t| t.stats.counters.nr_wakeups)
         .sum();
     // Each sender is woken once by the start herd; more means it blocked on space.
     assert!(senders_woken > 2, "{senders_woken}");
@@ -330,16 +330,16 @@ fn stressng_load_slices_hold_the_duty_cycle() {
     let s = spec("stress-ng --cpu 2 -l 30 --cpu-method matrixprod --cpu-load-slice -2 -t 2");
     let e = run(&s, 2_000_000_000);
     for t in &e.tasks()[..2] {
-        let busy = t.stats.sum_exec_runtime_ns as f64 / e.end_ns() as f64;
+        let busy = t.stats.counters.sum_exec_runtime_ns as f64 / e.end_ns() as f64;
         assert!((0.27..0.33).contains(&busy), "{busy}");
     }
     let (_, json) = native_report(&s, &RunView::whole(&e));
     assert!(json["bogo_ops"].as_u64().unwrap() > 0);
     // -l 0: sleep for the whole timeout; -l 100: busy the whole time.
     let e = run(&spec("stress-ng --cpu 1 -l 0 -t 1"), 1_000_000_000);
-    assert!(e.tasks()[0].stats.sum_exec_runtime_ns < 10_000);
+    assert!(e.tasks()[0].stats.counters.sum_exec_runtime_ns < 10_000);
     let e = run(&spec("stress-ng --cpu 1 -t 1"), 1_000_000_000);
-    let busy = e.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    let busy = e.tasks()[0].stats.counters.sum_exec_runtime_ns as f64 / 1e9;
     assert!(busy > 0.99, "{busy}");
 }
 
@@ -355,7 +355,7 @@ fn netperf_pairs_alternate() {
     assert_eq!(e.ops_total(), 500);
     // Strict alternation: the server is woken once per transaction.
     // (The very first request may arrive before the server has blocked.)
-    assert!((499..=500).contains(&e.tasks()[1].stats.nr_wakeups));
+    assert!((499..=500).contains(&e.tasks()[1].stats.counters.nr_wakeups));
     let (text, json) = native_report(&s, &RunView::whole(&e));
     let rate: f64 = text
         .lines()
@@ -413,7 +413,11 @@ fn rtapp_fixtures_generate_and_run_one_second() {
         };
         assert!(plan.tasks.len() as u64 >= r.nr_threads(), "{}", f.display());
         let e = run_plan(plan, 1_000_000_000, 0);
-        let busy: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
+        let busy: u64 = e
+            .tasks()
+            .iter()
+            .map(|t| t.stats.counters.sum_exec_runtime_ns)
+            .sum();
         assert!(busy > 0, "{}: something ran", f.display());
         let (text, _) = native_report(&s, &RunView::whole(&e));
         assert_eq!(text.lines().count(), e.tasks().len());
@@ -431,12 +435,12 @@ fn rtapp_periodic_timer_keeps_its_period() {
     for t in e.tasks() {
         // Alone on CPU 0 (the calibration CPU, so 2000 µs of `run` take 2 ms there):
         // 100 periods of 10 ms in 1 s, each with 2 ms of work: 20 % busy, ~100 wakeups.
-        let busy = t.stats.sum_exec_runtime_ns as f64 / 1e9;
+        let busy = t.stats.counters.sum_exec_runtime_ns as f64 / 1e9;
         assert!((0.19..0.21).contains(&busy), "{busy}");
         assert!(
-            (98..=101).contains(&t.stats.nr_wakeups),
+            (98..=101).contains(&t.stats.counters.nr_wakeups),
             "{}",
-            t.stats.nr_wakeups
+            t.stats.counters.nr_wakeups
         );
     }
 }
@@ -456,7 +460,7 @@ fn rtapp_fork_pool_starts_on_fork() {
         .iter()
         .find(|t| t.comm.starts_with("thread2"))
         .unwrap();
-    assert!(t2.stats.sum_exec_runtime_ns >= 20_000_000);
+    assert!(t2.stats.counters.sum_exec_runtime_ns >= 20_000_000);
 }
 
 // ----- the engine ops the generators added ---------------------------------------------------
@@ -624,9 +628,9 @@ mod ops {
         let e = go(vec![writer, reader], &[0, 1_000], vec![0], 0);
         assert!(e.all_exited());
         // Woken once, when 5 units were there; it took one, 4 left, plus 3 more posts.
-        assert_eq!(e.tasks()[0].stats.nr_wakeups, 1);
+        assert_eq!(e.tasks()[0].stats.counters.nr_wakeups, 1);
         assert_eq!(e.sem_count(0), 8 - 1);
-        assert!(e.tasks()[1].stats.sum_exec_runtime_ns >= 80_000);
+        assert!(e.tasks()[1].stats.counters.sum_exec_runtime_ns >= 80_000);
     }
 
     #[test]
@@ -675,7 +679,7 @@ mod ops {
         ];
         let e = go(vec![late], &[0], vec![], 0);
         assert!(e.all_exited());
-        assert_eq!(e.tasks()[0].stats.nr_wakeups, 0);
+        assert_eq!(e.tasks()[0].stats.counters.nr_wakeups, 0);
         // 5 ms of work then a 10 ms period: sleeps 5 ms each time; 4 periods ≈ 40 ms.
         let fits = vec![
             Op::TimerStart { timer: 0 },
@@ -693,7 +697,7 @@ mod ops {
             Op::Exit,
         ];
         let e = go(vec![fits], &[0], vec![], 0);
-        assert_eq!(e.tasks()[0].stats.nr_wakeups, 4);
+        assert_eq!(e.tasks()[0].stats.counters.nr_wakeups, 4);
         let end = e.end_ns();
         assert!((40_000_000..40_300_000).contains(&end), "{end}");
     }

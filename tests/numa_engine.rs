@@ -377,11 +377,11 @@ fn bandwidth_limit_slows_two_bound_tasks_by_the_hand_computed_factor() {
     let c = &r.engine.numa().unwrap().congestion;
     assert!((c[0] - 1.0).abs() < 1e-9, "all done: nothing runs, c = 1");
     for p in 0..2 {
-        let rt = r.engine.tasks()[p].stats.sum_exec_runtime_ns as f64 / 1e6;
+        let rt = r.engine.tasks()[p].stats.counters.sum_exec_runtime_ns as f64 / 1e6;
         assert!((rt - 150.0).abs() < 1.0, "task {p}: {rt} ms, want 150");
     }
     let r = run_with(two_nodes(2), plan(1), "v6.12", false, 1, bw);
-    let rt = r.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e6;
+    let rt = r.engine.tasks()[0].stats.counters.sum_exec_runtime_ns as f64 / 1e6;
     assert!(
         (rt - 100.0).abs() < 1.0,
         "alone: {rt} ms, want 100 (12 < 16 GB/s)"
@@ -422,11 +422,11 @@ fn remote_memory_slows_by_the_distance_and_migration_restores_speed() {
         masked_plan(vec![program], vec![t], 1)
     };
     let off = run(two_nodes(1), plan(), "v6.12", false, 1);
-    let rt_off = off.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    let rt_off = off.engine.tasks()[0].stats.counters.sum_exec_runtime_ns as f64 / 1e9;
     // 1 ms local + 2 s of work at 1/2.1 speed (plus the affinity switch).
     assert!((rt_off - (0.001 + 4.2)).abs() < 0.01, "remote: {rt_off} s");
     let on = run(two_nodes(1), plan(), "v6.12", true, 1);
-    let rt_on = on.engine.tasks()[0].stats.sum_exec_runtime_ns as f64 / 1e9;
+    let rt_on = on.engine.tasks()[0].stats.counters.sum_exec_runtime_ns as f64 / 1e9;
     assert!(
         on.vmstat().numa_pages_migrated == 32 * 512,
         "all pages moved"

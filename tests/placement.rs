@@ -80,7 +80,7 @@ fn numactl_cpunodebind_membind_keeps_hackbench_on_node_1() {
         assert!(cpus.iter().all(|c| c % 2 == 1), "task {i} ran on {cpus:?}");
     }
     for c in e.cpus().iter().filter(|c| c.cpu % 2 == 0) {
-        assert_eq!(c.stats.busy_ns, 0, "CPU {} was busy", c.cpu);
+        assert_eq!(c.stats.counters.busy_ns, 0, "CPU {} was busy", c.cpu);
     }
     for t in e.tasks() {
         assert_eq!(t.numa_pages, vec![0, 1], "{}: pages all on node 1", t.comm);

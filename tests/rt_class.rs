@@ -55,8 +55,7 @@ fn assert_clean(e: &Engine) {
         "{:?}",
         &e.invariant_violations()[..e.invariant_violations().len().min(5)]
     );
-    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
-    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    let (runtime, busy) = e.runtime_and_busy_ns();
     assert_eq!(runtime, busy, "busy time equals the sum of task runtimes");
 }
 
@@ -74,7 +73,7 @@ fn fifo_vs_fair(toml: &str, duration_ns: u64) -> (u64, Engine) {
     let mut e = engine(toml, plan, duration_ns);
     e.run();
     assert_clean(&e);
-    (e.tasks()[1].stats.sum_exec_runtime_ns, e)
+    (e.tasks()[1].stats.counters.sum_exec_runtime_ns, e)
 }
 
 /// The fair task of [`fifo_vs_fair`] gets 5.0 % ± 0.2 % of 10 s, in ~10 bursts, none
@@ -83,7 +82,7 @@ fn assert_five_percent_at_period_end(toml: &str) {
     let (fair_ns, e) = fifo_vs_fair(toml, 10 * SEC);
     let share = fair_ns as f64 / (10 * SEC) as f64;
     assert!((share - 0.05).abs() <= 0.002, "fair share {share}");
-    let switches = e.tasks()[1].stats.nr_switches;
+    let switches = e.tasks()[1].stats.counters.nr_switches;
     assert!((9..=11).contains(&switches), "fair bursts {switches}");
     let (early_ns, _) = fifo_vs_fair(toml, 940 * MS);
     assert_eq!(early_ns, 0, "no fair runtime before the period's end");
@@ -128,7 +127,7 @@ fn no_fair_server_means_starvation_from_v6_12() {
     ] {
         let (fair_ns, e) = fifo_vs_fair(&kernel("v6.12", extra), 3 * SEC);
         assert_eq!(fair_ns, 0, "{extra}");
-        assert!(e.tasks()[0].stats.sum_exec_runtime_ns > 3 * SEC - MS);
+        assert!(e.tasks()[0].stats.counters.sum_exec_runtime_ns > 3 * SEC - MS);
     }
 }
 
@@ -155,7 +154,7 @@ fn plan(programs: Vec<Program>, tasks: Vec<TaskSpec>) -> WorkloadPlan {
 /// Average wait from runnable to running per run, in ns.
 fn mean_wait_ns(e: &Engine, i: usize) -> u64 {
     let s = &e.tasks()[i].stats;
-    s.wait_sum_ns / s.wait_count.max(1)
+    s.counters.wait_sum_ns / s.counters.wait_count.max(1)
 }
 
 /// `wakeup_preempt_rt()`: a waking SCHED_FIFO 50 task preempts a running SCHED_FIFO 10 hog
@@ -177,9 +176,9 @@ fn higher_fifo_priority_preempts_at_wakeup_lower_never_runs() {
     let e = run(50);
     let s = &e.tasks()[1].stats;
     assert!(
-        s.sum_exec_runtime_ns >= 95 * MS,
+        s.counters.sum_exec_runtime_ns >= 95 * MS,
         "{}",
-        s.sum_exec_runtime_ns
+        s.counters.sum_exec_runtime_ns
     );
     // Preempting needs only the context switch (plus the timer slack).
     assert!(
@@ -188,7 +187,7 @@ fn higher_fifo_priority_preempts_at_wakeup_lower_never_runs() {
         mean_wait_ns(&e, 1)
     );
     let e = run(5);
-    assert_eq!(e.tasks()[1].stats.sum_exec_runtime_ns, 0);
+    assert_eq!(e.tasks()[1].stats.counters.sum_exec_runtime_ns, 0);
 }
 
 /// SCHED_FIFO has no time slice: of two equal-priority hogs on one CPU the first runs
@@ -210,15 +209,15 @@ fn fifo_runs_to_completion_rr_alternates_every_100_ms() {
         e
     };
     let e = pair(fifo(30));
-    assert_eq!(e.tasks()[1].stats.sum_exec_runtime_ns, 0);
-    assert!(e.tasks()[0].stats.sum_exec_runtime_ns > 2 * SEC - MS);
-    assert_eq!(e.tasks()[0].stats.nr_switches, 0);
+    assert_eq!(e.tasks()[1].stats.counters.sum_exec_runtime_ns, 0);
+    assert!(e.tasks()[0].stats.counters.sum_exec_runtime_ns > 2 * SEC - MS);
+    assert_eq!(e.tasks()[0].stats.counters.nr_switches, 0);
     let e = pair(TaskPolicy::Rr { rt_priority: 30 });
     for t in e.tasks() {
-        let share = t.stats.sum_exec_runtime_ns as f64 / (2 * SEC) as f64;
+        let share = t.stats.counters.sum_exec_runtime_ns as f64 / (2 * SEC) as f64;
         assert!((share - 0.5).abs() < 0.03, "{} share {share}", t.comm);
         // 2 s / 100 ms = 20 slices, 10 per task; each ends in an involuntary switch.
-        let n = t.stats.nr_involuntary_switches;
+        let n = t.stats.counters.nr_involuntary_switches;
         assert!((9..=11).contains(&n), "{} switched out {n} times", t.comm);
     }
 }
@@ -249,9 +248,9 @@ fn rt_wakeup_preempts_fair(toml: &str) {
         "wait {} ns",
         mean_wait_ns(&e, 1)
     );
-    let rt = e.tasks()[1].stats.sum_exec_runtime_ns;
+    let rt = e.tasks()[1].stats.counters.sum_exec_runtime_ns;
     assert!((190 * MS..=205 * MS).contains(&rt), "rt ran {rt} ns");
-    assert!(e.tasks()[0].stats.sum_exec_runtime_ns > 780 * MS);
+    assert!(e.tasks()[0].stats.counters.sum_exec_runtime_ns > 780 * MS);
 }
 
 /// `select_task_rq_rt()`: an RT task whose previous CPU runs a higher-priority RT task is
@@ -276,12 +275,12 @@ fn find_lowest_rq_moves_a_wakee_away_from_a_higher_rt_task() {
     assert_eq!(e.tasks()[0].cpu, 2);
     let w = &e.tasks()[1];
     assert_eq!(w.cpu, 42, "placed on the idle SMT sibling of CPU 2");
-    assert!(w.stats.sum_exec_runtime_ns >= 95 * MS);
-    assert!(e.tasks()[0].stats.sum_exec_runtime_ns > SEC - 2 * MS);
+    assert!(w.stats.counters.sum_exec_runtime_ns >= 95 * MS);
+    assert!(e.tasks()[0].stats.counters.sum_exec_runtime_ns > SEC - 2 * MS);
     let e = run(10);
     let w = &e.tasks()[1];
     assert_eq!(w.cpu, 2, "stays and preempts the FIFO 10 hog");
-    assert_eq!(w.stats.nr_migrations, 0);
+    assert_eq!(w.stats.counters.nr_migrations, 0);
     assert!(
         mean_wait_ns(&e, 1) < 20_000,
         "wait {} ns",
@@ -310,8 +309,11 @@ fn fair_load_balancing_never_migrates_rt_tasks() {
     e.run();
     assert_clean(&e);
     let rt = &e.tasks()[0];
-    assert_eq!(rt.stats.nr_migrations, 0);
-    let fair_moves: u64 = e.tasks()[1..].iter().map(|t| t.stats.nr_migrations).sum();
+    assert_eq!(rt.stats.counters.nr_migrations, 0);
+    let fair_moves: u64 = e.tasks()[1..]
+        .iter()
+        .map(|t| t.stats.counters.nr_migrations)
+        .sum();
     assert!(fair_moves > 0);
 }
 
@@ -384,6 +386,6 @@ fn fair_server_starts_when_a_fair_task_arrives_by_migration() {
     assert_clean(&e);
     let fair = &e.tasks()[1];
     assert_eq!(fair.cpu, 2);
-    let share = fair.stats.sum_exec_runtime_ns as f64 / (3 * SEC) as f64;
+    let share = fair.stats.counters.sum_exec_runtime_ns as f64 / (3 * SEC) as f64;
     assert!((share - 0.05).abs() <= 0.005, "fair share {share}");
 }

@@ -127,8 +127,8 @@ fn busy_and_idle_follow_the_delay_formula() {
     assert_eq!(e.ops_total(), 2);
     let t = &e.tasks()[0];
     // One sleep per slice, plus the exit's switch (TASK_DEAD counts as voluntary).
-    assert_eq!(t.stats.nr_voluntary_switches, 3);
-    let cpu = t.stats.sum_exec_runtime_ns;
+    assert_eq!(t.stats.counters.nr_voluntary_switches, 3);
+    let cpu = t.stats.counters.sum_exec_runtime_ns;
     assert!(cpu >= 2 * call && cpu < 2 * call + 50_000, "{cpu}");
     let wall_ns =
         (stressng_result(&c, &RunView::whole(&e)).instances[0].wall_s * 1e9).round() as u64;
@@ -148,7 +148,10 @@ fn random_slices_are_drawn_per_seed() {
     let busy = |seed| {
         let (e, _) = run(cmd, seed, true, 3_000 * MS);
         let t = &e.tasks()[0];
-        (t.stats.nr_voluntary_switches, t.stats.sum_exec_runtime_ns)
+        (
+            t.stats.counters.nr_voluntary_switches,
+            t.stats.counters.sum_exec_runtime_ns,
+        )
     };
     let a = busy(1);
     assert_eq!(a, busy(1), "same seed, same run");
@@ -164,7 +167,7 @@ fn switch_rate_follows_load_and_slice() {
     // -l 25 twice as long; -10 calls (~11.4 ms busy) a few times less often.
     let rate = |cmd: &str| {
         let (e, _) = run(cmd, 1, true, 2_000 * MS);
-        e.tasks()[0].stats.nr_voluntary_switches as f64 / 2.0
+        e.tasks()[0].stats.counters.nr_voluntary_switches as f64 / 2.0
     };
     let l50 = rate("stress-ng --cpu 1 --taskset 0 -l 50 --cpu-load-slice 1 -t 2");
     let l25 = rate("stress-ng --cpu 1 --taskset 0 -l 25 --cpu-load-slice 1 -t 2");

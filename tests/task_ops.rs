@@ -101,7 +101,7 @@ fn fork_op_starts_the_child_at_the_op_through_fork_placement() {
         (2 * MS..2 * MS + MS / 5).contains(&end),
         "ended at {end} ns"
     );
-    assert!((MS..MS + MS / 10).contains(&child.stats.sum_exec_runtime_ns));
+    assert!((MS..MS + MS / 10).contains(&child.stats.counters.sum_exec_runtime_ns));
 }
 
 #[test]
@@ -159,9 +159,9 @@ fn spinner_on_another_cpu_gets_the_lock_at_the_release() {
     let e = run_clean(engine("skl-2s", lock_plan(2 * MS, "0", "1")).unwrap());
     let holder = &e.tasks()[0];
     let spinner = &e.tasks()[1];
-    let release_ns = holder.stats.sum_exec_runtime_ns; // ran from 0, never preempted
-    let start_ns = MS / 10 + spinner.stats.wait_sum_ns;
-    let runtime = spinner.stats.sum_exec_runtime_ns;
+    let release_ns = holder.stats.counters.sum_exec_runtime_ns; // ran from 0, never preempted
+    let start_ns = MS / 10 + spinner.stats.counters.wait_sum_ns;
+    let runtime = spinner.stats.counters.sum_exec_runtime_ns;
     assert_eq!(
         runtime,
         release_ns - start_ns + MS,
@@ -180,12 +180,12 @@ fn spinner_on_the_holders_cpu_takes_half_of_it_while_the_holder_is_preempted() {
     let e = run_clean(engine("skl-2s", lock_plan(20 * MS, "0", "0")).unwrap());
     let holder = &e.tasks()[0];
     let spinner = &e.tasks()[1];
-    let spin_ns = spinner.stats.sum_exec_runtime_ns - MS;
+    let spin_ns = spinner.stats.counters.sum_exec_runtime_ns - MS;
     assert!(
         (17 * MS..23 * MS).contains(&spin_ns),
         "spinner spun {spin_ns} ns"
     );
-    assert!(holder.stats.nr_involuntary_switches >= 3);
+    assert!(holder.stats.counters.nr_involuntary_switches >= 3);
     let end = e.end_ns();
     assert!((38 * MS..44 * MS).contains(&end), "ended at {end} ns");
 }
@@ -281,7 +281,7 @@ fn per_cpu_locks_of_different_cpus_do_not_contend() {
     let e = run_clean(engine("skl-2s", percpu_plan("0", "1")).unwrap());
     for t in e.tasks() {
         // 20 ms of work each, no spinning.
-        let ran = t.stats.sum_exec_runtime_ns;
+        let ran = t.stats.counters.sum_exec_runtime_ns;
         assert!(
             (20 * MS..20 * MS + MS / 2).contains(&ran),
             "{} ran {ran}",
@@ -295,7 +295,7 @@ fn per_cpu_lock_of_one_cpu_makes_the_second_task_spin() {
     // Both on CPU 0: as with one shared lock, the second task spins while the holder is
     // preempted (EEVDF halves the CPU between them), so it burns ~20 ms spinning.
     let e = run_clean(engine("skl-2s", percpu_plan("0", "0")).unwrap());
-    let spin_ns = e.tasks()[1].stats.sum_exec_runtime_ns - 20 * MS;
+    let spin_ns = e.tasks()[1].stats.counters.sum_exec_runtime_ns - 20 * MS;
     assert!((15 * MS..25 * MS).contains(&spin_ns), "spun {spin_ns} ns");
 }
 

@@ -115,7 +115,7 @@ fn run(kernel: &str, plan: WorkloadPlan) -> (CpuStats, CpuStats, u64) {
     (
         e.cpus()[0].stats.clone(),
         e.cpus()[1].stats.clone(),
-        a.stats.nr_wakeups_migrate,
+        a.stats.counters.nr_wakeups_migrate,
     )
 }
 
@@ -124,31 +124,44 @@ fn v6_on_cpu_wakee_beside_a_runnable_task_is_spun_on_not_queued() {
     // v6.0+ ttwu_queue_cond(): the wakee's CPU runs the hog (nr_running 1), same LLC, so the
     // on_cpu shortcut does not queue; the waker spins until the switch is over.
     let (_, b, _) = run("profile = \"v6.18\"", plan(0, "0"));
-    assert_eq!(b.ttwu_on_cpu_queued, 0, "{b:?}");
-    assert!(b.on_cpu_spins >= ROUNDS as u64 * 9 / 10, "{b:?}");
+    assert_eq!(b.counters.ttwu_on_cpu_queued, 0, "{b:?}");
+    assert!(b.counters.on_cpu_spins >= ROUNDS as u64 * 9 / 10, "{b:?}");
     // Each spin lasts at most the switch (1.5 µs) plus the dequeue/pick work.
     assert!(
-        b.on_cpu_spin_ns > 0 && b.on_cpu_spin_ns <= b.on_cpu_spins * 3_000,
+        b.counters.on_cpu_spin_ns > 0
+            && b.counters.on_cpu_spin_ns <= b.counters.on_cpu_spins * 3_000,
         "{b:?}"
     );
-    assert!(b.ttwu_remote_locked >= b.on_cpu_spins, "{b:?}");
+    assert!(
+        b.counters.ttwu_remote_locked >= b.counters.on_cpu_spins,
+        "{b:?}"
+    );
 }
 
 #[test]
 fn v5_15_queues_an_on_cpu_wakee_when_its_cpu_runs_at_most_one_task() {
     // v5.8 – v5.19: WF_ON_CPU && nr_running <= 1 → the wake list of the wakee's CPU.
     let (cpu0, b, _) = run("profile = \"v5.15\"", plan(0, "0"));
-    assert!(b.ttwu_on_cpu_queued >= ROUNDS as u64 * 9 / 10, "{b:?}");
-    assert_eq!(b.on_cpu_spins, 0, "{b:?}");
-    assert!(cpu0.ipis_received >= b.ttwu_on_cpu_queued, "{cpu0:?}");
+    assert!(
+        b.counters.ttwu_on_cpu_queued >= ROUNDS as u64 * 9 / 10,
+        "{b:?}"
+    );
+    assert_eq!(b.counters.on_cpu_spins, 0, "{b:?}");
+    assert!(
+        cpu0.counters.ipis_received >= b.counters.ttwu_on_cpu_queued,
+        "{cpu0:?}"
+    );
     // Without the shortcut (and before v5.8) the waker spins instead.
     for kernel in [
         "profile = \"v5.15\"\nfeatures = { TTWU_QUEUE_ON_CPU = false }",
         "profile = \"v4.2\"",
     ] {
         let (_, b, _) = run(kernel, plan(0, "0"));
-        assert_eq!(b.ttwu_on_cpu_queued, 0, "{kernel}: {b:?}");
-        assert!(b.on_cpu_spins >= ROUNDS as u64 * 9 / 10, "{kernel}: {b:?}");
+        assert_eq!(b.counters.ttwu_on_cpu_queued, 0, "{kernel}: {b:?}");
+        assert!(
+            b.counters.on_cpu_spins >= ROUNDS as u64 * 9 / 10,
+            "{kernel}: {b:?}"
+        );
     }
 }
 
@@ -158,8 +171,11 @@ fn ttwu_queue_default_queues_the_on_cpu_wakee_on_v6() {
         "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DEFAULT = true }",
         plan(0, "0"),
     );
-    assert!(b.ttwu_on_cpu_queued >= ROUNDS as u64 * 9 / 10, "{b:?}");
-    assert_eq!(b.on_cpu_spins, 0, "{b:?}");
+    assert!(
+        b.counters.ttwu_on_cpu_queued >= ROUNDS as u64 * 9 / 10,
+        "{b:?}"
+    );
+    assert_eq!(b.counters.on_cpu_spins, 0, "{b:?}");
 }
 
 #[test]
@@ -168,20 +184,20 @@ fn delayed_wakee_goes_through_its_cpus_wake_list_with_ttwu_queue_delayed() {
     // dequeue is delayed (DELAY_DEQUEUE). By default ttwu_runnable() requeues it in place
     // under CPU 0's lock, taken by the waker on CPU 1.
     let (_, b, _) = run("profile = \"v6.18\"", plan(2_000_000, "0"));
-    assert_eq!(b.ttwu_delayed_queued, 0);
+    assert_eq!(b.counters.ttwu_delayed_queued, 0);
     let (cpu0_on, b_on, _) = run(
         "profile = \"v6.18\"\nfeatures = { TTWU_QUEUE_DELAYED = true }",
         plan(2_000_000, "0"),
     );
     // With TTWU_QUEUE_DELAYED the waker only queues: every delayed wakeup becomes a wake
     // list entry on CPU 0 instead of a remote-lock activation. Pinned, `a` stays on CPU 0.
-    assert!(b_on.ttwu_delayed_queued >= 20, "{b_on:?}");
+    assert!(b_on.counters.ttwu_delayed_queued >= 20, "{b_on:?}");
     assert_eq!(
-        b.ttwu_remote_locked - b_on.ttwu_remote_locked,
-        b_on.ttwu_delayed_queued,
+        b.counters.ttwu_remote_locked - b_on.counters.ttwu_remote_locked,
+        b_on.counters.ttwu_delayed_queued,
         "{b:?} vs {b_on:?}"
     );
-    assert_eq!(cpu0_on.ttwu_delayed_forwarded, 0);
+    assert_eq!(cpu0_on.counters.ttwu_delayed_forwarded, 0);
 }
 
 #[test]
@@ -197,13 +213,17 @@ fn delayed_wakee_is_reselected_and_forwarded_with_ttwu_queue_delayed() {
         let forwarded: u64 = e
             .cpus()
             .iter()
-            .map(|c| c.stats.ttwu_delayed_forwarded)
+            .map(|c| c.stats.counters.ttwu_delayed_forwarded)
             .sum();
-        let queued: u64 = e.cpus().iter().map(|c| c.stats.ttwu_delayed_queued).sum();
+        let queued: u64 = e
+            .cpus()
+            .iter()
+            .map(|c| c.stats.counters.ttwu_delayed_queued)
+            .sum();
         (
             queued,
             forwarded,
-            e.tasks()[0].stats.nr_wakeups_migrate,
+            e.tasks()[0].stats.counters.nr_wakeups_migrate,
             e.cpus()[1].stats.clone(),
         )
     };
@@ -251,19 +271,22 @@ fn cross_llc_wakeup_goes_through_the_wake_list_and_its_cost_lands_on_the_target(
     let (w_on, w_off) = (&on.cpus()[8].stats, &off.cpus()[8].stats);
     let (t_on, t_off) = (&on.cpus()[0].stats, &off.cpus()[0].stats);
     let rounds = ROUNDS as u64;
-    assert!(w_on.ttwu_queued >= rounds * 9 / 10, "{w_on:?}");
-    assert_eq!(w_on.ttwu_remote_locked, 0, "{w_on:?}");
-    assert!(t_on.ipis_received >= rounds * 9 / 10, "{t_on:?}");
-    assert_eq!(w_off.ttwu_queued, 0, "{w_off:?}");
-    assert!(w_off.ttwu_remote_locked >= rounds * 9 / 10, "{w_off:?}");
+    assert!(w_on.counters.ttwu_queued >= rounds * 9 / 10, "{w_on:?}");
+    assert_eq!(w_on.counters.ttwu_remote_locked, 0, "{w_on:?}");
+    assert!(t_on.counters.ipis_received >= rounds * 9 / 10, "{t_on:?}");
+    assert_eq!(w_off.counters.ttwu_queued, 0, "{w_off:?}");
+    assert!(
+        w_off.counters.ttwu_remote_locked >= rounds * 9 / 10,
+        "{w_off:?}"
+    );
     // Who pays: the target's kernel work grows by the IPI handling, the waker's shrinks by
     // the cross-LLC lock (both costs of the default model, per wakeup).
     assert!(
-        t_on.kernel_work_ns > t_off.kernel_work_ns,
+        t_on.counters.kernel_work_ns > t_off.counters.kernel_work_ns,
         "{t_on:?} {t_off:?}"
     );
     assert!(
-        w_on.kernel_work_ns < w_off.kernel_work_ns,
+        w_on.counters.kernel_work_ns < w_off.counters.kernel_work_ns,
         "{w_on:?} {w_off:?}"
     );
 }
@@ -276,9 +299,10 @@ fn delayed_dequeues_and_requeues_are_counted_only_with_delay_dequeue() {
     // completed the dequeue first.
     let e = run_engine("profile = \"v6.18\"", plan(300_000, "0"));
     let (c0, c1) = (&e.cpus()[0].stats, &e.cpus()[1].stats);
-    assert!(c0.delayed_dequeues >= 10, "{c0:?}");
+    assert!(c0.counters.delayed_dequeues >= 10, "{c0:?}");
     assert!(
-        c1.delayed_requeues > 0 && c1.delayed_requeues <= c0.delayed_dequeues,
+        c1.counters.delayed_requeues > 0
+            && c1.counters.delayed_requeues <= c0.counters.delayed_dequeues,
         "{c0:?} {c1:?}"
     );
     for kernel in [
@@ -289,7 +313,7 @@ fn delayed_dequeues_and_requeues_are_counted_only_with_delay_dequeue() {
         let total: u64 = e
             .cpus()
             .iter()
-            .map(|c| c.stats.delayed_dequeues + c.stats.delayed_requeues)
+            .map(|c| c.stats.counters.delayed_dequeues + c.stats.counters.delayed_requeues)
             .sum();
         assert_eq!(total, 0, "{kernel}");
     }
@@ -330,22 +354,26 @@ fn the_enqueue_is_paid_by_the_cpu_that_does_it() {
     };
     let queued = run_costed(&kernel(true), &costs, plan_waker_on(20_000, "8"));
     let locked = run_costed(&kernel(false), &costs, plan_waker_on(20_000, "8"));
-    let wakeups = queued.tasks()[0].stats.nr_wakeups;
+    let wakeups = queued.tasks()[0].stats.counters.nr_wakeups;
     assert!(wakeups >= ROUNDS as u64 * 9 / 10, "{wakeups}");
     let (w_q, t_q) = (&queued.cpus()[8].stats, &queued.cpus()[0].stats);
     let (w_l, t_l) = (&locked.cpus()[8].stats, &locked.cpus()[0].stats);
-    assert_eq!(w_q.ttwu_queued, wakeups, "{w_q:?}");
-    assert_eq!(w_l.ttwu_remote_locked, locked.tasks()[0].stats.nr_wakeups);
+    assert_eq!(w_q.counters.ttwu_queued, wakeups, "{w_q:?}");
+    assert_eq!(
+        w_l.counters.ttwu_remote_locked,
+        locked.tasks()[0].stats.counters.nr_wakeups
+    );
     // Wake list: the waker pays no enqueue at all (only the fork of `b` on CPU 8 itself).
-    assert!(w_q.kernel_work_ns <= e_ns, "{w_q:?}");
-    assert!(t_q.kernel_work_ns >= wakeups * e_ns, "{t_q:?}");
+    assert!(w_q.counters.kernel_work_ns <= e_ns, "{w_q:?}");
+    assert!(t_q.counters.kernel_work_ns >= wakeups * e_ns, "{t_q:?}");
     // Under the lock: the waker pays every wakeup's enqueue, CPU 0 none of them.
-    let wakeups_l = locked.tasks()[0].stats.nr_wakeups;
+    let wakeups_l = locked.tasks()[0].stats.counters.nr_wakeups;
     assert!(
-        w_l.kernel_work_ns >= wakeups_l * e_ns && w_l.kernel_work_ns <= (wakeups_l + 1) * e_ns,
+        w_l.counters.kernel_work_ns >= wakeups_l * e_ns
+            && w_l.counters.kernel_work_ns <= (wakeups_l + 1) * e_ns,
         "{w_l:?}"
     );
-    assert!(t_l.kernel_work_ns <= 3 * e_ns, "{t_l:?}");
+    assert!(t_l.counters.kernel_work_ns <= 3 * e_ns, "{t_l:?}");
 }
 
 #[test]
@@ -393,19 +421,22 @@ fn the_dequeue_is_paid_by_the_blocking_cpu_and_again_by_a_pick_that_finds_it_del
     // The waker pays none of `a`'s dequeues: only its own exit's, its spins on `a`'s
     // `p->on_cpu` and its waits for CPU 0's runqueue lock (held during CPU 0's dequeues).
     assert_eq!(
-        c1.kernel_work_ns,
-        d_ns + c1.on_cpu_spin_ns + c1.remote_lock_wait_ns,
+        c1.counters.kernel_work_ns,
+        d_ns + c1.counters.on_cpu_spin_ns + c1.counters.remote_lock_wait_ns,
         "{c1:?}"
     );
-    assert_eq!(c0.kernel_work_ns % d_ns, 0, "{c0:?}");
-    let blocks = e.tasks()[0].stats.nr_voluntary_switches;
-    let dequeues = c0.kernel_work_ns / d_ns;
+    assert_eq!(c0.counters.kernel_work_ns % d_ns, 0, "{c0:?}");
+    let blocks = e.tasks()[0].stats.counters.nr_voluntary_switches;
+    let dequeues = c0.counters.kernel_work_ns / d_ns;
     let at_pick = dequeues - blocks;
     // Delayed entities not requeued by the waker were dequeued at a pick on CPU 0.
-    assert!(c0.delayed_dequeues > c1.delayed_requeues, "{c0:?} {c1:?}");
+    assert!(
+        c0.counters.delayed_dequeues > c1.counters.delayed_requeues,
+        "{c0:?} {c1:?}"
+    );
     assert_eq!(
         at_pick,
-        c0.delayed_dequeues - c1.delayed_requeues,
+        c0.counters.delayed_dequeues - c1.counters.delayed_requeues,
         "{c0:?} {c1:?}"
     );
     // Without DELAY_DEQUEUE each block is one dequeue.
@@ -414,8 +445,8 @@ fn the_dequeue_is_paid_by_the_blocking_cpu_and_again_by_a_pick_that_finds_it_del
         &format!("dequeue_task_ns = {d_ns}"),
         plan(300_000, "0"),
     );
-    let blocks = e.tasks()[0].stats.nr_voluntary_switches;
-    assert_eq!(e.cpus()[0].stats.kernel_work_ns, blocks * d_ns);
+    let blocks = e.tasks()[0].stats.counters.nr_voluntary_switches;
+    assert_eq!(e.cpus()[0].stats.counters.kernel_work_ns, blocks * d_ns);
 }
 
 #[test]
@@ -430,8 +461,8 @@ fn the_on_cpu_spin_across_sockets_costs_more_than_within_an_llc() {
     let mean_spin = |b_cpu: usize| {
         let e = run_costed(kernel, costs, plan_waker_on(0, &b_cpu.to_string()));
         let s = &e.cpus()[b_cpu].stats;
-        assert!(s.on_cpu_spins >= ROUNDS as u64 / 2, "{s:?}");
-        s.on_cpu_spin_ns / s.on_cpu_spins
+        assert!(s.counters.on_cpu_spins >= ROUNDS as u64 / 2, "{s:?}");
+        s.counters.on_cpu_spin_ns / s.counters.on_cpu_spins
     };
     let (llc, node) = (mean_spin(1), mean_spin(64));
     // At least the two transfers each, and the cross-socket spin longer by about twice

@@ -286,7 +286,7 @@ impl Engine {
     ) {
         let i = reason_index(reason);
         let t = &mut self.tasks[p.idx()];
-        t.stats.nr_migrations += 1;
+        t.stats.counters.nr_migrations += 1;
         t.stats.migrations_by_reason[i] += 1;
         t.perf_migrated = true;
         let record = MigrationRecord {
@@ -320,10 +320,10 @@ impl Engine {
         for cpu in 0..self.cpus.len() {
             if let Some(p) = self.cpus[cpu].curr {
                 let t = &mut self.tasks[p.idx()];
-                t.stats.sum_exec_runtime_ns += now - t.exec_start_ns;
+                t.stats.counters.sum_exec_runtime_ns += now - t.exec_start_ns;
                 t.exec_start_ns = now;
                 let c = &mut self.cpus[cpu];
-                c.stats.busy_ns += now - c.busy_since_ns;
+                c.stats.counters.busy_ns += now - c.busy_since_ns;
                 c.busy_since_ns = now;
             }
         }
@@ -411,6 +411,18 @@ impl Engine {
 
     pub fn tasks(&self) -> &[Task] {
         &self.tasks
+    }
+
+    /// CPU time of every task (`sum_exec_runtime`) and busy time of every CPU, summed: the
+    /// two sides of the accounting identity the tests check (every busy nanosecond is some
+    /// task's run time).
+    pub fn runtime_and_busy_ns(&self) -> (u64, u64) {
+        let runtime = self
+            .tasks
+            .iter()
+            .map(|t| t.stats.counters.sum_exec_runtime_ns);
+        let busy = self.cpus.iter().map(|c| c.stats.counters.busy_ns);
+        (runtime.sum(), busy.sum())
     }
 
     pub fn cpus(&self) -> &[CpuCore] {
@@ -565,7 +577,7 @@ impl Engine {
     /// `/proc/schedstat` version 17 text of the run so far (None for policies without
     /// schedstats).
     pub fn schedstat_text(&self) -> Option<String> {
-        use crate::sched::balance::schedstat::RqSchedstat;
+        use crate::sched::types::RqSchedstat;
         let rq: Vec<RqSchedstat> = self
             .cpus
             .iter()
@@ -573,9 +585,9 @@ impl Engine {
                 yld_count: c.stats.yld_count,
                 sched_count: c.stats.sched_count,
                 sched_goidle: c.stats.sched_goidle,
-                ttwu_count: c.stats.ttwu_count,
-                ttwu_local: c.stats.ttwu_local,
-                rq_cpu_time: c.stats.busy_ns,
+                ttwu_count: c.stats.counters.ttwu_count,
+                ttwu_local: c.stats.counters.ttwu_local,
+                rq_cpu_time: c.stats.counters.busy_ns,
                 run_delay: c.stats.run_delay_ns,
                 pcount: c.stats.pcount,
             })

@@ -90,20 +90,25 @@ impl CpuCore {
     }
 }
 
-/// Per-CPU counters.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct CpuStats {
+/// The per-CPU counters the results report as they are (`runs[].cpus[]`: the results'
+/// `CpuResult` flattens them beside the CPU's number), one home for their names and meaning.
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct CpuCounters {
     /// Time with a task current (`rq->curr != idle`).
     pub busy_ns: u64,
     /// Kernel work charged to this CPU (scans, switches, IPIs, balancing).
     pub kernel_work_ns: u64,
     /// `rq->nr_switches`.
     pub nr_switches: u64,
-    /// Interrupts taken (a flag store to a polling or MWAIT idle CPU is none).
+    /// Interrupts (IPIs) taken. Waking an idle CPU whose idle task polls (a polling or an
+    /// MWAIT idle state, not while it is still balancing) sends none.
     pub ipis_received: u64,
     /// IPIs sent, under the same rule.
     pub ipis_sent: u64,
-    /// Idle exits from a non-polling idle state (MWAIT states included).
+    /// Exits from a non-polling idle state (MWAIT states included, woken with or without an
+    /// IPI).
     pub idle_exits: u64,
     /// `ttwu_count`, `ttwu_local` of /proc/schedstat's cpu line.
     pub ttwu_count: u64,
@@ -124,8 +129,23 @@ pub struct CpuStats {
     /// Blocks on this CPU whose dequeue was delayed (DELAY_DEQUEUE: the task stays queued,
     /// `sched_delayed`), and wakeups this CPU made of such a still-queued task
     /// (`ttwu_runnable()` → `requeue_delayed_entity()`).
+    /// Omitted from the results when zero.
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub delayed_dequeues: u64,
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub delayed_requeues: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// Per-CPU counters: the reported ones, then those only `/proc/schedstat`, the idle
+/// statistics and the checks read.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CpuStats {
+    #[serde(flatten)]
+    pub counters: CpuCounters,
     /// `schedule()` calls, of which left the CPU idle (`sched_count`, `sched_goidle`).
     pub sched_count: u64,
     pub sched_goidle: u64,

@@ -200,6 +200,7 @@ impl Engine {
         self.tasks[p.idx()].pc += 1;
         let s = &mut self.sems[sem as usize];
         s.count += 1;
+        s.last_post_cpu = Some(cpu_u32(cpu));
         if s.count >= u64::from(min_count) {
             while self.sems[sem as usize].count > 0 {
                 let s = &mut self.sems[sem as usize];
@@ -208,6 +209,7 @@ impl Engine {
                 };
                 s.count -= 1;
                 self.tasks[w.idx()].pc += 1;
+                self.take_handoff(w, sem, Some(cpu_u32(cpu)));
                 self.try_to_wake_up(w, cpu, Some(p), sync);
             }
         }
@@ -391,6 +393,8 @@ impl Engine {
         }
         s.count -= 1;
         let stamp = s.stamps.pop_front();
+        let from = s.last_post_cpu;
+        self.take_handoff(p, sem, from);
         let t = &mut self.tasks[p.idx()];
         if let Some((slot, at)) = stamp {
             t.marks_ns[slot as usize] = at;
@@ -418,7 +422,7 @@ impl Engine {
         let task_waits = if full {
             self.tasks
                 .iter()
-                .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
+                .map(|t| (t.stats.counters.wait_sum_ns, t.stats.counters.wait_count))
                 .collect()
         } else {
             Vec::new()
@@ -599,10 +603,34 @@ impl Engine {
         self.plan_continue(cpu);
     }
 
+    /// `taker` took a unit of `sem` posted from CPU `from`: it will read the lines the post
+    /// left dirty, paid at its next `Run` by the distance to the CPU it runs on then (where
+    /// it reads them; a wakee's CPU is not chosen yet when its unit is handed over).
+    fn take_handoff(&mut self, taker: TaskId, sem: u32, from: Option<u32>) {
+        let lines = self.sems[sem as usize].handoff_lines;
+        let Some(from) = from.filter(|_| lines > 0) else {
+            return;
+        };
+        let t = &mut self.tasks[taker.idx()];
+        let pending = t.handoff.map_or(0, |(_, l)| l);
+        t.handoff = Some((from, pending.saturating_add(lines)));
+    }
+
+    /// The hand-off lines `p` owes, read on `cpu` ([`crate::cost::CostModel::handoff_line_ns`]).
+    fn handoff_ns(&mut self, cpu: usize, p: TaskId) -> u64 {
+        match self.tasks[p.idx()].handoff.take() {
+            Some((from, lines)) => {
+                u64::from(lines) * self.cost.handoff_line_ns(&self.machine, from as usize, cpu)
+            }
+            None => 0,
+        }
+    }
+
     fn start_run(&mut self, cpu: usize, p: TaskId, work_ns: u64) {
+        let handoff = self.handoff_ns(cpu, p);
         let t = &mut self.tasks[p.idx()];
         t.in_run = true;
-        t.remaining_work = work_ns + t.refill_debt;
+        t.remaining_work = work_ns + t.refill_debt + handoff;
         t.refill_debt = 0;
         t.progress_mark_ns = self.clock.now();
         self.plan_continue(cpu);
@@ -616,7 +644,7 @@ impl Engine {
         } else {
             0
         };
-        t.stats.sum_exec_runtime_ns + running
+        t.stats.counters.sum_exec_runtime_ns + running
     }
 
     /// stress-ng's load-slice loop top: `t1_wall_clock`, `t1_cpu_clock`, and for
@@ -701,6 +729,7 @@ impl Engine {
     /// Post one unit of `sem`, optionally with a timestamp for the receiver's mark.
     fn post(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool, stamp: Option<(u8, u64)>) {
         let s = &mut self.sems[sem as usize];
+        s.last_post_cpu = Some(cpu_u32(cpu));
         match s.waiters.pop_front() {
             Some(w) => {
                 let t = &mut self.tasks[w.idx()];
@@ -708,6 +737,7 @@ impl Engine {
                 if let Some((slot, at)) = stamp {
                     t.marks_ns[slot as usize] = at;
                 }
+                self.take_handoff(w, sem, Some(cpu_u32(cpu)));
                 self.try_to_wake_up(w, cpu, Some(p), sync);
             }
             None => {
@@ -721,10 +751,12 @@ impl Engine {
 
     fn sem_up(&mut self, cpu: usize, p: TaskId, sem: u32, sync: bool) {
         let s = &mut self.sems[sem as usize];
+        s.last_post_cpu = Some(cpu_u32(cpu));
         match s.waiters.pop_front() {
             Some(w) => {
                 // The waiter's Down completes with this unit.
                 self.tasks[w.idx()].pc += 1;
+                self.take_handoff(w, sem, Some(cpu_u32(cpu)));
                 self.try_to_wake_up(w, cpu, Some(p), sync);
             }
             None => s.count += 1,
@@ -776,7 +808,7 @@ impl Engine {
         let dequeued = policy!(self.dequeue_sleep(cpu, p));
         let work = self.policy.take_cost_ns() + self.cost.dequeue_task_ns;
         self.charge_under_rq_lock(cpu, cpu, work);
-        self.cpus[cpu].stats.delayed_dequeues += u64::from(!dequeued);
+        self.cpus[cpu].stats.counters.delayed_dequeues += u64::from(!dequeued);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Blocked;
         t.on_rq = !dequeued;
@@ -813,15 +845,24 @@ pub(crate) struct Semaphore {
     /// Timestamps handed along with units posted by `Op::UpStamped` and not yet taken:
     /// (mark slot, time).
     pub stamps: std::collections::VecDeque<(u8, u64)>,
+    /// Cache lines a post leaves dirty for the taker (`WorkloadPlan::sem_handoff_lines`).
+    pub handoff_lines: u16,
+    /// CPU of the latest post (none yet: the initial units are clean). Approximation: a
+    /// unit taken later is charged as if the latest poster wrote it (units are not told
+    /// apart by who posted them).
+    pub last_post_cpu: Option<u32>,
 }
 
 impl Semaphore {
-    /// A semaphore holding `count` units, nobody waiting.
-    pub(super) fn new(count: u64) -> Semaphore {
+    /// A semaphore holding `count` units, nobody waiting, whose posts leave
+    /// `handoff_lines` cache lines for their taker.
+    pub(super) fn new(count: u64, handoff_lines: u16) -> Semaphore {
         Semaphore {
             count,
             waiters: Default::default(),
             stamps: Default::default(),
+            handoff_lines,
+            last_post_cpu: None,
         }
     }
 }

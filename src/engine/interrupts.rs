@@ -105,7 +105,7 @@ impl Engine {
             self.sync_progress(cpu);
             let now = self.clock.now();
             let t = &mut self.tasks[p.idx()];
-            t.stats.sum_exec_runtime_ns += now - t.exec_start_ns;
+            t.stats.counters.sum_exec_runtime_ns += now - t.exec_start_ns;
             t.exec_start_ns = now;
             t.state = TaskState::Runnable;
             t.runnable_since_ns = now;
@@ -114,7 +114,7 @@ impl Engine {
             self.policy.cpu_state_changed(cpu);
             let c = &mut self.cpus[cpu];
             c.curr = None;
-            c.stats.busy_ns += now - c.busy_since_ns;
+            c.stats.counters.busy_ns += now - c.busy_since_ns;
             c.busy_since_ns = now;
             c.done_gen = c.done_gen.wrapping_add(1);
             c.continue_queued_at = None;
@@ -192,7 +192,7 @@ impl Engine {
         let c = &self.cpus[cpu];
         if c.in_idle_state(self.clock.now()) && !c.idle_polling {
             let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
-            self.cpus[cpu].stats.idle_exits += 1;
+            self.cpus[cpu].stats.counters.idle_exits += 1;
             self.clock.push(
                 self.clock.now() + exit,
                 Event::TimerWake {

@@ -166,8 +166,12 @@ impl Engine {
 
     /// End of a run (after `finish()`): Σ CPU busy time = Σ task runtime.
     pub(crate) fn check_end_invariants(&mut self) {
-        let busy: u64 = self.cpus.iter().map(|c| c.stats.busy_ns).sum();
-        let runtime: u64 = self.tasks.iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
+        let busy: u64 = self.cpus.iter().map(|c| c.stats.counters.busy_ns).sum();
+        let runtime: u64 = self
+            .tasks
+            .iter()
+            .map(|t| t.stats.counters.sum_exec_runtime_ns)
+            .sum();
         if busy != runtime {
             self.invariant_violations.push(format!(
                 "t={} CPU busy time {busy} ns differs from the tasks' summed runtime {runtime} ns",

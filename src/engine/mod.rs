@@ -70,13 +70,13 @@ use observer::{IntervalHook, Observer};
 use queue::EventQueue;
 
 pub(crate) use cpus::smt_speed_base;
-pub use cpus::{CpuCore, CpuStats};
+pub use cpus::{CpuCore, CpuCounters, CpuStats};
 use cpus::{new_cpus, smt_siblings, smt_speed_table};
 use interp::{Barrier, Semaphore, SpinLockState};
 pub use plan::{PlanError, WorkloadPlan, validate_plan};
 use plan::{flatten_programs, nr_timers};
 use tasks::new_tasks;
-pub use tasks::{Task, TaskStats};
+pub use tasks::{Task, TaskCounters, TaskStats};
 
 /// Engine parameters that come from the kernel configuration and the run settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -356,7 +356,11 @@ impl Engine {
             sems: plan
                 .sems
                 .iter()
-                .map(|&count| Semaphore::new(count))
+                .enumerate()
+                .map(|(i, &count)| {
+                    let lines = plan.sem_handoff_lines.get(i).copied().unwrap_or(0);
+                    Semaphore::new(count, lines)
+                })
                 .collect(),
             barriers: vec![Barrier::default(); plan.nr_barriers],
             spinlocks: vec![SpinLockState::default(); plan.nr_spinlocks],

@@ -175,7 +175,7 @@ impl Engine {
         let now = self.clock.now();
         let t = &self.tasks[p.idx()];
         let runtime = n.runtime_base_ns[p.idx()]
-            + t.stats.sum_exec_runtime_ns
+            + t.stats.counters.sum_exec_runtime_ns
             + now.saturating_sub(t.exec_start_ns);
         let (params, v, hz) = (n.params, n.sched.variant, n.hz);
         let tick_ns = 1_000_000_000 / u64::from(hz.max(1));
@@ -366,7 +366,7 @@ impl Engine {
         };
         let now = self.clock.now();
         for (t, base) in self.tasks.iter().zip(n.runtime_base_ns.iter_mut()) {
-            *base += t.stats.sum_exec_runtime_ns;
+            *base += t.stats.counters.sum_exec_runtime_ns;
             if t.state == TaskState::Running {
                 *base += now.saturating_sub(t.exec_start_ns);
             }

@@ -12,6 +12,11 @@ pub struct WorkloadPlan {
     pub tasks: Vec<TaskSpec>,
     /// Initial count of each semaphore.
     pub sems: Vec<u64>,
+    /// Cache lines a post to each semaphore leaves dirty for the task that takes the unit
+    /// (the message a socket write queues, the counters a read frees), by semaphore index;
+    /// shorter than `sems` means 0 for the rest. The taker pays them at its next `Run`, by
+    /// the distance from the poster's CPU ([`crate::cost::CostModel::handoff_line_ns`]).
+    pub sem_handoff_lines: Vec<u16>,
     pub nr_barriers: usize,
     /// Names of latency metrics recorded by `Op::Sample`.
     pub metrics: Vec<String>,

@@ -122,7 +122,7 @@ impl Engine {
         self.sync_progress(cpu);
         let c = &mut self.cpus[cpu];
         c.busy_until_ns = c.busy_until_ns.max(self.clock.now()) + ns;
-        c.stats.kernel_work_ns += ns;
+        c.stats.counters.kernel_work_ns += ns;
         if c.curr.is_some() {
             self.plan_continue(cpu);
         }

@@ -91,7 +91,7 @@ impl Engine {
         if let Some(p) = prev {
             self.sync_progress(cpu);
             let t = &mut self.tasks[p.idx()];
-            t.stats.sum_exec_runtime_ns += self.clock.now() - t.exec_start_ns;
+            t.stats.counters.sum_exec_runtime_ns += self.clock.now() - t.exec_start_ns;
             t.exec_start_ns = self.clock.now();
             if t.state == TaskState::Running {
                 t.state = TaskState::Runnable;
@@ -149,14 +149,14 @@ impl Engine {
     }
 
     pub(super) fn count_switch_out(&mut self, cpu: usize, prev: TaskId) {
-        self.cpus[cpu].stats.nr_switches += 1;
+        self.cpus[cpu].stats.counters.nr_switches += 1;
         self.acct.context_switch(prev.idx());
         let t = &mut self.tasks[prev.idx()];
-        t.stats.nr_switches += 1;
+        t.stats.counters.nr_switches += 1;
         if t.state == TaskState::Runnable {
-            t.stats.nr_involuntary_switches += 1;
+            t.stats.counters.nr_involuntary_switches += 1;
         } else {
-            t.stats.nr_voluntary_switches += 1;
+            t.stats.counters.nr_voluntary_switches += 1;
         }
     }
 
@@ -169,7 +169,7 @@ impl Engine {
         if let Some(p) = prev {
             self.count_switch_out(cpu, p);
         } else {
-            self.cpus[cpu].stats.nr_switches += 1;
+            self.cpus[cpu].stats.counters.nr_switches += 1;
         }
         let from_cpu = self.tasks[next.idx()].cpu;
         if from_cpu != cpu {
@@ -226,8 +226,8 @@ impl Engine {
             t.state = TaskState::Running;
             t.exec_start_ns = now;
             t.progress_mark_ns = now;
-            t.stats.wait_sum_ns += now - t.runnable_since_ns;
-            t.stats.wait_count += 1;
+            t.stats.counters.wait_sum_ns += now - t.runnable_since_ns;
+            t.stats.counters.wait_count += 1;
             self.cpus[cpu].stats.run_delay_ns += now - t.runnable_since_ns;
             self.acct
                 .record_schedule_delay(next.idx(), now - t.runnable_since_ns);
@@ -270,7 +270,7 @@ impl Engine {
         let c = &mut self.cpus[cpu];
         c.stats.sched_goidle += 1;
         c.curr = None;
-        c.stats.busy_ns += now - c.busy_since_ns;
+        c.stats.counters.busy_ns += now - c.busy_since_ns;
         c.done_gen = c.done_gen.wrapping_add(1);
         c.continue_queued_at = None;
         self.stop_tick(cpu);

@@ -8,9 +8,13 @@ use crate::rng::{RngStream, StreamKind};
 use crate::sched::types::MigrationReason;
 use crate::task::{TaskId, TaskPolicy, TaskSpec, TaskState};
 
-/// Per-task statistics, named as `/proc/PID/sched` names them.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct TaskStats {
+/// The per-task counters the results report as they are (`runs[].tasks[]`: the results'
+/// `TaskResult` flattens them), named as `/proc/PID/sched` names them; one home for their
+/// names.
+#[derive(
+    Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct TaskCounters {
     pub sum_exec_runtime_ns: u64,
     pub wait_sum_ns: u64,
     pub wait_count: u64,
@@ -23,6 +27,13 @@ pub struct TaskStats {
     pub nr_wakeups_local: u64,
     pub nr_wakeups_remote: u64,
     pub nr_migrations: u64,
+}
+
+/// Per-task statistics: the reported counters and the migrations by reason.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TaskStats {
+    #[serde(flatten)]
+    pub counters: TaskCounters,
     /// Migrations by [`MigrationReason`] (index = position in `MigrationReason::ALL`).
     pub migrations_by_reason: [u64; MigrationReason::COUNT],
 }
@@ -69,6 +80,9 @@ pub struct Task {
     pub(crate) in_run: bool,
     /// Cache-refill work owed since the last migration.
     pub(crate) refill_debt: u64,
+    /// Hand-off cache lines owed from the semaphore units taken since the last `Run`: the
+    /// poster's CPU (the latest, when several) and the lines (`Semaphore::handoff_lines`).
+    pub(crate) handoff: Option<(u32, u16)>,
     /// Time up to which progress has been accounted.
     pub(crate) progress_mark_ns: u64,
     /// When the task last became current (for runtime accounting).
@@ -165,6 +179,7 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
         remaining_work: 0,
         in_run: false,
         refill_debt: 0,
+        handoff: None,
         progress_mark_ns: 0,
         exec_start_ns: 0,
         runnable_since_ns: 0,

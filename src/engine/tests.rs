@@ -70,8 +70,7 @@ fn cpu_bound_tasks_finish_and_busy_time_equals_runtime() {
     // Two CPUs, 40 ms of work: about 20 ms plus switch overheads.
     let end = e.end_ns();
     assert!((20_000_000..20_200_000).contains(&end), "end {end}");
-    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
-    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    let (runtime, busy) = e.runtime_and_busy_ns();
     assert_eq!(runtime, busy);
 }
 
@@ -104,9 +103,9 @@ fn falling_off_a_program_exits_the_task() {
     assert!(e.all_exited());
     let t = &e.tasks()[0];
     assert!(
-        (1_000_000..2_000_000).contains(&t.stats.sum_exec_runtime_ns),
+        (1_000_000..2_000_000).contains(&t.stats.counters.sum_exec_runtime_ns),
         "ran {} ns: only its own 1 ms",
-        t.stats.sum_exec_runtime_ns
+        t.stats.counters.sum_exec_runtime_ns
     );
 }
 
@@ -167,8 +166,7 @@ fn ping_pong_wakes_each_other() {
     assert_eq!(e.schedule_delay().sum(), u128::from(run_delay_ns));
     assert!(pcount >= wakeups);
     // Each wakeup of a task on an idle CPU costs at least the IPI latency or is polled.
-    let runtime: u64 = e.tasks().iter().map(|t| t.stats.sum_exec_runtime_ns).sum();
-    let busy: u64 = e.cpus().iter().map(|c| c.stats.busy_ns).sum();
+    let (runtime, busy) = e.runtime_and_busy_ns();
     assert_eq!(runtime, busy);
 }
 
@@ -357,4 +355,91 @@ fn watchdog_reports_a_task_waiting_on_an_idle_cpu_once() {
         .set_now(e.clock.now() + watchdog::WATCHDOG_PERIOD_NS);
     e.watchdog();
     assert_eq!(e.warnings().len(), 1, "each wait is reported once");
+}
+
+/// Two nodes: CPUs 0 and 1 are SMT siblings of core 0 (node 0), CPU 2 is core 2 on node 1.
+fn siblings_and_remote_node_machine() -> Machine {
+    let cpu = |cpu, core, node| CpuTopology {
+        cpu,
+        core,
+        cluster: core,
+        llc: node,
+        package: node,
+        node,
+        capacity: 1024,
+    };
+    let cpus = vec![cpu(0, 0, 0), cpu(1, 0, 0), cpu(2, 2, 1)];
+    Machine::new("two-node", "test", cpus, vec![vec![10, 20], vec![20, 10]]).unwrap()
+}
+
+/// Ping on CPU 0, pong on `pong_cpu`, 1000 round trips whose semaphores hand off `lines`
+/// cache lines each; the CPU time each task consumed.
+fn handoff_ping_pong(pong_cpu: usize, lines: u16) -> (u64, u64) {
+    let prog = |name: &str, down: u32, up: u32, down_first: bool| {
+        let mut ops = vec![
+            Op::Run { work_ns: 1_000 },
+            Op::Up {
+                sem: up,
+                sync: true,
+            },
+            Op::Down { sem: down },
+        ];
+        if down_first {
+            ops.rotate_left(2);
+        }
+        ops.push(Op::Loop {
+            to: 0,
+            times: 1000,
+            slot: 0,
+        });
+        ops.push(Op::Exit);
+        Program {
+            name: name.into(),
+            ops,
+        }
+    };
+    let pinned = |program, comm: &str, cpu| TaskSpec {
+        cpus_allowed: Some(crate::cpumask::CpuMask::single(cpu)),
+        ..spec(program, comm)
+    };
+    let plan = WorkloadPlan {
+        programs: vec![prog("ping", 1, 0, false), prog("pong", 0, 1, true)],
+        tasks: vec![pinned(0, "ping", 0), pinned(1, "pong", pong_cpu)],
+        sems: vec![0, 0],
+        sem_handoff_lines: vec![lines, lines],
+        ..Default::default()
+    };
+    let mut e = engine(siblings_and_remote_node_machine(), plan);
+    e.run();
+    assert!(e.all_exited());
+    let runtime = |i: usize| e.tasks()[i].stats.counters.sum_exec_runtime_ns;
+    (runtime(0), runtime(1))
+}
+
+/// A semaphore's hand-off lines cost the taker one core-to-core transfer each when poster
+/// and taker share no private cache (here across nodes), and nothing on SMT siblings, which
+/// share the core's caches.
+#[test]
+fn handed_off_lines_cost_a_transfer_each_across_nodes_and_nothing_on_siblings() {
+    let machine = siblings_and_remote_node_machine();
+    let line_ns = CostModel::default_for(&machine).cacheline_cross_node_ns;
+    assert!(line_ns > 0);
+    assert_eq!(handoff_ping_pong(1, 4), handoff_ping_pong(1, 0));
+    let (ping_free, pong_free) = handoff_ping_pong(2, 0);
+    let (ping_paid, pong_paid) = handoff_ping_pong(2, 4);
+    // A taker pays at its next Run: pong at each of its 1000 Runs; ping's 1000th unit comes
+    // after its last Run, so it pays for 999.
+    let want_pong = 1000 * 4 * line_ns;
+    let want_ping = 999 * 4 * line_ns;
+    let near = |got: u64, want: u64| got.abs_diff(want) <= want / 100;
+    assert!(
+        near(pong_paid - pong_free, want_pong),
+        "pong paid {} ns more, want {want_pong}",
+        pong_paid - pong_free
+    );
+    assert!(
+        near(ping_paid - ping_free, want_ping),
+        "ping paid {} ns more, want {want_ping}",
+        ping_paid - ping_free
+    );
 }

@@ -100,11 +100,11 @@ impl Engine {
         {
             let t = &mut self.tasks[p.idx()];
             t.woken_at_ns = Some(self.clock.now());
-            t.stats.nr_wakeups += 1;
-            t.stats.nr_wakeups_sync += sync as u64;
+            t.stats.counters.nr_wakeups += 1;
+            t.stats.counters.nr_wakeups_sync += sync as u64;
         }
         self.acct.wakeup(p.idx());
-        self.cpus[this_cpu].stats.ttwu_count += 1;
+        self.cpus[this_cpu].stats.counters.ttwu_count += 1;
         if let Some(rec) = self.observer.as_deref_mut() {
             let curr = self.cpus[this_cpu].curr.map(|c| &self.tasks[c.idx()]);
             rec.waking(self.clock.now(), this_cpu, curr, &self.tasks[p.idx()]);
@@ -194,13 +194,13 @@ impl Engine {
             policy!(self.migrate_task_rq(p, task_cpu, cpu));
             self.count_migration(run_cpu, p, task_cpu, cpu, MigrationReason::Wakeup);
             self.tasks[p.idx()].cpu = cpu;
-            self.tasks[p.idx()].stats.nr_wakeups_migrate += 1;
+            self.tasks[p.idx()].stats.counters.nr_wakeups_migrate += 1;
         }
         if cpu == ctx.this_cpu {
-            self.tasks[p.idx()].stats.nr_wakeups_local += 1;
-            self.cpus[ctx.this_cpu].stats.ttwu_local += 1;
+            self.tasks[p.idx()].stats.counters.nr_wakeups_local += 1;
+            self.cpus[ctx.this_cpu].stats.counters.ttwu_local += 1;
         } else {
-            self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
+            self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
         }
         (cpu, migrated)
     }
@@ -220,14 +220,14 @@ impl Engine {
             && self.cfg.ttwu_queue_on_cpu
             && self.ttwu_queue_cond(p, cpu, this_cpu, true)
         {
-            self.cpus[this_cpu].stats.ttwu_on_cpu_queued += 1;
-            self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
+            self.cpus[this_cpu].stats.counters.ttwu_on_cpu_queued += 1;
+            self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
             self.ttwu_queue_wakelist(p, cpu, this_cpu);
             return true;
         }
         let spin_ns = self.on_cpu_spin_ns(this_cpu, cpu, waker_at, on_cpu_until);
-        self.cpus[this_cpu].stats.on_cpu_spins += 1;
-        self.cpus[this_cpu].stats.on_cpu_spin_ns += spin_ns;
+        self.cpus[this_cpu].stats.counters.on_cpu_spins += 1;
+        self.cpus[this_cpu].stats.counters.on_cpu_spin_ns += spin_ns;
         self.charge(this_cpu, spin_ns);
         false
     }
@@ -263,7 +263,7 @@ impl Engine {
             return false;
         }
         self.tasks[p.idx()].wake_delayed_from = Some(this_cpu);
-        self.cpus[this_cpu].stats.ttwu_delayed_queued += 1;
+        self.cpus[this_cpu].stats.counters.ttwu_delayed_queued += 1;
         self.ttwu_queue_wakelist(p, cpu, this_cpu);
         true
     }
@@ -294,7 +294,7 @@ impl Engine {
         if dest == cpu {
             self.ttwu_do_activate(cpu, p, cpu, flags, migrated);
         } else {
-            self.cpus[cpu].stats.ttwu_delayed_forwarded += 1;
+            self.cpus[cpu].stats.counters.ttwu_delayed_forwarded += 1;
             self.ttwu_queue_wakelist(p, dest, cpu);
         }
     }
@@ -312,7 +312,7 @@ impl Engine {
     /// on its CPU, under that CPU's lock. No CPU selection, no migration.
     fn ttwu_runnable(&mut self, p: TaskId, this_cpu: usize, flags: WakeFlags) {
         let cpu = self.tasks[p.idx()].cpu;
-        self.cpus[this_cpu].stats.delayed_requeues += 1;
+        self.cpus[this_cpu].stats.counters.delayed_requeues += 1;
         self.lock_remote_rq(this_cpu, cpu);
         let t = &mut self.tasks[p.idx()];
         t.state = TaskState::Runnable;
@@ -326,10 +326,10 @@ impl Engine {
         self.charge_enqueue(this_cpu, cpu);
         self.trace_wakeup(this_cpu, p);
         if cpu == this_cpu {
-            self.tasks[p.idx()].stats.nr_wakeups_local += 1;
-            self.cpus[this_cpu].stats.ttwu_local += 1;
+            self.tasks[p.idx()].stats.counters.nr_wakeups_local += 1;
+            self.cpus[this_cpu].stats.counters.ttwu_local += 1;
         } else {
-            self.tasks[p.idx()].stats.nr_wakeups_remote += 1;
+            self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
         }
         self.check_preempt(cpu, p, this_cpu, flags);
     }
@@ -374,7 +374,7 @@ impl Engine {
     /// (or, for a polling idle CPU, just sets need_resched).
     fn ttwu_queue_wakelist(&mut self, p: TaskId, cpu: usize, this_cpu: usize) {
         self.tasks[p.idx()].state = TaskState::Waking;
-        self.cpus[this_cpu].stats.ttwu_queued += 1;
+        self.cpus[this_cpu].stats.counters.ttwu_queued += 1;
         let was_empty = self.cpus[cpu].wake_list.is_empty();
         self.cpus[cpu].wake_list.push(p);
         self.policy.cpu_state_changed(cpu);
@@ -414,7 +414,7 @@ impl Engine {
             return (now + exit, IpiWake::Monitor);
         }
         self.charge(from, self.cost.ipi_send_ns);
-        self.cpus[from].stats.ipis_sent += 1;
+        self.cpus[from].stats.counters.ipis_sent += 1;
         let latency = self.cost.ipi_latency(&self.machine, from, to) + exit;
         (now + latency, IpiWake::Interrupt { idle })
     }
@@ -424,11 +424,11 @@ impl Engine {
     pub(super) fn take_ipi(&mut self, cpu: usize, how: IpiWake) {
         match how {
             IpiWake::Polling => {}
-            IpiWake::Monitor => self.cpus[cpu].stats.idle_exits += 1,
+            IpiWake::Monitor => self.cpus[cpu].stats.counters.idle_exits += 1,
             IpiWake::Interrupt { idle } => {
-                self.cpus[cpu].stats.ipis_received += 1;
+                self.cpus[cpu].stats.counters.ipis_received += 1;
                 if idle {
-                    self.cpus[cpu].stats.idle_exits += 1;
+                    self.cpus[cpu].stats.counters.idle_exits += 1;
                 }
                 self.charge(cpu, self.cost.ipi_handle_ns);
             }
@@ -471,8 +471,8 @@ impl Engine {
         let start = self.clock.now().max(self.cpus[this_cpu].busy_until_ns);
         let wait = self.cpus[cpu].rq_lock_free_at_ns.saturating_sub(start);
         self.cpus[cpu].rq_lock_free_at_ns = start + wait + self.cost.rq_lock_hold_ns;
-        self.cpus[this_cpu].stats.ttwu_remote_locked += 1;
-        self.cpus[this_cpu].stats.remote_lock_wait_ns += wait;
+        self.cpus[this_cpu].stats.counters.ttwu_remote_locked += 1;
+        self.cpus[this_cpu].stats.counters.remote_lock_wait_ns += wait;
         self.charge(this_cpu, base + wait);
     }
 

@@ -494,7 +494,7 @@ pub fn native_report(kind: &WorkloadKind, run: &RunView) -> (String, Value) {
             let runtime: Vec<u64> = run
                 .tasks()
                 .iter()
-                .map(|t| t.stats.sum_exec_runtime_ns)
+                .map(|t| t.stats.counters.sum_exec_runtime_ns)
                 .collect();
             let total: u64 = runtime.iter().sum();
             let min = runtime.iter().copied().min().unwrap_or(0);

@@ -34,13 +34,14 @@ use crate::kconfig::ResolvedKernel;
 use crate::kconfig::features::Feature;
 use crate::kconfig::profiles::SchedMode;
 use crate::rng::{RngStream, StreamKind};
-use crate::sched::balance::schedstat::{RqSchedstat, SdSchedstat, write_schedstat};
+use crate::sched::balance::schedstat::{SdSchedstat, write_schedstat};
 use crate::sched::balance::sums::LbSums;
 use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
 use crate::sched::dl_server::DlServerParams;
 use crate::sched::fair::{
     self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
 };
+use crate::sched::types::RqSchedstat;
 use crate::sched::wakeup::{GroupWakeSums, Topo, Wakeup, WakeupEnv, WakeupParams};
 use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;

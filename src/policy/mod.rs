@@ -294,7 +294,7 @@ pub trait SchedPolicy: Send {
     /// jiffies timestamp; `None` when the policy keeps no schedstats.
     fn schedstat_text(
         &self,
-        _rq_stats: &[crate::sched::balance::schedstat::RqSchedstat],
+        _rq_stats: &[crate::sched::types::RqSchedstat],
         _jiffies: u64,
     ) -> Option<String> {
         None

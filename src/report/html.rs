@@ -245,10 +245,9 @@ fn header(doc: &ReportDoc, machine: Option<&Machine>) -> Section {
 /// The machine as nested boxes: package > node > LLC > core > CPU, each CPU coloured by its
 /// mean utilisation over the first run.
 fn topology(machine: Option<&Machine>, run: &RunResult) -> String {
-    let util: BTreeMap<usize, f64> = run
-        .cpus
-        .iter()
-        .map(|c| (c.cpu, c.busy_ns as f64 / run.sim_time_ns.max(1) as f64))
+    let sim_ns = run.sim_time_ns.max(1) as f64;
+    let util: BTreeMap<usize, f64> = (run.cpus.iter())
+        .map(|c| (c.cpu, c.counters.busy_ns as f64 / sim_ns))
         .collect();
     let Some(m) = machine else {
         return note(
@@ -376,8 +375,8 @@ fn schedule_delay(run: &RunResult) -> Option<[f64; 5]> {
     let mut waits: Vec<f64> = run
         .tasks
         .iter()
-        .filter(|t| t.wait_count > 0)
-        .map(|t| t.wait_sum_ns as f64 / t.wait_count as f64 / 1e3)
+        .filter(|t| t.counters.wait_count > 0)
+        .map(|t| t.counters.wait_sum_ns as f64 / t.counters.wait_count as f64 / 1e3)
         .collect();
     if waits.is_empty() {
         return None;
@@ -524,8 +523,8 @@ fn schedule_delay_cdf(doc: &ReportDoc) -> String {
                 .runs
                 .iter()
                 .flat_map(|r| r.tasks.iter())
-                .filter(|t| t.wait_count > 0)
-                .map(|t| t.wait_sum_ns as f64 / t.wait_count as f64 / 1e3)
+                .filter(|t| t.counters.wait_count > 0)
+                .map(|t| t.counters.wait_sum_ns as f64 / t.counters.wait_count as f64 / 1e3)
                 .collect();
             waits.sort_by(f64::total_cmp);
             let n = waits.len() as f64;
@@ -739,8 +738,13 @@ fn levels_figure(doc: &ReportDoc) -> String {
 /// The kernel work charged over all CPUs (the cost side of balancing); separate as the
 /// third chart of [`balance`].
 fn kernel_work_figure(doc: &ReportDoc) -> String {
-    let work =
-        |r: &RunResult, _: &str| r.cpus.iter().map(|c| c.kernel_work_ns as f64).sum::<f64>() / 1e6;
+    let work = |r: &RunResult, _: &str| {
+        r.cpus
+            .iter()
+            .map(|c| c.counters.kernel_work_ns as f64)
+            .sum::<f64>()
+            / 1e6
+    };
     let (wcats, wbars) = bars_of(doc, &["all CPUs".to_string()], work);
     figure(
         "kernel-work",

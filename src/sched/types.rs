@@ -158,3 +158,26 @@ impl GroupType {
         }
     }
 }
+
+/// The per-CPU counters of `/proc/schedstat`'s `cpu<N>` line: kept by the engine, printed by
+/// the policy's writer (`sched::balance::schedstat`). Plain data here, so the engine need not
+/// reach into `sched::balance`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RqSchedstat {
+    /// `sched_yield()` calls.
+    pub yld_count: u64,
+    /// `schedule()` calls.
+    pub sched_count: u64,
+    /// `schedule()` calls that left the CPU idle.
+    pub sched_goidle: u64,
+    /// `try_to_wake_up()` calls made on this CPU.
+    pub ttwu_count: u64,
+    /// … of which woke a task onto this CPU.
+    pub ttwu_local: u64,
+    /// Time tasks ran on this CPU, ns.
+    pub rq_cpu_time: u64,
+    /// Time tasks waited on this runqueue, ns.
+    pub run_delay: u64,
+    /// Timeslices run on this CPU.
+    pub pcount: u64,
+}

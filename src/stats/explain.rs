@@ -265,24 +265,30 @@ pub fn render(log: &ExplainLog, engine: &Engine) -> String {
     let _ = writeln!(
         out,
         "  switches: {} (voluntary {}, involuntary {})",
-        s.nr_switches, s.nr_voluntary_switches, s.nr_involuntary_switches
+        s.counters.nr_switches,
+        s.counters.nr_voluntary_switches,
+        s.counters.nr_involuntary_switches
     );
     let _ = writeln!(
         out,
         "  wakeups: {} (local {}, remote {}, migrated {}, sync {})",
-        s.nr_wakeups,
-        s.nr_wakeups_local,
-        s.nr_wakeups_remote,
-        s.nr_wakeups_migrate,
-        s.nr_wakeups_sync
+        s.counters.nr_wakeups,
+        s.counters.nr_wakeups_local,
+        s.counters.nr_wakeups_remote,
+        s.counters.nr_wakeups_migrate,
+        s.counters.nr_wakeups_sync
     );
-    let avg = s.wait_sum_ns.checked_div(s.wait_count).unwrap_or(0);
+    let avg = s
+        .counters
+        .wait_sum_ns
+        .checked_div(s.counters.wait_count)
+        .unwrap_or(0);
     let _ = writeln!(
         out,
         "  runtime: {}; wait: {} over {} waits (avg {})",
-        ms(s.sum_exec_runtime_ns),
-        ms(s.wait_sum_ns),
-        s.wait_count,
+        ms(s.counters.sum_exec_runtime_ns),
+        ms(s.counters.wait_sum_ns),
+        s.counters.wait_count,
         ms(avg)
     );
     let state = match t.state {
@@ -326,7 +332,7 @@ fn migration_lines(log: &ExplainLog, s: &TaskStats, out: &mut String) {
     let _ = writeln!(
         out,
         "  migrations: {}{}",
-        s.nr_migrations,
+        s.counters.nr_migrations,
         if reasons.is_empty() {
             String::new()
         } else {

@@ -158,41 +158,13 @@ impl WorkloadMetrics {
     }
 }
 
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-/// One CPU's counters (an extension of the contract).
+/// One CPU's counters (an extension of the contract): its number and the engine's reported
+/// counters (the engine's `CpuCounters`, one home for their names).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuResult {
     pub cpu: usize,
-    pub busy_ns: u64,
-    pub kernel_work_ns: u64,
-    pub nr_switches: u64,
-    /// Interrupts (IPIs) taken. Waking an idle CPU whose idle task polls (a polling or an
-    /// MWAIT idle state, not while it is still balancing) sends none.
-    pub ipis_received: u64,
-    /// IPIs sent, under the same rule.
-    pub ipis_sent: u64,
-    /// Exits from a non-polling idle state (MWAIT states included, woken with or without an
-    /// IPI).
-    pub idle_exits: u64,
-    pub ttwu_count: u64,
-    pub ttwu_local: u64,
-    pub ttwu_queued: u64,
-    pub ttwu_remote_locked: u64,
-    pub remote_lock_wait_ns: u64,
-    pub ttwu_on_cpu_queued: u64,
-    pub on_cpu_spins: u64,
-    pub on_cpu_spin_ns: u64,
-    pub ttwu_delayed_queued: u64,
-    pub ttwu_delayed_forwarded: u64,
-    /// DELAY_DEQUEUE: blocks that left the task queued, and wakeups that requeued it
-    /// (`ttwu_runnable()`). Omitted when zero.
-    #[serde(skip_serializing_if = "is_zero", default)]
-    pub delayed_dequeues: u64,
-    #[serde(skip_serializing_if = "is_zero", default)]
-    pub delayed_requeues: u64,
+    #[serde(flatten)]
+    pub counters: crate::engine::CpuCounters,
 }
 
 /// One task's statistics like /proc/PID/sched (an extension of the contract).
@@ -205,18 +177,10 @@ pub struct TaskResult {
     pub policy: String,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub rt_priority: Option<u32>,
-    pub sum_exec_runtime_ns: u64,
-    pub wait_sum_ns: u64,
-    pub wait_count: u64,
-    pub nr_switches: u64,
-    pub nr_voluntary_switches: u64,
-    pub nr_involuntary_switches: u64,
-    pub nr_wakeups: u64,
-    pub nr_wakeups_sync: u64,
-    pub nr_wakeups_migrate: u64,
-    pub nr_wakeups_local: u64,
-    pub nr_wakeups_remote: u64,
-    pub nr_migrations: u64,
+    /// The engine's reported counters (`TaskCounters`). Declared before
+    /// `policy_stats`: deserializing, it takes its keys first and the policy's map the rest.
+    #[serde(flatten)]
+    pub counters: crate::engine::TaskCounters,
     pub migrations_by_reason: BTreeMap<String, u64>,
     /// Share of the task's pages on its CPU's node (null before the task first ran).
     pub numa_pages_local_pct: Option<f64>,
@@ -550,7 +514,7 @@ pub fn perf_stat(engine: &Engine) -> PerfStat {
     let task_clock_ns: u64 = engine
         .workload_tasks()
         .iter()
-        .map(|t| t.stats.sum_exec_runtime_ns)
+        .map(|t| t.stats.counters.sum_exec_runtime_ns)
         .sum();
     PerfStat {
         task_clock_ms: task_clock_ns as f64 / 1e6,
@@ -589,24 +553,7 @@ pub fn cpus(engine: &Engine) -> Vec<CpuResult> {
         .filter(|c| engine.machine().online.test(c.cpu))
         .map(|c| CpuResult {
             cpu: c.cpu,
-            busy_ns: c.stats.busy_ns,
-            kernel_work_ns: c.stats.kernel_work_ns,
-            nr_switches: c.stats.nr_switches,
-            ipis_received: c.stats.ipis_received,
-            ipis_sent: c.stats.ipis_sent,
-            idle_exits: c.stats.idle_exits,
-            ttwu_count: c.stats.ttwu_count,
-            ttwu_local: c.stats.ttwu_local,
-            ttwu_queued: c.stats.ttwu_queued,
-            ttwu_remote_locked: c.stats.ttwu_remote_locked,
-            remote_lock_wait_ns: c.stats.remote_lock_wait_ns,
-            ttwu_on_cpu_queued: c.stats.ttwu_on_cpu_queued,
-            on_cpu_spins: c.stats.on_cpu_spins,
-            on_cpu_spin_ns: c.stats.on_cpu_spin_ns,
-            ttwu_delayed_queued: c.stats.ttwu_delayed_queued,
-            ttwu_delayed_forwarded: c.stats.ttwu_delayed_forwarded,
-            delayed_dequeues: c.stats.delayed_dequeues,
-            delayed_requeues: c.stats.delayed_requeues,
+            counters: c.stats.counters.clone(),
         })
         .collect()
 }
@@ -620,10 +567,10 @@ pub fn background(engine: &Engine) -> Option<BackgroundResult> {
     let sum = |f: fn(&crate::engine::Task) -> u64| tasks.iter().map(f).sum::<u64>();
     Some(BackgroundResult {
         tasks: tasks.len(),
-        task_clock_ms: sum(|t| t.stats.sum_exec_runtime_ns) as f64 / 1e6,
-        wakeups: sum(|t| t.stats.nr_wakeups),
-        context_switches: sum(|t| t.stats.nr_switches),
-        migrations: sum(|t| t.stats.nr_migrations),
+        task_clock_ms: sum(|t| t.stats.counters.sum_exec_runtime_ns) as f64 / 1e6,
+        wakeups: sum(|t| t.stats.counters.nr_wakeups),
+        context_switches: sum(|t| t.stats.counters.nr_switches),
+        migrations: sum(|t| t.stats.counters.nr_migrations),
     })
 }
 
@@ -653,18 +600,7 @@ pub fn tasks(engine: &Engine) -> Vec<TaskResult> {
                 cpu: t.cpu,
                 policy: t.policy.kernel_name().to_string(),
                 rt_priority: t.policy.rt_priority().map(u32::from),
-                sum_exec_runtime_ns: s.sum_exec_runtime_ns,
-                wait_sum_ns: s.wait_sum_ns,
-                wait_count: s.wait_count,
-                nr_switches: s.nr_switches,
-                nr_voluntary_switches: s.nr_voluntary_switches,
-                nr_involuntary_switches: s.nr_involuntary_switches,
-                nr_wakeups: s.nr_wakeups,
-                nr_wakeups_sync: s.nr_wakeups_sync,
-                nr_wakeups_migrate: s.nr_wakeups_migrate,
-                nr_wakeups_local: s.nr_wakeups_local,
-                nr_wakeups_remote: s.nr_wakeups_remote,
-                nr_migrations: s.nr_migrations,
+                counters: s.counters.clone(),
                 migrations_by_reason: MigrationReason::ALL
                     .iter()
                     .enumerate()

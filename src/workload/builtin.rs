@@ -120,6 +120,7 @@ pub fn pingpong(
         programs,
         tasks,
         sems: vec![0; pairs * 2],
+        sem_handoff_lines: Vec::new(),
         nr_barriers: 0,
         nr_spinlocks: 0,
         metrics: vec!["request_latency".into()],

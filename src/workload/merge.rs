@@ -179,6 +179,12 @@ fn append(joined: &mut WorkloadPlan, plan: WorkloadPlan, at: Bases, metric_prefi
             .task_groups
             .extend(groups.chain(std::iter::repeat(None)).take(n));
     }
+    if !plan.sem_handoff_lines.is_empty() {
+        // Keep the hand-off lines aligned with the joined semaphores (shorter = 0).
+        let base = joined.sems.len();
+        joined.sem_handoff_lines.resize(base, 0);
+        joined.sem_handoff_lines.extend(plan.sem_handoff_lines);
+    }
     joined.sems.extend(plan.sems);
     joined.nr_barriers += plan.nr_barriers;
     joined
@@ -302,12 +308,29 @@ mod tests {
                 })
                 .collect(),
             sems: vec![0, 1],
+            sem_handoff_lines: vec![],
             nr_barriers: 1,
             metrics: vec!["wakeup".into()],
             cpumasks: vec![],
             task_groups: vec![],
             nr_spinlocks: 3,
         }
+    }
+
+    /// Hand-off lines stay with their semaphores: a plan without any leaves zeros in front of
+    /// a later plan's.
+    #[test]
+    fn handoff_lines_stay_aligned_with_their_semaphores() {
+        let ops = vec![Op::Down { sem: 1 }, Op::Exit];
+        let with = |lines: Vec<u16>| WorkloadPlan {
+            sem_handoff_lines: lines,
+            ..plan_with(ops.clone(), 1)
+        };
+        let (joined, _) = join(vec![with(vec![]), with(vec![0, 5]), with(vec![7])]).unwrap();
+        assert_eq!(joined.sems.len(), 6);
+        assert_eq!(joined.sem_handoff_lines, vec![0, 0, 0, 5, 7]);
+        let (first_only, _) = join(vec![with(vec![3, 4]), with(vec![])]).unwrap();
+        assert_eq!(first_only.sem_handoff_lines, vec![3, 4]);
     }
 
     #[test]

@@ -371,7 +371,7 @@ pub fn schbench_result(cfg: &SchbenchConfig, run: &RunView) -> SchbenchResult {
     let waits: Vec<(u64, u64)> = run
         .tasks()
         .iter()
-        .map(|t| (t.stats.wait_sum_ns, t.stats.wait_count))
+        .map(|t| (t.stats.counters.wait_sum_ns, t.stats.counters.wait_count))
         .collect();
     let (m, w) = sched_delays(cfg, &waits);
     res.sched_delay_message_ns = m;
@@ -460,7 +460,7 @@ pub fn stressng_result(cfg: &StressNgConfig, run: &RunView) -> StressNgResult {
         instances.push(StressNgInstance {
             bogo_ops: StressNgConfig::bogo_ops_in_cycle(&cycle, calls),
             wall_s: wall_ns as f64 / 1e9,
-            usr_s: t.stats.sum_exec_runtime_ns as f64 / 1e9,
+            usr_s: t.stats.counters.sum_exec_runtime_ns as f64 / 1e9,
             sys_s: 0.0,
             completed: exited || timed_out,
             maxrss_kb: 0,
@@ -536,12 +536,17 @@ fn rtapp_report(spec: &RtAppSpec, run: &RunView) -> (String, Value) {
     let mut threads = Vec::new();
     for t in run.tasks() {
         let s = &t.stats;
-        let delay_us = s.wait_sum_ns.checked_div(s.wait_count).unwrap_or(0) / 1000;
+        let delay_us = s
+            .counters
+            .wait_sum_ns
+            .checked_div(s.counters.wait_count)
+            .unwrap_or(0)
+            / 1000;
         text.push_str(&format!(
             "{:<16} runtime {:>10.3} ms  wakeups {:>8}  avg run delay {:>6} us  {}\n",
             t.comm,
-            s.sum_exec_runtime_ns as f64 / 1e6,
-            s.nr_wakeups,
+            s.counters.sum_exec_runtime_ns as f64 / 1e6,
+            s.counters.nr_wakeups,
             delay_us,
             if t.state == TaskState::Dead {
                 "exited"
@@ -551,8 +556,8 @@ fn rtapp_report(spec: &RtAppSpec, run: &RunView) -> (String, Value) {
         ));
         threads.push(json!({
             "name": t.comm,
-            "runtime_ms": s.sum_exec_runtime_ns as f64 / 1e6,
-            "wakeups": s.nr_wakeups,
+            "runtime_ms": s.counters.sum_exec_runtime_ns as f64 / 1e6,
+            "wakeups": s.counters.nr_wakeups,
             "avg_run_delay_us": delay_us,
         }));
     }

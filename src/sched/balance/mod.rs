@@ -56,7 +56,7 @@ pub mod trigger;
 use std::sync::Arc;
 
 pub use env::LbEnv;
-pub use schedstat::{RqSchedstat, SdSchedstat};
+pub use schedstat::SdSchedstat;
 
 use crate::cost::CostModel;
 use crate::cpumask::CpuMask;

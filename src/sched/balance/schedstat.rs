@@ -21,6 +21,7 @@ use std::fmt::Write;
 
 use super::{LoadBalancer, MigrationType};
 use crate::cpumask::CpuMask;
+use crate::sched::types::RqSchedstat;
 
 /// `/proc/schedstat` version written by [`write_schedstat`].
 pub const SCHEDSTAT_VERSION: u32 = 17;
@@ -69,27 +70,6 @@ impl SdSchedstat {
             MigrationType::Misfit => self.lb_imbalance_misfit[idle] += v,
         }
     }
-}
-
-/// The per-CPU counters of the `cpu<N>` line (kept by the runqueue model and the engine).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RqSchedstat {
-    /// `sched_yield()` calls.
-    pub yld_count: u64,
-    /// `schedule()` calls.
-    pub sched_count: u64,
-    /// `schedule()` calls that left the CPU idle.
-    pub sched_goidle: u64,
-    /// `try_to_wake_up()` calls made on this CPU.
-    pub ttwu_count: u64,
-    /// … of which woke a task onto this CPU.
-    pub ttwu_local: u64,
-    /// Time tasks ran on this CPU, ns.
-    pub rq_cpu_time: u64,
-    /// Time tasks waited on this runqueue, ns.
-    pub run_delay: u64,
-    /// Timeslices run on this CPU.
-    pub pcount: u64,
 }
 
 /// A cpumask as the kernel's `%*pb` prints it over `nr_cpu_ids` bits: lowercase hex,

@@ -60,8 +60,24 @@
 //! describe exactly that. Under the default local policy each skb lands on its sender's
 //! node at the time of the write, which per-task page shares cannot follow; that case keeps
 //! no memory cost (as before). The senders' writes fill objects just freed by readers (SLUB
-//! reuses its per-CPU freelist last-in first-out), and the socket and task structures are a
-//! few lines touched by every message: both stay cached and cost nothing extra.
+//! reuses its per-CPU freelist last-in first-out), so the sender's own allocations stay cached.
+//!
+//! Hand-off (any memory policy): what a sender writes, a receiver on another core reads out of
+//! the sender's cache, and the counters a read frees travel back the same way. Each `data`
+//! post leaves [`message_handoff_lines`] dirty lines for the receiver that takes it, each
+//! `space` post [`space_handoff_lines`] for the sender; a taker pays one core-to-core transfer
+//! per line when it runs on a CPU sharing no private cache with the poster
+//! ([`crate::cost::CostModel::handoff_line_ns`]: the preset family's published core-to-core
+//! latencies), and nothing on the same core. The lines are counted as the reads depend on
+//! each other: AF_UNIX data 5 — the receive queue's lock and list head, the `sk_buff` (two
+//! of its four lines, the others fetched beside them), the payload, and the
+//! `skb_shared_info` line `consume_skb()` drops; pipe data 3 — the pipe's mutex, the
+//! `pipe_buffer` slot and ring head, the payload; TCP data 5 as AF_UNIX, with the socket lock
+//! for the queue lock. A payload longer than 8 lines adds one transfer per 8 (a copy keeps
+//! about 8 misses in flight). Space 2 on every kind: the writer's accounting (`sk_wmem_alloc`
+//! or the pipe's tail), freed by the reader, and the lock the reader held last. Not counted
+//! apart: the wait-queue and task lines of the wakeup itself (the IPI and remote-lock costs
+//! cover the waker's side).
 //!
 //! Left out: rt-tests `-F` (SCHED_FIFO parent: only the fair class is simulated); partial
 //! reads of stream sockets (one read = one message's bytes, which is what the receiver's
@@ -87,6 +103,22 @@ pub const PAGE_BYTES: u64 = 4096;
 
 /// Cache footprint of every hackbench task (KiB).
 pub const FOOTPRINT_KIB: u32 = 16;
+
+/// Dirty lines one message leaves for its receiver (module docs, "Hand-off").
+pub fn message_handoff_lines(ipc: HackbenchIpc, bytes: u64) -> u16 {
+    let fixed = match ipc {
+        HackbenchIpc::Socket | HackbenchIpc::Inet => 4,
+        HackbenchIpc::Pipe => 2,
+    };
+    let payload_lines = bytes.div_ceil(64).max(1);
+    let payload = payload_lines.div_ceil(8);
+    u16::try_from(fixed + payload).unwrap_or(u16::MAX)
+}
+
+/// Dirty lines a read's freed space leaves for the next writer (module docs, "Hand-off").
+pub fn space_handoff_lines(_ipc: HackbenchIpc) -> u16 {
+    2
+}
 
 /// Per-message CPU work of a write/read, in ns, by IPC kind (see module docs).
 pub fn write_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
@@ -348,8 +380,12 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
     let mut child = 0u64;
     for g in 0..cfg.groups {
         b.set_group(Some(g));
-        let data: Vec<u32> = (0..fds).map(|_| b.sem(0)).collect();
-        let space: Vec<u32> = (0..fds).map(|_| b.sem(cap)).collect();
+        let data_lines = message_handoff_lines(cfg.ipc, d);
+        let space_lines = space_handoff_lines(cfg.ipc);
+        let data: Vec<u32> = (0..fds).map(|_| b.sem_handing_off(0, data_lines)).collect();
+        let space: Vec<u32> = (0..fds)
+            .map(|_| b.sem_handing_off(cap, space_lines))
+            .collect();
         let mut spawn = |b: &mut PlanBuilder, comm: String, prog: Prog| {
             child += 1;
             let id = b.program(comm.clone(), prog);

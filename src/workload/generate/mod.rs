@@ -223,6 +223,16 @@ impl PlanBuilder {
         (self.plan.sems.len() - 1) as SemId
     }
 
+    /// A new semaphore with `initial` units whose posts each leave `lines` cache lines
+    /// dirty for the task that takes the unit (`WorkloadPlan::sem_handoff_lines`).
+    pub fn sem_handing_off(&mut self, initial: u64, lines: u16) -> SemId {
+        let sem = self.sem(initial);
+        let handoff = &mut self.plan.sem_handoff_lines;
+        handoff.resize(sem as usize, 0);
+        handoff.push(lines);
+        sem
+    }
+
     pub fn barrier(&mut self) -> u32 {
         self.plan.nr_barriers += 1;
         (self.plan.nr_barriers - 1) as u32

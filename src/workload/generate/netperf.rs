@@ -18,6 +18,9 @@
 //! each side. tbench's server additionally does its SMB-like operation's file-system work:
 //! [`TBENCH_SERVER_OP_NS`].
 //!
+//! Hand-off: each request and response leaves [`handoff_lines`] dirty lines for its taker,
+//! paid by the core-to-core distance (hackbench's module docs, "Hand-off").
+//!
 //! Left out: Nagle/delayed ACK (netperf's RR messages are small and the test is strictly
 //! alternating, so there is nothing to coalesce), UDP loss, tbench's operation mix.
 
@@ -36,6 +39,16 @@ pub const TBENCH_SERVER_OP_NS: u64 = 3_000;
 pub const FOOTPRINT_KIB: u32 = 32;
 
 pub const TRANSACTION_METRIC: &str = "transaction";
+
+/// Dirty lines one message leaves for the side that takes it: the socket message's lines
+/// (hackbench's TCP count, [`super::hackbench::message_handoff_lines`]) and the sending
+/// socket's accounting and lock, which the taker touches in its own send right after
+/// ([`super::hackbench::space_handoff_lines`]). UDP's datagram queue has the same shape.
+fn handoff_lines(bytes: u64) -> u16 {
+    use crate::workload::hackbench::HackbenchIpc;
+    super::hackbench::message_handoff_lines(HackbenchIpc::Inet, bytes)
+        + super::hackbench::space_handoff_lines(HackbenchIpc::Inet)
+}
 
 pub fn send_ns(proto: RrProtocol, bytes: u32) -> u64 {
     let base = match proto {
@@ -73,8 +86,8 @@ pub fn plan(cfg: &NetperfRrConfig, machine: &Machine) -> InputResult<WorkloadPla
     for c in 0..cfg.clients {
         // Placement group: the client-server pair.
         b.set_group(Some(c));
-        let request = b.sem(0);
-        let response = b.sem(0);
+        let request = b.sem_handing_off(0, handoff_lines(u64::from(cfg.request_bytes)));
+        let response = b.sem_handing_off(0, handoff_lines(u64::from(cfg.response_bytes)));
         let mut p = Prog::new();
         let body = |p: &mut Prog| {
             p.push(Op::Mark { slot: 0 });

@@ -22,6 +22,9 @@
 //! is reaped, task 0 samples metric `time` = now − mark 0 (the program's `gettimeofday`
 //! interval).
 //!
+//! Hand-off: each `int` leaves [`handoff_lines`] dirty lines for its reader, paid by the
+//! core-to-core distance (hackbench's module docs, "Hand-off").
+//!
 //! Left out: the `poll_usage`/`fasync` paths of `pipe_write()` (unused here), the first
 //! write's page allocation (one `alloc_page()` per pipe, then reused), and perf's own start-up
 //! before the clock starts (not part of the interval; its task-clock is a few ms).
@@ -41,6 +44,16 @@ pub const TIME_METRIC: &str = "time";
 /// Cache footprint of each task (KiB): a stack, the `int`, the pipes' metadata and one pipe
 /// page each.
 pub const FOOTPRINT_KIB: u32 = 16;
+
+/// Dirty lines one `int` leaves for the worker that reads it: the pipe's message lines
+/// ([`super::hackbench::message_handoff_lines`]) and the other pipe's mutex and tail, which
+/// the poster touched last and the taker's next write touches
+/// ([`super::hackbench::space_handoff_lines`]).
+fn handoff_lines() -> u16 {
+    use crate::workload::hackbench::HackbenchIpc;
+    super::hackbench::message_handoff_lines(HackbenchIpc::Pipe, PAYLOAD_BYTES)
+        + super::hackbench::space_handoff_lines(HackbenchIpc::Pipe)
+}
 
 /// `write(fd, &m, sizeof(int))` on a pipe.
 pub fn write_ns() -> u64 {
@@ -94,7 +107,8 @@ fn exit(p: &mut Prog, mode: HackbenchMode, reaped: SemId) {
 
 pub fn plan(cfg: &SchedPipeConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
     let mut b = PlanBuilder::new();
-    let pipes = [b.sem(0), b.sem(0)];
+    let lines = handoff_lines();
+    let pipes = [b.sem_handing_off(0, lines), b.sem_handing_off(0, lines)];
     let reaped = b.sem(0);
     let time = b.metric(TIME_METRIC);
     let parent_cpu = super::creator_cpu(machine, None);
