@@ -57,8 +57,9 @@ pub enum Op {
     /// Add one unit and wake the first waiter, if any (`futex_wake(1)`). `sync` marks a
     /// WF_SYNC wakeup (the waker is about to block, as pipe writes to a reader hint).
     Up { sem: SemId, sync: bool },
-    /// Add `n` units and wake up to `n` waiters.
-    UpMany { sem: SemId, n: u32 },
+    /// Add `n` units and wake up to `n` waiters; `sync` as for `Up` (a pipe write waking
+    /// every poller of the pipe passes WF_SYNC to each, a `futex_wake(n)` passes none).
+    UpMany { sem: SemId, n: u32, sync: bool },
     /// Wait until `count` tasks have reached barrier `id`, then all continue.
     Barrier { id: u32, count: u32 },
     /// Jump to op `to` until this op has been passed `times` times (loop counter `slot`).

@@ -96,6 +96,28 @@ fn hackbench_structure() {
         .filter(|o| matches!(o, Op::Up { sync: true, .. }))
         .count();
     assert_eq!(posts, 1 + 3, "ready byte + one data write per receiver");
+    // The parent's one write to the wake pipe wakes every polling child with WF_SYNC
+    // (pipe_write() -> wake_up_interruptible_sync_poll()).
+    let parent = &plan.programs[plan.tasks[0].program as usize];
+    let start = parent.ops.iter().find(|o| matches!(o, Op::UpMany { .. }));
+    assert_eq!(
+        start,
+        Some(&Op::UpMany {
+            sem: 1,
+            n: 12,
+            sync: true
+        }),
+        "{:?}",
+        parent.ops
+    );
+    // Data and space hand off cache lines (AF_UNIX by default): 5 per message, 2 per freed
+    // slot; the three start-up semaphores hand off none.
+    assert_eq!(&plan.sem_handoff_lines[..3], &[0, 0, 0]);
+    assert!(
+        plan.sem_handoff_lines[3..]
+            .iter()
+            .all(|&l| l == 5 || l == 2)
+    );
 }
 
 #[test]

@@ -340,10 +340,10 @@ impl Engine {
                 }
                 Step::Resched
             }
-            Op::UpMany { sem, n } => {
+            Op::UpMany { sem, n, sync } => {
                 self.tasks[p.idx()].pc += 1;
                 for _ in 0..n {
-                    self.sem_up(cpu, p, sem, false);
+                    self.sem_up(cpu, p, sem, sync);
                 }
                 Step::Resched
             }

@@ -350,6 +350,10 @@ fn describe(node: roxmltree::Node) -> String {
     }
 }
 
+/// The most nodes a `distances2` matrix may have: the kernel's `MAX_NUMNODES` at its largest
+/// `NODES_SHIFT` (10, x86_64). Why a limit: `nbobjs` squared sizes the matrix.
+const DISTANCE_NODES_MAX: usize = 1024;
+
 /// The NUMA distance matrix, keyed by node `os_index`.
 fn read_distances(
     top: roxmltree::Node,
@@ -379,6 +383,11 @@ fn read_distances(
             .attribute("nbobjs")
             .and_then(|v| v.parse().ok())
             .ok_or_else(|| bad("distances2 has no valid nbobjs".into()))?;
+        if nb > DISTANCE_NODES_MAX {
+            return Err(bad(format!(
+                "distances2 nbobjs = {nb}: accepted: at most {DISTANCE_NODES_MAX} nodes"
+            )));
+        }
         let numbers = |tag: &str| -> InputResult<Vec<u64>> {
             let mut v = Vec::new();
             for child in d.children().filter(|c| c.has_tag_name(tag)) {
@@ -520,5 +529,31 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("CPU 1 is missing"), "{e}");
+    }
+
+    /// A `distances2` matrix claiming more nodes than the kernel can have is refused, not
+    /// squared (found by `fuzz_topology::fuzz_hwloc_xml_mutated`: `nbobjs="42949672958"`
+    /// overflowed `nbobjs * nbobjs`).
+    #[test]
+    fn a_distance_matrix_of_too_many_nodes_is_an_input_error() {
+        let xml = r#"<topology version="2.0">
+  <object type="Machine" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" gp_index="1">
+    <object type="Package" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" gp_index="2">
+      <object type="NUMANode" os_index="0" cpuset="0x00000003" complete_cpuset="0x00000003" gp_index="3"/>
+      <object type="Core" os_index="0" cpuset="0x00000001" gp_index="4"><object type="PU" os_index="0" cpuset="0x00000001" gp_index="5"/></object>
+      <object type="Core" os_index="1" cpuset="0x00000002" gp_index="6"><object type="PU" os_index="1" cpuset="0x00000002" gp_index="7"/></object>
+    </object>
+  </object>
+  <distances2 type="NUMANode" nbobjs="42949672958" kind="5" name="NUMALatency" indexing="os">
+    <indexes length="1">0 </indexes>
+    <u64values length="2">10 </u64values>
+  </distances2>
+</topology>"#;
+        let e = import_str(xml, "huge.xml").unwrap_err();
+        assert_eq!(e.origin, "huge.xml");
+        assert!(
+            e.message.contains("nbobjs = 42949672958") && e.message.contains("at most 1024"),
+            "{e}"
+        );
     }
 }

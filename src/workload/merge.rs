@@ -203,9 +203,10 @@ fn shifted(op: Op, at: Bases) -> Op {
             sem: sem + at.sems,
             sync,
         },
-        Op::UpMany { sem, n } => Op::UpMany {
+        Op::UpMany { sem, n, sync } => Op::UpMany {
             sem: sem + at.sems,
             n,
+            sync,
         },
         Op::TryDown { sem, else_to } => Op::TryDown {
             sem: sem + at.sems,

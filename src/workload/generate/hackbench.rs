@@ -7,7 +7,8 @@
 //! - **Start barrier.** Each child writes one byte to the shared "ready" fd (a WF_SYNC wakeup of
 //!   the parent blocked reading it) and polls the "wake" fd. The parent reads one byte per
 //!   child, takes the start time (mark 0), writes the wake fd — one write wakes every poller,
-//!   modelled as `UpMany` of 2·F·G units — and reaps every child.
+//!   each with WF_SYNC (`pipe_write()` → `wake_up_interruptible_sync_poll()`), modelled as a
+//!   sync `UpMany` of 2·F·G units — and reaps every child.
 //! - **Data path.** Each receiver's fd pair is two semaphores: `data` (messages queued, 0 at
 //!   start) and `space` (free room in messages). A sender, `loops` times, writes one message
 //!   to each receiver of its group in turn (`Down(space)`, the write's CPU work, a WF_SYNC
@@ -315,9 +316,11 @@ fn parent_prog(
     let mut left = nr_children;
     while left > 0 {
         let n = left.min(u64::from(u32::MAX));
+        // pipe_write() wakes the pollers with wake_up_interruptible_sync_poll(): WF_SYNC.
         p.push(Op::UpMany {
             sem: wake,
             n: n as u32,
+            sync: true,
         });
         left -= n;
     }

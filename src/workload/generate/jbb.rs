@@ -90,6 +90,7 @@ fn gc_program(cfg: &JbbConfig, s: &Sems, leader: bool, timer: u32, metric: u8) -
         p.push(Op::UpMany {
             sem: s.safepoint,
             n: w,
+            sync: false,
         });
         let wait = p.here();
         p.push(Op::Down { sem: s.parked });
@@ -104,6 +105,7 @@ fn gc_program(cfg: &JbbConfig, s: &Sems, leader: bool, timer: u32, metric: u8) -
             p.push(Op::UpMany {
                 sem: s.gc_go,
                 n: g - 1,
+                sync: false,
             });
         }
     } else {
@@ -121,6 +123,7 @@ fn gc_program(cfg: &JbbConfig, s: &Sems, leader: bool, timer: u32, metric: u8) -
         p.push(Op::UpMany {
             sem: s.resume,
             n: w,
+            sync: false,
         });
         p.push(Op::Sample { slot: 0, metric });
     }
