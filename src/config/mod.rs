@@ -282,25 +282,7 @@ pub fn build_document(opts: &QuickOptions) -> InputResult<ScenarioDoc> {
     };
     let p = |s: &[&str]| -> Vec<String> { s.iter().map(|x| x.to_string()).collect() };
     if let Some(m) = &opts.machine {
-        let (key, value) = machine_source(m, "-m")?;
-        // Documented choice: `-m` wins over the file's [machine] source, with a warning.
-        if let Some(toml::Value::Table(t)) = doc.table.get("machine")
-            && let Some((old_key, old)) = MACHINE_SOURCES
-                .iter()
-                .find_map(|k| t.get(*k).map(|v| (*k, v)))
-            && (old_key != key || *old != value)
-        {
-            let old = match old {
-                toml::Value::Table(_) => "a table".to_string(),
-                v => v.to_string(),
-            };
-            doc.warnings.push(format!(
-                "-m {} replaces the scenario's machine.{old_key} = {}",
-                crate::input::limits::clip(m),
-                crate::input::limits::clip(&old)
-            ));
-        }
-        doc.set_path(&p(&["machine", key]), value, "-m")?;
+        set_machine(&mut doc, m)?;
     }
     if let Some(list) = &opts.offline {
         doc.set_path(
@@ -347,44 +329,77 @@ pub fn build_document(opts: &QuickOptions) -> InputResult<ScenarioDoc> {
         doc.set_path(&p(&["run", "seed"]), v, "--seed")?;
     }
     if !opts.command.is_empty() {
-        // Documented choice, as for `-m`: the command wins over the file's [workload], with
-        // a warning naming what it replaces.
-        if let Some(toml::Value::Table(w)) = doc.table.get("workload") {
-            let what = match (w.get("command"), w.get("kind")) {
-                (Some(c), _) => format!("workload.command = {c}"),
-                (None, Some(k)) => format!("the [workload] of kind {k}"),
-                (None, None) => "its [workload]".to_string(),
-            };
-            doc.warnings.push(format!(
-                "the benchmark command line replaces the scenario's {}",
-                crate::input::limits::clip(&what)
-            ));
-        }
-        doc.remove_path(&["workload"]);
-        let commands = split_commands(&opts.command)?;
-        if let [one] = commands.as_slice() {
-            doc.set_path(
-                &p(&["workload", "command"]),
-                toml::Value::String(join_command(one)),
-                "command line",
-            )?;
-        } else {
-            let tables = commands.iter().map(|c| {
-                let mut t = toml::Table::new();
-                t.insert("command".into(), toml::Value::String(join_command(c)));
-                toml::Value::Table(t)
-            });
-            doc.set_path(
-                &p(&["workload"]),
-                toml::Value::Array(tables.collect()),
-                "command line",
-            )?;
-        }
+        set_command(&mut doc, &opts.command)?;
     }
     for spec in &opts.sets {
         doc.apply_set(spec)?;
     }
     Ok(doc)
+}
+
+/// `-m MACHINE`: the machine source key, with a warning when it replaces the file's.
+fn set_machine(doc: &mut ScenarioDoc, m: &str) -> InputResult<()> {
+    let p = |s: &[&str]| -> Vec<String> { s.iter().map(|x| x.to_string()).collect() };
+    let (key, value) = machine_source(m, "-m")?;
+    // Documented choice: `-m` wins over the file's [machine] source, with a warning.
+    if let Some(toml::Value::Table(t)) = doc.table.get("machine")
+        && let Some((old_key, old)) = MACHINE_SOURCES
+            .iter()
+            .find_map(|k| t.get(*k).map(|v| (*k, v)))
+        && (old_key != key || *old != value)
+    {
+        let old = match old {
+            toml::Value::Table(_) => "a table".to_string(),
+            v => v.to_string(),
+        };
+        doc.warnings.push(format!(
+            "-m {} replaces the scenario's machine.{old_key} = {}",
+            crate::input::limits::clip(m),
+            crate::input::limits::clip(&old)
+        ));
+    }
+    doc.set_path(&p(&["machine", key]), value, "-m")?;
+    Ok(())
+}
+
+/// The benchmark command line(s) after `--`: the whole `[workload]` section, with a warning
+/// naming what it replaces.
+fn set_command(doc: &mut ScenarioDoc, command: &[String]) -> InputResult<()> {
+    let p = |s: &[&str]| -> Vec<String> { s.iter().map(|x| x.to_string()).collect() };
+    // Documented choice, as for `-m`: the command wins over the file's [workload], with
+    // a warning naming what it replaces.
+    if let Some(toml::Value::Table(w)) = doc.table.get("workload") {
+        let what = match (w.get("command"), w.get("kind")) {
+            (Some(c), _) => format!("workload.command = {c}"),
+            (None, Some(k)) => format!("the [workload] of kind {k}"),
+            (None, None) => "its [workload]".to_string(),
+        };
+        doc.warnings.push(format!(
+            "the benchmark command line replaces the scenario's {}",
+            crate::input::limits::clip(&what)
+        ));
+    }
+    doc.remove_path(&["workload"]);
+    let commands = split_commands(command)?;
+    if let [one] = commands.as_slice() {
+        doc.set_path(
+            &p(&["workload", "command"]),
+            toml::Value::String(join_command(one)),
+            "command line",
+        )?;
+    } else {
+        let tables = commands.iter().map(|c| {
+            let mut t = toml::Table::new();
+            t.insert("command".into(), toml::Value::String(join_command(c)));
+            toml::Value::Table(t)
+        });
+        doc.set_path(
+            &p(&["workload"]),
+            toml::Value::Array(tables.collect()),
+            "command line",
+        )?;
+    }
+    Ok(())
 }
 
 /// Map `-m MACHINE` onto a `[machine]` source key.

@@ -128,92 +128,119 @@ fn arch_levels(m: &Machine, online: &CpuMask, node_cpus: &[CpuMask]) -> Vec<Leve
     // cpu_cpu_mask() = cpumask_of_node(cpu_to_node(cpu)), on every architecture.
     let pkg: Vec<CpuMask> = (0..n).map(|c| node_cpus[node_of(c)]).collect();
     match m.arch {
-        Arch::X86 => {
-            // x86_topology[]: cpu_clustergroup_mask() = the L2 siblings,
-            // cpu_coregroup_mask() = the LLC siblings; ITMT (SD_ASYM_PACKING on CLS, MC
-            // and PKG) is not modelled.
-            let cls = (0..n).map(|c| on(m.cluster_mask(c))).collect();
-            let mc = (0..n).map(|c| on(m.llc_mask(c))).collect();
-            let mut levels = vec![
-                level("SMT", SMT_FLAGS, smt),
-                level("CLS", CLS_FLAGS, cls),
-                level("MC", CORE_FLAGS, mc),
-            ];
-            // x86_has_numa_in_package (set at boot, over all CPUs): the PKG level is left
-            // out and the NUMA levels build the spanning domains.
-            let numa_in_package = m.cpus.iter().any(|a| {
-                m.package_mask(a.cpu)
-                    .iter()
-                    .any(|b| m.cpus[b].node != a.node)
-            });
-            if !numa_in_package {
-                levels.push(level("PKG", SdFlags::EMPTY, pkg));
-            }
-            levels
-        }
-        Arch::Arm64 => {
-            // default_topology[] with drivers/base/arch_topology.c's masks.
-            // cpu_coregroup_mask(): the smallest of node, package and LLC, widened to the
-            // cluster when it lies inside it.
-            let coregroup: Vec<CpuMask> = (0..n)
-                .map(|c| {
-                    let package = on(m.package_mask(c));
-                    let llc = on(m.llc_mask(c));
-                    let cluster = on(m.cluster_mask(c));
-                    let mut core = node_cpus[node_of(c)];
-                    if package.is_subset_of(&core) {
-                        core = package;
-                    }
-                    if llc.is_subset_of(&core) {
-                        core = llc;
-                    }
-                    if core.is_subset_of(&cluster) {
-                        core = cluster;
-                    }
-                    core
-                })
-                .collect();
-            // cpu_clustergroup_mask(): never as wide as the coregroup.
-            let cls: Vec<CpuMask> = (0..n)
-                .map(|c| {
-                    let cluster = on(m.cluster_mask(c));
-                    if coregroup[c].is_subset_of(&cluster) {
-                        smt[c]
-                    } else {
-                        cluster
-                    }
-                })
-                .collect();
-            vec![
-                level("SMT", SMT_FLAGS, smt),
-                level("CLS", CLS_FLAGS, cls),
-                level("MC", CORE_FLAGS, coregroup),
-                level("PKG", SdFlags::EMPTY, pkg),
-            ]
-        }
-        Arch::Powerpc => {
-            // powerpc_topology[] as build_sched_topology() assembles it for a dedicated
-            // partition (no SPLPAR asym packing): SMT = cpu_smt_mask() (the small core on
-            // big-core parts, which the machine's `core` already is); CACHE = the L2
-            // siblings (the machine's `llc`), only if `shared_caches`, i.e. some CPU's L2
-            // mask is wider than its SMT mask at boot; MC = the coregroup with flags 0
-            // (powerpc_shared_proc_flags()), only with coregroup support; PKG.
-            let mut levels = vec![level("SMT", SMT_FLAGS, smt)];
-            let shared_caches = (0..n).any(|c| m.llc_mask(c).weight() > m.smt_mask(c).weight());
-            if shared_caches {
-                let l2 = (0..n).map(|c| on(m.llc_mask(c))).collect();
-                levels.push(level("CACHE", CORE_FLAGS, l2));
-            }
-            if m.coregroup_mask(0).is_some() {
-                let mc = (0..n)
-                    .map(|c| on(m.coregroup_mask(c).expect("checked")))
-                    .collect();
-                levels.push(level("MC", SdFlags::EMPTY, mc));
-            }
-            levels.push(level("PKG", SdFlags::EMPTY, pkg));
-            levels
-        }
+        Arch::X86 => x86_levels(m, online, smt, pkg),
+        Arch::Arm64 => arm64_levels(m, online, node_cpus, smt, pkg),
+        Arch::Powerpc => powerpc_levels(m, online, smt, pkg),
     }
+}
+
+/// x86's levels: SMT, CLS, MC, and PKG unless a package holds several nodes.
+fn x86_levels(m: &Machine, online: &CpuMask, smt: Vec<CpuMask>, pkg: Vec<CpuMask>) -> Vec<Level> {
+    let n = m.nr_cpus();
+    let on = |mask: &CpuMask| mask.and(online);
+    // x86_topology[]: cpu_clustergroup_mask() = the L2 siblings,
+    // cpu_coregroup_mask() = the LLC siblings; ITMT (SD_ASYM_PACKING on CLS, MC
+    // and PKG) is not modelled.
+    let cls = (0..n).map(|c| on(m.cluster_mask(c))).collect();
+    let mc = (0..n).map(|c| on(m.llc_mask(c))).collect();
+    let mut levels = vec![
+        level("SMT", SMT_FLAGS, smt),
+        level("CLS", CLS_FLAGS, cls),
+        level("MC", CORE_FLAGS, mc),
+    ];
+    // x86_has_numa_in_package (set at boot, over all CPUs): the PKG level is left
+    // out and the NUMA levels build the spanning domains.
+    let numa_in_package = m.cpus.iter().any(|a| {
+        m.package_mask(a.cpu)
+            .iter()
+            .any(|b| m.cpus[b].node != a.node)
+    });
+    if !numa_in_package {
+        levels.push(level("PKG", SdFlags::EMPTY, pkg));
+    }
+    levels
+}
+
+/// arm64's levels: SMT, CLS, MC (the coregroup) and PKG.
+fn arm64_levels(
+    m: &Machine,
+    online: &CpuMask,
+    node_cpus: &[CpuMask],
+    smt: Vec<CpuMask>,
+    pkg: Vec<CpuMask>,
+) -> Vec<Level> {
+    let n = m.nr_cpus();
+    let on = |mask: &CpuMask| mask.and(online);
+    let node_of = |cpu: usize| m.cpus[cpu].node;
+    // default_topology[] with drivers/base/arch_topology.c's masks.
+    // cpu_coregroup_mask(): the smallest of node, package and LLC, widened to the
+    // cluster when it lies inside it.
+    let coregroup: Vec<CpuMask> = (0..n)
+        .map(|c| {
+            let package = on(m.package_mask(c));
+            let llc = on(m.llc_mask(c));
+            let cluster = on(m.cluster_mask(c));
+            let mut core = node_cpus[node_of(c)];
+            if package.is_subset_of(&core) {
+                core = package;
+            }
+            if llc.is_subset_of(&core) {
+                core = llc;
+            }
+            if core.is_subset_of(&cluster) {
+                core = cluster;
+            }
+            core
+        })
+        .collect();
+    // cpu_clustergroup_mask(): never as wide as the coregroup.
+    let cls: Vec<CpuMask> = (0..n)
+        .map(|c| {
+            let cluster = on(m.cluster_mask(c));
+            if coregroup[c].is_subset_of(&cluster) {
+                smt[c]
+            } else {
+                cluster
+            }
+        })
+        .collect();
+    vec![
+        level("SMT", SMT_FLAGS, smt),
+        level("CLS", CLS_FLAGS, cls),
+        level("MC", CORE_FLAGS, coregroup),
+        level("PKG", SdFlags::EMPTY, pkg),
+    ]
+}
+
+/// powerpc's levels (dedicated partition): SMT, CACHE and MC when present, PKG.
+fn powerpc_levels(
+    m: &Machine,
+    online: &CpuMask,
+    smt: Vec<CpuMask>,
+    pkg: Vec<CpuMask>,
+) -> Vec<Level> {
+    let n = m.nr_cpus();
+    let on = |mask: &CpuMask| mask.and(online);
+    // powerpc_topology[] as build_sched_topology() assembles it for a dedicated
+    // partition (no SPLPAR asym packing): SMT = cpu_smt_mask() (the small core on
+    // big-core parts, which the machine's `core` already is); CACHE = the L2
+    // siblings (the machine's `llc`), only if `shared_caches`, i.e. some CPU's L2
+    // mask is wider than its SMT mask at boot; MC = the coregroup with flags 0
+    // (powerpc_shared_proc_flags()), only with coregroup support; PKG.
+    let mut levels = vec![level("SMT", SMT_FLAGS, smt)];
+    let shared_caches = (0..n).any(|c| m.llc_mask(c).weight() > m.smt_mask(c).weight());
+    if shared_caches {
+        let l2 = (0..n).map(|c| on(m.llc_mask(c))).collect();
+        levels.push(level("CACHE", CORE_FLAGS, l2));
+    }
+    if m.coregroup_mask(0).is_some() {
+        let mc = (0..n)
+            .map(|c| on(m.coregroup_mask(c).expect("checked")))
+            .collect();
+        levels.push(level("MC", SdFlags::EMPTY, mc));
+    }
+    levels.push(level("PKG", SdFlags::EMPTY, pkg));
+    levels
 }
 
 /// The table: arch levels then `sched_init_numa()`'s levels, plus the distinct distances.
@@ -973,12 +1000,51 @@ fn finish(b: Builder<'_>, chains: Vec<Vec<usize>>, has_asym: bool) -> SchedDomai
             order.push(sd);
         }
     }
+    let (domains, groups, nr_sgc) = flatten(&b, &order, &domain_id);
+    let cpu_domains: Vec<Vec<DomainId>> = chains
+        .iter()
+        .map(|chain| {
+            chain
+                .iter()
+                .map(|&sd| DomainId(domain_id[sd].expect("surviving domain has an id")))
+                .collect()
+        })
+        .collect();
+    let mut out = SchedDomains {
+        domains,
+        groups,
+        span: b.cpu_map,
+        nr_sgc,
+        numa_distances: b.distances,
+        sched_asym_cpucapacity: has_asym,
+        sched_cluster_active: false,
+        warnings: b.warnings,
+        error: None,
+        cpu_domains,
+        shortcuts: Vec::new(),
+    };
+    out.shortcuts = (0..n)
+        .map(|cpu| update_top_cache_domain(&out, cpu))
+        .collect();
+    out.sched_cluster_active =
+        (0..n).any(|cpu| out.lowest_flag_domain(cpu, SdFlags::SD_CLUSTER).is_some());
+    super::invariants::debug_check(&out);
+    out
+}
+
+/// The surviving domains in `order`, renumbered by `domain_id`, with the groups and group
+/// capacities they use, renumbered in first-use order (and how many capacities).
+fn flatten(
+    b: &Builder<'_>,
+    order: &[usize],
+    domain_id: &[Option<usize>],
+) -> (Vec<SchedDomain>, Vec<SchedGroup>, usize) {
     let mut group_id: Vec<Option<usize>> = vec![None; b.groups.len()];
     let mut sgc_id: Vec<Option<usize>> = vec![None; b.sgc_mask.len()];
     let mut groups = Vec::new();
     let mut nr_sgc = 0;
     let mut domains = Vec::with_capacity(order.len());
-    for &sd in &order {
+    for &sd in order {
         let s = &b.sds[sd];
         let mut glist = Vec::with_capacity(s.groups.len());
         for &g in &s.groups {
@@ -1013,35 +1079,7 @@ fn finish(b: Builder<'_>, chains: Vec<Vec<usize>>, has_asym: bool) -> SchedDomai
             numa_distance: level.numa_level.map(|l| b.distances[l]),
         });
     }
-    let cpu_domains: Vec<Vec<DomainId>> = chains
-        .iter()
-        .map(|chain| {
-            chain
-                .iter()
-                .map(|&sd| DomainId(domain_id[sd].expect("surviving domain has an id")))
-                .collect()
-        })
-        .collect();
-    let mut out = SchedDomains {
-        domains,
-        groups,
-        span: b.cpu_map,
-        nr_sgc,
-        numa_distances: b.distances,
-        sched_asym_cpucapacity: has_asym,
-        sched_cluster_active: false,
-        warnings: b.warnings,
-        error: None,
-        cpu_domains,
-        shortcuts: Vec::new(),
-    };
-    out.shortcuts = (0..n)
-        .map(|cpu| update_top_cache_domain(&out, cpu))
-        .collect();
-    out.sched_cluster_active =
-        (0..n).any(|cpu| out.lowest_flag_domain(cpu, SdFlags::SD_CLUSTER).is_some());
-    super::invariants::debug_check(&out);
-    out
+    (domains, groups, nr_sgc)
 }
 
 /// `update_top_cache_domain()`.

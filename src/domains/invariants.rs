@@ -15,7 +15,7 @@
 //! [`debug_check`] once at the end of the build, which panics on a violation in builds
 //! with debug assertions and costs nothing in release.
 
-use super::{SchedDomains, SdFlags};
+use super::{DomainId, SchedDomains, SdFlags};
 use crate::cpumask::CpuMask;
 
 /// `SD_*` flags with the `SDF_SHARED_PARENT` meta-flag (include/linux/sched/sd_flags.h).
@@ -39,93 +39,114 @@ impl SchedDomains {
                 let mut err = |what: String| {
                     out.push(format!("CPU{cpu} domain-{level} ({}): {what}", sd.name));
                 };
-                if !sd.span.test(cpu) {
-                    err(format!(
-                        "domain->span {} does not contain CPU{cpu}",
-                        sd.span
-                    ));
-                }
-                if sd.span_weight != sd.span.weight() {
-                    err(format!(
-                        "span_weight {} but the span has {} CPUs",
-                        sd.span_weight,
-                        sd.span.weight()
-                    ));
-                }
-                let want_parent = chain.get(level + 1).copied();
-                let want_child = level.checked_sub(1).map(|l| chain[l]);
-                if sd.parent != want_parent || sd.child != want_child {
-                    err(format!(
-                        "parent/child links {:?}/{:?} disagree with the CPU's chain {:?}/{:?}",
-                        sd.parent, sd.child, want_parent, want_child
-                    ));
-                }
-                let child = sd.child.map(|c| self.domain(c));
-                let parent = sd.parent.map(|p| self.domain(p));
-                for (flag, name) in SdFlags::ALL {
-                    if !sd.flags.contains(flag) {
-                        continue;
-                    }
-                    if flag.intersects(SdFlags::SD_SHARED_CHILD_MASK)
-                        && child.is_some_and(|c| !c.flags.contains(flag))
-                    {
-                        err(format!("flag {name} set here but not in child"));
-                    }
-                    if flag.intersects(SD_SHARED_PARENT_MASK)
-                        && parent.is_some_and(|p| !p.flags.contains(flag))
-                    {
-                        err(format!("flag {name} set here but not in parent"));
-                    }
-                }
-                let Some(&first) = sd.groups.first() else {
-                    err("group is NULL".to_string());
-                    continue;
-                };
-                if !self.group(first).span.test(cpu) {
-                    err(format!("domain->groups does not contain CPU{cpu}"));
-                }
-                if let Some(c) = child
-                    && c.span != self.group(first).span
-                {
-                    err(format!(
-                        "domain->groups {} does not match domain->child {}",
-                        self.group(first).span,
-                        c.span
-                    ));
-                }
-                let overlap = sd.flags.contains(SdFlags::SD_OVERLAP);
-                let mut groupmask = CpuMask::new();
-                for g in self.groups_of(id) {
-                    if g.span.is_empty() {
-                        err("empty group".to_string());
-                        break;
-                    }
-                    if !overlap && groupmask.intersects(&g.span) {
-                        err(format!("repeated CPUs {}", groupmask.and(&g.span)));
-                        break;
-                    }
-                    if g.capacity == 0 {
-                        err(format!("group {} has capacity 0", g.span));
-                    }
-                    groupmask = groupmask.or(&g.span);
-                }
-                if groupmask != sd.span {
-                    err(format!(
-                        "groups don't span domain->span: {groupmask} vs {}",
-                        sd.span
-                    ));
-                }
-                if let Some(p) = parent
-                    && !groupmask.is_subset_of(&p.span)
-                {
-                    err(format!(
-                        "parent span {} is not a superset of domain->span {groupmask}",
-                        p.span
-                    ));
-                }
+                self.check_links(cpu, chain, level, &mut err);
+                self.check_groups(cpu, id, &mut err);
             }
         }
         out
+    }
+
+    /// The checks of domain `chain[level]` of `cpu` against its span, its links and its
+    /// flags; each violation goes to `err`.
+    fn check_links(
+        &self,
+        cpu: usize,
+        chain: &[DomainId],
+        level: usize,
+        err: &mut impl FnMut(String),
+    ) {
+        let sd = self.domain(chain[level]);
+        if !sd.span.test(cpu) {
+            err(format!(
+                "domain->span {} does not contain CPU{cpu}",
+                sd.span
+            ));
+        }
+        if sd.span_weight != sd.span.weight() {
+            err(format!(
+                "span_weight {} but the span has {} CPUs",
+                sd.span_weight,
+                sd.span.weight()
+            ));
+        }
+        let want_parent = chain.get(level + 1).copied();
+        let want_child = level.checked_sub(1).map(|l| chain[l]);
+        if sd.parent != want_parent || sd.child != want_child {
+            err(format!(
+                "parent/child links {:?}/{:?} disagree with the CPU's chain {:?}/{:?}",
+                sd.parent, sd.child, want_parent, want_child
+            ));
+        }
+        let child = sd.child.map(|c| self.domain(c));
+        let parent = sd.parent.map(|p| self.domain(p));
+        for (flag, name) in SdFlags::ALL {
+            if !sd.flags.contains(flag) {
+                continue;
+            }
+            if flag.intersects(SdFlags::SD_SHARED_CHILD_MASK)
+                && child.is_some_and(|c| !c.flags.contains(flag))
+            {
+                err(format!("flag {name} set here but not in child"));
+            }
+            if flag.intersects(SD_SHARED_PARENT_MASK)
+                && parent.is_some_and(|p| !p.flags.contains(flag))
+            {
+                err(format!("flag {name} set here but not in parent"));
+            }
+        }
+    }
+
+    /// The checks of domain `id`'s groups, for `cpu`; each violation goes to `err`.
+    fn check_groups(&self, cpu: usize, id: DomainId, err: &mut impl FnMut(String)) {
+        let sd = self.domain(id);
+        let child = sd.child.map(|c| self.domain(c));
+        let parent = sd.parent.map(|p| self.domain(p));
+        let Some(&first) = sd.groups.first() else {
+            err("group is NULL".to_string());
+            return;
+        };
+        if !self.group(first).span.test(cpu) {
+            err(format!("domain->groups does not contain CPU{cpu}"));
+        }
+        if let Some(c) = child
+            && c.span != self.group(first).span
+        {
+            err(format!(
+                "domain->groups {} does not match domain->child {}",
+                self.group(first).span,
+                c.span
+            ));
+        }
+        let overlap = sd.flags.contains(SdFlags::SD_OVERLAP);
+        let mut groupmask = CpuMask::new();
+        for g in self.groups_of(id) {
+            if g.span.is_empty() {
+                err("empty group".to_string());
+                break;
+            }
+            if !overlap && groupmask.intersects(&g.span) {
+                err(format!("repeated CPUs {}", groupmask.and(&g.span)));
+                break;
+            }
+            if g.capacity == 0 {
+                err(format!("group {} has capacity 0", g.span));
+            }
+            groupmask = groupmask.or(&g.span);
+        }
+        if groupmask != sd.span {
+            err(format!(
+                "groups don't span domain->span: {groupmask} vs {}",
+                sd.span
+            ));
+        }
+        if let Some(p) = parent
+            && !groupmask.is_subset_of(&p.span)
+        {
+            err(format!(
+                "parent span {} is not a superset of domain->span {groupmask}",
+                p.span
+            ));
+        }
     }
 }
 

@@ -600,7 +600,6 @@ pub fn run_resolved(
     mut instruments: Instruments,
 ) -> InputResult<(RunOutput, Option<String>)> {
     let scn = &resolved.scenario;
-    let host_kernel = resolved.host_kernel.clone();
     let scenario::Instance {
         mut workload,
         cfg,
@@ -626,13 +625,41 @@ pub fn run_resolved(
         pending.commit()?;
     }
     let wall_time_s = started.elapsed().as_secs_f64();
-    let perf = report::perf_stat(&engine);
+    let end = RunEnd {
+        seed,
+        wall_time_s,
+        complete,
+        timeline,
+    };
+    let output = run_output(ctx, resolved, &workload, &engine, end);
+    Ok((output, explanation))
+}
+
+/// How one run ended: its seed, its host time, whether it completed, its time series.
+struct RunEnd {
+    seed: u64,
+    wall_time_s: f64,
+    complete: bool,
+    timeline: Option<crate::stats::timeline::Timeline>,
+}
+
+/// The output of one finished run: its results and the text the CLI prints of it.
+fn run_output(
+    ctx: &RunContext,
+    resolved: &ResolvedScenario,
+    workload: &workloads::ResolvedWorkload,
+    engine: &Engine,
+    end: RunEnd,
+) -> RunOutput {
+    let scn = &resolved.scenario;
+    let host_kernel = resolved.host_kernel.clone();
+    let perf = report::perf_stat(engine);
     let (native_text, native_json, more_json, workload_complete) =
-        workload_reports(scn, &workload, &engine);
-    let migrations = report::migrations(&engine);
+        workload_reports(scn, workload, engine);
+    let migrations = report::migrations(engine);
     let schedstat = report::Schedstat::from_policy(engine.policy().report());
     let summary_line = summary_line(
-        &engine,
+        engine,
         &migrations,
         schedstat.as_ref(),
         host_kernel.as_ref(),
@@ -642,9 +669,66 @@ pub fn run_resolved(
         Some(idle) => format!("{summary_line}\n{idle}"),
         None => summary_line,
     };
-    let (latency_us, latency_hist) = latencies(&engine);
-    let result = RunResult {
+    let (seed, complete) = (end.seed, end.complete);
+    let parts = ResultParts {
+        end,
+        perf,
+        schedstat,
+        migrations,
+        native_json,
+        more_json,
+        host_kernel,
+    };
+    let result = run_result(engine, workload, parts);
+    RunOutput {
         seed,
+        result,
+        perf,
+        native_text,
+        summary_line,
+        invariant_violations: engine.invariant_violations().to_vec(),
+        schedstat_text: if ctx.skip_schedstat_text {
+            None
+        } else {
+            engine.schedstat_text()
+        },
+        complete,
+        workload_complete,
+        end_ns: engine.end_ns(),
+        superseded_events: engine.superseded_events(),
+    }
+}
+
+/// What `run_result` takes besides the engine and the workload: the parts computed before.
+struct ResultParts {
+    end: RunEnd,
+    perf: PerfStat,
+    schedstat: Option<report::Schedstat>,
+    migrations: report::Migrations,
+    native_json: Value,
+    more_json: Vec<Value>,
+    host_kernel: Option<crate::kconfig::host::HostKernel>,
+}
+
+/// The contract's `runs[]` entry of one finished run.
+fn run_result(
+    engine: &Engine,
+    workload: &workloads::ResolvedWorkload,
+    parts: ResultParts,
+) -> RunResult {
+    let ResultParts {
+        end,
+        perf,
+        schedstat,
+        migrations,
+        native_json,
+        more_json,
+        host_kernel,
+    } = parts;
+    let wall_time_s = end.wall_time_s;
+    let (latency_us, latency_hist) = latencies(engine);
+    RunResult {
+        seed: end.seed,
         sim_time_ns: engine.end_ns() - engine.stats_start_ns(),
         wall_time_s,
         events: engine.events(),
@@ -663,8 +747,8 @@ pub fn run_resolved(
             .collect(),
         latency_us,
         latency_hist,
-        cpus: report::cpus(&engine),
-        tasks: report::tasks(&engine),
+        cpus: report::cpus(engine),
+        tasks: report::tasks(engine),
         all_tasks_exited: engine.all_exited(),
         invariant_violations: engine.invariant_violations().to_vec(),
         invariant_violations_dropped: (engine.invariant_violations_dropped() > 0)
@@ -672,31 +756,11 @@ pub fn run_resolved(
         warnings: engine.warnings().to_vec(),
         host_kernel,
         placement: workload.placement.as_ref().map(|p| p.to_json()),
-        timeline,
-        vmstat: report::vmstat(&engine),
-        numa: report::numa(&engine),
-        background: report::background(&engine),
-    };
-    Ok((
-        RunOutput {
-            seed,
-            result,
-            perf,
-            native_text,
-            summary_line,
-            invariant_violations: engine.invariant_violations().to_vec(),
-            schedstat_text: if ctx.skip_schedstat_text {
-                None
-            } else {
-                engine.schedstat_text()
-            },
-            complete,
-            workload_complete,
-            end_ns: engine.end_ns(),
-            superseded_events: engine.superseded_events(),
-        },
-        explanation,
-    ))
+        timeline: end.timeline,
+        vmstat: report::vmstat(engine),
+        numa: report::numa(engine),
+        background: report::background(engine),
+    }
 }
 
 /// The engine of one run, its workload's plan taken out of `workload` (the rest of it

@@ -411,79 +411,98 @@ fn resolve_unplaced(
 ) -> InputResult<WorkloadSetup> {
     let nr_online = machine.online.weight();
     match (w.kind.as_deref(), w.command.as_deref()) {
-        (Some("spin"), None) => {
-            let k: SpinKeys = builtin_keys(scn, params)?;
-            let tasks = k.tasks.map_or(nr_online as u64, UInt::get) as usize;
-            check_tasks(scn, tasks as u64, "spin")?;
-            let nices = nice_values(scn, k.nice.as_ref())?;
-            let footprint = k.footprint_kib.map_or(256, UInt::get) as u32;
-            Ok(WorkloadSetup {
-                kind: WorkloadKind::Spin { tasks },
-                placement: None,
-                origin: String::new(),
-                builtin_plan: Some(builtin::spin(tasks, &nices, footprint)),
-                default_duration_ns: ENDLESS_DEFAULT_NS,
-                warmup_ns: 0,
-                finite: false,
-            })
-        }
-        (Some("pingpong"), None) => {
-            let k: PingPongKeys = builtin_keys(scn, params)?;
-            let pairs = k.pairs.map_or(1, UInt::get) as usize;
-            check_tasks(scn, 2 * pairs as u64, "pingpong")?;
-            let message_us = k.message_work_us.map_or(10, UInt::get);
-            let worker_us = k.worker_work_us.map_or(10, UInt::get);
-            let loops = k.loops.unwrap_or(0);
-            let footprint = k.footprint_kib.map_or(64, UInt::get) as u32;
-            Ok(WorkloadSetup {
-                kind: WorkloadKind::PingPong { pairs },
-                placement: None,
-                origin: String::new(),
-                builtin_plan: Some(builtin::pingpong(
-                    pairs,
-                    message_us * 1000,
-                    worker_us * 1000,
-                    loops,
-                    footprint,
-                )),
-                default_duration_ns: if loops == 0 {
-                    ENDLESS_DEFAULT_NS
-                } else {
-                    FINITE_CAP_NS
-                },
-                warmup_ns: 0,
-                finite: loops != 0,
-            })
-        }
-        _ => {
-            let doc_dir = scn.doc.base_dir.as_deref();
-            let origin_of = |k: &str| scn.origin_of(k).to_string();
-            let (spec, prefix) = WorkloadSpec::from_section(&SectionInput {
-                kind: w.kind.as_deref(),
-                command: w.command.as_deref(),
-                keys: params,
-                origin_of: &origin_of,
-                base_dir: doc_dir,
-                nr_cpus: nr_online,
-            })?;
-            args.merge_prefix(prefix);
-            check_tasks(scn, spec.nr_tasks(), spec.kind())?;
-            let default_duration_ns =
-                crate::workload::generate::workload_duration_ns(&spec).unwrap_or(FINITE_CAP_NS);
-            check_duration(scn, default_duration_ns, spec.kind())?;
-            let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
-            let finite = ends_by_itself(&spec);
-            Ok(WorkloadSetup {
-                kind: WorkloadKind::Bench(Box::new(spec)),
-                placement: None,
-                origin: String::new(),
-                builtin_plan: None,
-                default_duration_ns,
-                warmup_ns,
-                finite,
-            })
-        }
+        (Some("spin"), None) => spin_setup(scn, params, nr_online),
+        (Some("pingpong"), None) => pingpong_setup(scn, params),
+        _ => bench_setup(scn, w, params, nr_online, args),
     }
+}
+
+/// The setup of the built-in `spin` workload (one endless spinner per online CPU by default).
+fn spin_setup(
+    scn: &Scenario,
+    params: &toml::Table,
+    nr_online: usize,
+) -> InputResult<WorkloadSetup> {
+    let k: SpinKeys = builtin_keys(scn, params)?;
+    let tasks = k.tasks.map_or(nr_online as u64, UInt::get) as usize;
+    check_tasks(scn, tasks as u64, "spin")?;
+    let nices = nice_values(scn, k.nice.as_ref())?;
+    let footprint = k.footprint_kib.map_or(256, UInt::get) as u32;
+    Ok(WorkloadSetup {
+        kind: WorkloadKind::Spin { tasks },
+        placement: None,
+        origin: String::new(),
+        builtin_plan: Some(builtin::spin(tasks, &nices, footprint)),
+        default_duration_ns: ENDLESS_DEFAULT_NS,
+        warmup_ns: 0,
+        finite: false,
+    })
+}
+
+/// The setup of the built-in `pingpong` workload (endless unless it has `loops`).
+fn pingpong_setup(scn: &Scenario, params: &toml::Table) -> InputResult<WorkloadSetup> {
+    let k: PingPongKeys = builtin_keys(scn, params)?;
+    let pairs = k.pairs.map_or(1, UInt::get) as usize;
+    check_tasks(scn, 2 * pairs as u64, "pingpong")?;
+    let message_us = k.message_work_us.map_or(10, UInt::get);
+    let worker_us = k.worker_work_us.map_or(10, UInt::get);
+    let loops = k.loops.unwrap_or(0);
+    let footprint = k.footprint_kib.map_or(64, UInt::get) as u32;
+    Ok(WorkloadSetup {
+        kind: WorkloadKind::PingPong { pairs },
+        placement: None,
+        origin: String::new(),
+        builtin_plan: Some(builtin::pingpong(
+            pairs,
+            message_us * 1000,
+            worker_us * 1000,
+            loops,
+            footprint,
+        )),
+        default_duration_ns: if loops == 0 {
+            ENDLESS_DEFAULT_NS
+        } else {
+            FINITE_CAP_NS
+        },
+        warmup_ns: 0,
+        finite: loops != 0,
+    })
+}
+
+/// The setup of a benchmark workload (a `kind` with its keys, or a `command` line).
+fn bench_setup(
+    scn: &Scenario,
+    w: &WorkloadSection,
+    params: &toml::Table,
+    nr_online: usize,
+    args: &mut placement::PlacementArgs,
+) -> InputResult<WorkloadSetup> {
+    let doc_dir = scn.doc.base_dir.as_deref();
+    let origin_of = |k: &str| scn.origin_of(k).to_string();
+    let (spec, prefix) = WorkloadSpec::from_section(&SectionInput {
+        kind: w.kind.as_deref(),
+        command: w.command.as_deref(),
+        keys: params,
+        origin_of: &origin_of,
+        base_dir: doc_dir,
+        nr_cpus: nr_online,
+    })?;
+    args.merge_prefix(prefix);
+    check_tasks(scn, spec.nr_tasks(), spec.kind())?;
+    let default_duration_ns =
+        crate::workload::generate::workload_duration_ns(&spec).unwrap_or(FINITE_CAP_NS);
+    check_duration(scn, default_duration_ns, spec.kind())?;
+    let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
+    let finite = ends_by_itself(&spec);
+    Ok(WorkloadSetup {
+        kind: WorkloadKind::Bench(Box::new(spec)),
+        placement: None,
+        origin: String::new(),
+        builtin_plan: None,
+        default_duration_ns,
+        warmup_ns,
+        finite,
+    })
 }
 
 /// The workload's native report text and its JSON metrics, from its view of the run.

@@ -1117,87 +1117,8 @@ impl SchedPolicy for LinuxFair {
 /// built once; serde_json's maps are ordered by key, so the document is the same bytes.
 /// With no domains every map is empty, as before.
 fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Value {
+    use schedstat_sums::*;
     use serde_json::{Map, Value, json};
-    const IDLE_NAMES: [(&str, IdleType); 3] = [
-        ("idle", IdleType::Idle),
-        ("not_idle", IdleType::NotIdle),
-        ("newly_idle", IdleType::NewlyIdle),
-    ];
-    const LB_NAMES: [&str; 11] = [
-        "lb_count",
-        "lb_balanced",
-        "lb_failed",
-        "lb_imbalance_load",
-        "lb_imbalance_util",
-        "lb_imbalance_task",
-        "lb_imbalance_misfit",
-        "lb_gained",
-        "lb_hot_gained",
-        "lb_nobusyq",
-        "lb_nobusyg",
-    ];
-    const OTHER_NAMES: [&str; 12] = [
-        "alb_count",
-        "alb_failed",
-        "alb_pushed",
-        "sbe_count",
-        "sbe_balanced",
-        "sbe_pushed",
-        "sbf_count",
-        "sbf_balanced",
-        "sbf_pushed",
-        "ttwu_wake_remote",
-        "ttwu_move_affine",
-        "ttwu_move_balance",
-    ];
-    fn lb_values(s: &SdSchedstat, idle: usize) -> [u64; 11] {
-        [
-            s.lb_count[idle],
-            s.lb_balanced[idle],
-            s.lb_failed[idle],
-            s.lb_imbalance_load[idle],
-            s.lb_imbalance_util[idle],
-            s.lb_imbalance_task[idle],
-            s.lb_imbalance_misfit[idle],
-            s.lb_gained[idle],
-            s.lb_hot_gained[idle],
-            s.lb_nobusyq[idle],
-            s.lb_nobusyg[idle],
-        ]
-    }
-    fn other_values(s: &SdSchedstat) -> [u64; 12] {
-        [
-            s.alb_count,
-            s.alb_failed,
-            s.alb_pushed,
-            s.sbe_count,
-            s.sbe_balanced,
-            s.sbe_pushed,
-            s.sbf_count,
-            s.sbf_balanced,
-            s.sbf_pushed,
-            s.ttwu_wake_remote,
-            s.ttwu_move_affine,
-            s.ttwu_move_balance,
-        ]
-    }
-    /// `lb_*` summed over idle types, then the other counters.
-    type Sums = ([u64; 11], [u64; 12]);
-    fn add<const N: usize>(acc: &mut [u64; N], v: &[u64; N]) {
-        for (a, v) in acc.iter_mut().zip(v) {
-            *a += v;
-        }
-    }
-    fn object(lb: &[u64; 11], other: Option<&[u64; 12]>) -> Value {
-        let mut map = Map::new();
-        for (k, v) in LB_NAMES.iter().zip(lb) {
-            map.insert((*k).to_string(), json!(v));
-        }
-        for (k, v) in other.into_iter().flat_map(|o| OTHER_NAMES.iter().zip(o)) {
-            map.insert((*k).to_string(), json!(v));
-        }
-        Value::Object(map)
-    }
     let mut totals: Sums = Default::default();
     let mut by_level: std::collections::BTreeMap<&str, Sums> = Default::default();
     let mut by_idle = [[0u64; 11]; 3];
@@ -1229,4 +1150,98 @@ fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Valu
         .map(|((name, _), sums)| (name.to_string(), object(sums, None)))
         .collect();
     json!({ "totals": object(&totals.0, Some(&totals.1)), "by_level": by_level, "by_idle_type": by_idle })
+}
+
+/// What `schedstat_json` sums and names (module level so that it reads short).
+mod schedstat_sums {
+    use super::*;
+
+    /// The idle types of schedstat's `by_idle_type`, by name.
+    pub(super) const IDLE_NAMES: [(&str, IdleType); 3] = [
+        ("idle", IdleType::Idle),
+        ("not_idle", IdleType::NotIdle),
+        ("newly_idle", IdleType::NewlyIdle),
+    ];
+    /// The names of the `lb_*` counters, in `lb_values()`'s order.
+    pub(super) const LB_NAMES: [&str; 11] = [
+        "lb_count",
+        "lb_balanced",
+        "lb_failed",
+        "lb_imbalance_load",
+        "lb_imbalance_util",
+        "lb_imbalance_task",
+        "lb_imbalance_misfit",
+        "lb_gained",
+        "lb_hot_gained",
+        "lb_nobusyq",
+        "lb_nobusyg",
+    ];
+    /// The names of the other domain counters, in `other_values()`'s order.
+    pub(super) const OTHER_NAMES: [&str; 12] = [
+        "alb_count",
+        "alb_failed",
+        "alb_pushed",
+        "sbe_count",
+        "sbe_balanced",
+        "sbe_pushed",
+        "sbf_count",
+        "sbf_balanced",
+        "sbf_pushed",
+        "ttwu_wake_remote",
+        "ttwu_move_affine",
+        "ttwu_move_balance",
+    ];
+    /// One domain's `lb_*` counters of one idle type.
+    pub(super) fn lb_values(s: &SdSchedstat, idle: usize) -> [u64; 11] {
+        [
+            s.lb_count[idle],
+            s.lb_balanced[idle],
+            s.lb_failed[idle],
+            s.lb_imbalance_load[idle],
+            s.lb_imbalance_util[idle],
+            s.lb_imbalance_task[idle],
+            s.lb_imbalance_misfit[idle],
+            s.lb_gained[idle],
+            s.lb_hot_gained[idle],
+            s.lb_nobusyq[idle],
+            s.lb_nobusyg[idle],
+        ]
+    }
+    /// One domain's counters that have no idle type.
+    pub(super) fn other_values(s: &SdSchedstat) -> [u64; 12] {
+        [
+            s.alb_count,
+            s.alb_failed,
+            s.alb_pushed,
+            s.sbe_count,
+            s.sbe_balanced,
+            s.sbe_pushed,
+            s.sbf_count,
+            s.sbf_balanced,
+            s.sbf_pushed,
+            s.ttwu_wake_remote,
+            s.ttwu_move_affine,
+            s.ttwu_move_balance,
+        ]
+    }
+    /// `lb_*` summed over idle types, then the other counters.
+    pub(super) type Sums = ([u64; 11], [u64; 12]);
+    /// Add `v` to `acc` element by element.
+    pub(super) fn add<const N: usize>(acc: &mut [u64; N], v: &[u64; N]) {
+        for (a, v) in acc.iter_mut().zip(v) {
+            *a += v;
+        }
+    }
+    /// One schedstat map: the `lb_*` counters, then the other counters when given.
+    pub(super) fn object(lb: &[u64; 11], other: Option<&[u64; 12]>) -> serde_json::Value {
+        use serde_json::{Map, Value, json};
+        let mut map = Map::new();
+        for (k, v) in LB_NAMES.iter().zip(lb) {
+            map.insert((*k).to_string(), json!(v));
+        }
+        for (k, v) in other.into_iter().flat_map(|o| OTHER_NAMES.iter().zip(o)) {
+            map.insert((*k).to_string(), json!(v));
+        }
+        Value::Object(map)
+    }
 }

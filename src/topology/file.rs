@@ -132,19 +132,7 @@ pub fn from_table(
     } else {
         REGULAR_KEYS
     };
-    for key in table.keys() {
-        if !accepted.contains(&key.as_str()) {
-            let msg = if explicit && REGULAR_KEYS.contains(&key.as_str()) {
-                format!(
-                    "cannot be combined with `cpus` (the explicit form accepts: {})",
-                    EXPLICIT_KEYS.join(", ")
-                )
-            } else {
-                format!("unknown key (accepted: {})", accepted.join(", "))
-            };
-            return Err(ctx.err(key, msg));
-        }
-    }
+    check_keys(&ctx, table, explicit, accepted)?;
     let name = ctx
         .string(table, "name")?
         .unwrap_or(default_name.to_string());
@@ -158,40 +146,10 @@ pub fn from_table(
     };
     let distances = match table.get("distances") {
         Some(v) => ctx.distances(v, nr_nodes)?,
-        None => (0..nr_nodes)
-            .map(|i| {
-                (0..nr_nodes)
-                    .map(|j| {
-                        if i == j {
-                            LOCAL_DISTANCE
-                        } else {
-                            REMOTE_DISTANCE
-                        }
-                    })
-                    .collect()
-            })
-            .collect(),
+        None => default_distances(nr_nodes),
     };
     let mut machine = Machine::new(name, description, cpus, distances).map_err(|e| {
-        let key = match e {
-            super::TopologyError::DistanceNotSquare { .. }
-            | super::TopologyError::DistanceNotLocal(..)
-            | super::TopologyError::DistanceTooSmall(..) => "distances",
-            super::TopologyError::BadCapacity { .. } => {
-                if explicit {
-                    "cpus"
-                } else {
-                    "capacities"
-                }
-            }
-            _ => {
-                if explicit {
-                    "cpus"
-                } else {
-                    "cores_per_package"
-                }
-            }
-        };
+        let key = topology_error_key(&e, explicit);
         ctx.err(key, format!("impossible topology: {e}"))
     })?;
     if let Some(arch) = ctx.string(table, "arch")? {
@@ -212,6 +170,65 @@ pub fn from_table(
             .map_err(|e| ctx.err("offline", e.to_string()))?;
     }
     Ok(machine)
+}
+
+/// Every key of a topology table is one of its form's (`accepted`), the first unknown one an
+/// error.
+fn check_keys(ctx: &Ctx, table: &Table, explicit: bool, accepted: &[&str]) -> InputResult<()> {
+    for key in table.keys() {
+        if !accepted.contains(&key.as_str()) {
+            let msg = if explicit && REGULAR_KEYS.contains(&key.as_str()) {
+                format!(
+                    "cannot be combined with `cpus` (the explicit form accepts: {})",
+                    EXPLICIT_KEYS.join(", ")
+                )
+            } else {
+                format!("unknown key (accepted: {})", accepted.join(", "))
+            };
+            return Err(ctx.err(key, msg));
+        }
+    }
+    Ok(())
+}
+
+/// The distances of `nr_nodes` nodes without a `distances` key: local, else remote.
+fn default_distances(nr_nodes: usize) -> Vec<Vec<u32>> {
+    (0..nr_nodes)
+        .map(|i| {
+            (0..nr_nodes)
+                .map(|j| {
+                    if i == j {
+                        LOCAL_DISTANCE
+                    } else {
+                        REMOTE_DISTANCE
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The key an impossible topology's error names: `distances`, or the key of the CPUs.
+fn topology_error_key(e: &super::TopologyError, explicit: bool) -> &'static str {
+    match e {
+        super::TopologyError::DistanceNotSquare { .. }
+        | super::TopologyError::DistanceNotLocal(..)
+        | super::TopologyError::DistanceTooSmall(..) => "distances",
+        super::TopologyError::BadCapacity { .. } => {
+            if explicit {
+                "cpus"
+            } else {
+                "capacities"
+            }
+        }
+        _ => {
+            if explicit {
+                "cpus"
+            } else {
+                "cores_per_package"
+            }
+        }
+    }
 }
 
 struct Ctx<'a> {
@@ -322,26 +339,7 @@ the simulator's limit of {NR_CPUS_MAX}"
             ),
         ));
     }
-    // Node layout: nodes per package (SNC) or packages per node.
-    let (nodes_per_package, packages_per_node) = if nodes % packages == 0 {
-        (nodes / packages, 1)
-    } else if packages % nodes == 0 {
-        (1, packages / nodes)
-    } else {
-        return Err(ctx.err(
-            "nodes",
-            format!(
-                "{nodes} nodes cannot be laid over {packages} packages (accepted: a multiple or \
-a divisor of packages)"
-            ),
-        ));
-    };
-    if cores % nodes_per_package != 0 {
-        return Err(ctx.err(
-            "nodes",
-            format!("{nodes_per_package} nodes per package do not split {cores} cores evenly"),
-        ));
-    }
+    let (nodes_per_package, packages_per_node) = node_layout(ctx, packages, nodes, cores)?;
     let cores_per_node = cores / nodes_per_package;
     let per_llc = ctx.int(t, "cores_per_llc", Some(cores_per_node), max)?;
     if cores_per_node % per_llc != 0 {
@@ -370,6 +368,80 @@ LLC never crosses a node or package)"
             ));
         }
     };
+    let shape = RegularShape {
+        packages,
+        cores,
+        threads,
+        nodes_per_package,
+        packages_per_node,
+        cores_per_node,
+        per_llc,
+        per_cluster,
+        core_major,
+    };
+    let mut cpus = regular_layout(&shape);
+    if let Some(v) = t.get("capacities") {
+        apply_capacities(ctx, v, &mut cpus)?;
+    }
+    Ok((cpus, nodes))
+}
+
+/// The node layout of the regular form: (nodes per package (SNC), packages per node).
+fn node_layout(
+    ctx: &Ctx,
+    packages: usize,
+    nodes: usize,
+    cores: usize,
+) -> InputResult<(usize, usize)> {
+    let (nodes_per_package, packages_per_node) = if nodes.is_multiple_of(packages) {
+        (nodes / packages, 1)
+    } else if packages.is_multiple_of(nodes) {
+        (1, packages / nodes)
+    } else {
+        return Err(ctx.err(
+            "nodes",
+            format!(
+                "{nodes} nodes cannot be laid over {packages} packages (accepted: a multiple or \
+a divisor of packages)"
+            ),
+        ));
+    };
+    if !cores.is_multiple_of(nodes_per_package) {
+        return Err(ctx.err(
+            "nodes",
+            format!("{nodes_per_package} nodes per package do not split {cores} cores evenly"),
+        ));
+    }
+    Ok((nodes_per_package, packages_per_node))
+}
+
+/// The counts of the regular form, checked.
+struct RegularShape {
+    packages: usize,
+    cores: usize,
+    threads: usize,
+    nodes_per_package: usize,
+    packages_per_node: usize,
+    cores_per_node: usize,
+    per_llc: usize,
+    per_cluster: usize,
+    core_major: bool,
+}
+
+/// The CPUs of the regular form, numbered socket-major or core-major.
+fn regular_layout(shape: &RegularShape) -> Vec<CpuTopology> {
+    let RegularShape {
+        packages,
+        cores,
+        threads,
+        nodes_per_package,
+        packages_per_node,
+        cores_per_node,
+        per_llc,
+        per_cluster,
+        core_major,
+    } = *shape;
+    let nr = packages * cores * threads;
     let total_cores = packages * cores;
     let mut cpus: Vec<Option<CpuTopology>> = vec![None; nr];
     for p in 0..packages {
@@ -393,14 +465,9 @@ LLC never crosses a node or package)"
             }
         }
     }
-    let mut cpus: Vec<CpuTopology> = cpus
-        .into_iter()
+    cpus.into_iter()
         .map(|c| c.expect("all CPUs generated"))
-        .collect();
-    if let Some(v) = t.get("capacities") {
-        apply_capacities(ctx, v, &mut cpus)?;
-    }
-    Ok((cpus, nodes))
+        .collect()
 }
 
 /// `capacities = { "cpulist" = capacity, .. }`: each CPU's capacity, given at most once.

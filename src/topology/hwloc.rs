@@ -360,8 +360,6 @@ fn read_distances(
     objs: &[Obj],
     origin: &str,
 ) -> InputResult<BTreeMap<(usize, usize), u64>> {
-    let mut out = BTreeMap::new();
-    let bad = |msg: String| InputError::with_key(origin, "distances", msg);
     // hwloc 2.x
     let candidates: Vec<roxmltree::Node> = top
         .children()
@@ -378,58 +376,79 @@ fn read_distances(
         .iter()
         .find(|n| n.attribute("name") == Some("NUMALatency"))
         .or(candidates.first());
-    if let Some(d) = chosen {
-        let nb: usize = d
-            .attribute("nbobjs")
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| bad("distances2 has no valid nbobjs".into()))?;
-        if nb > DISTANCE_NODES_MAX {
-            return Err(bad(format!(
-                "distances2 nbobjs = {nb}: accepted: at most {DISTANCE_NODES_MAX} nodes"
-            )));
-        }
-        let numbers = |tag: &str| -> InputResult<Vec<u64>> {
-            let mut v = Vec::new();
-            for child in d.children().filter(|c| c.has_tag_name(tag)) {
-                for word in child.text().unwrap_or("").split_whitespace() {
-                    v.push(word.parse().map_err(|_| {
-                        bad(format!("'{word}' in <{tag}> is not a non-negative integer"))
-                    })?);
-                }
-            }
-            Ok(v)
-        };
-        let indexes = numbers("indexes")?;
-        let values = numbers("u64values")?;
-        if indexes.len() != nb || values.len() != nb * nb {
-            return Err(bad(format!(
-                "distances2 for {nb} nodes has {} indexes and {} values (expected {nb} and {})",
-                indexes.len(),
-                values.len(),
-                nb * nb
-            )));
-        }
-        let ids: Vec<usize> = if d.attribute("indexing") == Some("gp") {
-            indexes
-                .iter()
-                .map(|&gp| {
-                    objs.iter()
-                        .find(|o| o.kind == Kind::Node && o.gp == Some(gp as usize))
-                        .and_then(|o| o.os)
-                        .ok_or_else(|| bad(format!("no NUMANode with gp_index {gp}")))
-                })
-                .collect::<InputResult<_>>()?
-        } else {
-            indexes.iter().map(|&i| i as usize).collect()
-        };
-        for (i, &a) in ids.iter().enumerate() {
-            for (j, &b) in ids.iter().enumerate() {
-                out.insert((a, b), values[i * nb + j]);
-            }
-        }
-        return Ok(out);
+    match chosen {
+        Some(d) => distances2(*d, objs, origin),
+        None => distances1(top, objs, origin),
     }
-    // hwloc 1.x
+}
+
+/// hwloc 2.x: the matrix of one `<distances2>` element.
+fn distances2(
+    d: roxmltree::Node,
+    objs: &[Obj],
+    origin: &str,
+) -> InputResult<BTreeMap<(usize, usize), u64>> {
+    let mut out = BTreeMap::new();
+    let bad = |msg: String| InputError::with_key(origin, "distances", msg);
+    let nb: usize = d
+        .attribute("nbobjs")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| bad("distances2 has no valid nbobjs".into()))?;
+    if nb > DISTANCE_NODES_MAX {
+        return Err(bad(format!(
+            "distances2 nbobjs = {nb}: accepted: at most {DISTANCE_NODES_MAX} nodes"
+        )));
+    }
+    let numbers = |tag: &str| -> InputResult<Vec<u64>> {
+        let mut v = Vec::new();
+        for child in d.children().filter(|c| c.has_tag_name(tag)) {
+            for word in child.text().unwrap_or("").split_whitespace() {
+                v.push(word.parse().map_err(|_| {
+                    bad(format!("'{word}' in <{tag}> is not a non-negative integer"))
+                })?);
+            }
+        }
+        Ok(v)
+    };
+    let indexes = numbers("indexes")?;
+    let values = numbers("u64values")?;
+    if indexes.len() != nb || values.len() != nb * nb {
+        return Err(bad(format!(
+            "distances2 for {nb} nodes has {} indexes and {} values (expected {nb} and {})",
+            indexes.len(),
+            values.len(),
+            nb * nb
+        )));
+    }
+    let ids: Vec<usize> = if d.attribute("indexing") == Some("gp") {
+        indexes
+            .iter()
+            .map(|&gp| {
+                objs.iter()
+                    .find(|o| o.kind == Kind::Node && o.gp == Some(gp as usize))
+                    .and_then(|o| o.os)
+                    .ok_or_else(|| bad(format!("no NUMANode with gp_index {gp}")))
+            })
+            .collect::<InputResult<_>>()?
+    } else {
+        indexes.iter().map(|&i| i as usize).collect()
+    };
+    for (i, &a) in ids.iter().enumerate() {
+        for (j, &b) in ids.iter().enumerate() {
+            out.insert((a, b), values[i * nb + j]);
+        }
+    }
+    Ok(out)
+}
+
+/// hwloc 1.x: the matrix of the first `<distances>` element over all the NUMA nodes.
+fn distances1(
+    top: roxmltree::Node,
+    objs: &[Obj],
+    origin: &str,
+) -> InputResult<BTreeMap<(usize, usize), u64>> {
+    let mut out = BTreeMap::new();
+    let bad = |msg: String| InputError::with_key(origin, "distances", msg);
     let nodes: Vec<usize> = objs
         .iter()
         .filter(|o| o.kind == Kind::Node)

@@ -452,18 +452,7 @@ pub(crate) fn assemble(raw: RawMachine) -> InputResult<Machine> {
 
     let package = assign_packages(&mut cpus, &core_id, &members, &all);
 
-    // Unknown node: a CPU of the same package, else the lowest node, else node 0.
-    let lowest_node = cpus.iter().filter_map(|c| c.node).min().unwrap_or(0);
-    let node_fw: Vec<usize> = (0..n)
-        .map(|i| {
-            cpus[i].node.unwrap_or_else(|| {
-                (0..n)
-                    .filter(|&j| package[j] == package[i])
-                    .find_map(|j| cpus[j].node)
-                    .unwrap_or(lowest_node)
-            })
-        })
-        .collect();
+    let node_fw = firmware_nodes(&cpus, &package);
     let (node, node_ids) = dense_sorted(&node_fw);
     let (node_distance, distance_note) = build_distances(&raw.distances, &node_ids);
 
@@ -490,19 +479,13 @@ pub(crate) fn assemble(raw: RawMachine) -> InputResult<Machine> {
         return Err(InputError::new(origin, "no CPU is online"));
     }
 
-    let count_online = |ids: &[usize]| {
-        let mut seen: Vec<usize> = online.iter().map(|c| ids[c]).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        seen.len()
-    };
     let mut description = format!(
         "{}: {n} CPUs (online {online}); online CPUs span {} packages, {} cores, {} LLCs, {} nodes",
         raw.source,
-        count_online(&package),
-        count_online(&core_id),
-        count_online(&llc),
-        count_online(&node),
+        count_online(&online, &package),
+        count_online(&online, &core_id),
+        count_online(&online, &llc),
+        count_online(&online, &node),
     );
     if let Some(note) = distance_note {
         description.push_str("; ");
@@ -512,6 +495,31 @@ pub(crate) fn assemble(raw: RawMachine) -> InputResult<Machine> {
         .map_err(|e| InputError::new(origin.clone(), format!("impossible topology: {e}")))?;
     machine.online = online;
     Ok(machine)
+}
+
+/// Each CPU's node as the firmware gave it; an unknown node is that of a CPU of the same
+/// package, else the lowest node, else node 0.
+fn firmware_nodes(cpus: &[RawCpu], package: &[usize]) -> Vec<usize> {
+    let n = cpus.len();
+    let lowest_node = cpus.iter().filter_map(|c| c.node).min().unwrap_or(0);
+    (0..n)
+        .map(|i| {
+            cpus[i].node.unwrap_or_else(|| {
+                (0..n)
+                    .filter(|&j| package[j] == package[i])
+                    .find_map(|j| cpus[j].node)
+                    .unwrap_or(lowest_node)
+            })
+        })
+        .collect()
+}
+
+/// How many distinct ids (`ids[cpu]`) the online CPUs have.
+fn count_online(online: &CpuMask, ids: &[usize]) -> usize {
+    let mut seen: Vec<usize> = online.iter().map(|c| ids[c]).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len()
 }
 
 #[cfg(test)]

@@ -72,52 +72,7 @@ pub fn import(root: &Path) -> InputResult<Machine> {
 pub fn import_named(root: &Path, name: &str) -> InputResult<Machine> {
     super::count_import_read();
     let origin = root.display().to_string();
-    let accepted = "accepted: a directory holding sys/devices/system/cpu, such as / or an \
-unpacked hwloc-gather-topology snapshot";
-    if !root.exists() {
-        return Err(InputError::new(
-            origin,
-            format!("sysfs root does not exist ({accepted})"),
-        ));
-    }
-    if !root.is_dir() {
-        return Err(InputError::new(
-            origin,
-            format!("sysfs root is not a directory ({accepted})"),
-        ));
-    }
-    let base = locate_base(root).ok_or_else(|| {
-        InputError::new(
-            origin.clone(),
-            format!("no {CPU_DIR} directory found ({accepted})"),
-        )
-    })?;
-    let cpu_dir = base.join(CPU_DIR);
-    let ids = numbered_entries(&cpu_dir, "cpu");
-    if ids.is_empty() {
-        return Err(InputError::new(
-            cpu_dir.display().to_string(),
-            "no cpuN directories".to_string(),
-        ));
-    }
-    if let Some((expected, _)) = ids.iter().enumerate().find(|(i, id)| *i != **id) {
-        return Err(InputError::new(
-            cpu_dir.display().to_string(),
-            format!(
-                "CPU numbering has a gap: cpu{expected} is missing but cpu{} exists; \
-schedlab needs CPUs numbered 0..N",
-                ids.last().copied().unwrap_or(0)
-            ),
-        ));
-    }
-    let n = ids.len();
-    if n > NR_CPUS_MAX {
-        return Err(InputError::new(
-            cpu_dir.display().to_string(),
-            format!("{n} CPUs, more than the simulator's limit of {NR_CPUS_MAX}"),
-        ));
-    }
-
+    let (base, cpu_dir, n) = cpu_dir_of(root, &origin)?;
     let online_all = read_mask(&cpu_dir, "online", None)?;
     let mut warn = Warnings {
         base: base.clone(),
@@ -153,6 +108,58 @@ schedlab needs CPUs numbered 0..N",
     })?;
     machine.import_warnings = warn.lines;
     Ok(machine)
+}
+
+/// The snapshot's base directory, its CPU directory and its number of CPUs (numbered 0..N,
+/// at most the simulator's limit).
+fn cpu_dir_of(root: &Path, origin: &str) -> InputResult<(PathBuf, PathBuf, usize)> {
+    let accepted = "accepted: a directory holding sys/devices/system/cpu, such as / or an \
+unpacked hwloc-gather-topology snapshot";
+    if !root.exists() {
+        return Err(InputError::new(
+            origin.to_string(),
+            format!("sysfs root does not exist ({accepted})"),
+        ));
+    }
+    if !root.is_dir() {
+        return Err(InputError::new(
+            origin.to_string(),
+            format!("sysfs root is not a directory ({accepted})"),
+        ));
+    }
+    let base = locate_base(root).ok_or_else(|| {
+        InputError::new(
+            origin.to_string(),
+            format!("no {CPU_DIR} directory found ({accepted})"),
+        )
+    })?;
+    let cpu_dir = base.join(CPU_DIR);
+    let ids = numbered_entries(&cpu_dir, "cpu");
+    if ids.is_empty() {
+        return Err(InputError::new(
+            cpu_dir.display().to_string(),
+            "no cpuN directories".to_string(),
+        ));
+    }
+    if let Some((expected, _)) = ids.iter().enumerate().find(|(i, id)| *i != **id) {
+        return Err(InputError::new(
+            cpu_dir.display().to_string(),
+            format!(
+                "CPU numbering has a gap: cpu{expected} is missing but cpu{} exists; \
+schedlab needs CPUs numbered 0..N",
+                ids.last().copied().unwrap_or(0)
+            ),
+        ));
+    }
+    let n = ids.len();
+    if n > NR_CPUS_MAX {
+        return Err(InputError::new(
+            cpu_dir.display().to_string(),
+            format!("{n} CPUs, more than the simulator's limit of {NR_CPUS_MAX}"),
+        ));
+    }
+
+    Ok((base, cpu_dir, n))
 }
 
 /// The warnings of one import, with paths shown relative to the snapshot root.
@@ -444,48 +451,7 @@ fn read_cpu(
 
     let mut core_key = None;
     if has_topo {
-        let siblings = match read_mask(&topo, "core_cpus_list", Some("core_cpus"))? {
-            Some(m) => Some(m),
-            None => read_mask(&topo, "thread_siblings_list", Some("thread_siblings"))?,
-        };
-        let package = read_num::<i64>(
-            &topo.join("physical_package_id"),
-            "a package id (an integer, -1 = unknown)",
-        )?;
-        if let Some(p) = package.filter(|&p| p < -1) {
-            return Err(InputError::new(
-                topo.join("physical_package_id").display().to_string(),
-                format!("package id {p}; accepted: an integer >= 0, or -1 (unknown)"),
-            ));
-        }
-        raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
-        if package.is_none() {
-            warn.missing(
-                &topo.join("physical_package_id"),
-                &format!("CPU {cpu} is in package 0"),
-            );
-        }
-        match siblings {
-            Some(m) => raw.core = m,
-            None => {
-                if let Some(core_id) =
-                    read_num::<i64>(&topo.join("core_id"), "a core id (an integer)")?
-                {
-                    let die = read_num::<i64>(&topo.join("die_id"), "a die id (an integer)")?
-                        .unwrap_or(0);
-                    core_key = Some((package.unwrap_or(0), die, core_id));
-                } else {
-                    warn.missing(
-                        &topo.join("core_id"),
-                        &format!(
-                            "CPU {cpu} is its own core (core_cpus_list and \
-thread_siblings_list are missing too)"
-                        ),
-                    );
-                }
-            }
-        }
-        raw.cluster = read_mask(&topo, "cluster_cpus_list", Some("cluster_cpus"))?;
+        core_key = read_topology(&topo, cpu, &mut raw, warn)?;
     } else if let Some(l1) = l1 {
         // Offline CPU without topology/: the L1 is shared by exactly the SMT siblings.
         raw.core = l1;
@@ -516,6 +482,59 @@ thread_siblings_list are missing too)"
     raw.max_freq_khz =
         read_num::<u64>(&dir.join("cpufreq/cpuinfo_max_freq"), "a frequency in kHz")?;
     Ok((raw, core_key))
+}
+
+/// Read `cpuN/topology/` into `raw` (package, core, cluster); the CPU's (package, die,
+/// core_id) key when it has no sibling list.
+fn read_topology(
+    topo: &Path,
+    cpu: usize,
+    raw: &mut RawCpu,
+    warn: &mut Warnings,
+) -> InputResult<Option<(i64, i64, i64)>> {
+    let mut core_key = None;
+    let siblings = match read_mask(topo, "core_cpus_list", Some("core_cpus"))? {
+        Some(m) => Some(m),
+        None => read_mask(topo, "thread_siblings_list", Some("thread_siblings"))?,
+    };
+    let package = read_num::<i64>(
+        &topo.join("physical_package_id"),
+        "a package id (an integer, -1 = unknown)",
+    )?;
+    if let Some(p) = package.filter(|&p| p < -1) {
+        return Err(InputError::new(
+            topo.join("physical_package_id").display().to_string(),
+            format!("package id {p}; accepted: an integer >= 0, or -1 (unknown)"),
+        ));
+    }
+    raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
+    if package.is_none() {
+        warn.missing(
+            &topo.join("physical_package_id"),
+            &format!("CPU {cpu} is in package 0"),
+        );
+    }
+    match siblings {
+        Some(m) => raw.core = m,
+        None => {
+            if let Some(core_id) = read_num::<i64>(&topo.join("core_id"), "a core id (an integer)")?
+            {
+                let die =
+                    read_num::<i64>(&topo.join("die_id"), "a die id (an integer)")?.unwrap_or(0);
+                core_key = Some((package.unwrap_or(0), die, core_id));
+            } else {
+                warn.missing(
+                    &topo.join("core_id"),
+                    &format!(
+                        "CPU {cpu} is its own core (core_cpus_list and \
+thread_siblings_list are missing too)"
+                    ),
+                );
+            }
+        }
+    }
+    raw.cluster = read_mask(topo, "cluster_cpus_list", Some("cluster_cpus"))?;
+    Ok(core_key)
 }
 
 #[cfg(test)]

@@ -62,43 +62,8 @@ pub fn pingpong(
     let mut tasks = Vec::with_capacity(pairs * 2);
     for pair in 0..pairs {
         let (request, reply) = (2 * pair as u32, 2 * pair as u32 + 1);
-        let back = |ops: &mut Vec<Op>| {
-            if loops == 0 {
-                ops.push(Op::Jump { to: 0 });
-            } else {
-                ops.push(Op::Loop {
-                    to: 0,
-                    times: loops,
-                    slot: 0,
-                });
-                ops.push(Op::Exit);
-            }
-        };
-        let mut message = vec![
-            Op::Mark { slot: 0 },
-            Op::Run {
-                work_ns: message_work_ns,
-            },
-            Op::Up {
-                sem: request,
-                sync: true,
-            },
-            Op::Down { sem: reply },
-            Op::Sample { slot: 0, metric: 0 },
-            Op::CountOp,
-        ];
-        back(&mut message);
-        let mut worker = vec![
-            Op::Down { sem: request },
-            Op::Run {
-                work_ns: worker_work_ns,
-            },
-            Op::Up {
-                sem: reply,
-                sync: true,
-            },
-        ];
-        back(&mut worker);
+        let (message, worker) =
+            pingpong_programs(request, reply, message_work_ns, worker_work_ns, loops);
         for (name, ops) in [("message", message), ("worker", worker)] {
             tasks.push(TaskSpec {
                 comm: format!("{name}-{pair}"),
@@ -128,4 +93,53 @@ pub fn pingpong(
         // Placement groups: one per pair.
         task_groups: (0..pairs as u32).flat_map(|g| [Some(g), Some(g)]).collect(),
     }
+}
+
+/// The ops of one pingpong pair: the message task's and the worker's, each ending with a
+/// jump back (`loops` = 0) or a loop of `loops` round trips and an exit.
+fn pingpong_programs(
+    request: u32,
+    reply: u32,
+    message_work_ns: u64,
+    worker_work_ns: u64,
+    loops: u32,
+) -> (Vec<Op>, Vec<Op>) {
+    let back = |ops: &mut Vec<Op>| {
+        if loops == 0 {
+            ops.push(Op::Jump { to: 0 });
+        } else {
+            ops.push(Op::Loop {
+                to: 0,
+                times: loops,
+                slot: 0,
+            });
+            ops.push(Op::Exit);
+        }
+    };
+    let mut message = vec![
+        Op::Mark { slot: 0 },
+        Op::Run {
+            work_ns: message_work_ns,
+        },
+        Op::Up {
+            sem: request,
+            sync: true,
+        },
+        Op::Down { sem: reply },
+        Op::Sample { slot: 0, metric: 0 },
+        Op::CountOp,
+    ];
+    back(&mut message);
+    let mut worker = vec![
+        Op::Down { sem: request },
+        Op::Run {
+            work_ns: worker_work_ns,
+        },
+        Op::Up {
+            sem: reply,
+            sync: true,
+        },
+    ];
+    back(&mut worker);
+    (message, worker)
 }

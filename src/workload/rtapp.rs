@@ -1177,6 +1177,38 @@ impl Ctx<'_> {
             out.default_policy = RtAppPolicy::parse(&s)
                 .ok_or_else(|| self.err("global.default_policy", format!("Invalid policy {s}")))?;
         }
+        self.global_calibration(g, &mut out)?;
+        self.global_log_size(g, &mut out)?;
+        if let Some(s) = self.string(g, "logdir", p)? {
+            out.logdir = s;
+        }
+        if let Some(s) = self.string(g, "log_basename", p)? {
+            out.log_basename = s;
+        }
+        self.global_ftrace(g, &mut out)?;
+        if let Some(v) = self.bool(g, "lock_pages", p)? {
+            out.lock_pages = v;
+        }
+        if let Some(v) = self.bool(g, "pi_enabled", p)? {
+            out.pi_enabled = v;
+        }
+        if let Some(s) = self.string(g, "io_device", p)? {
+            out.io_device = s;
+        }
+        if let Some(v) = self.int(g, "mem_buffer_size", p)? {
+            if v <= 0 {
+                return Err(self.err("global.mem_buffer_size", "must be positive"));
+            }
+            out.mem_buffer_size = v as u64;
+        }
+        if let Some(v) = self.bool(g, "cumulative_slack", p)? {
+            out.cumulative_slack = v;
+        }
+        Ok(out)
+    }
+
+    /// `global.calibration`: "CPUn" or a number of ns per loop.
+    fn global_calibration(&self, g: &JsonValue, out: &mut RtAppGlobal) -> InputResult<()> {
         match g.get("calibration") {
             None => {}
             Some(JsonValue::Int(ns)) if *ns >= 0 => {
@@ -1199,6 +1231,11 @@ impl Ctx<'_> {
             }
             Some(v) => return Err(self.type_err("global.calibration", "\"CPUn\" or int", v)),
         }
+        Ok(())
+    }
+
+    /// `global.log_size`: a number of MB, `file`, `auto` or `disable`.
+    fn global_log_size(&self, g: &JsonValue, out: &mut RtAppGlobal) -> InputResult<()> {
         match g.get("log_size") {
             None => {}
             Some(JsonValue::Int(mb)) if *mb >= 0 => out.log_size = LogSize::Mb(*mb as u32),
@@ -1217,12 +1254,11 @@ impl Ctx<'_> {
             }
             Some(v) => return Err(self.type_err("global.log_size", "int or string", v)),
         }
-        if let Some(s) = self.string(g, "logdir", p)? {
-            out.logdir = s;
-        }
-        if let Some(s) = self.string(g, "log_basename", p)? {
-            out.log_basename = s;
-        }
+        Ok(())
+    }
+
+    /// `global.ftrace`: true/false, or a comma-separated list of categories.
+    fn global_ftrace(&self, g: &JsonValue, out: &mut RtAppGlobal) -> InputResult<()> {
         match g.get("ftrace") {
             None => {}
             Some(JsonValue::Bool(b)) => {
@@ -1238,33 +1274,15 @@ impl Ctx<'_> {
                 for cat in s.split(',').filter(|c| !c.is_empty()) {
                     let c = cat.to_ascii_lowercase();
                     match c.as_str() {
-                        "main" | "task" | "loop" | "event" | "stats" => out.ftrace.push(c),
-                        "none" => {}
-                        _ => return Err(self.err("global.ftrace", format!("Invalid ftrace category '{cat}'; accepted: main, task, loop, event, stats, none"))),
-                    }
+                    "main" | "task" | "loop" | "event" | "stats" => out.ftrace.push(c),
+                    "none" => {}
+                    _ => return Err(self.err("global.ftrace", format!("Invalid ftrace category '{cat}'; accepted: main, task, loop, event, stats, none"))),
+                }
                 }
             }
             Some(v) => return Err(self.type_err("global.ftrace", "string", v)),
         }
-        if let Some(v) = self.bool(g, "lock_pages", p)? {
-            out.lock_pages = v;
-        }
-        if let Some(v) = self.bool(g, "pi_enabled", p)? {
-            out.pi_enabled = v;
-        }
-        if let Some(s) = self.string(g, "io_device", p)? {
-            out.io_device = s;
-        }
-        if let Some(v) = self.int(g, "mem_buffer_size", p)? {
-            if v <= 0 {
-                return Err(self.err("global.mem_buffer_size", "must be positive"));
-            }
-            out.mem_buffer_size = v as u64;
-        }
-        if let Some(v) = self.bool(g, "cumulative_slack", p)? {
-            out.cumulative_slack = v;
-        }
-        Ok(out)
+        Ok(())
     }
 }
 

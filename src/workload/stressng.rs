@@ -648,97 +648,102 @@ fn metrics_table(cfg: &StressNgConfig, res: &StressNgResult) -> String {
     let m = res.metrics();
     match cfg.metrics {
         MetricsMode::Off => {}
-        MetricsMode::Brief => {
-            out += &line(
-                pid,
-                "metrc:",
-                &format!(
-                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14}",
-                    "stressor",
-                    "bogo ops",
-                    "real time",
-                    "usr time",
-                    "sys time",
-                    "bogo ops/s",
-                    "bogo ops/s"
-                ),
-            );
-            out += &line(
-                pid,
-                "metrc:",
-                &format!(
-                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14}",
-                    "", "", "(secs) ", "(secs) ", "(secs) ", "(real time)", "(usr+sys time)"
-                ),
-            );
-            if m.bogo_ops > 0 || res.instances.iter().any(|i| i.completed) {
-                out += &line(
-                    pid,
-                    "metrc:",
-                    &format!(
-                        "{:<13} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>14.2}",
-                        "cpu",
-                        m.bogo_ops,
-                        m.real_time_s,
-                        m.usr_time_s,
-                        m.sys_time_s,
-                        m.bogo_ops_per_s_real,
-                        m.bogo_ops_per_s_cpu
-                    ),
-                );
-            }
-        }
-        MetricsMode::Full => {
-            out += &line(
-                pid,
-                "metrc:",
-                &format!(
-                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14} {:>12} {:>13}",
-                    "stressor",
-                    "bogo ops",
-                    "real time",
-                    "usr time",
-                    "sys time",
-                    "bogo ops/s",
-                    "bogo ops/s",
-                    "CPU used per",
-                    "RSS Max"
-                ),
-            );
-            out += &line(
-                pid,
-                "metrc:",
-                &format!(
-                    "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14} {:>12} {:>13}",
-                    "",
-                    "",
-                    "(secs) ",
-                    "(secs) ",
-                    "(secs) ",
-                    "(real time)",
-                    "(usr+sys time)",
-                    "instance (%)",
-                    "(KB)"
-                ),
-            );
-            out += &line(
-                pid,
-                "metrc:",
-                &format!(
-                    "{:<13} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>14.2} {:>12.2} {:>13}",
-                    "cpu",
-                    m.bogo_ops,
-                    m.real_time_s,
-                    m.usr_time_s,
-                    m.sys_time_s,
-                    m.bogo_ops_per_s_real,
-                    m.bogo_ops_per_s_cpu,
-                    m.cpu_used_per_instance_pct,
-                    m.maxrss_kb
-                ),
-            );
-        }
+        MetricsMode::Brief => out += &metrics_brief(res, &m),
+        MetricsMode::Full => out += &metrics_full(pid, &m),
     }
+    out
+}
+
+/// `--metrics-brief`: the header and, when the stressor did anything, its row.
+fn metrics_brief(res: &StressNgResult, m: &StressNgMetrics) -> String {
+    let pid = res.pid;
+    let mut out = String::new();
+    out += &line(
+        pid,
+        "metrc:",
+        &format!(
+            "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14}",
+            "stressor", "bogo ops", "real time", "usr time", "sys time", "bogo ops/s", "bogo ops/s"
+        ),
+    );
+    out += &line(
+        pid,
+        "metrc:",
+        &format!(
+            "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14}",
+            "", "", "(secs) ", "(secs) ", "(secs) ", "(real time)", "(usr+sys time)"
+        ),
+    );
+    if m.bogo_ops > 0 || res.instances.iter().any(|i| i.completed) {
+        out += &line(
+            pid,
+            "metrc:",
+            &format!(
+                "{:<13} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>14.2}",
+                "cpu",
+                m.bogo_ops,
+                m.real_time_s,
+                m.usr_time_s,
+                m.sys_time_s,
+                m.bogo_ops_per_s_real,
+                m.bogo_ops_per_s_cpu
+            ),
+        );
+    }
+    out
+}
+
+/// `--metrics`: the header and the row, with CPU use per instance and RSS.
+fn metrics_full(pid: u32, m: &StressNgMetrics) -> String {
+    let mut out = String::new();
+    out += &line(
+        pid,
+        "metrc:",
+        &format!(
+            "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14} {:>12} {:>13}",
+            "stressor",
+            "bogo ops",
+            "real time",
+            "usr time",
+            "sys time",
+            "bogo ops/s",
+            "bogo ops/s",
+            "CPU used per",
+            "RSS Max"
+        ),
+    );
+    out += &line(
+        pid,
+        "metrc:",
+        &format!(
+            "{:<13} {:>9} {:>9} {:>9} {:>9} {:>12} {:>14} {:>12} {:>13}",
+            "",
+            "",
+            "(secs) ",
+            "(secs) ",
+            "(secs) ",
+            "(real time)",
+            "(usr+sys time)",
+            "instance (%)",
+            "(KB)"
+        ),
+    );
+    out += &line(
+        pid,
+        "metrc:",
+        &format!(
+            "{:<13} {:>9} {:>9.2} {:>9.2} {:>9.2} {:>12.2} {:>14.2} {:>12.2} {:>13}",
+            "cpu",
+            m.bogo_ops,
+            m.real_time_s,
+            m.usr_time_s,
+            m.sys_time_s,
+            m.bogo_ops_per_s_real,
+            m.bogo_ops_per_s_cpu,
+            m.cpu_used_per_instance_pct,
+            m.maxrss_kb
+        ),
+    );
     out
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::Estimate;
 use super::diff::Difference;
-use super::search::{Bisection, Bisector, Runner, Step};
+use super::search::{Bisection, Bisector, Runner, Selection, Step};
 use crate::stats::compare::{classify, decimals_for};
 
 /// How many top changes get a counter block.
@@ -286,7 +286,13 @@ fn render_table(d: &Difference, b: &Bisection, dec: usize) -> String {
             est(&i, dec)
         ));
     }
-    let sel = &a.selection;
+    out.push_str(&selection_lines(d, &a.selection, dec));
+    out
+}
+
+/// The lines of the smallest set of changes that explains the total (greedy selection).
+fn selection_lines(d: &Difference, sel: &Selection, dec: usize) -> String {
+    let mut out = String::new();
     let names: Vec<&str> = sel
         .changes
         .iter()

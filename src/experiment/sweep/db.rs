@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::{Manifest, result_path};
 use crate::error::{InputError, InputResult};
-use crate::stats::report::RunResult;
+use crate::stats::report::{RunResult, Schedstat};
 
 /// The tables. `runs`: one row per run with its configuration columns; `axes`: the sweep's
 /// axis values of each run (what `sweep table` pivots on); `metrics`: every numeric metric
@@ -177,21 +177,27 @@ fn insert_run(
             .execute(params![id, reason, *n as i64])?;
     }
     if let Some(s) = &r.schedstat {
-        let mut rows: Vec<(&str, &str, &str, u64)> = Vec::new();
-        rows.extend(s.totals.iter().map(|(c, &v)| ("totals", "", c.as_str(), v)));
-        for (scope, maps) in [("level", &s.by_level), ("idle_type", &s.by_idle_type)] {
-            for (name, counters) in maps {
-                rows.extend(
-                    counters
-                        .iter()
-                        .map(|(c, &v)| (scope, name.as_str(), c.as_str(), v)),
-                );
-            }
+        insert_schedstat(tx, id, s)?;
+    }
+    Ok(())
+}
+
+/// The `schedstat` rows of one run: its totals, then its counters by level and by idle type.
+fn insert_schedstat(tx: &rusqlite::Transaction, id: &str, s: &Schedstat) -> rusqlite::Result<()> {
+    let mut rows: Vec<(&str, &str, &str, u64)> = Vec::new();
+    rows.extend(s.totals.iter().map(|(c, &v)| ("totals", "", c.as_str(), v)));
+    for (scope, maps) in [("level", &s.by_level), ("idle_type", &s.by_idle_type)] {
+        for (name, counters) in maps {
+            rows.extend(
+                counters
+                    .iter()
+                    .map(|(c, &v)| (scope, name.as_str(), c.as_str(), v)),
+            );
         }
-        for (scope, name, counter, v) in rows {
-            tx.prepare_cached("INSERT INTO schedstat VALUES (?1, ?2, ?3, ?4, ?5)")?
-                .execute(params![id, scope, name, counter, v as i64])?;
-        }
+    }
+    for (scope, name, counter, v) in rows {
+        tx.prepare_cached("INSERT INTO schedstat VALUES (?1, ?2, ?3, ?4, ?5)")?
+            .execute(params![id, scope, name, counter, v as i64])?;
     }
     Ok(())
 }

@@ -388,33 +388,7 @@ pub fn render(board: &Scoreboard) -> String {
             Some(false) => "no",
             None => "-",
         };
-        let mut notes = Vec::new();
-        if !r.scored {
-            notes.push(format!("not scored: {}", r.reason));
-        }
-        if r.sim_in_noise == Some(true) {
-            notes.push("sim inside its noise".to_string());
-        }
-        if r.fitted_from {
-            notes.push("fitted input".to_string());
-        }
-        if r.incomplete_runs > 0 {
-            notes.push(format!(
-                "benchmark not finished in {} runs{}",
-                r.incomplete_runs,
-                if r.sim_change_pct.is_none() {
-                    ": not compared (--allow-incomplete)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if r.warnings > 0 {
-            notes.push(format!("{} watchdog warnings", r.warnings));
-        }
-        if r.cached {
-            notes.push("cached".to_string());
-        }
+        let notes = case_notes(r);
         let _ = writeln!(
             s,
             "{:<38} {:<10} {:<14} {:>+9.2} {:>18} {:>7} {:>4} {:>4} {}",
@@ -448,6 +422,38 @@ pub fn render(board: &Scoreboard) -> String {
         t.fitted_from
     );
     s
+}
+
+/// The notes column of one case: why it is not scored, and what to know about its runs.
+fn case_notes(r: &CaseScore) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !r.scored {
+        notes.push(format!("not scored: {}", r.reason));
+    }
+    if r.sim_in_noise == Some(true) {
+        notes.push("sim inside its noise".to_string());
+    }
+    if r.fitted_from {
+        notes.push("fitted input".to_string());
+    }
+    if r.incomplete_runs > 0 {
+        notes.push(format!(
+            "benchmark not finished in {} runs{}",
+            r.incomplete_runs,
+            if r.sim_change_pct.is_none() {
+                ": not compared (--allow-incomplete)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if r.warnings > 0 {
+        notes.push(format!("{} watchdog warnings", r.warnings));
+    }
+    if r.cached {
+        notes.push("cached".to_string());
+    }
+    notes
 }
 
 #[cfg(test)]

@@ -421,6 +421,68 @@ pub struct LoadBalancer {
     pub sums: sums::LbSums,
 }
 
+/// Each domain's balancing state at boot (`sd_init()`).
+fn boot_domain_states(domains: &SchedDomains, jiffies: u64) -> Vec<DomainState> {
+    domains
+        .domains
+        .iter()
+        .map(|d| DomainState {
+            last_balance: jiffies,
+            balance_interval_ms: d.min_interval_ms,
+            nr_balance_failed: 0,
+            max_newidle_lb_cost: 0,
+            last_decay_max_lb_cost: jiffies,
+            // sd_init(): "50% success rate" (33cf66d88306).
+            newidle_call: 512,
+            newidle_success: 256,
+            newidle_ratio: 512,
+            stats: SdSchedstat::default(),
+        })
+        .collect()
+}
+
+/// Each group capacity's state at boot, from its domains' groups.
+fn boot_sgc_states(domains: &SchedDomains, jiffies: u64) -> Vec<SgcState> {
+    let mut sgc = vec![
+        SgcState {
+            capacity: 0,
+            min_capacity: 0,
+            max_capacity: 0,
+            next_update: jiffies,
+            imbalance: false,
+        };
+        domains.nr_sgc
+    ];
+    for g in &domains.groups {
+        let s = &mut sgc[g.sgc];
+        s.capacity = g.capacity;
+        s.min_capacity = u64::from(g.min_capacity);
+        s.max_capacity = u64::from(g.max_capacity);
+    }
+    sgc
+}
+
+/// Each runqueue's balancing state at boot (`sched_init()`).
+fn boot_rq_states(nr: usize, tunables: &LbTunables, jiffies: u64) -> Vec<RqBalanceState> {
+    vec![
+        RqBalanceState {
+            next_balance: jiffies,
+            max_idle_balance_cost: tunables.migration_cost_ns,
+            avg_idle: 2 * tunables.migration_cost_ns,
+            idle_stamp: 0,
+            idle_balance: IdleType::NotIdle,
+            active_balance: false,
+            push_cpu: 0,
+            nohz_tick_stopped: false,
+            nohz_flags: 0,
+            nohz_idle_balance: 0,
+            has_blocked_load: false,
+            last_blocked_load_update_tick: jiffies,
+        };
+        nr
+    ]
+}
+
 impl LoadBalancer {
     /// Runtime state as the kernel initialises it at boot (`sd_init()`, `sched_init()`,
     /// `init_sched_fair_class()`), at time `now_ns`.
@@ -432,56 +494,10 @@ impl LoadBalancer {
         now_ns: u64,
     ) -> LoadBalancer {
         let jiffies = now_ns / (1_000_000_000 / u64::from(tunables.hz.max(1)));
-        let sd = domains
-            .domains
-            .iter()
-            .map(|d| DomainState {
-                last_balance: jiffies,
-                balance_interval_ms: d.min_interval_ms,
-                nr_balance_failed: 0,
-                max_newidle_lb_cost: 0,
-                last_decay_max_lb_cost: jiffies,
-                // sd_init(): "50% success rate" (33cf66d88306).
-                newidle_call: 512,
-                newidle_success: 256,
-                newidle_ratio: 512,
-                stats: SdSchedstat::default(),
-            })
-            .collect();
-        let mut sgc = vec![
-            SgcState {
-                capacity: 0,
-                min_capacity: 0,
-                max_capacity: 0,
-                next_update: jiffies,
-                imbalance: false,
-            };
-            domains.nr_sgc
-        ];
-        for g in &domains.groups {
-            let s = &mut sgc[g.sgc];
-            s.capacity = g.capacity;
-            s.min_capacity = u64::from(g.min_capacity);
-            s.max_capacity = u64::from(g.max_capacity);
-        }
+        let sd = boot_domain_states(&domains, jiffies);
+        let sgc = boot_sgc_states(&domains, jiffies);
         let nr = domains.nr_cpus();
-        let rq = vec![
-            RqBalanceState {
-                next_balance: jiffies,
-                max_idle_balance_cost: tunables.migration_cost_ns,
-                avg_idle: 2 * tunables.migration_cost_ns,
-                idle_stamp: 0,
-                idle_balance: IdleType::NotIdle,
-                active_balance: false,
-                push_cpu: 0,
-                nohz_tick_stopped: false,
-                nohz_flags: 0,
-                nohz_idle_balance: 0,
-                has_blocked_load: false,
-                last_blocked_load_update_tick: jiffies,
-            };
-            nr
-        ];
+        let rq = boot_rq_states(nr, &tunables, jiffies);
         let mut llc_nr_busy_cpus = vec![0; nr];
         for cpu in domains.span.iter() {
             if let Some(llc) = domains.sd_llc(cpu) {

@@ -61,6 +61,31 @@ impl CfsRq {
                 self.load.weight
             ));
         }
+        self.check_counts(ents, curr_q)?;
+        let queued = || self.queued(ents).chain(curr_q);
+        if total > 0 {
+            let v = self.avg_vruntime(ents);
+            let lag_sum: i128 = queued()
+                .map(|id| {
+                    ents[id].load.weight as i128
+                        * (v.wrapping_sub(ents[id].vruntime) as i64 as i128)
+                })
+                .sum();
+            if !(lag_sum <= 0 && lag_sum > -(total as i128)) {
+                return Err(format!(
+                    "sum of w*lag = {lag_sum}, outside (-W, 0] with W = {total}"
+                ));
+            }
+            if self.mode == FairMode::Eevdf {
+                self.check_picks(ents, params)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The queue counts (`nr_queued`, `h_nr_queued`, `h_nr_runnable`, `h_nr_idle`) match
+    /// the tree plus the queued `curr_q`.
+    fn check_counts(&self, ents: &[SchedEntity], curr_q: Option<usize>) -> Result<(), String> {
         let queued = || self.queued(ents).chain(curr_q);
         // Entity indices are below u32::MAX (the tree's links are u32), so are the counts.
         let count_u32 = |n: usize| u32::try_from(n).expect("entity count fits in u32");
@@ -83,23 +108,6 @@ impl CfsRq {
                  holds {n}/{n}/{runnable}/{idle}",
                 self.nr_queued, self.h_nr_queued, self.h_nr_runnable, self.h_nr_idle
             ));
-        }
-        if total > 0 {
-            let v = self.avg_vruntime(ents);
-            let lag_sum: i128 = queued()
-                .map(|id| {
-                    ents[id].load.weight as i128
-                        * (v.wrapping_sub(ents[id].vruntime) as i64 as i128)
-                })
-                .sum();
-            if !(lag_sum <= 0 && lag_sum > -(total as i128)) {
-                return Err(format!(
-                    "sum of w*lag = {lag_sum}, outside (-W, 0] with W = {total}"
-                ));
-            }
-            if self.mode == FairMode::Eevdf {
-                self.check_picks(ents, params)?;
-            }
         }
         Ok(())
     }

@@ -484,24 +484,11 @@ impl Wakeup {
         let allowed = env.cpus_allowed(p);
         let dom = topo.domains.domain(sd);
         if self.smt_active && self.test_idle_cores(topo, target) {
-            let mut cpus = dom.span.and(allowed);
-            let order = cpus;
-            for core in order.iter_wrap(target) {
-                if !cpus.test(core) {
-                    continue;
-                }
-                let mut idle = true;
-                for cpu in topo.smt_mask(core).iter() {
-                    cpus.clear(cpu);
-                    call.cost.cpus += 1;
-                    if !env.available_idle_cpu(cpu) {
-                        idle = false;
-                    }
-                }
-                if idle {
-                    call.explain.sis = Some(SisStep::IdleCore);
-                    return core;
-                }
+            if let Some(core) =
+                Self::split_idle_core(topo, env, dom.span.and(allowed), target, call)
+            {
+                call.explain.sis = Some(SisStep::IdleCore);
+                return core;
             }
             self.set_idle_cores(topo, target, false);
         }
@@ -543,6 +530,35 @@ impl Wakeup {
         }
         call.explain.sis = Some(SisStep::TargetFallback);
         target
+    }
+
+    /// v4.9–v5.11's `select_idle_core()`: the first core of `cpus` (from `target` on) whose
+    /// SMT siblings are all idle.
+    fn split_idle_core(
+        topo: &Topo,
+        env: &impl WakeupEnv,
+        mut cpus: CpuMask,
+        target: usize,
+        call: &mut Call,
+    ) -> Option<usize> {
+        let order = cpus;
+        for core in order.iter_wrap(target) {
+            if !cpus.test(core) {
+                continue;
+            }
+            let mut idle = true;
+            for cpu in topo.smt_mask(core).iter() {
+                cpus.clear(cpu);
+                call.cost.cpus += 1;
+                if !env.available_idle_cpu(cpu) {
+                    idle = false;
+                }
+            }
+            if idle {
+                return Some(core);
+            }
+        }
+        None
     }
 
     /// Before v4.9: target if idle, prev if idle and cache-affine, else the first allowed
