@@ -12,7 +12,7 @@ fn schedlab(args: &[&str]) -> std::process::Output {
         .expect("schedlab runs")
 }
 
-/// One run of `hackbench -g 4 -l 500` on skl-2s with seed 1 and `sets`; its `runs[0]`.
+/// One run of `hackbench -g 2 -l 500` on skl-2s with seed 1 and `sets`; its `runs[0]`.
 fn hackbench_skl(sets: &[&str], trace: Option<&std::path::Path>) -> serde_json::Value {
     let mut args = vec!["run", "-m", "skl-2s", "--seed", "1", "--json", "-"];
     for s in sets {
@@ -21,7 +21,7 @@ fn hackbench_skl(sets: &[&str], trace: Option<&std::path::Path>) -> serde_json::
     if let Some(t) = trace {
         args.extend(["--trace", t.to_str().unwrap()]);
     }
-    args.extend(["--", "hackbench", "-g", "4", "-l", "500"]);
+    args.extend(["--", "hackbench", "-g", "2", "-l", "500"]);
     let out = schedlab(&args);
     assert!(
         out.status.success(),
@@ -50,10 +50,10 @@ fn node1_busy_share(run: &serde_json::Value) -> f64 {
     node1 / all
 }
 
-/// Without background tasks, seed 1 of this hackbench crowds onto node 0: node 1's CPUs
-/// sit in nohz idle and only the NUMA level's idle balance (every ~80 ms, failing on
-/// `task_hot()`) would visit them, so node 1 does under a quarter of the work and the run
-/// takes about 0.11 s instead of 0.08 s (the slow mode of issue 34). With the kworkers, a
+/// Without background tasks, seed 1 of this hackbench (80 tasks, 40 CPUs a node) crowds onto
+/// node 0: node 1's CPUs sit in nohz idle and only the NUMA level's idle balance (every ~80
+/// ms, failing on `task_hot()`) would visit them, so node 1 does almost none of the work and
+/// the run takes about 0.08 s instead of 0.05 s (the slow mode of issue 34). With the kworkers, a
 /// burst on an idle node-1 CPU ends in `sched_balance_newidle()` with a large `avg_idle`
 /// (the CPU was idle long), which reaches the NUMA level and pulls a task across: the
 /// trace shows a kworker's context migrating a task from node 0 to its node-1 CPU, and the
@@ -69,14 +69,14 @@ fn kworker_bursts_on_idle_cpus_end_in_newidle_pulls_across_nodes() {
     );
     assert!(off.get("background").is_none());
     let share_off = node1_busy_share(&off);
-    assert!(share_off < 0.25, "node 1 did {share_off:.2} of the work");
+    assert!(share_off < 0.1, "node 1 did {share_off:.2} of the work");
 
     let dir = std::env::temp_dir().join(format!("schedlab-background-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("t.txt");
     let on = hackbench_skl(&[], Some(&trace));
     let share_on = node1_busy_share(&on);
-    assert!(share_on > 0.4, "node 1 did {share_on:.2} of the work");
+    assert!(share_on > 0.3, "node 1 did {share_on:.2} of the work");
     let off_s = off["perf_stat"]["elapsed_s"].as_f64().unwrap();
     let on_s = on["perf_stat"]["elapsed_s"].as_f64().unwrap();
     assert!(on_s < 0.85 * off_s, "{on_s} s with, {off_s} s without");
@@ -113,8 +113,8 @@ fn background_tasks_are_reported_apart_from_the_benchmark() {
     assert_eq!(bg["tasks"], 81);
     assert!(bg["task_clock_ms"].as_f64().unwrap() > 0.0);
     let tasks = on["tasks"].as_array().unwrap();
-    // hackbench -g 4: its main task, 4 groups of 20 senders and 20 receivers (no kworker).
-    assert_eq!(tasks.len(), 161);
+    // hackbench -g 2: its main task, 2 groups of 20 senders and 20 receivers (no kworker).
+    assert_eq!(tasks.len(), 81);
     assert!(tasks.iter().all(|t| {
         let comm = t["comm"].as_str().unwrap();
         ["sender", "receiver", "hackbench"]

@@ -346,7 +346,7 @@ fn end_to_end_through_the_cli() {
             "--budget",
             "20",
             "--set",
-            "run.duration_s=0.03",
+            "run.duration_s=0.1",
             "--json",
         ])
         .arg(&json)
