@@ -198,42 +198,14 @@ fn append(joined: &mut WorkloadPlan, plan: WorkloadPlan, at: Bases, metric_prefi
 fn shifted(op: Op, at: Bases) -> Op {
     let metric = |m: u8| u8::try_from(u32::from(m) + at.metrics).expect("checked by join()");
     match op {
-        Op::Down { sem } => Op::Down { sem: sem + at.sems },
-        Op::Up { sem, sync } => Op::Up {
-            sem: sem + at.sems,
-            sync,
-        },
-        Op::UpMany { sem, n, sync } => Op::UpMany {
-            sem: sem + at.sems,
-            n,
-            sync,
-        },
-        Op::TryDown { sem, else_to } => Op::TryDown {
-            sem: sem + at.sems,
-            else_to,
-        },
-        Op::DownAll { sem, into } => Op::DownAll {
-            sem: sem + at.sems,
-            into: into + at.sems,
-        },
-        Op::UpStamped { sem, sync, slot } => Op::UpStamped {
-            sem: sem + at.sems,
-            sync,
-            slot,
-        },
-        Op::UpThreshold {
-            sem,
-            sync,
-            min_count,
-        } => Op::UpThreshold {
-            sem: sem + at.sems,
-            sync,
-            min_count,
-        },
-        Op::Wake { sem, all } => Op::Wake {
-            sem: sem + at.sems,
-            all,
-        },
+        Op::Down { .. }
+        | Op::Up { .. }
+        | Op::UpMany { .. }
+        | Op::TryDown { .. }
+        | Op::DownAll { .. }
+        | Op::UpStamped { .. }
+        | Op::UpThreshold { .. }
+        | Op::Wake { .. } => sems_shifted(op, at.sems),
         Op::Barrier { id, count } => Op::Barrier {
             id: id + at.barriers,
             count,
@@ -260,15 +232,9 @@ fn shifted(op: Op, at: Bases) -> Op {
         Op::Fork { task } => Op::Fork {
             task: task + at.tasks,
         },
-        Op::SpinLock { lock } => Op::SpinLock {
-            lock: lock + at.spinlocks,
-        },
-        Op::SpinUnlock { lock } => Op::SpinUnlock {
-            lock: lock + at.spinlocks,
-        },
-        Op::PerCpuSpinLock { base } => Op::PerCpuSpinLock {
-            base: base + at.spinlocks,
-        },
+        Op::SpinLock { .. } | Op::SpinUnlock { .. } | Op::PerCpuSpinLock { .. } => {
+            spinlocks_shifted(op, at.spinlocks)
+        }
         // Ops that name no shared index: program counters (`Loop`, `Jump`, `else_to`,
         // `exit_to`) are within the program, marks and loop slots within the task.
         Op::Run { .. }
@@ -288,6 +254,56 @@ fn shifted(op: Op, at: Bases) -> Op {
         | Op::Exec
         | Op::PerCpuSpinUnlock
         | Op::Stop => op,
+    }
+}
+
+/// `op` with the semaphores it names shifted by `by` (other ops unchanged).
+fn sems_shifted(op: Op, by: u32) -> Op {
+    match op {
+        Op::Down { sem } => Op::Down { sem: sem + by },
+        Op::Up { sem, sync } => Op::Up {
+            sem: sem + by,
+            sync,
+        },
+        Op::UpMany { sem, n, sync } => Op::UpMany {
+            sem: sem + by,
+            n,
+            sync,
+        },
+        Op::TryDown { sem, else_to } => Op::TryDown {
+            sem: sem + by,
+            else_to,
+        },
+        Op::DownAll { sem, into } => Op::DownAll {
+            sem: sem + by,
+            into: into + by,
+        },
+        Op::UpStamped { sem, sync, slot } => Op::UpStamped {
+            sem: sem + by,
+            sync,
+            slot,
+        },
+        Op::UpThreshold {
+            sem,
+            sync,
+            min_count,
+        } => Op::UpThreshold {
+            sem: sem + by,
+            sync,
+            min_count,
+        },
+        Op::Wake { sem, all } => Op::Wake { sem: sem + by, all },
+        other => other,
+    }
+}
+
+/// `op` with the spinlocks it names shifted by `by` (other ops unchanged).
+fn spinlocks_shifted(op: Op, by: u32) -> Op {
+    match op {
+        Op::SpinLock { lock } => Op::SpinLock { lock: lock + by },
+        Op::SpinUnlock { lock } => Op::SpinUnlock { lock: lock + by },
+        Op::PerCpuSpinLock { base } => Op::PerCpuSpinLock { base: base + by },
+        other => other,
     }
 }
 

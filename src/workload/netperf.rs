@@ -98,7 +98,6 @@ fn parse_cpu(s: &str, nr_cpus: usize, origin: &str) -> InputResult<Option<usize>
 
 /// `netperf [global options] [-- test options]`; `args` exclude the program name.
 pub fn parse_netperf(args: &[String], nr_cpus: usize) -> InputResult<NetperfRrConfig> {
-    let err = |m: String| InputError::new("netperf", m);
     let (global, test): (&[String], &[String]) = match args.iter().position(|a| a == "--") {
         Some(i) => (&args[..i], &args[i + 1..]),
         None => (args, &[]),
@@ -116,6 +115,22 @@ pub fn parse_netperf(args: &[String], nr_cpus: usize) -> InputResult<NetperfRrCo
         print_headers: true,
         warmup_s: 0,
     };
+    apply_global_opts(&mut c, global, nr_cpus)?;
+    apply_test_opts(&mut c, test)?;
+    Ok(c)
+}
+
+fn netperf_err(m: String) -> InputError {
+    InputError::new("netperf", m)
+}
+
+/// netperf's global options (`-t -l -H -T -P`, before `--`); a test (`-t`) must be given.
+fn apply_global_opts(
+    c: &mut NetperfRrConfig,
+    global: &[String],
+    nr_cpus: usize,
+) -> InputResult<()> {
+    let err = netperf_err;
     let mut test_given = false;
     let p = cmdline::getopt_long(
         "netperf",
@@ -134,26 +149,9 @@ pub fn parse_netperf(args: &[String], nr_cpus: usize) -> InputResult<NetperfRrCo
         match o.id {
             't' => {
                 test_given = true;
-                c.protocol = match a.to_ascii_uppercase().as_str() {
-                    "TCP_RR" => RrProtocol::Tcp,
-                    "UDP_RR" => RrProtocol::Udp,
-                    _ => {
-                        return Err(err(format!(
-                            "test '{a}' is not modelled; accepted: TCP_RR, UDP_RR"
-                        )));
-                    }
-                }
+                c.protocol = test_protocol(&a)?;
             }
-            'l' => {
-                let v: i64 = a
-                    .parse()
-                    .map_err(|_| err(format!("-l: bad test length '{a}'")))?;
-                c.length = match v {
-                    0 => return Err(err("-l 0: a test length of 0 runs nothing".into())),
-                    v if v > 0 => RrLength::Seconds(v.min(i64::from(u32::MAX)) as u32),
-                    v => RrLength::Transactions(v.unsigned_abs()),
-                };
-            }
+            'l' => c.length = test_length(&a)?,
             'H' => {
                 if !matches!(a.as_str(), "localhost" | "127.0.0.1" | "::1") {
                     return Err(err(format!(
@@ -179,6 +177,36 @@ pub fn parse_netperf(args: &[String], nr_cpus: usize) -> InputResult<NetperfRrCo
                 .into(),
         ));
     }
+    Ok(())
+}
+
+/// `-t`: the protocol of a modelled request/response test.
+fn test_protocol(a: &str) -> InputResult<RrProtocol> {
+    match a.to_ascii_uppercase().as_str() {
+        "TCP_RR" => Ok(RrProtocol::Tcp),
+        "UDP_RR" => Ok(RrProtocol::Udp),
+        _ => Err(netperf_err(format!(
+            "test '{a}' is not modelled; accepted: TCP_RR, UDP_RR"
+        ))),
+    }
+}
+
+/// `-l`: seconds when positive, a transaction count when negative; 0 is refused.
+fn test_length(a: &str) -> InputResult<RrLength> {
+    let err = netperf_err;
+    let v: i64 = a
+        .parse()
+        .map_err(|_| err(format!("-l: bad test length '{a}'")))?;
+    Ok(match v {
+        0 => return Err(err("-l 0: a test length of 0 runs nothing".into())),
+        v if v > 0 => RrLength::Seconds(v.min(i64::from(u32::MAX)) as u32),
+        v => RrLength::Transactions(v.unsigned_abs()),
+    })
+}
+
+/// netperf's test options (after `--`): `-r REQ,RESP` and `-D`.
+fn apply_test_opts(c: &mut NetperfRrConfig, test: &[String]) -> InputResult<()> {
+    let err = netperf_err;
     let t = cmdline::getopt_long("netperf", test, "r:D", &[], cmdline::OptStyle::Glibc)
         .map_err(|m| err(format!("{m} (schedlab models test options -r and -D)")))?;
     for o in &t.opts {
@@ -208,7 +236,7 @@ pub fn parse_netperf(args: &[String], nr_cpus: usize) -> InputResult<NetperfRrCo
     if let Some(w) = t.positional.first() {
         return Err(err(format!("unexpected test argument '{w}'")));
     }
-    Ok(c)
+    Ok(())
 }
 
 /// `tbench [-t SECS] [--warmup SECS] N [server]`.
@@ -472,30 +500,49 @@ pub fn from_keys(
         c.response_bytes = v;
     }
     if let Some(v) = keys.clients {
-        let max = if tbench {
-            crate::input::limits::MAX_CLIENTS
-        } else {
-            1
-        };
-        if v == 0 || v > max {
-            return Err(err(
-                "clients",
-                crate::input::keys::expected(
-                    &format!(
-                        "{} (netperf runs 1 pair; tbench 1 to {} pairs)",
-                        if tbench {
-                            format!("an integer from 1 to {max}")
-                        } else {
-                            "1".into()
-                        },
-                        crate::input::limits::MAX_CLIENTS
-                    ),
-                    format!("integer {v}"),
-                ),
-            ));
-        }
-        c.clients = v as u32;
+        c.clients = clients_key(v, tbench, err)?;
     }
+    apply_cpu_keys(&mut c, keys, nr_cpus, err)?;
+    if let Some(b) = keys.nodelay {
+        c.nodelay = b;
+    }
+    Ok(c)
+}
+
+/// The `clients` key: 1 for netperf, 1 to `MAX_CLIENTS` pairs for tbench.
+fn clients_key(v: u64, tbench: bool, err: &dyn Fn(&str, String) -> InputError) -> InputResult<u32> {
+    let max = if tbench {
+        crate::input::limits::MAX_CLIENTS
+    } else {
+        1
+    };
+    if v == 0 || v > max {
+        return Err(err(
+            "clients",
+            crate::input::keys::expected(
+                &format!(
+                    "{} (netperf runs 1 pair; tbench 1 to {} pairs)",
+                    if tbench {
+                        format!("an integer from 1 to {max}")
+                    } else {
+                        "1".into()
+                    },
+                    crate::input::limits::MAX_CLIENTS
+                ),
+                format!("integer {v}"),
+            ),
+        ));
+    }
+    Ok(v as u32)
+}
+
+/// The `local_cpu` and `remote_cpu` keys (`-T`): CPUs that exist.
+fn apply_cpu_keys(
+    c: &mut NetperfRrConfig,
+    keys: &NetperfKeys,
+    nr_cpus: usize,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<()> {
     for (k, v, slot) in [
         ("local_cpu", keys.local_cpu, &mut c.local_cpu),
         ("remote_cpu", keys.remote_cpu, &mut c.remote_cpu),
@@ -510,10 +557,7 @@ pub fn from_keys(
             *slot = Some(v as usize);
         }
     }
-    if let Some(b) = keys.nodelay {
-        c.nodelay = b;
-    }
-    Ok(c)
+    Ok(())
 }
 
 #[cfg(test)]

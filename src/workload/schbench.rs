@@ -416,27 +416,11 @@ fn apply_current_opt(
                 c.rps = 10;
             }
         }
-        'p' => {
-            let mut v = u32v("pipe size")?;
-            if v > PIPE_TRANSFER_BUFFER {
-                c.parse_notes
-                    .push(format!("pipe size too big, using {PIPE_TRANSFER_BUFFER}"));
-                v = PIPE_TRANSFER_BUFFER;
-            }
-            c.pipe_bytes = v;
-            c.warmup_s = 0;
-        }
+        'p' => set_pipe_bytes(c, u32v("pipe size")?),
         'w' => late.found_warmup = Some(u32v("warmup time")?),
         'm' => c.message_threads = u32v("message threads")?,
         'M' | 'W' => {
-            let pin = if arg == "auto" {
-                CpuPin::Auto
-            } else {
-                CpuPin::List(
-                    parse_cpuset(arg)
-                        .ok_or_else(|| err("failed to parse cpuset information".into()))?,
-                )
-            };
+            let pin = cpu_pin(arg)?;
             if o.id == 'M' {
                 c.message_cpus = pin;
             } else {
@@ -452,26 +436,56 @@ fn apply_current_opt(
         's' => c.sleep_usec = nonneg("sleep usec")?,
         'F' => c.cache_footprint_kb = nonneg("cache footprint")?,
         'f' => {} // see CURRENT_LONGOPTS
-        'j' => {
-            return Err(err(format!(
-                "--json {}: schbench's own JSON file is not written by the simulation; \
-                 accepted: schedlab's --json FILE, whose runs[].workload holds schbench's \
-                 metrics",
-                crate::input::limits::clip(arg)
-            )));
-        }
+        'j' => return Err(json_opt_err(arg)),
         'J' => c.jobname = Some(arg.to_string()),
-        'S' => {
-            let v = cmdline::atoi(arg);
-            if !(0..=100).contains(&v) {
-                return Err(err("split must be between 0 and 100".into()));
-            }
-            c.split_private_pct = Some(v as u32);
-        }
+        'S' => c.split_private_pct = Some(split_pct(arg)?),
         'h' => return Err(err("--help prints usage; nothing to simulate".into())),
         _ => unreachable!("getopt only returns ids from the table"),
     }
     Ok(())
+}
+
+/// `-p`: the pipe transfer size, capped at the program's buffer (with its note), and no
+/// warm-up.
+fn set_pipe_bytes(c: &mut SchbenchConfig, mut v: u32) {
+    if v > PIPE_TRANSFER_BUFFER {
+        c.parse_notes
+            .push(format!("pipe size too big, using {PIPE_TRANSFER_BUFFER}"));
+        v = PIPE_TRANSFER_BUFFER;
+    }
+    c.pipe_bytes = v;
+    c.warmup_s = 0;
+}
+
+/// `-M`/`-W`: `auto` or a CPU list.
+fn cpu_pin(arg: &str) -> InputResult<CpuPin> {
+    Ok(if arg == "auto" {
+        CpuPin::Auto
+    } else {
+        CpuPin::List(
+            parse_cpuset(arg)
+                .ok_or_else(|| schbench_err("failed to parse cpuset information".into()))?,
+        )
+    })
+}
+
+/// `-j`/`--json`: refused, pointing to schedlab's own `--json`.
+fn json_opt_err(arg: &str) -> InputError {
+    schbench_err(format!(
+        "--json {}: schbench's own JSON file is not written by the simulation; \
+         accepted: schedlab's --json FILE, whose runs[].workload holds schbench's \
+         metrics",
+        crate::input::limits::clip(arg)
+    ))
+}
+
+/// `--split`: the private share of the operations, a percentage 0..=100 (`atoi`).
+fn split_pct(arg: &str) -> InputResult<u32> {
+    let v = cmdline::atoi(arg);
+    if !(0..=100).contains(&v) {
+        return Err(schbench_err("split must be between 0 and 100".into()));
+    }
+    Ok(v as u32)
 }
 
 /// What the current schbench does after its option loop: the late options, `-C` implying
@@ -1048,12 +1062,14 @@ pub struct SchbenchKeys {
 /// Each given key with the option words it stands for.
 type KeyWords = Vec<(&'static str, Vec<String>)>;
 
+/// A numeric key: (key, value, option flag, whether the version has the option).
+type NumericKey = (&'static str, Option<u64>, &'static str, bool);
+
 impl SchbenchKeys {
-    /// Each given key as `(key, the option words it stands for)`, in the order above.
-    fn option_words(&self, version: SchbenchVersion) -> Result<KeyWords, (&'static str, String)> {
-        let current = version == SchbenchVersion::Current;
-        let mut out: Vec<(&'static str, Vec<String>)> = Vec::new();
-        let num: [(&'static str, Option<u64>, &str, bool); 15] = [
+    /// The numeric keys, in the order of [`Self::option_words`], with whether the current
+    /// (`current`) or classic version has each.
+    fn numeric_keys(&self, current: bool) -> [NumericKey; 15] {
+        [
             ("message_threads", self.message_threads, "-m", true),
             (
                 "workers_per_message_thread",
@@ -1089,8 +1105,14 @@ impl SchbenchKeys {
                 "-c",
                 !current,
             ),
-        ];
-        for (k, v, flag, exists) in num {
+        ]
+    }
+
+    /// Each given key as `(key, the option words it stands for)`, in the order above.
+    fn option_words(&self, version: SchbenchVersion) -> Result<KeyWords, (&'static str, String)> {
+        let current = version == SchbenchVersion::Current;
+        let mut out: Vec<(&'static str, Vec<String>)> = Vec::new();
+        for (k, v, flag, exists) in self.numeric_keys(current) {
             let Some(v) = v else { continue };
             if !exists {
                 return Err((k, only_in(current)));

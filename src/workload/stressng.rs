@@ -338,19 +338,7 @@ fn parse_time_s(s: &str) -> Result<u64, String> {
 /// offlining is applied by the machine model afterwards.
 pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
     let err = |m: String| InputError::new("stress-ng", m);
-    // Options stress-ng has but we do not model: flag them clearly instead of pretending to
-    // be getopt ("unrecognized option" would wrongly suggest stress-ng lacks them).
-    for a in args {
-        if let Some(body) = a.strip_prefix("--") {
-            let name = body.split('=').next().unwrap_or(body);
-            if !name.is_empty() && !LONGOPTS.iter().any(|l| l.name.starts_with(name)) {
-                return Err(err(format!(
-                    "option '--{name}' is not modelled by schedlab's stress-ng (supported: {}, -c, -l, -t, -M)",
-                    supported_list()
-                )));
-            }
-        }
-    }
+    check_unmodelled_longopts(args)?;
     let p = cmdline::getopt_long("stress-ng", args, "c:l:t:M", LONGOPTS, OptStyle::Glibc).map_err(
         |m| {
             err(format!(
@@ -358,18 +346,7 @@ pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
             ))
         },
     )?;
-    let mut c = StressNgConfig {
-        instances: 0,
-        cpu_load_pct: 100,
-        cpu_load_slice: -64,
-        cpu_ops: None,
-        cpu_method: "all".into(),
-        cpu_old_metrics: false,
-        timeout_s: None,
-        metrics: MetricsMode::Off,
-        taskset: None,
-        cpu_load_given: false,
-    };
+    let mut c = default_config();
     let mut cpu_given = false;
     for o in &p.opts {
         let arg = o.arg.as_deref().unwrap_or("");
@@ -387,35 +364,13 @@ pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
                 cpu_given = true;
                 c.instances = resolve_instances(arg, nr_cpus).map_err(err)?;
             }
-            'o' => {
-                let v: u64 = if arg.starts_with('-') {
-                    return Err(err(format!("invalid negative value {arg}")));
-                } else {
-                    parse_i64(arg).map_err(err)? as u64
-                };
-                if !(MIN_OPS..=MAX_OPS).contains(&v) {
-                    return Err(err(format!(
-                        "value {v} is out of range for cpu-ops, allowed: {MIN_OPS} .. {MAX_OPS}"
-                    )));
-                }
-                c.cpu_ops = Some(v);
-            }
+            'o' => c.cpu_ops = Some(cpu_ops_value(arg)?),
             'l' => {
                 c.cpu_load_pct = range("cpu-load", 0, 100)? as u32;
                 c.cpu_load_given = true;
             }
             'S' => c.cpu_load_slice = range("cpu-load-slice", -5000, 5000)? as i32,
-            'x' => {
-                if arg != "all" && !METHODS.iter().any(|m| m.name == arg) {
-                    let mut names = vec!["all"];
-                    names.extend(METHODS.iter().map(|m| m.name));
-                    return Err(err(format!(
-                        "option cpu-method choice '{arg}' not known, choices are: {} (schedlab models these cpu methods)",
-                        names.join(" ")
-                    )));
-                }
-                c.cpu_method = arg.to_string();
-            }
+            'x' => c.cpu_method = cpu_method_value(arg)?,
             'O' => c.cpu_old_metrics = true,
             't' => c.timeout_s = Some(parse_time_s(arg).map_err(err)?),
             'M' => {
@@ -424,16 +379,7 @@ pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
                 }
             }
             'B' => c.metrics = MetricsMode::Brief,
-            'T' => {
-                let m = CpuMask::parse(arg)
-                    .map_err(|e| err(format!("taskset: invalid CPU list '{arg}': {e}")))?;
-                if let Some(bad) = m.iter().find(|&cpu| cpu >= nr_cpus) {
-                    return Err(err(format!(
-                        "taskset: CPU {bad} is not available (machine has {nr_cpus} CPUs)"
-                    )));
-                }
-                c.taskset = Some(m);
-            }
+            'T' => c.taskset = Some(taskset_value(arg, nr_cpus)?),
             _ => unreachable!("getopt only returns ids from the table"),
         }
     }
@@ -450,6 +396,87 @@ pub fn parse(args: &[String], nr_cpus: usize) -> InputResult<StressNgConfig> {
         )));
     }
     Ok(c)
+}
+
+fn stressng_err(m: String) -> InputError {
+    InputError::new("stress-ng", m)
+}
+
+/// Refuse long options stress-ng has but schedlab does not model.
+fn check_unmodelled_longopts(args: &[String]) -> InputResult<()> {
+    let err = stressng_err;
+    // Options stress-ng has but we do not model: flag them clearly instead of pretending to
+    // be getopt ("unrecognized option" would wrongly suggest stress-ng lacks them).
+    for a in args {
+        if let Some(body) = a.strip_prefix("--") {
+            let name = body.split('=').next().unwrap_or(body);
+            if !name.is_empty() && !LONGOPTS.iter().any(|l| l.name.starts_with(name)) {
+                return Err(err(format!(
+                    "option '--{name}' is not modelled by schedlab's stress-ng (supported: {}, -c, -l, -t, -M)",
+                    supported_list()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The configuration before any option: stress-ng's defaults.
+fn default_config() -> StressNgConfig {
+    StressNgConfig {
+        instances: 0,
+        cpu_load_pct: 100,
+        cpu_load_slice: -64,
+        cpu_ops: None,
+        cpu_method: "all".into(),
+        cpu_old_metrics: false,
+        timeout_s: None,
+        metrics: MetricsMode::Off,
+        taskset: None,
+        cpu_load_given: false,
+    }
+}
+
+/// `--cpu-ops N`: not negative, within `MIN_OPS..=MAX_OPS`.
+fn cpu_ops_value(arg: &str) -> InputResult<u64> {
+    let err = stressng_err;
+    let v: u64 = if arg.starts_with('-') {
+        return Err(err(format!("invalid negative value {arg}")));
+    } else {
+        parse_i64(arg).map_err(err)? as u64
+    };
+    if !(MIN_OPS..=MAX_OPS).contains(&v) {
+        return Err(err(format!(
+            "value {v} is out of range for cpu-ops, allowed: {MIN_OPS} .. {MAX_OPS}"
+        )));
+    }
+    Ok(v)
+}
+
+/// `--cpu-method M`: `all` or a modelled method.
+fn cpu_method_value(arg: &str) -> InputResult<String> {
+    if arg != "all" && !METHODS.iter().any(|m| m.name == arg) {
+        let mut names = vec!["all"];
+        names.extend(METHODS.iter().map(|m| m.name));
+        return Err(stressng_err(format!(
+            "option cpu-method choice '{arg}' not known, choices are: {} (schedlab models these cpu methods)",
+            names.join(" ")
+        )));
+    }
+    Ok(arg.to_string())
+}
+
+/// `--taskset LIST`: a CPU list of CPUs that exist.
+fn taskset_value(arg: &str, nr_cpus: usize) -> InputResult<CpuMask> {
+    let err = stressng_err;
+    let m =
+        CpuMask::parse(arg).map_err(|e| err(format!("taskset: invalid CPU list '{arg}': {e}")))?;
+    if let Some(bad) = m.iter().find(|&cpu| cpu >= nr_cpus) {
+        return Err(err(format!(
+            "taskset: CPU {bad} is not available (machine has {nr_cpus} CPUs)"
+        )));
+    }
+    Ok(m)
 }
 
 /// `stress_get_int32_instance_percent`: `N`, or `P%` of the configured CPUs (at least 1);

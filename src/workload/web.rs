@@ -265,61 +265,15 @@ pub fn from_keys(
     let workers = in_range(err, "workers", k.workers, nr_cpus as u64, 1, MAX_THREADS)? as u32;
     let demand_us = in_range(err, "demand_us", k.demand_us, 1000, 1, MAX_PHASE_US)?;
     let wait = |key: &str, v: Option<u64>| in_range(err, key, v, 0, 0, MAX_PHASE_US);
-    let closed_keys = k.clients.is_some() || k.think_us.is_some() || k.think.is_some();
-    let open_keys = k.rate_per_s.is_some() || k.arrivals.is_some();
+    let closed_keys = closed_keys_given(k).contains(&true);
     let load = k.load.unwrap_or(if closed_keys {
         LoadKey::Closed
     } else {
         LoadKey::Open
     });
     let load = match load {
-        LoadKey::Open => {
-            if closed_keys {
-                let key = ["clients", "think_us", "think"][[
-                    k.clients.is_some(),
-                    k.think_us.is_some(),
-                    k.think.is_some(),
-                ]
-                .iter()
-                .position(|&b| b)
-                .unwrap_or(0)];
-                return Err(err(key, "only with load = \"closed\"".into()));
-            }
-            let cap = workers.min(nr_cpus as u32) as f64 * 1e6 / demand_us as f64;
-            let rate = k.rate_per_s.unwrap_or((cap * 0.9).round().max(1.0));
-            if !(rate.is_finite() && (0.001..=1e8).contains(&rate)) {
-                return Err(err(
-                    "rate_per_s",
-                    expected("requests per second from 0.001 to 1e8", rate),
-                ));
-            }
-            WebLoad::Open {
-                rate_per_s: rate,
-                arrivals: k.arrivals.unwrap_or(Dist::Exponential),
-            }
-        }
-        LoadKey::Closed => {
-            if open_keys {
-                let key = if k.rate_per_s.is_some() {
-                    "rate_per_s"
-                } else {
-                    "arrivals"
-                };
-                return Err(err(key, "only with load = \"open\"".into()));
-            }
-            WebLoad::Closed {
-                clients: in_range(
-                    err,
-                    "clients",
-                    k.clients,
-                    u64::from(workers),
-                    1,
-                    MAX_THREADS,
-                )? as u32,
-                think_ns: in_range(err, "think_us", k.think_us, 0, 0, MAX_PHASE_US)? * 1000,
-                think: k.think.unwrap_or(Dist::Exponential),
-            }
-        }
+        LoadKey::Open => open_load(k, workers, nr_cpus, demand_us, err)?,
+        LoadKey::Closed => closed_load(k, workers, err)?,
     };
     let irq_threads = match k.irq_threads {
         None => None,
@@ -350,6 +304,69 @@ pub fn from_keys(
         memory,
         duration_s,
         warmup_ms,
+    })
+}
+
+/// Which closed-loop keys are given: `clients`, `think_us`, `think`.
+fn closed_keys_given(k: &WebKeys) -> [bool; 3] {
+    [k.clients.is_some(), k.think_us.is_some(), k.think.is_some()]
+}
+
+/// The open-loop load: no closed-loop key, and a rate (default 90 % of the workers'
+/// capacity) from 0.001 to 1e8 per second.
+fn open_load(
+    k: &WebKeys,
+    workers: u32,
+    nr_cpus: usize,
+    demand_us: u64,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<WebLoad> {
+    if closed_keys_given(k).contains(&true) {
+        let key = ["clients", "think_us", "think"]
+            [closed_keys_given(k).iter().position(|&b| b).unwrap_or(0)];
+        return Err(err(key, "only with load = \"closed\"".into()));
+    }
+    let cap = workers.min(nr_cpus as u32) as f64 * 1e6 / demand_us as f64;
+    let rate = k.rate_per_s.unwrap_or((cap * 0.9).round().max(1.0));
+    if !(rate.is_finite() && (0.001..=1e8).contains(&rate)) {
+        return Err(err(
+            "rate_per_s",
+            expected("requests per second from 0.001 to 1e8", rate),
+        ));
+    }
+    Ok(WebLoad::Open {
+        rate_per_s: rate,
+        arrivals: k.arrivals.unwrap_or(Dist::Exponential),
+    })
+}
+
+/// The closed-loop load: no open-loop key; `clients` (default one per worker) and the
+/// think time.
+fn closed_load(
+    k: &WebKeys,
+    workers: u32,
+    err: &dyn Fn(&str, String) -> InputError,
+) -> InputResult<WebLoad> {
+    let open_keys = k.rate_per_s.is_some() || k.arrivals.is_some();
+    if open_keys {
+        let key = if k.rate_per_s.is_some() {
+            "rate_per_s"
+        } else {
+            "arrivals"
+        };
+        return Err(err(key, "only with load = \"open\"".into()));
+    }
+    Ok(WebLoad::Closed {
+        clients: in_range(
+            err,
+            "clients",
+            k.clients,
+            u64::from(workers),
+            1,
+            MAX_THREADS,
+        )? as u32,
+        think_ns: in_range(err, "think_us", k.think_us, 0, 0, MAX_PHASE_US)? * 1000,
+        think: k.think.unwrap_or(Dist::Exponential),
     })
 }
 

@@ -90,7 +90,7 @@ use crate::cpumask::CpuMask;
 use crate::engine::WorkloadPlan;
 use crate::error::InputResult;
 use crate::memory::traffic;
-use crate::task::{MemPolicy, Op, SemId, TaskSpec};
+use crate::task::{MemPolicy, Op, ProgramId, SemId, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::hackbench::{HackbenchConfig, HackbenchIpc, HackbenchMode};
 
@@ -336,6 +336,103 @@ fn parent_prog(
     Ok(p)
 }
 
+/// What every child shares with the parent: the start barrier's and the reaping semaphores,
+/// and its exit work.
+#[derive(Clone, Copy)]
+struct ChildSync {
+    ready: SemId,
+    wake: SemId,
+    reaped: SemId,
+    exit_ns: u64,
+}
+
+impl ChildSync {
+    /// Start barrier: one byte to "ready" (a WF_SYNC wakeup of the parent), then poll "wake".
+    fn start(&self, p: &mut Prog) {
+        p.push(Op::Up {
+            sem: self.ready,
+            sync: true,
+        });
+        p.push(Op::Down { sem: self.wake });
+    }
+
+    /// The child's exit work, then the post the parent reaps.
+    fn finish(&self, p: &mut Prog) {
+        p.run(self.exit_ns);
+        p.push(Op::Up {
+            sem: self.reaped,
+            sync: false,
+        });
+        p.push(Op::Exit);
+    }
+}
+
+/// A receiver: F·loops reads of its fd pair (`data`, `space`), returning the space with
+/// `UpThreshold` so blocked writers wake only when `threshold` messages' room is free.
+fn receiver_prog(
+    cfg: &HackbenchConfig,
+    sync: ChildSync,
+    [data, space]: [SemId; 2],
+    threshold: u64,
+) -> InputResult<Prog> {
+    let fds = u64::from(cfg.fds);
+    let d = u64::from(cfg.data_size_bytes);
+    let mut p = Prog::new();
+    sync.start(&mut p);
+    p.repeat(fds * u64::from(cfg.loops), 0, "hackbench receiver", |p| {
+        p.push(Op::Down { sem: data });
+        p.run(read_ns(cfg.ipc, d));
+        p.push(Op::UpThreshold {
+            sem: space,
+            sync: true,
+            min_count: threshold as u32,
+        });
+        p.push(Op::CountOp);
+        Ok(())
+    })?;
+    sync.finish(&mut p);
+    Ok(p)
+}
+
+/// A sender: `loops` times, one message to each receiver of its group in turn.
+fn sender_prog(
+    cfg: &HackbenchConfig,
+    sync: ChildSync,
+    data: &[SemId],
+    space: &[SemId],
+) -> InputResult<Prog> {
+    let d = u64::from(cfg.data_size_bytes);
+    let mut p = Prog::new();
+    sync.start(&mut p);
+    p.repeat(u64::from(cfg.loops), 0, "hackbench sender", |p| {
+        for j in 0..cfg.fds as usize {
+            p.push(Op::Down { sem: space[j] });
+            p.run(write_ns(cfg.ipc, d));
+            p.push(Op::Up {
+                sem: data[j],
+                sync: true,
+            });
+        }
+        Ok(())
+    })?;
+    sync.finish(&mut p);
+    Ok(p)
+}
+
+/// The spec of a hackbench task (the parent or a child) created at `start_ns`.
+fn hackbench_task(comm: String, program: ProgramId, start_ns: u64, parent_cpu: usize) -> TaskSpec {
+    TaskSpec {
+        comm,
+        program,
+        nice: 0,
+        cpus_allowed: None,
+        start_ns,
+        parent_cpu,
+        footprint_kib: FOOTPRINT_KIB,
+        ..Default::default()
+    }
+}
+
 pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
     let mut b = PlanBuilder::new();
     let fds = u64::from(cfg.fds);
@@ -343,7 +440,6 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
     let d = u64::from(cfg.data_size_bytes);
     let (cap, threshold) = buffer_messages(cfg.ipc, d);
     let fork = fork_ns(cfg.mode);
-    let exit = exit_ns(cfg.mode);
     let parent_cpu = super::creator_cpu(machine, None);
 
     let ready = b.sem(0);
@@ -353,33 +449,14 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
 
     let p = parent_prog(nr_children, fork, [ready, wake, reaped], time)?;
     let prog = b.program("hackbench", p);
-    b.task(TaskSpec {
-        comm: "hackbench".into(),
-        program: prog,
-        nice: 0,
-        cpus_allowed: None,
-        start_ns: 0,
-        parent_cpu,
-        footprint_kib: FOOTPRINT_KIB,
-        ..Default::default()
-    });
+    b.task(hackbench_task("hackbench".into(), prog, 0, parent_cpu));
 
-    let start_barrier = |p: &mut Prog| {
-        p.push(Op::Up {
-            sem: ready,
-            sync: true,
-        });
-        p.push(Op::Down { sem: wake });
+    let sync = ChildSync {
+        ready,
+        wake,
+        reaped,
+        exit_ns: exit_ns(cfg.mode),
     };
-    let finish = |p: &mut Prog| {
-        p.run(exit);
-        p.push(Op::Up {
-            sem: reaped,
-            sync: false,
-        });
-        p.push(Op::Exit);
-    };
-
     let mut child = 0u64;
     for g in 0..cfg.groups {
         b.set_group(Some(g));
@@ -392,49 +469,14 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
         let mut spawn = |b: &mut PlanBuilder, comm: String, prog: Prog| {
             child += 1;
             let id = b.program(comm.clone(), prog);
-            b.task(TaskSpec {
-                comm,
-                program: id,
-                nice: 0,
-                cpus_allowed: None,
-                start_ns: child * fork,
-                parent_cpu,
-                footprint_kib: FOOTPRINT_KIB,
-                ..Default::default()
-            });
+            b.task(hackbench_task(comm, id, child * fork, parent_cpu));
         };
         for r in 0..fds as usize {
-            let mut p = Prog::new();
-            start_barrier(&mut p);
-            p.repeat(fds * u64::from(cfg.loops), 0, "hackbench receiver", |p| {
-                p.push(Op::Down { sem: data[r] });
-                p.run(read_ns(cfg.ipc, d));
-                p.push(Op::UpThreshold {
-                    sem: space[r],
-                    sync: true,
-                    min_count: threshold as u32,
-                });
-                p.push(Op::CountOp);
-                Ok(())
-            })?;
-            finish(&mut p);
+            let p = receiver_prog(cfg, sync, [data[r], space[r]], threshold)?;
             spawn(&mut b, format!("receiver-{g}-{r}"), p);
         }
         for s in 0..fds {
-            let mut p = Prog::new();
-            start_barrier(&mut p);
-            p.repeat(u64::from(cfg.loops), 0, "hackbench sender", |p| {
-                for j in 0..fds as usize {
-                    p.push(Op::Down { sem: space[j] });
-                    p.run(write_ns(cfg.ipc, d));
-                    p.push(Op::Up {
-                        sem: data[j],
-                        sync: true,
-                    });
-                }
-                Ok(())
-            })?;
-            finish(&mut p);
+            let p = sender_prog(cfg, sync, &data, &space)?;
             spawn(&mut b, format!("sender-{g}-{s}"), p);
         }
     }

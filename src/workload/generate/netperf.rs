@@ -28,7 +28,7 @@ use super::{PlanBuilder, Prog, copy_ns, creator_cpu};
 use crate::cpumask::CpuMask;
 use crate::engine::WorkloadPlan;
 use crate::error::InputResult;
-use crate::task::{Op, TaskSpec};
+use crate::task::{Op, ProgramId, SemId, TaskSpec};
 use crate::topology::Machine;
 use crate::workload::netperf::{NetperfRrConfig, RrFlavor, RrLength, RrProtocol};
 
@@ -74,6 +74,74 @@ fn one_cpu(cpu: Option<usize>) -> Option<CpuMask> {
     })
 }
 
+/// The client: a transaction (send the request, wait for the response, sample its time),
+/// forever for `-l N` seconds or N times then `Stop` for `-l -N`.
+fn client_prog(
+    cfg: &NetperfRrConfig,
+    [request, response]: [SemId; 2],
+    metric: u8,
+) -> InputResult<Prog> {
+    let mut p = Prog::new();
+    let body = |p: &mut Prog| {
+        p.push(Op::Mark { slot: 0 });
+        p.run(send_ns(cfg.protocol, cfg.request_bytes));
+        p.push(Op::Up {
+            sem: request,
+            sync: true,
+        });
+        p.push(Op::Down { sem: response });
+        p.run(recv_ns(cfg.protocol, cfg.response_bytes));
+        p.push(Op::Sample { slot: 0, metric });
+        p.push(Op::CountOp);
+    };
+    match cfg.length {
+        RrLength::Seconds(_) => {
+            body(&mut p);
+            p.push(Op::Jump { to: 0 });
+        }
+        RrLength::Transactions(n) => {
+            p.repeat(n, 0, "netperf -l", |p| {
+                body(p);
+                Ok(())
+            })?;
+            p.push(Op::Stop);
+        }
+    }
+    Ok(p)
+}
+
+/// The server: receive a request, do `server_extra_ns` of work (tbench's operation), reply.
+fn server_prog(
+    cfg: &NetperfRrConfig,
+    [request, response]: [SemId; 2],
+    server_extra_ns: u64,
+) -> Prog {
+    let mut s = Prog::new();
+    s.push(Op::Down { sem: request });
+    s.run(recv_ns(cfg.protocol, cfg.request_bytes) + server_extra_ns);
+    s.run(send_ns(cfg.protocol, cfg.response_bytes));
+    s.push(Op::Up {
+        sem: response,
+        sync: true,
+    });
+    s.push(Op::Jump { to: 0 });
+    s
+}
+
+/// The spec of one side of a pair, pinned to `mask` if set and created from a CPU in it.
+fn side_task(comm: &str, program: ProgramId, mask: Option<CpuMask>, machine: &Machine) -> TaskSpec {
+    TaskSpec {
+        comm: comm.into(),
+        program,
+        nice: 0,
+        cpus_allowed: mask,
+        start_ns: 0,
+        parent_cpu: creator_cpu(machine, mask.as_ref()),
+        footprint_kib: FOOTPRINT_KIB,
+        ..Default::default()
+    }
+}
+
 pub fn plan(cfg: &NetperfRrConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
     let mut b = PlanBuilder::new();
     let metric = b.metric(TRANSACTION_METRIC);
@@ -88,67 +156,16 @@ pub fn plan(cfg: &NetperfRrConfig, machine: &Machine) -> InputResult<WorkloadPla
         b.set_group(Some(c));
         let request = b.sem_handing_off(0, handoff_lines(u64::from(cfg.request_bytes)));
         let response = b.sem_handing_off(0, handoff_lines(u64::from(cfg.response_bytes)));
-        let mut p = Prog::new();
-        let body = |p: &mut Prog| {
-            p.push(Op::Mark { slot: 0 });
-            p.run(send_ns(cfg.protocol, cfg.request_bytes));
-            p.push(Op::Up {
-                sem: request,
-                sync: true,
-            });
-            p.push(Op::Down { sem: response });
-            p.run(recv_ns(cfg.protocol, cfg.response_bytes));
-            p.push(Op::Sample { slot: 0, metric });
-            p.push(Op::CountOp);
-        };
-        match cfg.length {
-            RrLength::Seconds(_) => {
-                body(&mut p);
-                p.push(Op::Jump { to: 0 });
-            }
-            RrLength::Transactions(n) => {
-                p.repeat(n, 0, "netperf -l", |p| {
-                    body(p);
-                    Ok(())
-                })?;
-                p.push(Op::Stop);
-            }
-        }
+        let p = client_prog(cfg, [request, response], metric)?;
         let (client_comm, server_comm) = match cfg.flavor {
             RrFlavor::Netperf => ("netperf", "netserver"),
             RrFlavor::Tbench => ("tbench", "tbench_srv"),
         };
         let id = b.program(format!("{client_comm}-{c}"), p);
-        b.task(TaskSpec {
-            comm: client_comm.into(),
-            program: id,
-            nice: 0,
-            cpus_allowed: client_mask,
-            start_ns: 0,
-            parent_cpu: creator_cpu(machine, client_mask.as_ref()),
-            footprint_kib: FOOTPRINT_KIB,
-            ..Default::default()
-        });
-        let mut s = Prog::new();
-        s.push(Op::Down { sem: request });
-        s.run(recv_ns(cfg.protocol, cfg.request_bytes) + server_extra);
-        s.run(send_ns(cfg.protocol, cfg.response_bytes));
-        s.push(Op::Up {
-            sem: response,
-            sync: true,
-        });
-        s.push(Op::Jump { to: 0 });
+        b.task(side_task(client_comm, id, client_mask, machine));
+        let s = server_prog(cfg, [request, response], server_extra);
         let id = b.program(format!("{server_comm}-{c}"), s);
-        b.task(TaskSpec {
-            comm: server_comm.into(),
-            program: id,
-            nice: 0,
-            cpus_allowed: server_mask,
-            start_ns: 0,
-            parent_cpu: creator_cpu(machine, server_mask.as_ref()),
-            footprint_kib: FOOTPRINT_KIB,
-            ..Default::default()
-        });
+        b.task(side_task(server_comm, id, server_mask, machine));
     }
     Ok(b.finish())
 }

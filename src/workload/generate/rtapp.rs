@@ -49,7 +49,9 @@ use crate::engine::WorkloadPlan;
 use crate::error::{InputError, InputResult};
 use crate::task::{Op, TaskPolicy, TaskSpec};
 use crate::topology::Machine;
-use crate::workload::rtapp::{Calibration, Event, RtAppPolicy, RtAppSpec, RtAppTask, TimerMode};
+use crate::workload::rtapp::{
+    Calibration, Event, RtAppPolicy, RtAppSpec, RtAppTask, SchedParams, TimerMode,
+};
 
 /// Most threads pre-created for one `fork` event.
 pub const FORK_POOL_MAX: u64 = 16;
@@ -127,17 +129,9 @@ fn phase_affinity(b: &mut PlanBuilder, t: &RtAppTask, phase: usize, p: &mut Prog
     p.push(Op::SetAffinity { mask });
 }
 
-/// Emit one thread's program body (after its start barrier / gate).
-fn body(
-    b: &mut PlanBuilder,
-    names: &mut Names,
-    ctx: &Ctx,
-    ti: usize,
-    p: &mut Prog,
-) -> InputResult<()> {
-    let task = &ctx.spec.tasks[ti];
-    let task_nice = task.nice.map(clamp_nice).unwrap_or(0);
-    // Timers used by this thread: unique ones are private.
+/// Timer ids of the thread of task `task`, numbered across the plan as first named: the
+/// thread's unique timers (private to it, by reference) and the ids it starts, in order.
+fn thread_timers(names: &mut Names, task: &RtAppTask) -> (BTreeMap<String, u32>, Vec<u32>) {
     let mut unique: BTreeMap<String, u32> = BTreeMap::new();
     let mut timer_ids = Vec::new();
     for ph in &task.phases {
@@ -165,6 +159,32 @@ fn body(
             }
         }
     }
+    (unique, timer_ids)
+}
+
+/// The nice a phase's `sched` sets: its priority under a fair policy, else the task's nice
+/// (fair) or 0 (RT and deadline).
+fn phase_nice(s: &SchedParams, task_nice: i8) -> i8 {
+    let fair = s.policy.is_none_or(|pol| pol.is_fair());
+    match (fair, s.priority) {
+        (true, Some(prio)) => clamp_nice(prio),
+        (true, None) => task_nice,
+        (false, _) => 0,
+    }
+}
+
+/// Emit one thread's program body (after its start barrier / gate).
+fn body(
+    b: &mut PlanBuilder,
+    names: &mut Names,
+    ctx: &Ctx,
+    ti: usize,
+    p: &mut Prog,
+) -> InputResult<()> {
+    let task = &ctx.spec.tasks[ti];
+    let task_nice = task.nice.map(clamp_nice).unwrap_or(0);
+    // Timers used by this thread: unique ones are private.
+    let (unique, timer_ids) = thread_timers(names, task);
     if task.delay_us > 0 {
         p.push(Op::Sleep {
             ns: task.delay_us * 1000,
@@ -181,13 +201,9 @@ fn body(
         for (pi, ph) in task.phases.iter().enumerate() {
             phase_affinity(b, task, pi, p);
             if let Some(s) = &ph.sched {
-                let fair = s.policy.is_none_or(|pol| pol.is_fair());
-                let nice = match (fair, s.priority) {
-                    (true, Some(prio)) => clamp_nice(prio),
-                    (true, None) => task_nice,
-                    (false, _) => 0,
-                };
-                p.push(Op::SetNice { nice });
+                p.push(Op::SetNice {
+                    nice: phase_nice(s, task_nice),
+                });
             }
             let events = |b: &mut PlanBuilder, names: &mut Names, p: &mut Prog| {
                 for (ei, e) in ph.events.iter().enumerate() {
@@ -217,6 +233,8 @@ fn body(
     Ok(())
 }
 
+/// Emit the ops of event `e` (at (phase, event) of task `ti`); the synchronisation events
+/// are [`sync_event`]'s.
 #[allow(clippy::too_many_arguments)]
 fn event(
     b: &mut PlanBuilder,
@@ -255,6 +273,42 @@ fn event(
                 absolute: *mode == TimerMode::Absolute,
             });
         }
+        Event::Lock { .. }
+        | Event::Unlock { .. }
+        | Event::Wait { .. }
+        | Event::Sync { .. }
+        | Event::Signal { .. }
+        | Event::Broad { .. }
+        | Event::Barrier { .. }
+        | Event::Suspend { .. }
+        | Event::Resume { .. }
+        | Event::SemPost { .. }
+        | Event::SemWait { .. } => sync_event(b, names, ctx.spec, ti, e, p),
+        Event::Yield => {
+            p.push(Op::Yield);
+        }
+        Event::Mem { bytes } => {
+            p.run(copy_ns(*bytes));
+        }
+        Event::Fork { .. } => {
+            let sem = ctx.fork_gates[&(ti, at.0, at.1)];
+            p.push(Op::Up { sem, sync: false });
+        }
+    }
+    Ok(())
+}
+
+/// Emit the ops of a synchronisation event of task `ti` (mutexes, conditions, barriers,
+/// suspend/resume, semaphores), creating its semaphore or barrier on first use by name.
+fn sync_event(
+    b: &mut PlanBuilder,
+    names: &mut Names,
+    spec: &RtAppSpec,
+    ti: usize,
+    e: &Event,
+    p: &mut Prog,
+) {
+    match e {
         Event::Lock { mutex } => {
             let sem = sem_of(b, &mut names.mutexes, mutex, 1);
             p.push(Op::Down { sem });
@@ -283,28 +337,9 @@ fn event(
                 all: matches!(e, Event::Broad { .. }),
             });
         }
-        Event::Barrier { name } => {
-            let id = match names.barriers.get(name) {
-                Some(&id) => id,
-                None => {
-                    let id = b.barrier();
-                    names.barriers.insert(name.clone(), id);
-                    id
-                }
-            };
-            let count = ctx
-                .spec
-                .barrier_participants(name)
-                .clamp(1, u64::from(u32::MAX));
-            p.push(Op::Barrier {
-                id,
-                count: count as u32,
-            });
-        }
+        Event::Barrier { name } => barrier_op(b, names, spec, name, p),
         Event::Suspend { value } => {
-            let name = value
-                .clone()
-                .unwrap_or_else(|| ctx.spec.tasks[ti].name.clone());
+            let name = value.clone().unwrap_or_else(|| spec.tasks[ti].name.clone());
             let sem = sem_of(b, &mut names.conds, &name, 0);
             p.push(Op::Down { sem });
         }
@@ -320,32 +355,46 @@ fn event(
             let sem = sem_of(b, &mut names.sems, sem, 0);
             p.push(Op::Down { sem });
         }
-        Event::Yield => {
-            p.push(Op::Yield);
-        }
-        Event::Mem { bytes } => {
-            p.run(copy_ns(*bytes));
-        }
-        Event::Fork { .. } => {
-            let sem = ctx.fork_gates[&(ti, at.0, at.1)];
-            p.push(Op::Up { sem, sync: false });
-        }
+        _ => unreachable!("not a synchronisation event: {e:?}"),
     }
-    Ok(())
 }
 
-pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
-    let mut b = PlanBuilder::new();
-    let mut names = Names::default();
-    let work_scale_1024 = match spec.global.calibration {
-        Calibration::Cpu(c) if (c as usize) < machine.nr_cpus() => {
-            u64::from(machine.cpus[c as usize].capacity)
+/// A `barrier` event: wait until all its participants (clamped to 1..=u32::MAX) arrive.
+fn barrier_op(b: &mut PlanBuilder, names: &mut Names, spec: &RtAppSpec, name: &str, p: &mut Prog) {
+    let id = match names.barriers.get(name) {
+        Some(&id) => id,
+        None => {
+            let id = b.barrier();
+            names.barriers.insert(name.to_string(), id);
+            id
         }
-        _ => 1024,
     };
-    // Fork gates and pools: (forking task, phase, event) → gate, and the pool size.
+    let count = spec
+        .barrier_participants(name)
+        .clamp(1, u64::from(u32::MAX));
+    p.push(Op::Barrier {
+        id,
+        count: count as u32,
+    });
+}
+
+/// A fork pool: `size` threads of task `template` waiting on `gate`, forked by task `forker`.
+struct ForkPool {
+    template: usize,
+    gate: u32,
+    size: u64,
+    forker: usize,
+}
+
+/// The gate of every fork event, keyed by (forking task, phase, event), and the pools they
+/// release; an unknown task to fork is an input error.
+#[allow(clippy::type_complexity)]
+fn fork_pools(
+    b: &mut PlanBuilder,
+    spec: &RtAppSpec,
+) -> InputResult<(BTreeMap<(usize, usize, usize), u32>, Vec<ForkPool>)> {
     let mut fork_gates = BTreeMap::new();
-    let mut pools: Vec<(usize, u32, u64, usize)> = Vec::new(); // (template, gate, size, forker)
+    let mut pools = Vec::new();
     for (ti, t) in spec.tasks.iter().enumerate() {
         for (pi, ph) in t.phases.iter().enumerate() {
             for (ei, e) in ph.events.iter().enumerate() {
@@ -359,11 +408,72 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
                         .map(|r| r * u64::from(t.instances))
                         .unwrap_or(FORK_POOL_MAX)
                         .min(FORK_POOL_MAX);
-                    pools.push((template, gate, runs, ti));
+                    pools.push(ForkPool {
+                        template,
+                        gate,
+                        size: runs,
+                        forker: ti,
+                    });
                 }
             }
         }
     }
+    Ok((fork_gates, pools))
+}
+
+/// A thread's cache footprint: its largest `mem` buffer (capped by `mem_buffer_size`), at
+/// least [`FOOTPRINT_KIB`].
+fn footprint_kib(spec: &RtAppSpec, t: &RtAppTask) -> u32 {
+    let mem = t
+        .phases
+        .iter()
+        .flat_map(|p| p.events.iter())
+        .filter_map(|e| match e {
+            Event::Mem { bytes } => Some((*bytes).min(spec.global.mem_buffer_size)),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    ((mem / 1024) as u32).max(FOOTPRINT_KIB)
+}
+
+/// The spec of a thread of task `t` named `name`, created from `parent_cpu`: its nice under
+/// a fair policy (0 otherwise) and its policy.
+fn thread_task(
+    spec: &RtAppSpec,
+    t: &RtAppTask,
+    name: String,
+    program: u32,
+    parent_cpu: usize,
+) -> TaskSpec {
+    TaskSpec {
+        comm: name,
+        program,
+        nice: if t.policy.is_fair() {
+            t.nice.map(clamp_nice).unwrap_or(0)
+        } else {
+            0
+        },
+        cpus_allowed: None,
+        start_ns: 0,
+        parent_cpu,
+        footprint_kib: footprint_kib(spec, t),
+        policy: task_policy(t),
+        ..Default::default()
+    }
+}
+
+pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
+    let mut b = PlanBuilder::new();
+    let mut names = Names::default();
+    let work_scale_1024 = match spec.global.calibration {
+        Calibration::Cpu(c) if (c as usize) < machine.nr_cpus() => {
+            u64::from(machine.cpus[c as usize].capacity)
+        }
+        _ => 1024,
+    };
+    // Fork gates and pools: (forking task, phase, event) → gate, and the pool size.
+    let (fork_gates, pools) = fork_pools(&mut b, spec)?;
     let ctx = Ctx {
         spec,
         work_scale_1024,
@@ -372,19 +482,6 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
     let threads = spec.threads();
     let start = b.barrier();
     let nr_initial = threads.len().max(1) as u32;
-    let footprint = |t: &RtAppTask| -> u32 {
-        let mem = t
-            .phases
-            .iter()
-            .flat_map(|p| p.events.iter())
-            .filter_map(|e| match e {
-                Event::Mem { bytes } => Some((*bytes).min(spec.global.mem_buffer_size)),
-                _ => None,
-            })
-            .max()
-            .unwrap_or(0);
-        ((mem / 1024) as u32).max(FOOTPRINT_KIB)
-    };
     for th in &threads {
         let t = &spec.tasks[th.task];
         // Placement group: the rt-app task (all its instances and fork-pool threads).
@@ -397,49 +494,23 @@ pub fn plan(spec: &RtAppSpec, machine: &Machine) -> InputResult<WorkloadPlan> {
         body(&mut b, &mut names, &ctx, th.task, &mut p)?;
         p.push(Op::Exit);
         let id = b.program(th.name.clone(), p);
-        b.task(TaskSpec {
-            comm: th.name.clone(),
-            program: id,
-            nice: if t.policy.is_fair() {
-                t.nice.map(clamp_nice).unwrap_or(0)
-            } else {
-                0
-            },
-            cpus_allowed: None,
-            start_ns: 0,
-            parent_cpu: creator_cpu(machine, None),
-            footprint_kib: footprint(t),
-            policy: task_policy(t),
-            ..Default::default()
-        });
+        let parent_cpu = creator_cpu(machine, None);
+        b.task(thread_task(spec, t, th.name.clone(), id, parent_cpu));
     }
     let mut index = threads.len() as u32;
-    for (template, gate, size, forker) in pools {
-        let t = &spec.tasks[template];
-        b.set_group(Some(template as u32));
-        for _ in 0..size {
+    for pool in pools {
+        let t = &spec.tasks[pool.template];
+        b.set_group(Some(pool.template as u32));
+        for _ in 0..pool.size {
             let mut p = Prog::new();
-            p.push(Op::Down { sem: gate });
-            body(&mut b, &mut names, &ctx, template, &mut p)?;
+            p.push(Op::Down { sem: pool.gate });
+            body(&mut b, &mut names, &ctx, pool.template, &mut p)?;
             p.push(Op::Exit);
             let name = format!("{}-{index}", t.name);
             index += 1;
             let id = b.program(name.clone(), p);
-            b.task(TaskSpec {
-                comm: name,
-                program: id,
-                nice: if t.policy.is_fair() {
-                    t.nice.map(clamp_nice).unwrap_or(0)
-                } else {
-                    0
-                },
-                cpus_allowed: None,
-                start_ns: 0,
-                parent_cpu: creator_cpu(machine, spec.tasks[forker].cpus.as_ref()),
-                footprint_kib: footprint(t),
-                policy: task_policy(t),
-                ..Default::default()
-            });
+            let parent_cpu = creator_cpu(machine, spec.tasks[pool.forker].cpus.as_ref());
+            b.task(thread_task(spec, t, name, id, parent_cpu));
         }
     }
     Ok(b.finish())

@@ -159,13 +159,53 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
             None
         },
     };
-    let main_cpu = creator_cpu(machine, None);
-    let worker_mask = cfg.worker_mask(nr_cpus);
-    let work = request_work_ns(cfg);
-    let footprint = worker_footprint_kib(cfg);
+    let shared = Shared {
+        machine,
+        main_cpu: creator_cpu(machine, None),
+        worker_mask: cfg.worker_mask(nr_cpus),
+        work_ns: request_work_ns(cfg),
+        footprint_kib: worker_footprint_kib(cfg),
+        metrics,
+    };
     let mut rng = RngStream::new(seed, StreamKind::Workload, 0);
 
     // Main thread.
+    let id = b.program("schbench", main_program(cfg));
+    b.task(TaskSpec {
+        comm: "schbench".into(),
+        program: id,
+        nice: 0,
+        cpus_allowed: None,
+        start_ns: 0,
+        parent_cpu: shared.main_cpu,
+        footprint_kib: SMALL_FOOTPRINT_KIB,
+        ..Default::default()
+    });
+
+    for i in 0..cfg.message_threads {
+        add_message_thread(&mut b, cfg, i, &shared, &mut rng)?;
+    }
+    let mut plan = b.finish();
+    // One lock per CPU (the program's `per_cpu_locks[get_nprocs()]`).
+    plan.nr_spinlocks = plan.nr_spinlocks.max(nr_cpus);
+    Ok(plan)
+}
+
+/// What [`plan`] computes once for every message thread and its workers.
+struct Shared<'a> {
+    machine: &'a Machine,
+    /// The CPU the main thread is created from (and creates the message threads from).
+    main_cpu: usize,
+    worker_mask: Option<CpuMask>,
+    /// Reference-CPU work of one request's math ([`request_work_ns`]).
+    work_ns: u64,
+    /// A worker's cache footprint ([`worker_footprint_kib`]).
+    footprint_kib: u32,
+    metrics: Metrics,
+}
+
+/// The main thread: the statistics loop (current), or sleep for `-r` then stop (classic).
+fn main_program(cfg: &SchbenchConfig) -> Prog {
     let mut p = Prog::new();
     if cfg.version == SchbenchVersion::Current {
         stats_thread(&mut p, cfg);
@@ -175,76 +215,70 @@ pub fn plan(cfg: &SchbenchConfig, machine: &Machine, seed: u64) -> InputResult<W
         });
         p.push(Op::Stop);
     }
-    let id = b.program("schbench", p);
+    p
+}
+
+/// Add message thread `i` (placement group `i`) with its semaphores and its workers.
+fn add_message_thread(
+    b: &mut PlanBuilder,
+    cfg: &SchbenchConfig,
+    i: u32,
+    sh: &Shared,
+    rng: &mut RngStream,
+) -> InputResult<()> {
+    // Placement group: the message thread with its workers.
+    b.set_group(Some(i));
+    let msg_start = u64::from(i) * THREAD_CREATE_NS;
+    let pin = cfg.message_thread_cpu(i).map(|c| {
+        let mut m = CpuMask::new();
+        m.set(c);
+        m
+    });
+    let msg_mask = pin.or(sh.worker_mask);
+    let worker_parent = creator_cpu(sh.machine, sh.worker_mask.as_ref());
+    let t = cfg.workers_per_message_thread;
+
+    // Semaphores of this message thread.
+    let sems = MsgSems {
+        msg: b.sem(0),
+        batch: b.sem(0),
+        gate: b.sem(0),
+        reqs: if cfg.rps > 0 {
+            (0..t).map(|_| b.sem(0)).collect()
+        } else {
+            Vec::new()
+        },
+    };
+
+    let p = message_program(cfg, i, &sems, rng)?;
+    let id = b.program(format!("schbench-msg-{i}"), p);
     b.task(TaskSpec {
-        comm: "schbench".into(),
+        comm: "schbench-msg".into(),
         program: id,
         nice: 0,
-        cpus_allowed: None,
-        start_ns: 0,
-        parent_cpu: main_cpu,
+        cpus_allowed: msg_mask,
+        start_ns: msg_start,
+        parent_cpu: sh.main_cpu,
         footprint_kib: SMALL_FOOTPRINT_KIB,
         ..Default::default()
     });
 
-    for i in 0..cfg.message_threads {
-        // Placement group: the message thread with its workers.
-        b.set_group(Some(i));
-        let msg_start = u64::from(i) * THREAD_CREATE_NS;
-        let pin = cfg.message_thread_cpu(i).map(|c| {
-            let mut m = CpuMask::new();
-            m.set(c);
-            m
-        });
-        let msg_mask = pin.or(worker_mask);
-        let worker_parent = creator_cpu(machine, worker_mask.as_ref());
-        let t = cfg.workers_per_message_thread;
-
-        // Semaphores of this message thread.
-        let sems = MsgSems {
-            msg: b.sem(0),
-            batch: b.sem(0),
-            gate: b.sem(0),
-            reqs: if cfg.rps > 0 {
-                (0..t).map(|_| b.sem(0)).collect()
-            } else {
-                Vec::new()
-            },
-        };
-
-        let p = message_program(cfg, i, &sems, &mut rng)?;
-        let id = b.program(format!("schbench-msg-{i}"), p);
+    // Workers.
+    for w in 0..t {
+        let p = worker_program(cfg, w, &sems, sh.work_ns, sh.metrics);
+        let id = b.program(format!("schbench-worker-{i}-{w}"), p);
         b.task(TaskSpec {
-            comm: "schbench-msg".into(),
+            comm: "schbench-worker".into(),
             program: id,
             nice: 0,
-            cpus_allowed: msg_mask,
-            start_ns: msg_start,
-            parent_cpu: main_cpu,
-            footprint_kib: SMALL_FOOTPRINT_KIB,
+            cpus_allowed: sh.worker_mask,
+            start_ns: msg_start + u64::from(w + 1) * THREAD_CREATE_NS,
+            parent_cpu: worker_parent,
+            footprint_kib: sh.footprint_kib,
             ..Default::default()
         });
-
-        // Workers.
-        for w in 0..t {
-            let p = worker_program(cfg, w, &sems, work, metrics);
-            let id = b.program(format!("schbench-worker-{i}-{w}"), p);
-            b.task(TaskSpec {
-                comm: "schbench-worker".into(),
-                program: id,
-                nice: 0,
-                cpus_allowed: worker_mask,
-                start_ns: msg_start + u64::from(w + 1) * THREAD_CREATE_NS,
-                parent_cpu: worker_parent,
-                footprint_kib: footprint,
-                ..Default::default()
-            });
-        }
     }
-    let mut plan = b.finish();
-    // One lock per CPU (the program's `per_cpu_locks[get_nprocs()]`).
-    plan.nr_spinlocks = plan.nr_spinlocks.max(nr_cpus);
-    Ok(plan)
+    Ok(())
 }
 
 /// The modes and option values [`plan`] refuses.
@@ -455,74 +489,84 @@ fn request_ops(p: &mut Prog, cfg: &SchbenchConfig, work: u64, request: Option<u8
 /// The program of worker `w` of a message thread with semaphores `sems`.
 fn worker_program(cfg: &SchbenchConfig, w: u32, sems: &MsgSems, work: u64, m: Metrics) -> Prog {
     let mut p = Prog::new();
-    let wakeup = m.wakeup;
     match cfg.version {
         SchbenchVersion::Current if cfg.rps > 0 => {
-            let req = sems.reqs[w as usize];
-            // 0: TryDown(req, else → 3); request; Jump 0; 3: Down(req); Sample; request;
-            // Jump 0.
-            let top = p.here();
-            let try_at = p.here();
-            p.push(Op::TryDown {
-                sem: req,
-                else_to: 0,
-            });
-            request_ops(&mut p, cfg, work, m.request);
-            p.push(Op::Jump { to: top });
-            let block = p.here();
-            p.ops[try_at as usize] = Op::TryDown {
-                sem: req,
-                else_to: block,
-            };
-            p.push(Op::Down { sem: req });
-            p.push(Op::Sample {
-                slot: 0,
-                metric: wakeup,
-            });
-            request_ops(&mut p, cfg, work, m.request);
-            p.push(Op::Jump { to: top });
+            rps_worker(&mut p, cfg, sems.reqs[w as usize], work, m)
         }
-        SchbenchVersion::Current => {
-            if cfg.pipe_bytes > 0 {
-                p.run(copy_ns(u64::from(cfg.pipe_bytes)));
-            }
-            p.push(Op::Mark { slot: 0 });
-            p.push(Op::Up {
-                sem: sems.msg,
-                sync: false,
-            });
-            p.push(Op::Down { sem: sems.gate });
-            p.push(Op::Sample {
-                slot: 0,
-                metric: wakeup,
-            });
-            if cfg.pipe_bytes > 0 {
-                user_work_ops(&mut p, cfg);
-                p.push(Op::CountOp);
-                user_work_ops(&mut p, cfg);
-            } else {
-                request_ops(&mut p, cfg, work, m.request);
-            }
-            p.push(Op::Jump { to: 0 });
-        }
-        _ => {
-            // Classic: spin, count, queue/post/wait, record.
-            p.run(cfg.classic_cputime_us * 1000);
-            p.push(Op::CountOp);
-            p.push(Op::Mark { slot: 0 });
-            p.push(Op::Up {
-                sem: sems.msg,
-                sync: false,
-            });
-            p.push(Op::Down { sem: sems.gate });
-            p.push(Op::Sample {
-                slot: 0,
-                metric: wakeup,
-            });
-            p.push(Op::Jump { to: 0 });
-        }
+        SchbenchVersion::Current => current_worker(&mut p, cfg, sems, work, m),
+        _ => classic_worker(&mut p, cfg, sems, m.wakeup),
     }
     p
+}
+
+/// RPS mode: take a posted request without sleeping if one is queued, else block for one and
+/// sample the wakeup latency; then the request.
+fn rps_worker(p: &mut Prog, cfg: &SchbenchConfig, req: SemId, work: u64, m: Metrics) {
+    // 0: TryDown(req, else → 3); request; Jump 0; 3: Down(req); Sample; request;
+    // Jump 0.
+    let top = p.here();
+    let try_at = p.here();
+    p.push(Op::TryDown {
+        sem: req,
+        else_to: 0,
+    });
+    request_ops(p, cfg, work, m.request);
+    p.push(Op::Jump { to: top });
+    let block = p.here();
+    p.ops[try_at as usize] = Op::TryDown {
+        sem: req,
+        else_to: block,
+    };
+    p.push(Op::Down { sem: req });
+    p.push(Op::Sample {
+        slot: 0,
+        metric: m.wakeup,
+    });
+    request_ops(p, cfg, work, m.request);
+    p.push(Op::Jump { to: top });
+}
+
+/// Current schbench (saturate or pipe mode): post to the message thread, wait for the
+/// batch's wakeup, sample its latency, then the request (or the pipe's user work).
+fn current_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, work: u64, m: Metrics) {
+    if cfg.pipe_bytes > 0 {
+        p.run(copy_ns(u64::from(cfg.pipe_bytes)));
+    }
+    p.push(Op::Mark { slot: 0 });
+    p.push(Op::Up {
+        sem: sems.msg,
+        sync: false,
+    });
+    p.push(Op::Down { sem: sems.gate });
+    p.push(Op::Sample {
+        slot: 0,
+        metric: m.wakeup,
+    });
+    if cfg.pipe_bytes > 0 {
+        user_work_ops(p, cfg);
+        p.push(Op::CountOp);
+        user_work_ops(p, cfg);
+    } else {
+        request_ops(p, cfg, work, m.request);
+    }
+    p.push(Op::Jump { to: 0 });
+}
+
+/// Classic: spin, count, queue/post/wait, record.
+fn classic_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, wakeup: u8) {
+    p.run(cfg.classic_cputime_us * 1000);
+    p.push(Op::CountOp);
+    p.push(Op::Mark { slot: 0 });
+    p.push(Op::Up {
+        sem: sems.msg,
+        sync: false,
+    });
+    p.push(Op::Down { sem: sems.gate });
+    p.push(Op::Sample {
+        slot: 0,
+        metric: wakeup,
+    });
+    p.push(Op::Jump { to: 0 });
 }
 
 /// Pass `k` of the statistics loop takes a full snapshot (for an interval report) when `-i`
