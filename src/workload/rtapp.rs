@@ -128,11 +128,18 @@ impl<'de> Deserialize<'de> for JsonValue {
 /// Blank out `/* */` and `//` comments and trailing commas (before `}` or `]`), outside string
 /// literals, replacing them with spaces so positions in error messages stay right.
 fn strip_json_c_extensions(text: &str) -> Result<String, String> {
-    let b = text.as_bytes();
+    let mut out = blank_comments(text.as_bytes())?;
+    blank_trailing_commas(&mut out);
+    // Only ASCII bytes were replaced by ASCII spaces, so this stays valid UTF-8.
+    String::from_utf8(out).map_err(|e| e.to_string())
+}
+
+/// First pass: `/* */` and `//` comments outside strings become spaces (newlines kept, so
+/// line numbers in later errors stay right).
+fn blank_comments(b: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = b.to_vec();
     let mut i = 0;
     let mut in_str = false;
-    // First pass: comments.
     while i < b.len() {
         let c = b[i];
         if in_str {
@@ -176,7 +183,12 @@ fn strip_json_c_extensions(text: &str) -> Result<String, String> {
         }
         i += 1;
     }
-    // Second pass: trailing commas.
+    Ok(out)
+}
+
+/// Second pass: a comma outside strings followed (after white space) by `}` or `]` becomes
+/// a space.
+fn blank_trailing_commas(out: &mut [u8]) {
     let mut in_str = false;
     let mut i = 0;
     while i < out.len() {
@@ -202,8 +214,6 @@ fn strip_json_c_extensions(text: &str) -> Result<String, String> {
         }
         i += 1;
     }
-    // Only ASCII bytes were replaced by ASCII spaces, so this stays valid UTF-8.
-    String::from_utf8(out).map_err(|e| e.to_string())
 }
 
 /// Parse json-c flavoured JSON (comments, trailing commas) keeping member order.
@@ -752,80 +762,9 @@ impl Ctx<'_> {
         path: &str,
         default_policy: Option<RtAppPolicy>,
     ) -> InputResult<SchedParams> {
-        let own_policy = self.string(obj, "policy", path)?;
-        // A policy not given here comes from `global.default_policy`: errors name that key.
-        let policy_key = match (&own_policy, default_policy) {
-            (None, Some(_)) => "global.default_policy".to_string(),
-            _ => format!("{path}.policy"),
-        };
-        let policy = match own_policy {
-            Some(p) => Some(RtAppPolicy::parse(&p).ok_or_else(|| {
-                self.err(
-                    &format!("{path}.policy"),
-                    format!("Invalid policy {p}; accepted: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO, SCHED_DEADLINE"),
-                )
-            })?),
-            None => default_policy,
-        };
-        let prio_default = match policy {
-            None => None,
-            Some(p) if p.is_fair() => Some(0),
-            Some(RtAppPolicy::Fifo | RtAppPolicy::Rr) => Some(10),
-            Some(_) => Some(0),
-        };
-        if policy == Some(RtAppPolicy::Deadline) {
-            return Err(self.err(
-                &policy_key,
-                "SCHED_DEADLINE is not modelled (schedlab has no deadline class for tasks); \
-                 accepted: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO",
-            ));
-        }
-        let given_priority = self.int(obj, "priority", path)?;
-        if let (Some(v), Some(p)) = (given_priority, policy) {
-            // sched_setattr() refuses these (EINVAL), and rt-app stops.
-            let (lo, hi, what) = if p.is_fair() {
-                (-20, 19, "a nice value")
-            } else {
-                (1, 99, "an RT priority")
-            };
-            if !(lo..=hi).contains(&v) {
-                return Err(self.err(
-                    &format!("{path}.priority"),
-                    format!(
-                        "{v} is out of range for {}; accepted: {what} from {lo} to {hi}",
-                        p.kernel_name()
-                    ),
-                ));
-            }
-        }
-        let priority = given_priority.map(|v| v as i32).or(prio_default);
-        let us = |k: &str| -> InputResult<Option<u64>> {
-            match self.int(obj, k, path)? {
-                Some(v) if v < 0 => {
-                    Err(self.err(&format!("{path}.{k}"), "must not be negative (µs)"))
-                }
-                Some(v) => Ok(Some(v as u64)),
-                None => Ok(None),
-            }
-        };
-        let mut runtime = us("dl-runtime")?.unwrap_or(0);
-        let mut period = us("dl-period")?.unwrap_or(runtime);
-        let mut deadline = us("dl-deadline")?.unwrap_or(period);
-        if default_policy.is_some() {
-            // Legacy task-level names (a task-level "runtime" is also a runtime event, as in
-            // rt-app).
-            if runtime == 0
-                && let Some(JsonValue::Int(v)) = obj.get("runtime")
-            {
-                runtime = (*v).max(0) as u64;
-            }
-            if period == 0 {
-                period = us("period")?.unwrap_or(runtime);
-            }
-            if deadline == 0 {
-                deadline = us("deadline")?.unwrap_or(period);
-            }
-        }
+        let policy = self.sched_policy(obj, path, default_policy)?;
+        let priority = self.sched_priority(obj, path, policy)?;
+        let (runtime, period, deadline) = self.sched_dl_us(obj, path, default_policy.is_some())?;
         let clamp = |k: &str| -> InputResult<Option<u32>> {
             match self.int(obj, k, path)? {
                 None | Some(-1) => Ok(None),
@@ -846,6 +785,109 @@ impl Ctx<'_> {
         })
     }
 
+    /// The policy: the object's own `policy`, else `global.default_policy` (then errors name
+    /// that key); SCHED_DEADLINE is refused (no deadline class for tasks).
+    fn sched_policy(
+        &self,
+        obj: &JsonValue,
+        path: &str,
+        default_policy: Option<RtAppPolicy>,
+    ) -> InputResult<Option<RtAppPolicy>> {
+        let own_policy = self.string(obj, "policy", path)?;
+        let policy_key = match (&own_policy, default_policy) {
+            (None, Some(_)) => "global.default_policy".to_string(),
+            _ => format!("{path}.policy"),
+        };
+        let policy = match own_policy {
+            Some(p) => Some(RtAppPolicy::parse(&p).ok_or_else(|| {
+                self.err(
+                    &format!("{path}.policy"),
+                    format!("Invalid policy {p}; accepted: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO, SCHED_DEADLINE"),
+                )
+            })?),
+            None => default_policy,
+        };
+        if policy == Some(RtAppPolicy::Deadline) {
+            return Err(self.err(
+                &policy_key,
+                "SCHED_DEADLINE is not modelled (schedlab has no deadline class for tasks); \
+                 accepted: SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_RR, SCHED_FIFO",
+            ));
+        }
+        Ok(policy)
+    }
+
+    /// `priority`: a nice value for the fair policies, an RT priority for FIFO/RR (whose
+    /// default is 10), checked as `sched_setattr()` would (EINVAL, and rt-app stops).
+    fn sched_priority(
+        &self,
+        obj: &JsonValue,
+        path: &str,
+        policy: Option<RtAppPolicy>,
+    ) -> InputResult<Option<i32>> {
+        let prio_default = match policy {
+            None => None,
+            Some(p) if p.is_fair() => Some(0),
+            Some(RtAppPolicy::Fifo | RtAppPolicy::Rr) => Some(10),
+            Some(_) => Some(0),
+        };
+        let given_priority = self.int(obj, "priority", path)?;
+        if let (Some(v), Some(p)) = (given_priority, policy) {
+            let (lo, hi, what) = if p.is_fair() {
+                (-20, 19, "a nice value")
+            } else {
+                (1, 99, "an RT priority")
+            };
+            if !(lo..=hi).contains(&v) {
+                return Err(self.err(
+                    &format!("{path}.priority"),
+                    format!(
+                        "{v} is out of range for {}; accepted: {what} from {lo} to {hi}",
+                        p.kernel_name()
+                    ),
+                ));
+            }
+        }
+        Ok(given_priority.map(|v| v as i32).or(prio_default))
+    }
+
+    /// `dl-runtime`, `dl-period`, `dl-deadline` in µs (each defaulting to the one before);
+    /// at task level (`legacy`) also the old names `runtime`, `period`, `deadline` (a
+    /// task-level "runtime" is also a runtime event, as in rt-app).
+    fn sched_dl_us(
+        &self,
+        obj: &JsonValue,
+        path: &str,
+        legacy: bool,
+    ) -> InputResult<(u64, u64, u64)> {
+        let us = |k: &str| -> InputResult<Option<u64>> {
+            match self.int(obj, k, path)? {
+                Some(v) if v < 0 => {
+                    Err(self.err(&format!("{path}.{k}"), "must not be negative (µs)"))
+                }
+                Some(v) => Ok(Some(v as u64)),
+                None => Ok(None),
+            }
+        };
+        let mut runtime = us("dl-runtime")?.unwrap_or(0);
+        let mut period = us("dl-period")?.unwrap_or(runtime);
+        let mut deadline = us("dl-deadline")?.unwrap_or(period);
+        if legacy {
+            if runtime == 0
+                && let Some(JsonValue::Int(v)) = obj.get("runtime")
+            {
+                runtime = (*v).max(0) as u64;
+            }
+            if period == 0 {
+                period = us("period")?.unwrap_or(runtime);
+            }
+            if deadline == 0 {
+                deadline = us("deadline")?.unwrap_or(period);
+            }
+        }
+        Ok((runtime, period, deadline))
+    }
+
     fn event(
         &mut self,
         class: EvClass,
@@ -854,15 +896,7 @@ impl Ctx<'_> {
         path: &str,
     ) -> InputResult<Option<Event>> {
         let kpath = format!("{path}.{key}");
-        let mismatch = |this: &Self| {
-            this.err(
-                &kpath,
-                format!(
-                    "Unknown or mismatch {key} event type ({} value)",
-                    v.type_name()
-                ),
-            )
-        };
+        let mismatch = |this: &Self| this.event_mismatch(&kpath, key, v);
         let int = |this: &Self| -> InputResult<u64> {
             match v {
                 JsonValue::Int(i) if *i >= 0 => Ok(*i as u64),
@@ -875,11 +909,6 @@ impl Ctx<'_> {
                 JsonValue::Str(s) => Ok(s.clone()),
                 _ => Err(mismatch(this)),
             }
-        };
-        let obj_str = |this: &Self, k: &str, def: &str| -> InputResult<String> {
-            Ok(this
-                .string(v, k, &kpath)?
-                .unwrap_or_else(|| def.to_string()))
         };
         Ok(Some(match class {
             EvClass::Run => Event::Run {
@@ -906,45 +935,11 @@ impl Ctx<'_> {
             EvClass::Broad => Event::Broad {
                 cond: string(self)?,
             },
-            EvClass::Wait | EvClass::Sync => {
-                if !matches!(v, JsonValue::Object(_)) {
-                    return Err(mismatch(self));
-                }
-                let cond = obj_str(self, "ref", "unknown")?;
-                let mutex = obj_str(self, "mutex", "unknown")?;
-                if class == EvClass::Wait {
-                    Event::Wait { cond, mutex }
-                } else {
-                    Event::Sync { cond, mutex }
-                }
-            }
+            EvClass::Wait | EvClass::Sync => self.wait_event(class, key, v, &kpath)?,
             EvClass::Barrier => Event::Barrier {
                 name: string(self)?,
             },
-            EvClass::Timer => {
-                if !matches!(v, JsonValue::Object(_)) {
-                    return Err(mismatch(self));
-                }
-                let reference = obj_str(self, "ref", "unknown")?;
-                let period = self.int(v, "period", &kpath)?.unwrap_or(0);
-                if period <= 0 {
-                    return Err(self.err(
-                        &format!("{kpath}.period"),
-                        format!("{period}: a timer needs a period; accepted: microseconds > 0"),
-                    ));
-                }
-                let mode = obj_str(self, "mode", "relative")?;
-                Event::Timer {
-                    unique: reference.starts_with("unique"),
-                    reference,
-                    period_us: period as u64,
-                    mode: if mode.starts_with("absolute") {
-                        TimerMode::Absolute
-                    } else {
-                        TimerMode::Relative
-                    },
-                }
-            }
+            EvClass::Timer => self.timer_event(key, v, &kpath)?,
             EvClass::Resume => Event::Resume {
                 task: string(self)?,
             },
@@ -961,6 +956,71 @@ impl Ctx<'_> {
             EvClass::SemPost => Event::SemPost { sem: string(self)? },
             EvClass::SemWait => Event::SemWait { sem: string(self)? },
         }))
+    }
+
+    /// The error for an event whose value has the wrong JSON type.
+    fn event_mismatch(&self, kpath: &str, key: &str, v: &JsonValue) -> InputError {
+        self.err(
+            kpath,
+            format!(
+                "Unknown or mismatch {key} event type ({} value)",
+                v.type_name()
+            ),
+        )
+    }
+
+    /// A `wait` or `sync` event: `{"ref": condition, "mutex": name}`.
+    fn wait_event(
+        &self,
+        class: EvClass,
+        key: &str,
+        v: &JsonValue,
+        kpath: &str,
+    ) -> InputResult<Event> {
+        if !matches!(v, JsonValue::Object(_)) {
+            return Err(self.event_mismatch(kpath, key, v));
+        }
+        let obj_str = |k: &str| -> InputResult<String> {
+            Ok(self
+                .string(v, k, kpath)?
+                .unwrap_or_else(|| "unknown".to_string()))
+        };
+        let cond = obj_str("ref")?;
+        let mutex = obj_str("mutex")?;
+        Ok(if class == EvClass::Wait {
+            Event::Wait { cond, mutex }
+        } else {
+            Event::Sync { cond, mutex }
+        })
+    }
+
+    /// A `timer` event: `{"ref": name, "period": µs > 0, "mode": "relative"|"absolute"}`.
+    fn timer_event(&self, key: &str, v: &JsonValue, kpath: &str) -> InputResult<Event> {
+        if !matches!(v, JsonValue::Object(_)) {
+            return Err(self.event_mismatch(kpath, key, v));
+        }
+        let obj_str = |k: &str, def: &str| -> InputResult<String> {
+            Ok(self.string(v, k, kpath)?.unwrap_or_else(|| def.to_string()))
+        };
+        let reference = obj_str("ref", "unknown")?;
+        let period = self.int(v, "period", kpath)?.unwrap_or(0);
+        if period <= 0 {
+            return Err(self.err(
+                &format!("{kpath}.period"),
+                format!("{period}: a timer needs a period; accepted: microseconds > 0"),
+            ));
+        }
+        let mode = obj_str("mode", "relative")?;
+        Ok(Event::Timer {
+            unique: reference.starts_with("unique"),
+            reference,
+            period_us: period as u64,
+            mode: if mode.starts_with("absolute") {
+                TimerMode::Absolute
+            } else {
+                TimerMode::Relative
+            },
+        })
     }
 
     /// `parse_task_phase_data`: events (in order) plus phase-level keys.
@@ -987,23 +1047,7 @@ impl Ctx<'_> {
                     || PHASE_ONLY_KEYS.contains(&k.as_str())
                     || (task_level && TASK_ONLY_KEYS.contains(&k.as_str()));
                 if !ok {
-                    let mut accepted: Vec<&str> = SCHED_KEYS.to_vec();
-                    accepted.extend(if task_level {
-                        TASK_ONLY_KEYS
-                    } else {
-                        PHASE_ONLY_KEYS
-                    });
-                    let mut all = accepted.clone();
-                    all.extend(MODELLED_EVENTS);
-                    return Err(self.err(
-                        &format!("{path}.{k}"),
-                        format!(
-                            "unknown key{}; accepted: {} and events ({})",
-                            crate::input::did_you_mean(k, &all),
-                            accepted.join(", "),
-                            MODELLED_EVENTS.join(", ")
-                        ),
-                    ));
+                    return Err(self.unknown_phase_key(path, k, task_level));
                 }
             }
         }
@@ -1027,17 +1071,43 @@ impl Ctx<'_> {
             sched: if task_level {
                 None
             } else {
-                let s = self.sched(obj, path, None)?;
-                let any = s.policy.is_some()
-                    || s.priority.is_some()
-                    || s.dl_runtime_us > 0
-                    || s.dl_period_us > 0
-                    || s.util_min.is_some()
-                    || s.util_max.is_some();
-                any.then_some(s)
+                self.phase_sched(obj, path)?
             },
             taskgroup: self.string(obj, "taskgroup", path)?,
         })
+    }
+
+    /// The error for a key a phase (or a task used as its own phase) does not accept.
+    fn unknown_phase_key(&self, path: &str, k: &str, task_level: bool) -> InputError {
+        let mut accepted: Vec<&str> = SCHED_KEYS.to_vec();
+        accepted.extend(if task_level {
+            TASK_ONLY_KEYS
+        } else {
+            PHASE_ONLY_KEYS
+        });
+        let mut all = accepted.clone();
+        all.extend(MODELLED_EVENTS);
+        self.err(
+            &format!("{path}.{k}"),
+            format!(
+                "unknown key{}; accepted: {} and events ({})",
+                crate::input::did_you_mean(k, &all),
+                accepted.join(", "),
+                MODELLED_EVENTS.join(", ")
+            ),
+        )
+    }
+
+    /// A phase's own scheduling parameters, when it sets any.
+    fn phase_sched(&self, obj: &JsonValue, path: &str) -> InputResult<Option<SchedParams>> {
+        let s = self.sched(obj, path, None)?;
+        let any = s.policy.is_some()
+            || s.priority.is_some()
+            || s.dl_runtime_us > 0
+            || s.dl_period_us > 0
+            || s.util_min.is_some()
+            || s.util_max.is_some();
+        Ok(any.then_some(s))
     }
 
     fn task(
@@ -1052,82 +1122,13 @@ impl Ctx<'_> {
         }
         let sched = self.sched(obj, &path, Some(global.default_policy))?;
         let policy = sched.policy.unwrap_or(global.default_policy);
-        let instances = match self.int(obj, "instance", &path)? {
-            None => 1,
-            Some(i) if i >= 0 && i as u64 <= crate::input::limits::MAX_RTAPP_INSTANCES => i as u32,
-            Some(i) if i >= 0 => {
-                return Err(self.err(
-                    &format!("{path}.instance"),
-                    format!(
-                        "{i} instances is above the limit of {} (accepted: 0 to {0})",
-                        crate::input::limits::MAX_RTAPP_INSTANCES
-                    ),
-                ));
-            }
-            Some(i) => {
-                return Err(self.err(
-                    &format!("{path}.instance"),
-                    format!("Invalid num_instances value: {i}"),
-                ));
-            }
-        };
+        let instances = self.task_instances(obj, &path)?;
         let delay_us = match self.int(obj, "delay", &path)? {
             None => 0,
             Some(d) if d >= 0 => d as u64,
             Some(_) => return Err(self.err(&format!("{path}.delay"), "must not be negative (µs)")),
         };
-        let (phases, loop_count) = match obj.get("phases") {
-            Some(JsonValue::Object(ph)) => {
-                // Task-level keys are still checked for typos; events here would be ignored
-                // by rt-app, which we refuse rather than drop.
-                if let JsonValue::Object(members) = obj {
-                    for (k, _) in members {
-                        if classify(k).is_some() {
-                            return Err(self.err(
-                                &format!("{path}.{k}"),
-                                "event outside `phases` in a task that has `phases` (rt-app ignores it)",
-                            ));
-                        }
-                        if !SCHED_KEYS.contains(&k.as_str())
-                            && !TASK_ONLY_KEYS.contains(&k.as_str())
-                        {
-                            let all: Vec<&str> =
-                                SCHED_KEYS.iter().chain(TASK_ONLY_KEYS).copied().collect();
-                            return Err(self.err(
-                                &format!("{path}.{k}"),
-                                format!(
-                                    "unknown key{}; accepted: {}, {}",
-                                    crate::input::did_you_mean(k, &all),
-                                    SCHED_KEYS.join(", "),
-                                    TASK_ONLY_KEYS.join(", ")
-                                ),
-                            ));
-                        }
-                    }
-                }
-                let mut phases = Vec::new();
-                for (pname, pobj) in ph {
-                    phases.push(self.phase(
-                        pobj,
-                        pname,
-                        &format!("{path}.phases.{pname}"),
-                        false,
-                    )?);
-                }
-                if phases.is_empty() {
-                    return Err(self.err(&format!("{path}.phases"), "no phases"));
-                }
-                let l = self.int(obj, "loop", &path)?.unwrap_or(-1);
-                (phases, if l < 0 { None } else { Some(l as u64) })
-            }
-            Some(v) => return Err(self.type_err(&format!("{path}.phases"), "object", v)),
-            None => {
-                let ph = self.phase(obj, name, &path, true)?;
-                // With `loop`, the single phase runs `loop` times once; without, forever.
-                let has_loop = obj.get("loop").is_some();
-                (vec![ph], if has_loop { Some(1) } else { None })
-            }
-        };
+        let (phases, loop_count) = self.task_phases(name, obj, &path)?;
         let fair = policy.is_fair();
         Ok(RtAppTask {
             name: name.to_string(),
@@ -1146,6 +1147,91 @@ impl Ctx<'_> {
             delay_us,
             phases,
         })
+    }
+
+    /// A task's `instance` count: 1 by default, at most `MAX_RTAPP_INSTANCES`.
+    fn task_instances(&self, obj: &JsonValue, path: &str) -> InputResult<u32> {
+        match self.int(obj, "instance", path)? {
+            None => Ok(1),
+            Some(i) if i >= 0 && i as u64 <= crate::input::limits::MAX_RTAPP_INSTANCES => {
+                Ok(i as u32)
+            }
+            Some(i) if i >= 0 => Err(self.err(
+                &format!("{path}.instance"),
+                format!(
+                    "{i} instances is above the limit of {} (accepted: 0 to {0})",
+                    crate::input::limits::MAX_RTAPP_INSTANCES
+                ),
+            )),
+            Some(i) => Err(self.err(
+                &format!("{path}.instance"),
+                format!("Invalid num_instances value: {i}"),
+            )),
+        }
+    }
+
+    /// A task's phases and loop count: its `phases` object, or the task itself as its one
+    /// phase (with `loop`, that phase runs `loop` times once; without, forever).
+    fn task_phases(
+        &mut self,
+        name: &str,
+        obj: &JsonValue,
+        path: &str,
+    ) -> InputResult<(Vec<Phase>, Option<u64>)> {
+        match obj.get("phases") {
+            Some(JsonValue::Object(ph)) => {
+                self.check_keys_beside_phases(obj, path)?;
+                let mut phases = Vec::new();
+                for (pname, pobj) in ph {
+                    phases.push(self.phase(
+                        pobj,
+                        pname,
+                        &format!("{path}.phases.{pname}"),
+                        false,
+                    )?);
+                }
+                if phases.is_empty() {
+                    return Err(self.err(&format!("{path}.phases"), "no phases"));
+                }
+                let l = self.int(obj, "loop", path)?.unwrap_or(-1);
+                Ok((phases, if l < 0 { None } else { Some(l as u64) }))
+            }
+            Some(v) => Err(self.type_err(&format!("{path}.phases"), "object", v)),
+            None => {
+                let ph = self.phase(obj, name, path, true)?;
+                let has_loop = obj.get("loop").is_some();
+                Ok((vec![ph], if has_loop { Some(1) } else { None }))
+            }
+        }
+    }
+
+    /// Beside `phases`, a task's keys are still checked for typos; events there would be
+    /// ignored by rt-app, which we refuse rather than drop.
+    fn check_keys_beside_phases(&self, obj: &JsonValue, path: &str) -> InputResult<()> {
+        let JsonValue::Object(members) = obj else {
+            return Ok(());
+        };
+        for (k, _) in members {
+            if classify(k).is_some() {
+                return Err(self.err(
+                    &format!("{path}.{k}"),
+                    "event outside `phases` in a task that has `phases` (rt-app ignores it)",
+                ));
+            }
+            if !SCHED_KEYS.contains(&k.as_str()) && !TASK_ONLY_KEYS.contains(&k.as_str()) {
+                let all: Vec<&str> = SCHED_KEYS.iter().chain(TASK_ONLY_KEYS).copied().collect();
+                return Err(self.err(
+                    &format!("{path}.{k}"),
+                    format!(
+                        "unknown key{}; accepted: {}, {}",
+                        crate::input::did_you_mean(k, &all),
+                        SCHED_KEYS.join(", "),
+                        TASK_ONLY_KEYS.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn global(&mut self, g: Option<&JsonValue>) -> InputResult<RtAppGlobal> {
@@ -1328,6 +1414,26 @@ impl Ctx<'_> {
         }
         Ok(())
     }
+
+    /// The top level accepts `tasks`, `global` and `resources` (checked, then ignored).
+    fn top_level_keys(&mut self, top: &[(String, JsonValue)], root: &JsonValue) -> InputResult<()> {
+        for (k, _) in top {
+            match k.as_str() {
+                "tasks" | "global" => {}
+                "resources" => {
+                    self.resources(root.get("resources"))?;
+                    self.ignored.push("resources".into());
+                }
+                _ => {
+                    return Err(self.err(
+                        k,
+                        "unknown top-level key; accepted: tasks, global, resources",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Parse rt-app JSON text. `origin` names the file in errors; `nr_cpus` bounds `cpus`.
@@ -1345,21 +1451,7 @@ pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppS
         unmodelled: Vec::new(),
         ignored: Vec::new(),
     };
-    for (k, _) in top {
-        match k.as_str() {
-            "tasks" | "global" => {}
-            "resources" => {
-                cx.resources(root.get("resources"))?;
-                cx.ignored.push("resources".into());
-            }
-            _ => {
-                return Err(cx.err(
-                    k,
-                    "unknown top-level key; accepted: tasks, global, resources",
-                ));
-            }
-        }
-    }
+    cx.top_level_keys(top, &root)?;
     let global = cx.global(root.get("global"))?;
     let tasks_v = match root.get("tasks") {
         Some(t @ JsonValue::Object(_)) => t,
@@ -1397,6 +1489,15 @@ pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppS
         tasks,
         ignored_keys: cx.ignored,
     };
+    check_forks(&spec, origin)?;
+    if spec.tasks.is_empty() {
+        return Err(InputError::with_key(origin, "tasks", "no tasks"));
+    }
+    Ok(spec)
+}
+
+/// Every `fork` event names a task of the file (rt-app: "Can't fork unknown task").
+fn check_forks(spec: &RtAppSpec, origin: &str) -> InputResult<()> {
     for t in &spec.tasks {
         for p in &t.phases {
             for e in &p.events {
@@ -1412,10 +1513,7 @@ pub fn parse_str(text: &str, origin: &str, nr_cpus: usize) -> InputResult<RtAppS
             }
         }
     }
-    if spec.tasks.is_empty() {
-        return Err(InputError::with_key(origin, "tasks", "no tasks"));
-    }
-    Ok(spec)
+    Ok(())
 }
 
 /// Read and parse an rt-app file.
