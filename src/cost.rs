@@ -442,9 +442,18 @@ impl CostModel {
     pub fn cacheline_ns(&self, machine: &Machine, from: usize, to: usize) -> u64 {
         match Self::distance(machine, from, to) {
             MoveDistance::Same => 0,
-            MoveDistance::SmtSibling | MoveDistance::Cluster | MoveDistance::Llc => {
-                self.cacheline_llc_ns
-            }
+            near => self.cacheline_at(near),
+        }
+    }
+
+    /// One cache-line transfer between two different CPUs `distance` apart: the LLC figure
+    /// up to a shared LLC, then other LLC, other node.
+    fn cacheline_at(&self, distance: MoveDistance) -> u64 {
+        match distance {
+            MoveDistance::Same
+            | MoveDistance::SmtSibling
+            | MoveDistance::Cluster
+            | MoveDistance::Llc => self.cacheline_llc_ns,
             MoveDistance::CrossLlc => self.cacheline_cross_llc_ns,
             MoveDistance::CrossNode => self.cacheline_cross_node_ns,
         }
@@ -459,9 +468,7 @@ impl CostModel {
     pub fn handoff_line_ns(&self, machine: &Machine, from: usize, to: usize) -> u64 {
         match Self::distance(machine, from, to) {
             MoveDistance::Same | MoveDistance::SmtSibling | MoveDistance::Cluster => 0,
-            MoveDistance::Llc => self.cacheline_llc_ns,
-            MoveDistance::CrossLlc => self.cacheline_cross_llc_ns,
-            MoveDistance::CrossNode => self.cacheline_cross_node_ns,
+            far => self.cacheline_at(far),
         }
     }
 

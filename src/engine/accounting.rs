@@ -470,10 +470,10 @@ impl Engine {
     }
 
     /// Tasks from index `from` of the plan on are system tasks: background kernel threads
-    /// and daemons ([`crate::workload::background`]) that run beside the workloads. They are
-    /// scheduled like every task, but the run ends when the workloads' own tasks have
-    /// exited, and perf-stat counters, latency histograms and the migration log count the
-    /// workloads' tasks only. Set before [`Engine::run`].
+    /// and daemons (the workload layer's `background` module) that run beside the
+    /// workloads. They are scheduled like every task, but the run ends when the workloads'
+    /// own tasks have exited, and perf-stat counters, latency histograms and the migration
+    /// log count the workloads' tasks only. Set before [`Engine::run`].
     pub fn set_system_tasks(&mut self, from: usize) {
         assert!(
             from <= self.tasks.len(),

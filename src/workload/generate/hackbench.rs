@@ -66,7 +66,7 @@
 //! Hand-off (any memory policy): what a sender writes, a receiver on another core reads out of
 //! the sender's cache, and the counters a read frees travel back the same way. Each `data`
 //! post leaves [`message_handoff_lines`] dirty lines for the receiver that takes it, each
-//! `space` post [`space_handoff_lines`] for the sender; a taker pays one core-to-core transfer
+//! `space` post [`SPACE_HANDOFF_LINES`] for the sender; a taker pays one core-to-core transfer
 //! per line when it runs on a CPU sharing no private cache with the poster
 //! ([`crate::cost::CostModel::handoff_line_ns`]: the preset family's published core-to-core
 //! latencies), and nothing on the same core. The lines are counted as the reads depend on
@@ -116,9 +116,16 @@ pub fn message_handoff_lines(ipc: HackbenchIpc, bytes: u64) -> u16 {
     u16::try_from(fixed + payload).unwrap_or(u16::MAX)
 }
 
-/// Dirty lines a read's freed space leaves for the next writer (module docs, "Hand-off").
-pub fn space_handoff_lines(_ipc: HackbenchIpc) -> u16 {
-    2
+/// Dirty lines a read's freed space leaves for the next writer, on every IPC kind: the
+/// writer's accounting (`sk_wmem_alloc` or the pipe's tail) and the lock the reader held last
+/// (module docs, "Hand-off").
+pub const SPACE_HANDOFF_LINES: u16 = 2;
+
+/// Dirty lines one message of a request/response exchange leaves for its taker: the
+/// message's lines and the space lines, which the taker touches in its own reply right after
+/// (`perf bench sched pipe`, netperf/tbench).
+pub fn exchange_handoff_lines(ipc: HackbenchIpc, bytes: u64) -> u16 {
+    message_handoff_lines(ipc, bytes).saturating_add(SPACE_HANDOFF_LINES)
 }
 
 /// Per-message CPU work of a write/read, in ns, by IPC kind (see module docs).
@@ -461,7 +468,7 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
     for g in 0..cfg.groups {
         b.set_group(Some(g));
         let data_lines = message_handoff_lines(cfg.ipc, d);
-        let space_lines = space_handoff_lines(cfg.ipc);
+        let space_lines = SPACE_HANDOFF_LINES;
         let data: Vec<u32> = (0..fds).map(|_| b.sem_handing_off(0, data_lines)).collect();
         let space: Vec<u32> = (0..fds)
             .map(|_| b.sem_handing_off(cap, space_lines))

@@ -40,14 +40,10 @@ pub const FOOTPRINT_KIB: u32 = 32;
 
 pub const TRANSACTION_METRIC: &str = "transaction";
 
-/// Dirty lines one message leaves for the side that takes it: the socket message's lines
-/// (hackbench's TCP count, [`super::hackbench::message_handoff_lines`]) and the sending
-/// socket's accounting and lock, which the taker touches in its own send right after
-/// ([`super::hackbench::space_handoff_lines`]). UDP's datagram queue has the same shape.
+/// Dirty lines one message leaves for the side that takes it: hackbench's TCP exchange count
+/// ([`super::hackbench::exchange_handoff_lines`]). UDP's datagram queue has the same shape.
 fn handoff_lines(bytes: u64) -> u16 {
-    use crate::workload::hackbench::HackbenchIpc;
-    super::hackbench::message_handoff_lines(HackbenchIpc::Inet, bytes)
-        + super::hackbench::space_handoff_lines(HackbenchIpc::Inet)
+    super::hackbench::exchange_handoff_lines(crate::workload::hackbench::HackbenchIpc::Inet, bytes)
 }
 
 pub fn send_ns(proto: RrProtocol, bytes: u32) -> u64 {

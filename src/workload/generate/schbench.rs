@@ -532,16 +532,7 @@ fn current_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, work: u64,
     if cfg.pipe_bytes > 0 {
         p.run(copy_ns(u64::from(cfg.pipe_bytes)));
     }
-    p.push(Op::Mark { slot: 0 });
-    p.push(Op::Up {
-        sem: sems.msg,
-        sync: false,
-    });
-    p.push(Op::Down { sem: sems.gate });
-    p.push(Op::Sample {
-        slot: 0,
-        metric: m.wakeup,
-    });
+    wait_for_batch(p, sems, m.wakeup);
     if cfg.pipe_bytes > 0 {
         user_work_ops(p, cfg);
         p.push(Op::CountOp);
@@ -556,6 +547,13 @@ fn current_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, work: u64,
 fn classic_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, wakeup: u8) {
     p.run(cfg.classic_cputime_us * 1000);
     p.push(Op::CountOp);
+    wait_for_batch(p, sems, wakeup);
+    p.push(Op::Jump { to: 0 });
+}
+
+/// A worker queues itself (mark 0, post the message thread), waits for its batch's wakeup
+/// and samples the wakeup latency from the batch's timestamp into `wakeup`.
+fn wait_for_batch(p: &mut Prog, sems: &MsgSems, wakeup: u8) {
     p.push(Op::Mark { slot: 0 });
     p.push(Op::Up {
         sem: sems.msg,
@@ -566,7 +564,6 @@ fn classic_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, wakeup: u8
         slot: 0,
         metric: wakeup,
     });
-    p.push(Op::Jump { to: 0 });
 }
 
 /// Pass `k` of the statistics loop takes a full snapshot (for an interval report) when `-i`

@@ -45,14 +45,14 @@ pub const TIME_METRIC: &str = "time";
 /// page each.
 pub const FOOTPRINT_KIB: u32 = 16;
 
-/// Dirty lines one `int` leaves for the worker that reads it: the pipe's message lines
-/// ([`super::hackbench::message_handoff_lines`]) and the other pipe's mutex and tail, which
-/// the poster touched last and the taker's next write touches
-/// ([`super::hackbench::space_handoff_lines`]).
+/// Dirty lines one `int` leaves for the worker that reads it: hackbench's pipe exchange count
+/// ([`super::hackbench::exchange_handoff_lines`]: the message, and the other pipe's mutex and
+/// tail, which the poster touched last and the taker's next write touches).
 fn handoff_lines() -> u16 {
-    use crate::workload::hackbench::HackbenchIpc;
-    super::hackbench::message_handoff_lines(HackbenchIpc::Pipe, PAYLOAD_BYTES)
-        + super::hackbench::space_handoff_lines(HackbenchIpc::Pipe)
+    super::hackbench::exchange_handoff_lines(
+        crate::workload::hackbench::HackbenchIpc::Pipe,
+        PAYLOAD_BYTES,
+    )
 }
 
 /// `write(fd, &m, sizeof(int))` on a pipe.
