@@ -856,6 +856,63 @@ fn nohz_kick_and_idle_load_balance_on_behalf_of_idle_cpus() {
 }
 
 #[test]
+fn warm_start_idle_cpus_balance_every_level_at_the_first_kick() {
+    // A run starts on a machine that has been up and quiet (sched::balance::warm): every
+    // level's balance_interval is max_interval, and every idle CPU's levels are due at the
+    // first balancing kick. skl-2s: node 0 (CPUs 0-19,40-59) runs one task per CPU and two
+    // on CPU 0; node 1 is tickless idle. At 12 ms CPU 0's busy tick kicks the ilb (CPU 20),
+    // which balances for node 1's CPUs: CPU 20 is the first idle CPU of node 1, so it
+    // balances the NUMA level and pulls CPU 0's waiting task across the nodes. From the
+    // boot state (last_balance = now, balance_interval = min_interval = 80 ms) the NUMA
+    // level is not due before 80 ms and the same kick moves nothing.
+    let dom = domains("skl-2s", None);
+    let node0: Vec<usize> = (0..20).chain(40..60).collect();
+    for warm in [false, true] {
+        let mut lb = balancer(&dom, &[]);
+        if warm {
+            lb.warm_start();
+            for &sd in dom.cpu_domains(20) {
+                assert_eq!(
+                    lb.domain_state(sd).balance_interval_ms,
+                    dom.domain(sd).max_interval_ms
+                );
+            }
+        }
+        let mut env = FakeLbEnv::new(80);
+        let tasks0 = env.add_running_tasks(0, 2, 1024);
+        for &c in &node0[1..] {
+            env.add_running_tasks(c, 1, 1024);
+        }
+        for c in (20..40).chain(60..80) {
+            lb.nohz_balance_enter_idle(c, 0);
+        }
+        let mut out = LbOutput::default();
+        lb.sched_tick(&mut env, 0, 12 * MS, &mut out);
+        assert_eq!(out.kick_ilb, Some(20), "warm {warm}");
+        let mut out = LbOutput::default();
+        lb.nohz_csd_func(&mut env, 20, 12 * MS, &mut out);
+        let numa = level(&dom, 20, "NUMA");
+        let numa_passes = lb.domain_state(numa).stats.lb_count[idle_index(IdleType::Idle)];
+        if warm {
+            assert_eq!(numa_passes, 1);
+            assert_eq!(out.migrations.len(), 1);
+            let m = out.migrations[0];
+            assert!(
+                tasks0.contains(&m.task) && m.from == 0,
+                "CPU 0's waiting task"
+            );
+            assert!(
+                (20..40).chain(60..80).any(|c| c == m.to),
+                "to node 1: {m:?}"
+            );
+        } else {
+            assert_eq!(numa_passes, 0);
+            assert!(out.migrations.is_empty());
+        }
+    }
+}
+
+#[test]
 fn active_balance_after_repeated_task_imbalance_failures() {
     // CPU 7 runs 2 tasks: the waiting one is pinned to CPU 7, the other is running. Normal
     // passes from idle CPU 6 fail (Affine, Running). imbalanced_active_balance() wants

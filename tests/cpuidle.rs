@@ -283,12 +283,19 @@ fn a_cpu_still_in_newidle_balancing_is_not_polling_and_gets_an_interrupt() {
     // expensive (300 µs a pass) and the root domain overloaded (two spinners on CPU 10), the
     // wakee's CPU is still balancing when some of the waker's posts (every 100 µs) arrive;
     // without the overload newidle balancing never runs and no IPI is needed.
+    // Both runs end at 7 ms, before the first balancing kick (the 8 ms tick): the run
+    // starts on a quiet machine whose idle CPUs have every balance level due
+    // (`sched::balance::warm`), so that kick has the idle load balancer, also with
+    // interrupts off, run 300 µs passes for every idle CPU, and a post landing in that
+    // window would need an IPI too. Newly-idle balancing is itself front-loaded: it stops
+    // once CPU 2's `avg_idle` (starting at twice the migration cost) decays below the
+    // migration cost, a few posts in.
     let costly = "[machine]\npreset = \"skl-2s\"\n[machine.cost]\nbalance_pass_ns = 300000\n";
-    let mut e = engine(costly, remote_wakeups(100_000, 100, true), 40 * MS);
+    let mut e = engine(costly, remote_wakeups(100_000, 100, true), 7 * MS);
     e.run();
     let c2 = &e.cpus()[2].stats;
     assert!(c2.counters.ipis_received > 0, "{c2:?}");
-    let mut e = engine(costly, remote_wakeups(100_000, 100, false), 40 * MS);
+    let mut e = engine(costly, remote_wakeups(100_000, 100, false), 7 * MS);
     e.run();
     let c2 = &e.cpus()[2].stats;
     assert_eq!(c2.counters.ipis_received, 0, "{c2:?}");

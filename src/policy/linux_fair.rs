@@ -157,8 +157,10 @@ impl LinuxFair {
         // that has been up and idle, whose LLCs would be fully scannable: start full.
         wparams.nr_idle_scan_start_full = true;
         let wakeup = Wakeup::new(&topo, wparams);
-        let lb =
+        let mut lb =
             LoadBalancer::from_config(domains.clone(), kernel.features, &kernel.sysctl, cost, 0);
+        // The run starts on a machine that has been up and quiet, not at boot.
+        lb.warm_start();
         let nr = machine.nr_cpus();
         LinuxFair {
             rqs: (0..nr)

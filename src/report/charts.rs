@@ -370,10 +370,13 @@ pub fn task_timeline(tl: &Timeline, rows: &RowLayout, reasons: &[String]) -> Str
         chart.draw_series(cells)?;
         draw_boundaries(&mut chart, rows, g.x_max)?;
         let step = tl.migration_marks.len().div_ceil(MARKS_DRAWN_MAX).max(1);
+        // Thin a canonical order: marks at one instant (an idle balancer's burst) come in
+        // the order the run made them from a run, but by CPU from a Perfetto trace.
+        let mut canonical: Vec<_> = tl.migration_marks.iter().collect();
+        canonical.sort_by_key(|m| (m.ts_ns, m.to, m.pid, m.from));
         for (i, reason) in reasons.iter().enumerate() {
             let color = palette::OKABE_ITO[(i + 4) % 8];
-            let marks: Vec<_> = tl
-                .migration_marks
+            let marks: Vec<_> = canonical
                 .iter()
                 .step_by(step)
                 .filter(|m| &m.reason == reason)

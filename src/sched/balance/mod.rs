@@ -52,6 +52,7 @@ pub mod schedstat;
 pub mod stats;
 pub mod sums;
 pub mod trigger;
+pub mod warm;
 
 use std::sync::Arc;
 
@@ -413,6 +414,9 @@ pub struct LoadBalancer {
     /// Current time (set by each entry point).
     now_ns: u64,
     jiffies: u64,
+    /// Jiffies at simulated time 0: 0 at boot, the machine's uptime after
+    /// [`LoadBalancer::warm_start`].
+    jiffies_base: u64,
     /// Scratch list for `cfs_tasks`.
     scratch_tasks: Vec<TaskId>,
     /// `detach_tasks()`'s walk of the source's task list (storage reused across passes).
@@ -539,6 +543,7 @@ impl LoadBalancer {
             smt_active,
             now_ns,
             jiffies,
+            jiffies_base: 0,
             scratch_tasks: Vec::new(),
             scratch_deque: std::collections::VecDeque::new(),
             sums: sums::LbSums::new(&domains),
@@ -572,7 +577,7 @@ impl LoadBalancer {
     /// Set the current time (ns); jiffies follow from `HZ`.
     pub fn set_now(&mut self, now_ns: u64) {
         self.now_ns = now_ns;
-        self.jiffies = now_ns / self.tick_ns();
+        self.jiffies = self.jiffies_base + now_ns / self.tick_ns();
     }
 
     pub fn now_ns(&self) -> u64 {
