@@ -6,10 +6,10 @@
 
 use schedlab::cost::CostModel;
 use schedlab::cpumask::CpuMask;
-use schedlab::engine::numa::{numa_run, scan_params};
 use schedlab::engine::{Engine, EngineConfig, WorkloadPlan};
 use schedlab::kconfig::{Profile, ResolvedKernel};
 use schedlab::policy::linux_fair::LinuxFair;
+use schedlab::policy::numa_balancing::{NumaBalancing, NumaConfig};
 use schedlab::sched::types::MigrationReason;
 use schedlab::task::{MemPolicy, Op, Program, TaskId, TaskMemory, TaskSpec};
 use schedlab::topology::{CpuTopology, Machine};
@@ -163,10 +163,9 @@ fn run_with(
         check_invariants: false,
         ..EngineConfig::default()
     };
-    let run = numa_run(&kernel, &machine);
-    let params = scan_params(&kernel);
+    let numa = NumaConfig::from_kernel(&kernel, &machine);
     let mut engine = Engine::new(machine, cost, cfg, policy, plan).unwrap();
-    engine.set_numa(run, params);
+    engine.set_numa(numa);
     engine.run();
     Run { engine }
 }
@@ -178,11 +177,14 @@ impl Run {
     fn node_of(&self, p: usize) -> usize {
         self.engine.machine().cpus[self.engine.tasks()[p].cpu].node
     }
-    fn preferred(&self, p: usize) -> Option<usize> {
-        self.engine.numa().unwrap().sched.state.tasks[p].preferred_nid
+    fn balancing(&self) -> &NumaBalancing {
+        self.engine.policy().numa_balancing().unwrap()
     }
-    fn vmstat(&self) -> schedlab::sched::numa::state::Vmstat {
-        self.engine.numa().unwrap().sched.state.vmstat
+    fn preferred(&self, p: usize) -> Option<usize> {
+        self.balancing().sched.state.tasks[p].preferred_nid
+    }
+    fn vmstat(&self) -> schedlab::sched::types::Vmstat {
+        self.balancing().vmstat()
     }
 }
 
@@ -240,7 +242,7 @@ fn task_off_its_memory_node_is_moved_back_to_the_idle_preferred_node() {
 /// page groups.
 #[test]
 fn vmstat_text_has_proc_vmstat_names() {
-    let v = schedlab::sched::numa::state::Vmstat {
+    let v = schedlab::sched::types::Vmstat {
         numa_pte_updates: 3 * 512,
         numa_hint_faults: 1024,
         numa_hint_faults_local: 512,
@@ -478,7 +480,8 @@ fn processes_sharing_a_shm_object_see_one_page_and_join_one_numa_group() {
         vm.numa_hint_faults_local < vm.numa_hint_faults,
         "one process's faults on the shared pages are remote: {vm:?}"
     );
-    let (ta, tb) = (&n.sched.state.tasks[0], &n.sched.state.tasks[1]);
+    let st = &r.balancing().sched.state;
+    let (ta, tb) = (&st.tasks[0], &st.tasks[1]);
     assert!(ta.group.is_some(), "TNF_SHARED faults form a numa_group");
     assert_eq!(ta.group, tb.group, "across the two processes");
 }
@@ -513,5 +516,12 @@ fn processes_with_their_own_shared_regions_share_nothing() {
     assert_eq!(r.engine.numa_groups_per_node(), vec![9, 9]);
     let vm = r.vmstat();
     assert_eq!(vm.numa_hint_faults_local, vm.numa_hint_faults, "all local");
-    assert!(n.sched.state.tasks.iter().all(|t| t.group.is_none()));
+    assert!(
+        r.balancing()
+            .sched
+            .state
+            .tasks
+            .iter()
+            .all(|t| t.group.is_none())
+    );
 }

@@ -28,7 +28,6 @@ macro_rules! policy {
             cost: &$self.cost,
             tasks: &$self.tasks,
             cpus: &$self.cpus,
-            numa: $self.numa.as_deref().map(|n| &n.sched),
         };
         $self.policy.$method(&view, $($arg),*)
     }};
@@ -306,7 +305,8 @@ pub struct Engine {
     pub(crate) interval_hook: Option<Box<dyn IntervalHook>>,
     /// Reused buffer: CPUs whose policy timer changed during the last event.
     pub(crate) timer_changes: Vec<usize>,
-    /// Dynamic memory and NUMA balancing ([`numa`]); `None` when no task has a working set.
+    /// Dynamic memory, the engine's side of NUMA balancing ([`numa`]; the scheduler state is
+    /// the policy's); `None` when no task has a working set.
     pub(crate) numa: Option<Box<numa::EngineNuma>>,
     /// NUMA pages per node over time ([`numa_series`]); `None` unless the run qualifies.
     pub(crate) numa_series: Option<Box<numa_series::NumaPagesSeries>>,
@@ -331,7 +331,7 @@ impl Engine {
         machine: Machine,
         cost: CostModel,
         cfg: EngineConfig,
-        policy: Box<dyn SchedPolicy>,
+        mut policy: Box<dyn SchedPolicy>,
         plan: WorkloadPlan,
     ) -> Result<Engine, PlanError> {
         validate_plan(&machine, &plan)?;
@@ -343,6 +343,7 @@ impl Engine {
         let queue = initial_queue(&plan, &cfg);
         let nr_timers = nr_timers(&plan.programs);
         let noise = noise::Noise::new(cfg.noise, cfg.seed, tasks.len(), machine.nr_cpus());
+        let numa = numa::memory_model(&machine, &plan.tasks, cfg.seed, &cost, &mut *policy);
         Ok(Engine {
             clock: clock::Clock::new(queue),
             noise,
@@ -380,13 +381,7 @@ impl Engine {
             observer: None,
             interval_hook: None,
             timer_changes: Vec::new(),
-            numa: numa::EngineNuma::from_plan(
-                &machine,
-                &plan.tasks,
-                cfg.seed,
-                cost.llc_kib_per_cpu,
-                cost.mem_bw_mib_s_per_node as f64,
-            ),
+            numa,
             numa_series: None,
             numa_series_next_ns: u64::MAX,
             machine,

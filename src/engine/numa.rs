@@ -1,12 +1,15 @@
-//! NUMA balancing and dynamic process memory in a run (docs/numa.md, "Phase 2").
+//! Dynamic process memory in a run and the engine's side of NUMA balancing (docs/numa.md,
+//! "Phase 2").
 //!
-//! Whether balancing runs and in which variant ([`numa_run`]); the per-process memory of
-//! the tasks that declare one (`TaskSpec::memory`): one [`Mm`] per process with a shared
-//! region and one private region per thread, first-touched under the task's memory policy
-//! when the task first runs; the speed model that turns page placement and per-node
-//! bandwidth congestion into a running task's progress rate; and the NUMA-balancing hooks
-//! of the event loop — `task_tick_numa()` / `task_numa_work()` from the fair tick, sampled
-//! hinting faults, `task_numa_migrate()` decisions applied through the migration stopper.
+//! The per-process memory of the tasks that declare one (`TaskSpec::memory`): one [`Mm`]
+//! per process with a shared region and one private region per thread, first-touched under
+//! the task's memory policy when the task first runs; the speed model that turns page
+//! placement and per-node bandwidth congestion into a running task's progress rate; the
+//! access sampling that turns run time into hinting faults; and the counters of the NUMA
+//! moves the engine carried out. The scheduler's side of NUMA balancing (fault statistics,
+//! groups, scan state, vmstat, the variant) is the policy's
+//! ([`crate::policy::numa_balancing::NumaBalancing`]): the hooks of `engine/numa_hooks.rs`
+//! report facts to it and apply the decisions it returns.
 //!
 //! Tasks with a default `TaskMemory` (no private or shared working set) are not part of this
 //! model: they keep the per-task page shares of [`super::mempolicy`] and a run without any
@@ -23,36 +26,22 @@
 
 use std::collections::BTreeMap;
 
-use crate::kconfig::ResolvedKernel;
+use crate::cost::CostModel;
 use crate::memory::bandwidth::{TaskMemDemand, node_congestion_into};
 use crate::memory::migrate::MigrateCost;
 use crate::memory::{Mm, MmId, PAGE_GROUP_BYTES};
+use crate::policy::SchedPolicy;
+use crate::policy::numa_balancing::NumaBalancing;
 use crate::rng::{RngStream, StreamKind};
-use crate::sched::numa::features::NumaVariant;
-use crate::sched::numa::group::RqCurr;
-use crate::sched::numa::migrate::NumaMove;
-use crate::sched::numa::scan::ScanParams;
-use crate::sched::numa::state::{FaultSite, NumaSched, NumaState};
-use crate::sched::numa::{NumaTopo, TaskNuma};
-use crate::sched::types::MigrationReason;
+use crate::sched::types::{MigrationReason, NumaMove};
 use crate::task::{TaskId, TaskSpec};
 use crate::topology::Machine;
 use crate::units::{count_floor, ppm_round, usize_from_u64};
-
-/// A scan delay or period in ms as the `u32` that `TaskNuma` keeps (an `unsigned int` in
-/// the kernel). Fits: the scan sysctls are at most 3 600 000 ms (kconfig's ranges) and
-/// `task_scan_min()` is at most the period minimum.
-pub(crate) fn scan_ms_u32(ms: u64) -> u32 {
-    u32::try_from(ms).expect("NUMA scan delay/period above u32::MAX ms: beyond the sysctl range")
-}
 
 /// The id of the mm at `idx` of the mm table. Fits: one mm per process, so fewer than tasks.
 fn mm_id(idx: usize) -> MmId {
     MmId(u32::try_from(idx).expect("mm index above u32::MAX: beyond the task limit"))
 }
-
-/// `NUMA_BALANCING_NORMAL`.
-pub const NUMA_BALANCING_NORMAL: u32 = 1;
 
 /// Lowest access rate of a memory-model task (MiB/s of page-group touches): a task that is
 /// not bandwidth-bound still walks its working set.
@@ -69,33 +58,6 @@ pub const SCAN_BASE_NS: u64 = 5_000;
 /// Memory-stall share of a task whose working set misses the LLC entirely (top-down
 /// analyses put memory-bound codes at 60–80 % backend-memory stalls; docs/fidelity.md).
 pub const STALL_SHARE_MAX: f64 = 0.7;
-
-/// NUMA balancing as configured for one run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NumaRun {
-    /// The release form and the resolved switches.
-    pub variant: NumaVariant,
-}
-
-/// `Some` when NUMA balancing runs on `machine` under `kernel`: the sysctl's normal bit
-/// and more than one node; the variant from the profile's version and resolved features.
-pub fn numa_run(kernel: &ResolvedKernel, machine: &Machine) -> Option<NumaRun> {
-    let on = kernel.sysctl.numa_balancing & NUMA_BALANCING_NORMAL != 0 && machine.nr_nodes() > 1;
-    on.then(|| NumaRun {
-        variant: NumaVariant::from_kernel(kernel.version, &kernel.features),
-    })
-}
-
-/// The scan tunables of a resolved kernel.
-pub fn scan_params(kernel: &ResolvedKernel) -> ScanParams {
-    let s = &kernel.sysctl;
-    ScanParams {
-        scan_delay_ms: s.numa_balancing_scan_delay_ms,
-        scan_period_min_ms: s.numa_balancing_scan_period_min_ms,
-        scan_period_max_ms: s.numa_balancing_scan_period_max_ms,
-        scan_size_mb: s.numa_balancing_scan_size_mb,
-    }
-}
 
 /// Memory-stall share `m` of a task with a working set of `ws_kib` and `llc_kib` of last
 /// level cache to itself: the capacity-miss ratio of a uniformly accessed working set,
@@ -283,11 +245,10 @@ pub struct NumaSample {
     pub groups_per_node: Vec<u64>,
 }
 
-/// The engine's NUMA state of one run.
+/// The engine's NUMA state of one run: the memory model and the counts of what the engine
+/// did for NUMA balancing.
 #[derive(Clone, Debug)]
 pub struct EngineNuma {
-    pub sched: NumaSched,
-    pub params: ScanParams,
     pub mms: Vec<Mm>,
     /// By task index; `None` = not a memory-model task.
     pub tm: Vec<Option<TaskMem>>,
@@ -302,10 +263,9 @@ pub struct EngineNuma {
     /// Per task: run time before the warm-up reset of `TaskStats` (NUMA balancing reads
     /// the task's whole `sum_exec_runtime`).
     pub(super) runtime_base_ns: Vec<u64>,
-    pub(super) hz: u32,
     scratch: Vec<TaskMemDemand>,
     congestion_new: Vec<f64>,
-    pub(super) curr_buf: Vec<Option<RqCurr>>,
+    /// What each CPU runs (by CPU), refilled where needed (congestion, the NUMA tick).
     pub(super) curr_buf_tasks: Vec<Option<TaskId>>,
     /// Shared memory objects mapped by several mms (by object index).
     pub shm: Vec<ShmObject>,
@@ -316,36 +276,26 @@ pub struct EngineNuma {
     pub(super) wake_cpu: Vec<Option<usize>>,
 }
 
-/// The memory of a plan's tasks: one mm per process, the task memories, their NUMA
-/// balancing state, the shared memory objects.
+/// The memory of a plan's tasks: one mm per process, the task memories, the shared memory
+/// objects.
 struct TaskMemories {
     mms: Vec<Mm>,
     tm: Vec<Option<TaskMem>>,
-    tasks: Vec<TaskNuma>,
     shm: Vec<ShmObject>,
 }
 
-/// Every task's memory (none for a task without a working set), its process's mm (created
-/// by the process's first task, which maps the shared region) and its NUMA state.
-fn task_memories(
-    machine: &Machine,
-    specs: &[TaskSpec],
-    seed: u64,
-    llc_kib: u64,
-    params: &ScanParams,
-) -> TaskMemories {
+/// Every task's memory (none for a task without a working set) and its process's mm
+/// (created by the process's first task, which maps the shared region).
+fn task_memories(machine: &Machine, specs: &[TaskSpec], seed: u64, llc_kib: u64) -> TaskMemories {
     let has = |s: &TaskSpec| s.memory.private_mib > 0 || s.memory.shared_mib > 0;
     let nr_nodes = machine.nr_nodes();
     let mut mms: Vec<Mm> = Vec::new();
     let mut by_process: BTreeMap<u32, usize> = BTreeMap::new();
     let mut shm: Vec<ShmObject> = Vec::new();
     let mut tm = Vec::with_capacity(specs.len());
-    let mut tasks = Vec::with_capacity(specs.len());
     for (i, s) in specs.iter().enumerate() {
-        let pid = TaskId::from_index(i).0 + 1;
         if !has(s) {
             tm.push(None);
-            tasks.push(TaskNuma::new(pid, None, scan_ms_u32(params.scan_delay_ms)));
             continue;
         }
         let m = &s.memory;
@@ -365,18 +315,8 @@ fn task_memories(
             seed,
             llc_kib,
         )));
-        tasks.push(TaskNuma::new(
-            pid,
-            Some(mm_id(mm_idx)),
-            scan_ms_u32(params.scan_delay_ms),
-        ));
     }
-    TaskMemories {
-        mms,
-        tm,
-        tasks,
-        shm,
-    }
+    TaskMemories { mms, tm, shm }
 }
 
 /// A new mm for the first task of its process (`m.process`; none = a process of its own),
@@ -489,13 +429,30 @@ pub(super) fn shm_propagate(mms: &mut [Mm], shm: &mut [ShmObject], mm_idx: usize
     }
 }
 
+/// The memory model of a plan ([`EngineNuma::from_plan`] under `cost`'s LLC share and node
+/// bandwidth), `None` when no task declares a working set; with one, `policy` gets the
+/// NUMA-balancing state of the run (balancing off until `Engine::set_numa`).
+pub(super) fn memory_model(
+    machine: &Machine,
+    specs: &[TaskSpec],
+    seed: u64,
+    cost: &CostModel,
+    policy: &mut dyn SchedPolicy,
+) -> Option<Box<EngineNuma>> {
+    let llc_kib = cost.llc_kib_per_cpu;
+    let node_bw_mb_s = cost.mem_bw_mib_s_per_node as f64;
+    let numa = EngineNuma::from_plan(machine, specs, seed, llc_kib, node_bw_mb_s)?;
+    policy.set_numa_balancing(Box::new(NumaBalancing::new(machine, &numa.task_mms())));
+    Some(numa)
+}
+
 /// Samples kept in [`EngineNuma::history`].
 pub const HISTORY_MAX: usize = 10_000;
 
 impl EngineNuma {
     /// The memory model of a plan, `None` when no task declares a working set.
     /// `llc_kib` is the last-level cache a task has to itself, `node_bw_mb_s` each node's
-    /// memory bandwidth. Balancing starts off ([`EngineNuma::set_kernel`] turns it on).
+    /// memory bandwidth.
     pub fn from_plan(
         machine: &Machine,
         specs: &[TaskSpec],
@@ -508,25 +465,8 @@ impl EngineNuma {
             return None;
         }
         let nr_nodes = machine.nr_nodes();
-        let params = ScanParams::default();
-        let TaskMemories {
-            mms,
-            tm,
-            tasks,
-            shm,
-        } = task_memories(machine, specs, seed, llc_kib, &params);
-        let state = NumaState {
-            tasks,
-            ..NumaState::default()
-        };
+        let TaskMemories { mms, tm, shm } = task_memories(machine, specs, seed, llc_kib);
         Some(Box::new(EngineNuma {
-            sched: NumaSched {
-                state,
-                topo: NumaTopo::from_machine(machine),
-                variant: NumaVariant::for_version(6, 12),
-                balancing: false,
-            },
-            params,
             mms,
             tm,
             node_bw_mb_s: vec![node_bw_mb_s; nr_nodes],
@@ -536,56 +476,38 @@ impl EngineNuma {
             history: Vec::new(),
             ping_pong: NodePingPong::new(specs.len()),
             runtime_base_ns: vec![0; specs.len()],
-            hz: 250,
             scratch: Vec::new(),
             congestion_new: vec![1.0; nr_nodes],
-            curr_buf: vec![None; machine.nr_cpus()],
             curr_buf_tasks: Vec::with_capacity(machine.nr_cpus()),
             wake_cpu: vec![None; specs.len()],
             shm,
         }))
     }
 
-    /// What each CPU runs, as the NUMA fault path reads it (`curr_buf`, by CPU): its
-    /// current task's pid, mm and group (`None` = idle).
-    pub(super) fn set_rq_currs(&mut self, currs: impl Iterator<Item = Option<TaskId>>) {
-        for (curr, slot) in currs.zip(self.curr_buf.iter_mut()) {
-            *slot = curr.map(|q| {
-                let tq = &self.sched.state.tasks[q.idx()];
-                RqCurr {
-                    pid: tq.pid,
-                    mm: tq.mm,
-                    group: tq.group,
-                }
-            });
-        }
+    /// Each task's mm (`None`: not a memory-model task), by task index: what the policy's
+    /// NUMA-balancing state is set up from.
+    pub fn task_mms(&self) -> Vec<Option<MmId>> {
+        self.tm.iter().map(|t| t.as_ref().map(|t| t.mm)).collect()
     }
 
     /// `p`'s placement changed at `now`: its preferred node and its mm's pages per node go
     /// into the history (the first [`HISTORY_MAX`] changes).
-    pub(super) fn record_placement(&mut self, now: u64, p: TaskId, mm: usize) {
+    /// `preferred_nid` is the task's new preferred node.
+    pub(super) fn record_placement(
+        &mut self,
+        now: u64,
+        p: TaskId,
+        mm: usize,
+        preferred_nid: Option<usize>,
+    ) {
         if self.history.len() < HISTORY_MAX {
             let sample = NumaSample {
                 time_ns: now,
                 task: p,
-                preferred_nid: self.sched.state.tasks[p.idx()].preferred_nid,
+                preferred_nid,
                 groups_per_node: self.mms[mm].groups_per_node.clone(),
             };
             self.history.push(sample);
-        }
-    }
-
-    /// Apply the kernel configuration: balancing on with `run`'s variant (off for `None`),
-    /// the scan tunables, HZ.
-    pub fn set_kernel(&mut self, run: Option<NumaRun>, params: ScanParams, hz: u32) {
-        self.sched.balancing = run.is_some();
-        if let Some(r) = run {
-            self.sched.variant = r.variant;
-        }
-        self.params = params;
-        self.hz = hz;
-        for t in &mut self.sched.state.tasks {
-            t.numa_scan_period_ms = scan_ms_u32(params.scan_delay_ms);
         }
     }
 
@@ -613,11 +535,12 @@ impl EngineNuma {
         }
     }
 
-    /// The bandwidth model's `time_scale` of task `p` running on a CPU of `cpu_node` under
-    /// the current congestion (1.0 = all local, uncongested); `None` for other tasks.
-    pub fn time_scale(&self, p: TaskId, cpu_node: usize) -> Option<f64> {
+    /// The bandwidth model's `time_scale` of task `p` running on a CPU of `cpu_node` of
+    /// `machine` under the current congestion (1.0 = all local, uncongested); `None` for
+    /// other tasks.
+    pub fn time_scale(&self, p: TaskId, cpu_node: usize, machine: &Machine) -> Option<f64> {
         let tm = self.task_mem(p)?;
-        let d = &self.sched.topo.distance;
+        let d = &machine.node_distance;
         let mut stretch = 0.0;
         let mut any = false;
         for (n, &c) in self.congestion.iter().enumerate() {
@@ -634,8 +557,13 @@ impl EngineNuma {
     }
 
     /// Solve the per-node congestion for the bandwidth-bound tasks running now
-    /// (`running[cpu]`); returns whether it changed. Allocation-free once warmed up.
-    pub(super) fn solve_congestion(&mut self, running: &[Option<TaskId>]) -> bool {
+    /// (`running[cpu]`) on `machine`; returns whether it changed. Allocation-free once
+    /// warmed up.
+    pub(super) fn solve_congestion(
+        &mut self,
+        running: &[Option<TaskId>],
+        machine: &Machine,
+    ) -> bool {
         let nr_nodes = self.congestion.len();
         let mut k = 0;
         for (cpu, p) in running.iter().enumerate() {
@@ -652,7 +580,7 @@ impl EngineNuma {
             for n in 0..nr_nodes {
                 pages.push(ppm_round(self.access_share(tm, n) * 1e6));
             }
-            let cpu_node = self.sched.topo.cpu_node[cpu];
+            let cpu_node = machine.cpus[cpu].node;
             let slot = &mut self.scratch[k];
             slot.cpu_node = cpu_node;
             slot.stall_share = m;
@@ -666,7 +594,7 @@ impl EngineNuma {
         } else {
             node_congestion_into(
                 &self.scratch[..k],
-                &self.sched.topo.distance,
+                &machine.node_distance,
                 &self.node_bw_mb_s,
                 &ZERO_BACKGROUND[..nr_nodes],
                 &mut c,
@@ -710,21 +638,19 @@ pub(super) struct FaultBatch {
     pub(super) placement_changed: bool,
 }
 
-/// The hinting faults of task `p` (running on `cpu`) for its run time up to `runtime_ns`
-/// (see the module doc's sampling model). `site` carries everything but the page group.
+/// The hinting faults of task `p` for its run time up to `runtime_ns` (see the module
+/// doc's sampling model), each reported to the policy's NUMA balancing `nb`, whose
+/// `task_tick()` for `p` came just before.
 pub(super) fn sample_faults(
     n: &mut EngineNuma,
+    nb: &mut NumaBalancing,
     p: TaskId,
     runtime_ns: u64,
-    site: &FaultSite,
 ) -> FaultBatch {
     let mut out = FaultBatch::default();
-    let v = n.sched.variant;
     let EngineNuma {
-        sched,
         mms,
         tm,
-        curr_buf,
         migrate_cost,
         shm,
         ..
@@ -760,24 +686,17 @@ pub(super) fn sample_faults(
         }
         // TNF_SHARED: VM_SHARED and the page mapped by more than one mm.
         let shared = object.is_some_and(|o| shm[o as usize].maps.len() > 1);
-        let site = FaultSite {
-            writable,
-            shared,
-            ..*site
-        };
-        let f = sched
-            .state
-            .numa_hint_fault(mm, g, &site, &sched.topo, &v, |c| curr_buf[c]);
+        let f = nb.hint_fault(mm, g, writable, shared);
         if object.is_some() {
             shm_propagate(mms, shm, mm_idx, g);
         }
         out.cost_ns += HINT_FAULT_NS;
-        if f.migrated_to.is_some() {
+        if f.migrated {
             out.migrated = true;
             out.cost_ns += migrate_cost.time_ns(1, PAGE_GROUP_BYTES);
         }
         out.attempt_migrate |= f.attempt_migrate;
-        out.placement_changed |= f.placement.preferred_changed;
+        out.placement_changed |= f.placement_changed;
     }
     out
 }

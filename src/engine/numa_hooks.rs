@@ -1,20 +1,21 @@
-//! The NUMA-balancing hooks of the event loop ([`super::numa`] holds the runtime state and
-//! its model): first touch, the speed a placement and the node congestion give, the tick's
-//! `task_tick_numa()` / `task_numa_work()` with sampled hinting faults, `task_numa_migrate()`
-//! decisions applied through the migration stopper (`migrate_swap_stop()`), and the node
-//! ping-pong counts.
+//! The NUMA-balancing hooks of the event loop ([`super::numa`] holds the memory model):
+//! first touch, the speed a placement and the node congestion give, and NUMA balancing
+//! through the policy's state ([`crate::policy::numa_balancing::NumaBalancing`]): the engine
+//! reports a memory-model task's tick (`task_tick_numa()` / `task_numa_work()`) and its
+//! sampled hinting faults, asks `task_numa_migrate()` when a fault wants it, has the
+//! decision taken and applies its move through the migration stopper
+//! (`migrate_task_to()` / `migrate_swap_stop()`); and it counts the moves and the node
+//! ping-pongs. Only `sched::types` of the scheduler is named here.
 
 use super::Engine;
 use super::numa::{
-    EngineNuma, NR_REASONS, NumaMoveCounts, NumaRun, PendingNumaMove, SCAN_BASE_NS, SCAN_GROUP_NS,
-    numa_run, sample_faults, scan_ms_u32, scan_params,
+    EngineNuma, NR_REASONS, NumaMoveCounts, PendingNumaMove, SCAN_BASE_NS, SCAN_GROUP_NS,
+    sample_faults,
 };
 use crate::kconfig::ResolvedKernel;
-use crate::memory::policy::{alloc_node, vma_policy_mof};
-use crate::sched::numa::migrate::{NumaMigrateDecision, NumaMove};
-use crate::sched::numa::scan::{ScanParams, task_scan_max, task_scan_min};
-use crate::sched::numa::state::{FaultSite, TickSite};
-use crate::sched::types::MigrationReason;
+use crate::memory::policy::alloc_node;
+use crate::policy::numa_balancing::{NumaConfig, NumaTickFacts};
+use crate::sched::types::{MigrationReason, NumaMigrateDecision, NumaMove};
 use crate::task::{TaskId, TaskState};
 use crate::units::{node_u16, ppm_round};
 
@@ -22,26 +23,25 @@ impl Engine {
     /// Configure NUMA balancing from the resolved kernel (a run without memory-model tasks
     /// ignores it).
     pub fn set_numa_kernel(&mut self, kernel: &ResolvedKernel) {
-        let run = numa_run(kernel, &self.machine);
-        let params = scan_params(kernel);
-        self.set_numa(run, params);
+        self.set_numa(NumaConfig::from_kernel(kernel, &self.machine));
     }
 
-    /// Configure NUMA balancing directly: `run` = `None` keeps it off.
-    pub fn set_numa(&mut self, run: Option<NumaRun>, params: ScanParams) {
+    /// Configure NUMA balancing directly (`cfg.run` = `None` keeps it off): the policy's
+    /// NUMA-balancing state, at this engine's HZ.
+    pub fn set_numa(&mut self, cfg: NumaConfig) {
         let hz = self.cfg.hz;
-        if let Some(n) = self.numa.as_deref_mut() {
-            n.set_kernel(run, params, hz);
+        if let Some(nb) = self.policy.numa_balancing_mut() {
+            nb.configure(cfg, hz);
         }
     }
 
-    /// The run's NUMA state (memory model, balancing state, counters), if any task has a
-    /// working set.
+    /// The run's memory model and NUMA move counters, if any task has a working set (the
+    /// balancing state is the policy's: `policy().numa_balancing()`).
     pub fn numa(&self) -> Option<&EngineNuma> {
         self.numa.as_deref()
     }
 
-    /// Mutable NUMA state, for tests that construct a state (placement of pages, faults).
+    /// Mutable memory model, for tests that construct a state (placement of pages, faults).
     pub fn numa_mut(&mut self) -> Option<&mut EngineNuma> {
         self.numa.as_deref_mut()
     }
@@ -89,7 +89,7 @@ impl Engine {
     pub(crate) fn numa_scaled_speed(&self, cpu: usize, speed: u64) -> Option<u64> {
         let n = self.numa.as_deref()?;
         let p = self.cpus[cpu].curr?;
-        let ts = n.time_scale(p, self.machine.cpus[cpu].node)?;
+        let ts = n.time_scale(p, self.machine.cpus[cpu].node, &self.machine)?;
         Some(crate::cost::mem_scaled_speed(
             speed,
             ppm_round(ts * 1_000_000.0),
@@ -123,7 +123,7 @@ impl Engine {
             let mut running = std::mem::take(&mut n.curr_buf_tasks);
             running.clear();
             running.extend(self.cpus.iter().map(|c| c.curr));
-            changed |= n.solve_congestion(&running);
+            changed |= n.solve_congestion(&running, &self.machine);
             n.curr_buf_tasks = running;
         }
         self.numa = Some(n);
@@ -152,12 +152,7 @@ impl Engine {
     /// asks for it, `task_numa_migrate()`. Returns the move to apply after the tick.
     /// A change of `p`'s preferred node (`sched_setnuma()`) is reported to the policy.
     pub(crate) fn numa_tick(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
-        let preferred = |e: &Engine| {
-            e.numa
-                .as_deref()
-                .and_then(|n| n.sched.state.tasks.get(p.idx()))
-                .map(|t| t.preferred_nid)
-        };
+        let preferred = |e: &Engine| e.policy.numa_balancing()?.preferred_nid(p);
         let before = preferred(self);
         let mv = self.numa_tick_work(cpu, p);
         if let Some(nid) = preferred(self).filter(|&nid| Some(nid) != before) {
@@ -167,57 +162,35 @@ impl Engine {
     }
 
     fn numa_tick_work(&mut self, cpu: usize, p: TaskId) -> Option<PendingNumaMove> {
-        let n = self.numa.as_deref()?;
-        if !n.sched.balancing || n.task_mem(p).is_none() {
+        let balancing = self.policy.numa_balancing()?.balancing();
+        if !balancing || self.numa.as_deref()?.task_mem(p).is_none() {
             return None;
         }
         let mut n = self.numa.take()?;
         let now = self.clock.now();
         let t = &self.tasks[p.idx()];
-        let runtime = n.runtime_base_ns[p.idx()]
-            + t.stats.counters.sum_exec_runtime_ns
-            + now.saturating_sub(t.exec_start_ns);
-        let (params, v, hz) = (n.params, n.sched.variant, n.hz);
-        let tick_ns = 1_000_000_000 / u64::from(hz.max(1));
-        let mm = n.tm[p.idx()].as_ref().expect("checked").mm.0 as usize;
-        let site = TickSite {
-            p,
-            sum_exec_runtime_ns: runtime,
-            now_ns: now,
-            mof: vma_policy_mof(t.mempolicy),
-            tick_ns,
-        };
-        let mut cost = 0;
-        if let Some(w) = n.sched.state.tick(&mut n.mms[mm], &site, &params, &v)
-            && w.ran
-        {
-            let c = SCAN_BASE_NS + w.groups_marked * SCAN_GROUP_NS;
-            cost += c;
-            n.sched.state.tasks[p.idx()].node_stamp_ns +=
-                crate::sched::numa::scan::numa_work_overhead_stamp_ns(c);
-        }
-        n.set_rq_currs(self.cpus.iter().map(|c| c.curr));
-        let rss = n.mms[mm].rss_pages();
-        let ng = n.sched.state.tasks[p.idx()]
-            .group
-            .map(|g| n.sched.state.groups.get(g));
-        let fsite = FaultSite {
+        let facts = NumaTickFacts {
             p,
             cpu,
-            policy: t.mempolicy,
-            writable: true,
-            shared: false,
-            // update_curr() ran in this tick: the kernel's se.exec_start is now.
-            exec_start_ns: now,
-            sum_exec_runtime_ns: runtime,
-            scan_min_ms: task_scan_min(&params, rss),
-            scan_max_ms: task_scan_max(&params, rss, ng, &v),
+            sum_exec_runtime_ns: n.runtime_base_ns[p.idx()]
+                + t.stats.counters.sum_exec_runtime_ns
+                + now.saturating_sub(t.exec_start_ns),
             now_ns: now,
-            hz,
+            policy: t.mempolicy,
+            scan_base_ns: SCAN_BASE_NS,
+            scan_group_ns: SCAN_GROUP_NS,
         };
-        let batch = sample_faults(&mut n, p, runtime, &fsite);
+        let mm = n.tm[p.idx()].as_ref().expect("checked").mm.0 as usize;
+        let mut currs = std::mem::take(&mut n.curr_buf_tasks);
+        currs.clear();
+        currs.extend(self.cpus.iter().map(|c| c.curr));
+        let nb = self.policy.numa_balancing_mut().expect("checked");
+        let cost = nb.task_tick(&mut n.mms[mm], &facts, &currs).unwrap_or(0);
+        n.curr_buf_tasks = currs;
+        let batch = sample_faults(&mut n, nb, p, facts.sum_exec_runtime_ns);
         if batch.placement_changed {
-            n.record_placement(now, p, mm);
+            let nid = nb.preferred_nid(p).flatten();
+            n.record_placement(now, p, mm, nid);
         }
         self.numa = Some(n);
         self.charge(cpu, cost + batch.cost_ns);
@@ -231,42 +204,24 @@ impl Engine {
         self.numa_decided(p, &decision)
     }
 
-    /// The side effects of a `task_numa_migrate()` decision (`sched_setnuma()`, scan-period
-    /// reset, the stick count); the move itself is returned for after the tick.
+    /// A `task_numa_migrate()` decision: the policy's NUMA balancing takes it
+    /// (`sched_setnuma()`, scan-period reset, the rq claim); the engine counts a stick and
+    /// returns a move for after the tick.
     pub(super) fn numa_decided(
         &mut self,
         p: TaskId,
         d: &NumaMigrateDecision,
     ) -> Option<PendingNumaMove> {
         let n = self.numa.as_deref_mut()?;
-        let params = n.params;
-        let rss = {
-            let mm = n.sched.state.tasks[p.idx()].mm?;
-            n.mms[mm.0 as usize].rss_pages()
-        };
-        let t = &mut n.sched.state.tasks[p.idx()];
-        if let Some(nid) = d.set_preferred {
-            t.preferred_nid = Some(nid);
-        }
+        let rss = n.mms[n.task_mem(p)?.mm.0 as usize].rss_pages();
+        self.policy.numa_balancing_mut()?.take_decision(p, d, rss);
         match d.action {
-            NumaMove::Move { .. } | NumaMove::Swap { .. } => {
-                if d.reset_scan_period {
-                    t.numa_scan_period_ms = scan_ms_u32(task_scan_min(&params, rss));
-                }
-                // task_numa_assign() took the claim; it is held until the stopper is done.
-                if let Some(c) = d.claimed_cpu {
-                    n.sched.state.set_numa_migrate_on(c, true);
-                }
-                Some(PendingNumaMove {
-                    p,
-                    action: d.action,
-                    claimed: d.claimed_cpu,
-                })
-            }
+            NumaMove::Move { .. } | NumaMove::Swap { .. } => Some(PendingNumaMove {
+                p,
+                action: d.action,
+                claimed: d.claimed_cpu,
+            }),
             NumaMove::Stay | NumaMove::NoNumaDomain => {
-                if let Some(c) = d.claimed_cpu {
-                    n.sched.state.set_numa_migrate_on(c, false);
-                }
                 n.moves.numa_stick += 1;
                 None
             }
@@ -283,8 +238,10 @@ impl Engine {
             return;
         };
         self.numa_apply_claimed(cpu, mv);
-        if let Some(c) = mv.claimed {
-            self.count_numa(|n| n.sched.state.set_numa_migrate_on(c, false));
+        if let Some(c) = mv.claimed
+            && let Some(nb) = self.policy.numa_balancing_mut()
+        {
+            nb.set_numa_migrate_on(c, false);
         }
     }
 
@@ -295,10 +252,10 @@ impl Engine {
         let ok = |dst: usize| queued && t.cpu == cpu && t.cpus_allowed.test(dst) && dst != cpu;
         match action {
             NumaMove::Move { dst_cpu } if ok(dst_cpu) => {
-                self.count_numa(|n| {
-                    n.moves.numa_move += 1;
-                    n.sched.state.vmstat.numa_task_migrated += 1;
-                });
+                self.count_numa(|n| n.moves.numa_move += 1);
+                if let Some(nb) = self.policy.numa_balancing_mut() {
+                    nb.vmstat_mut().numa_task_migrated += 1;
+                }
                 self.migration_cpu_stop(cpu, p, dst_cpu, MigrationReason::Numa);
             }
             NumaMove::Swap { dst_cpu, other } if ok(dst_cpu) => {
@@ -307,10 +264,10 @@ impl Engine {
                     self.count_numa(|n| n.moves.numa_move_fail += 1);
                     return;
                 }
-                self.count_numa(|n| {
-                    n.moves.numa_swap += 1;
-                    n.sched.state.vmstat.numa_task_swapped += 1;
-                });
+                self.count_numa(|n| n.moves.numa_swap += 1);
+                if let Some(nb) = self.policy.numa_balancing_mut() {
+                    nb.vmstat_mut().numa_task_swapped += 1;
+                }
                 self.migrate_swap(cpu, p, dst_cpu, other);
             }
             _ => self.count_numa(|n| n.moves.numa_move_fail += 1),
@@ -371,7 +328,9 @@ impl Engine {
                 *base += now.saturating_sub(t.exec_start_ns);
             }
         }
-        n.sched.state.vmstat = Default::default();
+        if let Some(nb) = self.policy.numa_balancing_mut() {
+            *nb.vmstat_mut() = Default::default();
+        }
         n.moves = NumaMoveCounts::default();
         n.ping_pong.by_pair = [[0; NR_REASONS]; NR_REASONS];
         n.ping_pong.cycles_by_middle = [0; NR_REASONS];

@@ -5,7 +5,8 @@
 //! Recorded only when the run has a memory model ([`super::numa::EngineNuma`]), the machine
 //! has more than one node, and NUMA balancing runs or a memory-model task has a memory policy
 //! other than MPOL_LOCAL — so the results of every other run are unchanged. It only reads the
-//! memory model: nothing it does reaches a decision.
+//! memory model and the policy's vmstat counters
+//! ([`crate::policy::numa_balancing::NumaBalancing`]): nothing it does reaches a decision.
 //!
 //! Sampling: the engine's event loop samples at every multiple of `step_ns` of simulated time
 //! (the state before the first event at or after that time, which is the state at that time:
@@ -20,7 +21,7 @@
 //! move; the results' `tasks[].numa_pages_pct` has them).
 
 use super::Engine;
-use crate::sched::numa::state::Vmstat;
+use crate::sched::types::Vmstat;
 
 /// Most samples a series holds (the end-of-run sample included).
 pub const NUMA_SERIES_SAMPLES_MAX: usize = 200;
@@ -36,7 +37,7 @@ pub struct NumaPagesSample {
     /// Resident page groups of every mm (its groups with a home node), counted apart from
     /// `mm_groups`, so a reader can check that pages are conserved.
     pub mm_resident: Vec<u64>,
-    /// The vmstat counters as the engine holds them (reset at the warm-up's end).
+    /// The vmstat counters as the policy holds them (reset at the warm-up's end).
     pub vmstat: Vmstat,
     /// Whether the warm-up reset had happened (then [`NumaPagesSeries::vmstat_base`] adds).
     pub after_warmup: bool,
@@ -84,7 +85,11 @@ impl Engine {
             .tasks
             .iter()
             .any(|t| n.task_mem(t.id).is_some() && t.mempolicy != crate::task::MemPolicy::Local);
-        if self.machine.nr_nodes() < 2 || !(n.sched.balancing || policy) {
+        let balancing = self
+            .policy
+            .numa_balancing()
+            .is_some_and(|nb| nb.balancing());
+        if self.machine.nr_nodes() < 2 || !(balancing || policy) {
             return;
         }
         self.numa_series = Some(Box::new(NumaPagesSeries {
@@ -102,9 +107,10 @@ impl Engine {
             self.numa_series_next_ns = u64::MAX;
             return;
         };
+        let vmstat = policy_vmstat(&*self.policy);
         let mut at = s.next_ns();
         while at <= time_ns {
-            push_sample(s, n, at);
+            push_sample(s, n, vmstat, at);
             at = s.next_ns();
         }
         self.numa_series_next_ns = at;
@@ -112,8 +118,8 @@ impl Engine {
 
     /// The warm-up reset is about to zero the vmstat counters: keep them as the base.
     pub(crate) fn numa_series_warmup(&mut self) {
-        if let (Some(s), Some(n)) = (self.numa_series.as_deref_mut(), self.numa.as_deref()) {
-            s.vmstat_base = n.sched.state.vmstat;
+        if let (Some(s), Some(_)) = (self.numa_series.as_deref_mut(), self.numa.as_deref()) {
+            s.vmstat_base = policy_vmstat(&*self.policy);
             s.warmed_up = true;
         }
     }
@@ -128,7 +134,7 @@ impl Engine {
                 s.samples.pop();
             }
             s.ended = true;
-            push_sample(s, n, now);
+            push_sample(s, n, policy_vmstat(&*self.policy), now);
         }
     }
 
@@ -138,7 +144,15 @@ impl Engine {
     }
 }
 
-fn push_sample(s: &mut NumaPagesSeries, n: &super::numa::EngineNuma, time_ns: u64) {
+/// The policy's NUMA-balancing vmstat counters (zero without NUMA balancing).
+fn policy_vmstat(policy: &dyn crate::policy::SchedPolicy) -> Vmstat {
+    policy
+        .numa_balancing()
+        .map(|nb| nb.vmstat())
+        .unwrap_or_default()
+}
+
+fn push_sample(s: &mut NumaPagesSeries, n: &super::numa::EngineNuma, vmstat: Vmstat, time_ns: u64) {
     let mut mm_groups = Vec::with_capacity(s.nr_mms * s.nr_nodes);
     let mut mm_resident = Vec::with_capacity(s.nr_mms);
     for mm in &n.mms {
@@ -149,7 +163,7 @@ fn push_sample(s: &mut NumaPagesSeries, n: &super::numa::EngineNuma, time_ns: u6
         time_ns,
         mm_groups,
         mm_resident,
-        vmstat: n.sched.state.vmstat,
+        vmstat,
         after_warmup: s.warmed_up,
     });
     if s.samples.len() > NUMA_SERIES_SAMPLES_MAX {

@@ -16,8 +16,6 @@ pub(crate) struct EngineView<'a> {
     pub cost: &'a CostModel,
     pub tasks: &'a [Task],
     pub cpus: &'a [CpuCore],
-    /// The run's NUMA-balancing state, when it has a page-group memory model.
-    pub numa: Option<&'a crate::sched::numa::state::NumaSched>,
 }
 
 impl CoreView for EngineView<'_> {
@@ -69,10 +67,6 @@ impl CoreView for EngineView<'_> {
     fn cpu_is_idle_task(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
         c.curr.is_none() && !c.ttwu_pending()
-    }
-    #[inline]
-    fn numa(&self) -> Option<&crate::sched::numa::state::NumaSched> {
-        self.numa
     }
     #[inline]
     fn cpu_idle_state(&self, cpu: usize) -> usize {

@@ -9,9 +9,15 @@
 //! Every task is one of its normal tasks whatever its [`crate::task::TaskPolicy`]: a
 //! SCHED_FIFO / SCHED_RR task has no priority over the others here (the policy has no
 //! classes; that is the point of a baseline).
+//!
+//! In a run with a memory model it keeps the run's NUMA-balancing state
+//! ([`super::numa_balancing`]), so scanning, hinting faults and page migration run as they
+//! did before that state moved behind the policy; it never moves a task for NUMA (no
+//! `task_numa_migrate()`).
 
 use std::collections::VecDeque;
 
+use super::numa_balancing::NumaBalancing;
 use super::{Actions, CoreView, EnqueueFlags, Placement, PlacementPath, SchedPolicy, WakeCtx};
 use crate::task::TaskId;
 
@@ -26,6 +32,9 @@ pub struct GlobalFifo {
     pending: Vec<u32>,
     /// Per task: the CPU it was placed on while queued.
     placed_on: Vec<Option<usize>>,
+    /// NUMA balancing's scanning, hinting faults and page migration (a run with a memory
+    /// model); no task moves for NUMA (no `task_numa_migrate()`).
+    numa: Option<Box<NumaBalancing>>,
 }
 
 impl GlobalFifo {
@@ -35,6 +44,7 @@ impl GlobalFifo {
             running: vec![None; nr_cpus],
             pending: vec![0; nr_cpus],
             placed_on: Vec::new(),
+            numa: None,
         }
     }
 }
@@ -53,6 +63,18 @@ impl SchedPolicy for GlobalFifo {
     }
 
     fn task_fork(&mut self, _core: &dyn CoreView, _p: TaskId) {}
+
+    fn numa_balancing(&self) -> Option<&NumaBalancing> {
+        self.numa.as_deref()
+    }
+
+    fn numa_balancing_mut(&mut self) -> Option<&mut NumaBalancing> {
+        self.numa.as_deref_mut()
+    }
+
+    fn set_numa_balancing(&mut self, numa: Box<NumaBalancing>) {
+        self.numa = Some(numa);
+    }
 
     fn select_task_rq(
         &mut self,

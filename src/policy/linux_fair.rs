@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use super::cfs_tasks::CfsTaskLists;
 use super::linux_rt::{RtClass, RtConfig};
+use super::numa_balancing::NumaBalancing;
 use super::{
     Actions, CoreView, EnqueueFlags, IdleType, Placement, PlacementPath, SchedPolicy, WakeCtx,
     WakeFlags,
@@ -41,7 +42,8 @@ use crate::sched::dl_server::DlServerParams;
 use crate::sched::fair::{
     self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
 };
-use crate::sched::types::RqSchedstat;
+use crate::sched::numa::state::NumaSched;
+use crate::sched::types::{NumaMigrateDecision, RqSchedstat};
 use crate::sched::wakeup::{GroupWakeSums, Topo, Wakeup, WakeupEnv, WakeupParams};
 use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
@@ -60,6 +62,9 @@ pub struct LinuxFair {
     /// `sched_numa_balancing` as the last balance pass saw it (the NUMA counters read as
     /// zero while it is off).
     numa_lb_on: bool,
+    /// The run's NUMA balancing (a run with a memory model): the per-task statistics
+    /// `task_numa_migrate()` and the balancer's NUMA hooks read.
+    numa: Option<Box<NumaBalancing>>,
     rng: Vec<RngStream>,
     blocked: Vec<usize>,
     lb_out: LbOutput,
@@ -168,6 +173,7 @@ impl LinuxFair {
                 .collect(),
             cfs_tasks: CfsTaskLists::new(machine.cpus.iter().map(|c| c.node).collect()),
             numa_lb_on: false,
+            numa: None,
             rng: (0..nr)
                 .map(|c| RngStream::new(seed, StreamKind::Policy, c as u64))
                 .collect(),
@@ -361,6 +367,8 @@ struct BalanceView<'a> {
     cfs_tasks: &'a mut CfsTaskLists,
     /// NUMA balancing is on: the NUMA counters are read (else zero).
     numa_lb_on: bool,
+    /// The run's NUMA-balancing state, if any.
+    numa: Option<&'a NumaSched>,
     rng: &'a mut [RngStream],
     resched: &'a mut Vec<usize>,
     rt: &'a mut RtClass,
@@ -476,7 +484,7 @@ impl LbEnv for BalanceView<'_> {
         #[cfg(debug_assertions)]
         assert_eq!(
             c,
-            super::numa_view::rq_numa_counts(self.core, cpu, self.cfs_tasks.list(cpu)),
+            super::numa_view::rq_numa_counts(self.numa, cpu, self.cfs_tasks.list(cpu)),
             "CPU {cpu}: NUMA counters differ from a recount of cfs_tasks"
         );
         c
@@ -484,7 +492,7 @@ impl LbEnv for BalanceView<'_> {
     fn migrate_degrades_locality(&self, p: TaskId, src: usize, dst: usize, idle: bool) -> i32 {
         let pref = self.nr_preferred_running(src);
         let src = (src, self.nr_running(src), pref);
-        super::numa_view::lb_locality(self.core, p, src, dst, idle)
+        super::numa_view::lb_locality(self.numa, p, src, dst, idle)
     }
     fn detach_task(&mut self, p: TaskId, from: usize, _to: usize) {
         let now = self.now_ns;
@@ -534,7 +542,7 @@ impl LbEnv for BalanceView<'_> {
 
 macro_rules! balance_view {
     ($self:ident, $core:ident) => {{
-        $self.sync_numa_lb($core);
+        $self.sync_numa_lb();
         BalanceView {
             core: $core,
             machine: $core.machine(),
@@ -544,6 +552,7 @@ macro_rules! balance_view {
             ents: &mut $self.ents,
             cfs_tasks: &mut $self.cfs_tasks,
             numa_lb_on: $self.numa_lb_on,
+            numa: $self.numa.as_deref().map(|n| &n.sched),
             rng: &mut $self.rng,
             resched: &mut $self.resched,
             rt: &mut $self.rt,
@@ -628,8 +637,8 @@ impl LinuxFair {
 
     /// Follow `sched_numa_balancing` before a balance pass: the NUMA counters read as zero
     /// while it is off, so every CPU's balance statistics change when it flips.
-    fn sync_numa_lb(&mut self, core: &dyn CoreView) {
-        let on = core.numa().is_some_and(|n| n.balancing);
+    fn sync_numa_lb(&mut self) {
+        let on = self.numa.as_deref().is_some_and(NumaBalancing::balancing);
         if on != self.numa_lb_on {
             self.numa_lb_on = on;
             self.lb_changed = CpuMask::first_n(self.rqs.len());
@@ -911,12 +920,8 @@ impl SchedPolicy for LinuxFair {
     /// `move_queued_task()`: the same detach / attach as a balance migration
     /// (`DEQUEUE_MIGRATING`, `ENQUEUE_MIGRATED | ENQUEUE_MIGRATING`), then `wakeup_preempt()`
     /// on the destination.
-    fn task_numa_migrate(
-        &mut self,
-        core: &dyn CoreView,
-        p: TaskId,
-    ) -> Option<crate::sched::numa::migrate::NumaMigrateDecision> {
-        let numa = core.numa()?;
+    fn task_numa_migrate(&mut self, core: &dyn CoreView, p: TaskId) -> Option<NumaMigrateDecision> {
+        let numa = &self.numa.as_deref()?.sched;
         let view = super::numa_view::NumaView {
             core,
             numa,
@@ -1024,6 +1029,18 @@ impl SchedPolicy for LinuxFair {
     /// `curr` or the wake list of `cpu` changed: its idleness may have.
     fn cpu_state_changed(&mut self, cpu: usize) {
         self.lb_changed.set(cpu);
+    }
+
+    fn numa_balancing(&self) -> Option<&NumaBalancing> {
+        self.numa.as_deref()
+    }
+
+    fn numa_balancing_mut(&mut self) -> Option<&mut NumaBalancing> {
+        self.numa.as_deref_mut()
+    }
+
+    fn set_numa_balancing(&mut self, numa: Box<NumaBalancing>) {
+        self.numa = Some(numa);
     }
 
     fn numa_preferred_nid_changed(&mut self, p: TaskId, nid: Option<usize>) {

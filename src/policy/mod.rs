@@ -16,6 +16,7 @@ pub mod cfs_tasks;
 pub mod fifo;
 pub mod linux_fair;
 pub mod linux_rt;
+pub mod numa_balancing;
 pub mod numa_view;
 
 use crate::cost::CostModel;
@@ -23,7 +24,10 @@ use crate::cpumask::CpuMask;
 use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
 
-use crate::sched::types::{IdleType, Migration, Placement, PlacementPath, WakeCtx, WakeFlags};
+use crate::sched::types::{
+    IdleType, Migration, NumaMigrateDecision, Placement, PlacementPath, WakeCtx, WakeFlags,
+};
+use numa_balancing::NumaBalancing;
 
 /// What the engine lets a policy see: the clock, the machine, the cost model, and read-only
 /// accessors for the engine's per-task and per-CPU state. The engine implements it over its
@@ -59,13 +63,6 @@ pub trait CoreView {
     fn cpu_idle_stamp_ns(&self, cpu: usize) -> u64;
     /// The C-state `cpu` is in (index into the cost model's `idle_states`; 0 = polling).
     fn cpu_idle_state(&self, cpu: usize) -> usize;
-
-    /// The run's NUMA-balancing state (task statistics, groups, topology, variant), when
-    /// the run has a page-group memory model. Default `None`: no NUMA statistics (every
-    /// NUMA hook keeps the kernel's answer without them).
-    fn numa(&self) -> Option<&crate::sched::numa::state::NumaSched> {
-        None
-    }
 
     /// `rq->curr == rq->idle && !rq->ttwu_pending`: the engine's half of `idle_cpu()`; a
     /// policy adds its own runqueue count.
@@ -195,16 +192,36 @@ pub trait SchedPolicy: Send {
     }
 
     /// `task_numa_migrate(p)` (NUMA balancing asks after a hinting fault): where `p` should
-    /// move or whom it should swap with, read from the policy's runqueues and
-    /// [`CoreView::numa`]. The engine applies the decision through its migration stopper.
-    /// Default `None`: the policy has no NUMA mover.
+    /// move or whom it should swap with, read from the policy's runqueues and its
+    /// [`SchedPolicy::numa_balancing`] state. The engine has the decision taken
+    /// ([`NumaBalancing::take_decision`]) and applies the move through its migration
+    /// stopper. Default `None`: the policy has no NUMA mover.
     fn task_numa_migrate(
         &mut self,
         _core: &dyn CoreView,
         _p: TaskId,
-    ) -> Option<crate::sched::numa::migrate::NumaMigrateDecision> {
+    ) -> Option<NumaMigrateDecision> {
         None
     }
+
+    /// The run's NUMA-balancing state ([`numa_balancing`]: task statistics, groups,
+    /// topology, variant, vmstat), when the policy keeps one (a run with a page-group
+    /// memory model gives it through [`SchedPolicy::set_numa_balancing`]). Default `None`:
+    /// no NUMA balancing (no scanning, no hinting faults, memory stays where first touch
+    /// put it; every NUMA hook of the load balancer keeps the kernel's answer without it).
+    fn numa_balancing(&self) -> Option<&NumaBalancing> {
+        None
+    }
+
+    /// The NUMA-balancing state, for the engine to report a memory-model task's tick, its
+    /// hinting faults and the NUMA moves it carried out.
+    fn numa_balancing_mut(&mut self) -> Option<&mut NumaBalancing> {
+        None
+    }
+
+    /// A run with a memory model hands the policy its NUMA-balancing state (before the
+    /// first event). Default: dropped (the policy balances no NUMA).
+    fn set_numa_balancing(&mut self, _numa: Box<NumaBalancing>) {}
 
     /// Whether `p` is still on a runqueue (a delayed-dequeue sleeper not yet dequeued).
     /// The engine asks at wakeup, since a policy may complete a delayed dequeue on its own

@@ -1,13 +1,14 @@
 //! The Linux fair class's side of NUMA balancing: [`NumaView`] implements
 //! [`NumaEnv`] over the fair runqueues (PELT sums, counts), the engine's [`CoreView`] and
-//! the run's [`NumaSched`], so `task_numa_migrate()` decides on live state; and the load
-//! balancer's NUMA hooks (`nr_numa_running`, `nr_preferred_running`,
-//! `migrate_degrades_locality`) computed from the per-task `TaskNuma` state.
+//! the run's [`NumaSched`] (which the policy owns, [`super::numa_balancing`]), so
+//! `task_numa_migrate()` decides on live state; and the load balancer's NUMA hooks
+//! (`nr_numa_running`, `nr_preferred_running`, `migrate_degrades_locality`) computed from
+//! the per-task `TaskNuma` state.
 //!
 //! Approximations: `select_idle_sibling()` for v3.18–v4.18 idle targets returns the target
 //! itself (the default of [`NumaEnv`]). `rq->numa_migrate_on` is the run's
-//! [`NumaState::numa_migrate_on`](crate::sched::numa::state::NumaState), held by the engine
-//! from a v4.19+ decision until its stopper work is done.
+//! [`NumaState::numa_migrate_on`](crate::sched::numa::state::NumaState), held from a
+//! v4.19+ decision until the engine's stopper work is done.
 
 use super::CoreView;
 use super::linux_rt::RtClass;
@@ -92,8 +93,8 @@ impl NumaEnv for NumaView<'_> {
 /// (0, 0) without NUMA balancing. A recount of the list: the policy keeps the counters
 /// ([`super::cfs_tasks::CfsTaskLists`]) and checks them against this in debug builds.
 #[cfg(debug_assertions)]
-pub(crate) fn rq_numa_counts(core: &dyn CoreView, cpu: usize, tasks: &[TaskId]) -> (u32, u32) {
-    match core.numa() {
+pub(crate) fn rq_numa_counts(numa: Option<&NumaSched>, cpu: usize, tasks: &[TaskId]) -> (u32, u32) {
+    match numa {
         Some(n) if n.balancing => n.rq_numa_counts(tasks, n.topo.cpu_node[cpu]),
         _ => (0, 0),
     }
@@ -102,13 +103,13 @@ pub(crate) fn rq_numa_counts(core: &dyn CoreView, cpu: usize, tasks: &[TaskId]) 
 /// The balancer's `migrate_degrades_locality()` answer (> 0 degrades, < 0 improves, 0
 /// neutral) in the run's variant form, from `p`'s fault statistics; 0 without balancing.
 pub(crate) fn lb_locality(
-    core: &dyn CoreView,
+    numa: Option<&NumaSched>,
     p: TaskId,
     src: (usize, u32, u32),
     dst_cpu: usize,
     dst_idle: bool,
 ) -> i32 {
-    let Some(n) = core.numa().filter(|n| n.balancing) else {
+    let Some(n) = numa.filter(|n| n.balancing) else {
         return 0;
     };
     let Some(t) = n.state.tasks.get(p.idx()) else {

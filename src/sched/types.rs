@@ -1,8 +1,10 @@
 //! Scheduler-level types shared by the mechanisms in [`crate::sched`] and the policies above
 //! them: why a task moved (`MigrationReason`), a balancing migration, the wake flags
-//! (`WF_*`) and wakeup context, the placement result of `select_task_rq()`, and the balance
-//! idle type (`enum cpu_idle_type`). They live here, at the bottom of the scheduler layer, so
-//! that `sched` never imports from `policy`; `policy` re-exports them.
+//! (`WF_*`) and wakeup context, the placement result of `select_task_rq()`, the balance
+//! idle type (`enum cpu_idle_type`), and the plain data NUMA balancing hands across the
+//! policy boundary (a `task_numa_migrate()` decision, the `/proc/vmstat` counters). They live
+//! here, at the bottom of the scheduler layer, so that `sched` never imports from `policy`,
+//! and so that the engine reaches `sched` only through this module (scripts/check-layers).
 
 use crate::task::TaskId;
 
@@ -180,4 +182,83 @@ pub struct RqSchedstat {
     pub run_delay: u64,
     /// Timeslices run on this CPU.
     pub pcount: u64,
+}
+
+/// What `task_numa_migrate()` (`sched::numa::migrate`) decided, for the engine's migration
+/// stopper to carry out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaMove {
+    /// `migrate_task_to(p, cpu)` (`sched_move_numa`).
+    Move { dst_cpu: usize },
+    /// `migrate_swap(p, other, cpu, src_cpu)` (`sched_swap_numa`).
+    Swap { dst_cpu: usize, other: TaskId },
+    /// No candidate (`-EAGAIN`, `sched_stick_numa`).
+    Stay,
+    /// No SD_NUMA domain above the task's CPU (`-EINVAL`): the preferred node becomes the
+    /// current one.
+    NoNumaDomain,
+}
+
+/// The full outcome of `task_numa_migrate()`: the move plus its side effects (applied to the
+/// NUMA-balancing state by the policy's `NumaBalancing`, the move by the engine).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NumaMigrateDecision {
+    pub action: NumaMove,
+    /// `sched_setnuma(p, nid)` to apply (re-account the rq NUMA counters).
+    pub set_preferred: Option<usize>,
+    /// `p->numa_scan_period = task_scan_min(p)` (≤ v4.18, on success).
+    pub reset_scan_period: bool,
+    /// The rq whose `numa_migrate_on` is held until the migration is done (v4.19+).
+    pub claimed_cpu: Option<usize>,
+    /// Score of the chosen candidate.
+    pub best_imp: i64,
+}
+
+/// The NUMA balancing `/proc/vmstat` counters (base pages / events).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
+pub struct Vmstat {
+    pub numa_pte_updates: u64,
+    pub numa_hint_faults: u64,
+    pub numa_hint_faults_local: u64,
+    pub numa_pages_migrated: u64,
+    pub pgmigrate_success: u64,
+    pub pgmigrate_fail: u64,
+    /// `numa_task_migrated` / `numa_task_swapped` (v6.16+ vm events, "sched/numa: add
+    /// statistics of numa balance task"): NUMA task moves (`migrate_task_to()`) and swaps
+    /// (`migrate_swap()`) applied, one per decision (counted for every release here).
+    #[serde(default)]
+    pub numa_task_migrated: u64,
+    #[serde(default)]
+    pub numa_task_swapped: u64,
+}
+
+impl Vmstat {
+    /// `/proc/vmstat` lines (`name value`), in the kernel's `vmstat_text[]` order.
+    pub fn proc_text(&self) -> String {
+        let rows = [
+            ("numa_pte_updates", self.numa_pte_updates),
+            (
+                "numa_huge_pte_updates",
+                self.numa_pte_updates / crate::memory::PAGES_PER_GROUP,
+            ),
+            ("numa_hint_faults", self.numa_hint_faults),
+            ("numa_hint_faults_local", self.numa_hint_faults_local),
+            ("numa_pages_migrated", self.numa_pages_migrated),
+            ("pgmigrate_success", self.pgmigrate_success),
+            ("pgmigrate_fail", self.pgmigrate_fail),
+            ("numa_task_migrated", self.numa_task_migrated),
+            ("numa_task_swapped", self.numa_task_swapped),
+        ];
+        rows.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
+    }
 }

@@ -361,7 +361,7 @@ fn migration_lines(log: &ExplainLog, s: &TaskStats, out: &mut String) {
 /// The task's NUMA balancing history (a task with a working set): its preferred node and
 /// its process's pages per node at each preferred-node change, then the state at the end.
 fn numa_lines(engine: &Engine, p: crate::task::TaskId, out: &mut String) {
-    let Some(n) = engine.numa() else {
+    let (Some(n), Some(nb)) = (engine.numa(), engine.policy().numa_balancing()) else {
         return;
     };
     let Some(tm) = n.task_mem(p) else {
@@ -372,12 +372,12 @@ fn numa_lines(engine: &Engine, p: crate::task::TaskId, out: &mut String) {
             .map(|x| x * crate::memory::PAGES_PER_GROUP)
             .collect()
     };
-    let tn = &n.sched.state.tasks[p.idx()];
+    let tn = &nb.sched.state.tasks[p.idx()];
     let nid = |x: Option<usize>| x.map_or("none".to_string(), |v| v.to_string());
     let _ = writeln!(
         out,
         "  numa: balancing {}, preferred node {}, scan period {} ms, {} pages migrated by its faults",
-        if n.sched.balancing { "on" } else { "off" },
+        if nb.balancing() { "on" } else { "off" },
         nid(tn.preferred_nid),
         tn.numa_scan_period_ms,
         tn.numa_pages_migrated

@@ -244,7 +244,7 @@ pub struct RunResult {
     /// when a task declares a working set (`TaskSpec::memory`), so other runs' JSON is
     /// unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vmstat: Option<crate::sched::numa::state::Vmstat>,
+    pub vmstat: Option<crate::sched::types::Vmstat>,
     /// NUMA balancing and dynamic memory ([`numa`]): move counts, pages per node, per-node
     /// bandwidth and congestion, node-level ping-pongs, per-task NUMA state. Present with
     /// `vmstat`.
@@ -381,8 +381,15 @@ impl RunResult {
 }
 
 /// The run's NUMA `/proc/vmstat` counters (`None` without a memory model).
-pub fn vmstat(engine: &Engine) -> Option<crate::sched::numa::state::Vmstat> {
-    engine.numa().map(|n| n.sched.state.vmstat)
+pub fn vmstat(engine: &Engine) -> Option<crate::sched::types::Vmstat> {
+    engine.numa()?;
+    Some(
+        engine
+            .policy()
+            .numa_balancing()
+            .map(|nb| nb.vmstat())
+            .unwrap_or_default(),
+    )
 }
 
 /// The `numa` object of a run with a memory model: `balancing`, `moves` (`numa_move`,
@@ -393,6 +400,7 @@ pub fn vmstat(engine: &Engine) -> Option<crate::sched::numa::state::Vmstat> {
 /// `faults_per_node`, `group`).
 pub fn numa(engine: &Engine) -> Option<Value> {
     let n = engine.numa()?;
+    let nb = engine.policy().numa_balancing()?;
     let pages: Vec<u64> = engine
         .numa_groups_per_node()
         .iter()
@@ -407,7 +415,7 @@ pub fn numa(engine: &Engine) -> Option<Value> {
         .iter()
         .filter_map(|t| {
             let tm = n.task_mem(t.id)?;
-            let tn = &n.sched.state.tasks[t.id.idx()];
+            let tn = &nb.sched.state.tasks[t.id.idx()];
             let faults: Vec<i64> = (0..engine.machine().nr_nodes())
                 .map(|nid| tn.task_faults(nid))
                 .collect();
@@ -425,7 +433,7 @@ pub fn numa(engine: &Engine) -> Option<Value> {
         })
         .collect();
     let mut out = json!({
-        "balancing": n.sched.balancing,
+        "balancing": nb.balancing(),
         "moves": n.moves,
         "pages_per_node": pages,
         "node_bandwidth_mib_s": n.node_bw_mb_s,
@@ -478,7 +486,7 @@ pub fn pages_series(s: &crate::engine::numa_series::NumaPagesSeries) -> Value {
     let mm_pages: Vec<Vec<[u64; 2]>> = (0..s.nr_mms)
         .map(|mm| changes(col(&|x| x.mm_resident[mm] * pages)))
         .collect();
-    let as_map = |v: &crate::sched::numa::state::Vmstat| match serde_json::to_value(v) {
+    let as_map = |v: &crate::sched::types::Vmstat| match serde_json::to_value(v) {
         Ok(Value::Object(m)) => m,
         _ => Map::new(),
     };

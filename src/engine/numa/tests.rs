@@ -1,7 +1,8 @@
 use super::*;
 use crate::engine::Engine;
-use crate::kconfig::{Feature, Profile};
-use crate::sched::numa::migrate::NumaMigrateDecision;
+use crate::kconfig::{Feature, Profile, ResolvedKernel};
+use crate::policy::numa_balancing::{NumaBalancing, numa_run};
+use crate::sched::types::NumaMigrateDecision;
 use crate::task::TaskState;
 use crate::topology::CpuTopology;
 
@@ -137,14 +138,11 @@ fn swap_with_a_sleeper_sets_its_wake_cpu_and_the_claim_is_held_until_done() {
         best_imp: 10,
     };
     let mv = e.numa_decided(a, &d);
-    let st = &e.numa().unwrap().sched.state;
-    assert!(st.numa_migrate_on(2), "claimed until the stopper ran");
-    assert!(!st.numa_migrate_on(0));
+    let nb = balancing(&e);
+    assert!(nb.numa_migrate_on(2), "claimed until the stopper ran");
+    assert!(!nb.numa_migrate_on(0));
     e.numa_apply_move(0, mv);
-    assert!(
-        !e.numa().unwrap().sched.state.numa_migrate_on(2),
-        "released"
-    );
+    assert!(!balancing(&e).numa_migrate_on(2), "released");
     assert_eq!(e.tasks[a.idx()].cpu, 2, "the queued side moved");
     assert_eq!(
         e.tasks[b.idx()].cpu,
@@ -171,9 +169,15 @@ fn swap_with_a_sleeper_sets_its_wake_cpu_and_the_claim_is_held_until_done() {
         claimed_cpu: Some(3),
         ..d
     };
-    e.count_numa(|n| n.sched.state.set_numa_migrate_on(3, true));
+    let nb = e.policy.numa_balancing_mut().unwrap();
+    nb.set_numa_migrate_on(3, true);
     assert!(e.numa_decided(b, &stay).is_none());
-    assert!(!e.numa().unwrap().sched.state.numa_migrate_on(3));
+    assert!(!balancing(&e).numa_migrate_on(3));
+}
+
+/// The policy's NUMA-balancing state of `e`.
+fn balancing(e: &Engine) -> &NumaBalancing {
+    e.policy().numa_balancing().unwrap()
 }
 
 #[test]

@@ -28,6 +28,7 @@ use super::faults::TaskNuma;
 use super::weight::{NumaTopologyType, group_weight, task_weight};
 use super::{NumaEnv, NumaForm, NumaVariant};
 use crate::sched::balance::find::adjust_numa_imbalance;
+use crate::sched::types::{NumaMigrateDecision, NumaMove};
 use crate::task::TaskId;
 
 /// `SMALLIMP`: minimum swap improvement (scale 0..1998), v4.19+.
@@ -563,34 +564,6 @@ pub fn task_numa_find_cpu<E: NumaEnv + ?Sized>(
             break;
         }
     }
-}
-
-/// What `task_numa_migrate()` decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NumaMove {
-    /// `migrate_task_to(p, cpu)` (`sched_move_numa`).
-    Move { dst_cpu: usize },
-    /// `migrate_swap(p, other, cpu, src_cpu)` (`sched_swap_numa`).
-    Swap { dst_cpu: usize, other: TaskId },
-    /// No candidate (`-EAGAIN`, `sched_stick_numa`).
-    Stay,
-    /// No SD_NUMA domain above the task's CPU (`-EINVAL`): the preferred node becomes the
-    /// current one.
-    NoNumaDomain,
-}
-
-/// The full outcome: the move plus its side effects for the caller to apply.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NumaMigrateDecision {
-    pub action: NumaMove,
-    /// `sched_setnuma(p, nid)` to apply (re-account the rq NUMA counters).
-    pub set_preferred: Option<usize>,
-    /// `p->numa_scan_period = task_scan_min(p)` (≤ v4.18, on success).
-    pub reset_scan_period: bool,
-    /// The rq whose `numa_migrate_on` is held until the migration is done (v4.19+).
-    pub claimed_cpu: Option<usize>,
-    /// Score of the chosen candidate.
-    pub best_imp: i64,
 }
 
 /// `task_numa_migrate(p)`: search the preferred node, then (if nothing was found, or the

@@ -23,7 +23,7 @@
 //!   and the v4.3+ tri-state), `fbq_classify_*` on per-rq NUMA counters,
 //!   `account_numa_enqueue/dequeue`;
 //! - [`state`]: the whole run's NUMA state, the hinting-fault path (`do_numa_page()` +
-//!   `task_numa_fault()`) and the /proc/vmstat counters;
+//!   `task_numa_fault()`) and the /proc/vmstat counters they bump (`sched::types::Vmstat`);
 //! - [`features`]: the variant switches, each with the commit it mirrors and its history
 //!   over releases ([`NumaVariant::for_version`]).
 //!
@@ -31,8 +31,9 @@
 //! testable on a constructed state (`fake::FakeNumaEnv`, test builds only). Memory itself (pages per node,
 //! first touch, page migration, bandwidth) is in the bottom-layer `crate::memory`.
 //!
-//! Wired into runs from above (the engine's NUMA module for tasks with a declared working set,
-//! and the fair class's `NumaEnv` implementation); this module names neither. See
+//! Wired into runs from above (the policy layer's NUMA-balancing state, which the engine's
+//! NUMA hooks report to for tasks with a declared working set, and the fair class's `NumaEnv`
+//! implementation); this module names neither. See
 //! docs/numa.md, "Phase 2: status".
 
 // Lossy integer casts are refused here, as in engine, policy and stats (docs/architecture.md,

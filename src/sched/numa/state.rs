@@ -2,12 +2,15 @@
 //! mechanisms together: `do_numa_page()` (mm/memory.c: locality, `last_cpupid` exchange,
 //! `mpol_misplaced()`, rate limit, `migrate_misplaced_folio()`) followed by
 //! `task_numa_fault()` (fair.c: private/shared, group join, group-local override, placement
-//! at retry expiry, accounting), plus the /proc/vmstat counters they bump.
+//! at retry expiry, accounting), plus the /proc/vmstat counters they bump
+//! ([`Vmstat`], plain data in `sched::types`).
 //!
-//! The caller (the engine, phase 2) owns the `Mm`s and the machine; this state is what
-//! fair.c and the vmstat counters hold. After [`NumaState::numa_hint_fault`] returns
-//! `attempt_migrate`, the caller runs [`super::migrate::task_numa_migrate`] with a
-//! [`super::NumaEnv`] view of the machine and this state, and applies the decision.
+//! The `Mm`s and the machine are the caller's (the engine's memory model, phase 2); this
+//! state is what fair.c and the vmstat counters hold, kept by the policy for the run. After
+//! [`NumaState::numa_hint_fault`] returns `attempt_migrate`, the policy runs
+//! [`super::migrate::task_numa_migrate`] with a [`super::NumaEnv`] view of the machine and
+//! this state; the decision (`sched::types::NumaMigrateDecision`) is applied to this state
+//! and, for the task move, by the engine.
 
 use super::faults::{
     FaultClass, HintFault, TNF_FAULT_LOCAL, TNF_MIGRATE_FAIL, TNF_MIGRATED, TNF_NO_GROUP,
@@ -21,56 +24,8 @@ use super::{NumaGroups, NumaTopo, NumaVariant};
 use crate::memory::migrate::NodeRateLimit;
 use crate::memory::policy::mpol_misplaced;
 use crate::memory::{Mm, PAGES_PER_GROUP, cpu_pid_to_cpupid, cpupid_to_cpu};
+use crate::sched::types::Vmstat;
 use crate::task::{MemPolicy, TaskId};
-
-/// The NUMA balancing `/proc/vmstat` counters (base pages / events).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
-pub struct Vmstat {
-    pub numa_pte_updates: u64,
-    pub numa_hint_faults: u64,
-    pub numa_hint_faults_local: u64,
-    pub numa_pages_migrated: u64,
-    pub pgmigrate_success: u64,
-    pub pgmigrate_fail: u64,
-    /// `numa_task_migrated` / `numa_task_swapped` (v6.16+ vm events, "sched/numa: add
-    /// statistics of numa balance task"): NUMA task moves (`migrate_task_to()`) and swaps
-    /// (`migrate_swap()`) applied, one per decision (counted for every release here).
-    #[serde(default)]
-    pub numa_task_migrated: u64,
-    #[serde(default)]
-    pub numa_task_swapped: u64,
-}
-
-impl Vmstat {
-    /// `/proc/vmstat` lines (`name value`), in the kernel's `vmstat_text[]` order.
-    pub fn proc_text(&self) -> String {
-        let rows = [
-            ("numa_pte_updates", self.numa_pte_updates),
-            (
-                "numa_huge_pte_updates",
-                self.numa_pte_updates / crate::memory::PAGES_PER_GROUP,
-            ),
-            ("numa_hint_faults", self.numa_hint_faults),
-            ("numa_hint_faults_local", self.numa_hint_faults_local),
-            ("numa_pages_migrated", self.numa_pages_migrated),
-            ("pgmigrate_success", self.pgmigrate_success),
-            ("pgmigrate_fail", self.pgmigrate_fail),
-            ("numa_task_migrated", self.numa_task_migrated),
-            ("numa_task_swapped", self.numa_task_swapped),
-        ];
-        rows.iter().map(|(k, v)| format!("{k} {v}\n")).collect()
-    }
-}
 
 /// Scheduler-side NUMA state: per task, per group, per mm, per node.
 #[derive(Clone, Debug, Default)]
@@ -411,8 +366,9 @@ impl NumaState {
 
 /// The scheduler-visible NUMA side of one run: the state, the machine's NUMA topology, the
 /// variant, and whether balancing runs (`kernel.numa_balancing` normal bit on a multi-node
-/// machine). The engine owns it; the policy reads it (through `CoreView::numa`) for
-/// `task_numa_migrate()` and the load balancer's NUMA hooks.
+/// machine). The policy owns it (the fair class reads it for `task_numa_migrate()` and the
+/// load balancer's NUMA hooks); the engine reports a memory-model task's ticks and hinting
+/// faults to it through the policy and reaches none of it directly.
 #[derive(Clone, Debug)]
 pub struct NumaSched {
     pub state: NumaState,

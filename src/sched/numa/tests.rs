@@ -15,6 +15,7 @@ use super::weight::*;
 use super::*;
 use crate::memory::{LAST_CPUPID_UNSET, Mm, MmId, cpu_pid_to_cpupid};
 use crate::sched::balance::FbqType;
+use crate::sched::types::{NumaMigrateDecision, NumaMove};
 
 /// `per_cpu[n]` tasks of load 1024 on each CPU of node n (p is the running task of CPU 0
 /// and counts as one of node 0's). Partners (every other task) prefer `partner_pref` with
