@@ -11,14 +11,16 @@
 //!   within a tick; idle balancing at the LLC runs every few ms).
 //!
 //! The check runs every [`WATCHDOG_PERIOD_NS`] of simulated time, from the event loop (no
-//! events of its own, so turning it on or off cannot change a result): O(tasks + CPUs of
-//! the waiting tasks' LLCs) per period. Each task's wait is reported once. Findings go to
+//! events of its own, so turning it on or off cannot change a result): O(CPUs) per period
+//! to find the CPUs idle beyond the bound, and only when there is one, O(tasks) with a
+//! mask intersection per long-waiting task. Each task's wait is reported once. Findings go to
 //! the run's results (`warnings`; and `invariant_violations` when the invariant checker is
 //! on), and the front end prints the first one; builds with debug assertions (the test
 //! suite) panic on the first ([`super::EngineConfig::watchdog_panics`]), so every test and
 //! soak scenario checks it.
 
 use super::Engine;
+use crate::cpumask::CpuMask;
 use crate::task::TaskState;
 
 /// A runnable task's wait, and an idle CPU's idle time, beyond which the watchdog reports.
@@ -27,11 +29,26 @@ pub const STALL_BOUND_NS: u64 = 100_000_000;
 /// Simulated time between two watchdog passes.
 pub const WATCHDOG_PERIOD_NS: u64 = 10_000_000;
 
+/// The CPUs a pass can name, computed once per pass (O(CPUs)).
+struct LongIdle {
+    /// Idle beyond the bound with no wakeup on its way (`ttwu_pending`): a task waiting on
+    /// such a CPU is a stalled wakeup.
+    cpus: CpuMask,
+    /// Of those, the ones with nothing queued: a wasted core for a task of their LLC.
+    empty: CpuMask,
+}
+
 impl Engine {
     /// One watchdog pass at `now_ns` (the event loop calls it when the period is due).
     pub(crate) fn watchdog(&mut self) {
         self.watchdog_next_ns = self.clock.now().saturating_add(WATCHDOG_PERIOD_NS);
         let now = self.clock.now();
+        let idle = self.long_idle_cpus();
+        // No CPU idle beyond the bound: no wait can be a stall (an overloaded machine's
+        // long waits are skipped without a look at each task).
+        if idle.cpus.is_empty() {
+            return;
+        }
         for i in 0..self.tasks.len() {
             let t = &self.tasks[i];
             if t.state != TaskState::Runnable
@@ -40,7 +57,7 @@ impl Engine {
             {
                 continue;
             }
-            let Some(msg) = self.stalled_wait(i) else {
+            let Some(msg) = self.stalled_wait(i, &idle) else {
                 continue;
             };
             self.tasks[i].wasted_core_reported = true;
@@ -52,14 +69,31 @@ impl Engine {
         }
     }
 
+    /// The online CPUs idle beyond the bound (see [`LongIdle`]).
+    fn long_idle_cpus(&self) -> LongIdle {
+        let mut idle = LongIdle {
+            cpus: CpuMask::new(),
+            empty: CpuMask::new(),
+        };
+        for c in self.machine.online.iter() {
+            if self.cpu_idle_beyond_bound(c) && !self.cpus[c].ttwu_pending() {
+                idle.cpus.set(c);
+                if self.policy.nr_running(c) == 0 {
+                    idle.empty.set(c);
+                }
+            }
+        }
+        idle
+    }
+
     /// What is wrong with task `i`'s long runnable wait, if anything: its own CPU idle
     /// (a lost reschedule), or another CPU of its LLC idle (a wasted core).
-    fn stalled_wait(&self, i: usize) -> Option<String> {
+    fn stalled_wait(&self, i: usize, idle: &LongIdle) -> Option<String> {
         let now = self.clock.now();
         let t = &self.tasks[i];
         let waited_us = (now - t.runnable_since_ns) / 1000;
         let own = &self.cpus[t.cpu];
-        if self.cpu_idle_beyond_bound(t.cpu) && !own.ttwu_pending() {
+        if idle.cpus.test(t.cpu) {
             return Some(format!(
                 "t={now} stalled wakeup: task {} ('{}') waits runnable on CPU {} for {waited_us} us \
                  while that CPU has been idle for {} us",
@@ -69,17 +103,13 @@ impl Engine {
                 (now - own.idle_since_ns) / 1000
             ));
         }
-        let candidates = self
+        let idle_cpu = self
             .machine
             .llc_mask(t.cpu)
             .and(&t.cpus_allowed)
-            .and(&self.machine.online);
-        let idle_cpu = candidates.iter().find(|&c| {
-            c != t.cpu
-                && self.cpu_idle_beyond_bound(c)
-                && !self.cpus[c].ttwu_pending()
-                && self.policy.nr_running(c) == 0
-        })?;
+            .and(&idle.empty)
+            .iter()
+            .find(|&c| c != t.cpu)?;
         Some(format!(
             "t={now} wasted core: CPU {idle_cpu} idle for {} us while task {} ('{}') \
              waits runnable on CPU {} of the same LLC for {waited_us} us",
