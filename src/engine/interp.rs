@@ -47,7 +47,7 @@ impl Engine {
         let mut check = true;
         loop {
             if check {
-                if steps > 0 && self.cpus[cpu].need_resched_lazy {
+                if steps > 0 && self.cpus[cpu].need_resched_lazy && !self.in_wake_walk(cpu) {
                     // Return to user space after a system call acts on
                     // TIF_NEED_RESCHED_LAZY (preempt=lazy): the task is preempted before
                     // its next action.
@@ -340,13 +340,7 @@ impl Engine {
                 }
                 Step::Resched
             }
-            Op::UpMany { sem, n, sync } => {
-                self.tasks[p.idx()].pc += 1;
-                for _ in 0..n {
-                    self.sem_up(cpu, p, sem, sync);
-                }
-                Step::Resched
-            }
+            Op::UpMany { sem, n, sync } => self.op_up_many(cpu, p, sem, n, sync),
             Op::UpStamped { sem, sync, slot } => {
                 let t = &mut self.tasks[p.idx()];
                 t.pc += 1;
@@ -381,6 +375,37 @@ impl Engine {
             }
             _ => unreachable!("op_sync: {op:?}"),
         }
+    }
+
+    /// `UpMany`: post `n` units of `sem`, waking a waiter with each while there are any.
+    ///
+    /// `__wake_up_common()` wakes the waiters one after the other, and each
+    /// `try_to_wake_up()` takes its time on the waker's CPU; the kernel's later wakeups see
+    /// the machine as the earlier ones left it some microseconds before (a CPU woken first
+    /// may have run its wakee and gone idle again). So this op wakes one waiter per step and
+    /// stays at the same program position until every unit is posted: the interpreter's
+    /// loop waits out the work each wakeup charged before the next one. The waker holds the
+    /// wait-queue lock with interrupts off for the whole walk, so no reschedule is acted on
+    /// before the last wakeup ([`Step::Next`] until then). Posts that charge no work (no
+    /// waiter left) go at once.
+    fn op_up_many(&mut self, cpu: usize, p: TaskId, sem: u32, n: u32, sync: bool) -> Step {
+        let mut left = match self.tasks[p.idx()].ups_left {
+            0 => n,
+            left => left,
+        };
+        while left > 0 {
+            self.sem_up(cpu, p, sem, sync);
+            left -= 1;
+            if self.cpus[cpu].busy_until_ns > self.clock.now() {
+                break;
+            }
+        }
+        self.tasks[p.idx()].ups_left = left;
+        if left > 0 {
+            return Step::Next;
+        }
+        self.tasks[p.idx()].pc += 1;
+        Step::Resched
     }
 
     /// Take one unit of semaphore `sem` for `p` if it has one (advancing `p` past the op and

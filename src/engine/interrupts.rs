@@ -179,9 +179,18 @@ impl Engine {
 
     /// Reschedule `cpu` if it was asked to.
     pub(crate) fn preempt_point(&mut self, cpu: usize) {
-        if self.cpus[cpu].need_resched {
+        if self.cpus[cpu].need_resched && !self.in_wake_walk(cpu) {
             self.schedule(cpu);
         }
+    }
+
+    /// Whether `cpu`'s current task is inside an `Op::UpMany` wait-queue walk, where the
+    /// kernel holds the wait-queue lock with interrupts off: a reschedule waits for the
+    /// walk's end, where the op asks for it ([`Engine::op_up_many`]).
+    pub(crate) fn in_wake_walk(&self, cpu: usize) -> bool {
+        self.cpus[cpu]
+            .curr
+            .is_some_and(|p| self.tasks[p.idx()].ups_left > 0)
     }
 
     // ----- timers ---------------------------------------------------------------------

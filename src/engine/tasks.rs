@@ -118,6 +118,8 @@ pub struct Task {
     pub(crate) held_percpu_lock: Option<u32>,
     /// Forked (by its start time or by `Op::Fork`).
     pub(crate) forked: bool,
+    /// Units of the `Op::UpMany` in progress still to post (0: none in progress).
+    pub(crate) ups_left: u32,
 }
 
 /// Per-task state of stress-ng's load-slice controller (`Op::DutyStart`/`Op::DutyCall`):
@@ -197,5 +199,6 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
         spin_lock_id: 0,
         held_percpu_lock: None,
         forked: false,
+        ups_left: 0,
     }
 }

@@ -443,3 +443,69 @@ fn handed_off_lines_cost_a_transfer_each_across_nodes_and_nothing_on_siblings() 
         ping_paid - ping_free
     );
 }
+
+/// Records the time of every `sched_waking`, in order.
+#[derive(Default)]
+struct WakingTimes(Vec<(u64, u32)>);
+
+impl observer::Observer for WakingTimes {
+    fn waking(&mut self, ts_ns: u64, _cpu: usize, _curr: Option<&Task>, p: &Task) {
+        self.0.push((ts_ns, p.id.0));
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// `UpMany` wakes its waiters one after the other, each after the work the previous
+/// `try_to_wake_up()` charged to the waker's CPU (`__wake_up_common()` walks the wait queue),
+/// not all at one instant; every waiter is woken, in queue order, and the waker goes on
+/// only after the last.
+#[test]
+fn up_many_wakes_its_waiters_one_after_the_other() {
+    const WAITERS: u32 = 4;
+    let waker = Program {
+        name: "waker".into(),
+        ops: vec![
+            // Long enough for every waiter to block first.
+            Op::Run { work_ns: 200_000 },
+            Op::UpMany {
+                sem: 0,
+                n: WAITERS,
+                sync: true,
+            },
+            Op::Run { work_ns: 1_000 },
+            Op::Exit,
+        ],
+    };
+    let waiter = Program {
+        name: "waiter".into(),
+        ops: vec![Op::Down { sem: 0 }, Op::Run { work_ns: 1_000 }, Op::Exit],
+    };
+    let mut tasks = vec![spec(0, "waker")];
+    tasks.extend((0..WAITERS).map(|i| spec(1, &format!("waiter{i}"))));
+    let plan = WorkloadPlan {
+        programs: vec![waker, waiter],
+        tasks,
+        sems: vec![0],
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(WAITERS as usize + 1), plan);
+    e.set_observer(Box::new(WakingTimes::default()));
+    e.run();
+    assert!(e.all_exited());
+    let seen = e.take_observer().unwrap().into_any();
+    let times = seen.downcast::<WakingTimes>().unwrap().0;
+    // The UpMany's wakings: after the waker's 200 µs run.
+    let ups: Vec<(u64, u32)> = times.into_iter().filter(|&(t, _)| t >= 200_000).collect();
+    assert_eq!(ups.len(), WAITERS as usize, "{ups:?}");
+    let order: Vec<u32> = ups.iter().map(|&(_, p)| p).collect();
+    assert_eq!(order, (1..=WAITERS).collect::<Vec<_>>(), "queue order");
+    for pair in ups.windows(2) {
+        assert!(
+            pair[1].0 > pair[0].0,
+            "each wakeup comes after the previous one's work: {ups:?}"
+        );
+    }
+    assert!(e.invariant_violations().is_empty());
+}
