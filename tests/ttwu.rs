@@ -292,6 +292,36 @@ fn cross_llc_wakeup_goes_through_the_wake_list_and_its_cost_lands_on_the_target(
 }
 
 #[test]
+fn ttwu_queue_l2c_queues_a_same_llc_wakeup_to_a_busy_cpu_of_another_core_only() {
+    // Mathieu Desnoyers' RFC ('sched: Skip queued wakeups only when L2 is shared', 2023):
+    // ttwu_queue_cond() asks cpus_share_l2c() where mainline asks cpus_share_cache(). `a`
+    // sleeps and wakes on CPU 0 beside the hog (nr_running >= 1 there). From CPU 1 (same
+    // CCX, another core, so another L2 on Zen 3) v6.5 takes CPU 0's runqueue lock (a
+    // same-LLC target that is not idle is never queued); with TTWU_QUEUE_L2C the wakeup
+    // goes through CPU 0's wake list. From CPU 128 (CPU 0's SMT sibling, same L2) both take
+    // the lock.
+    let rounds = ROUNDS as u64;
+    for (waker, l2c, queued) in [
+        ("1", false, false),
+        ("1", true, true),
+        ("128", false, false),
+        ("128", true, false),
+    ] {
+        let kernel = format!("profile = \"v6.5\"\nfeatures = {{ TTWU_QUEUE_L2C = {l2c} }}");
+        let e = run_engine(&kernel, plan_waker_on(20_000, waker));
+        let w = &e.cpus()[waker.parse::<usize>().unwrap()].stats.counters;
+        let what = format!("waker CPU {waker}, TTWU_QUEUE_L2C = {l2c}: {w:?}");
+        if queued {
+            assert!(w.ttwu_queued >= rounds * 9 / 10, "{what}");
+            assert_eq!(w.ttwu_remote_locked, 0, "{what}");
+        } else {
+            assert_eq!(w.ttwu_queued, 0, "{what}");
+            assert!(w.ttwu_remote_locked >= rounds * 9 / 10, "{what}");
+        }
+    }
+}
+
+#[test]
 fn delayed_dequeues_and_requeues_are_counted_only_with_delay_dequeue() {
     // `a` computes 0.3 ms beside the hog on CPU 0 and blocks with negative lag: on EEVDF with
     // DELAY_DEQUEUE its dequeue is delayed (it stays queued, sched_delayed); the waker on

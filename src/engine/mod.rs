@@ -90,6 +90,9 @@ pub struct EngineConfig {
     pub ttwu_queue: bool,
     /// `TTWU_QUEUE_DEFAULT`: queue same-LLC wakeups to busy CPUs too.
     pub ttwu_queue_default: bool,
+    /// `TTWU_QUEUE_L2C` (2023 RFC): the wake-list test asks "shares an L2 (cluster)?" where
+    /// mainline asks "shares the LLC?".
+    pub ttwu_queue_l2c: bool,
     /// `TTWU_QUEUE_ON_CPU`: a wakeup of a task still switching out (`p->on_cpu`) may be
     /// queued to its CPU's wake list instead of spinning until the switch is over (v5.8+).
     pub ttwu_queue_on_cpu: bool,
@@ -127,6 +130,7 @@ impl Default for EngineConfig {
             preempt: PreemptModel::Voluntary,
             ttwu_queue: true,
             ttwu_queue_default: false,
+            ttwu_queue_l2c: false,
             ttwu_queue_on_cpu: true,
             ttwu_queue_delayed: false,
             ttwu_queue_rule: TtwuQueueRule::IdleTarget,

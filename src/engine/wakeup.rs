@@ -349,13 +349,14 @@ impl Engine {
     }
 
     /// `ttwu_queue_cond()`: queue the wakeup of `p` to `cpu`'s wake list rather than take its
-    /// runqueue lock? Cross-LLC wakeups always are; inside the LLC it depends on the release
+    /// runqueue lock? Cross-LLC wakeups always are (with TTWU_QUEUE_L2C, every wakeup to a
+    /// CPU outside the waker's L2 / cluster); inside the LLC it depends on the release
     /// ([`TtwuQueueRule`]); `on_cpu` marks the `p->on_cpu` shortcut (`WF_ON_CPU`).
     fn ttwu_queue_cond(&self, p: TaskId, cpu: usize, this_cpu: usize, on_cpu: bool) -> bool {
         if !self.tasks[p.idx()].cpus_allowed.test(cpu) {
             return false;
         }
-        if self.machine.cpus[cpu].llc != self.machine.cpus[this_cpu].llc {
+        if !self.cpus_share_wake_cache(cpu, this_cpu) {
             return true;
         }
         match self.cfg.ttwu_queue_rule {
@@ -367,6 +368,18 @@ impl Engine {
                 }
                 self.policy.nr_running(cpu) == 0 || self.cfg.ttwu_queue_default
             }
+        }
+    }
+
+    /// The cache test of `ttwu_queue_cond()`: `cpus_share_cache()` (the LLC) in mainline;
+    /// `cpus_share_l2c()` (the cluster mask, `topology_cluster_cpumask()`: the SMT siblings
+    /// on x86 parts whose L2 is per core) with TTWU_QUEUE_L2C. A CPU shares both with itself.
+    fn cpus_share_wake_cache(&self, cpu: usize, this_cpu: usize) -> bool {
+        let (a, b) = (&self.machine.cpus[cpu], &self.machine.cpus[this_cpu]);
+        if self.cfg.ttwu_queue_l2c {
+            a.cluster == b.cluster
+        } else {
+            a.llc == b.llc
         }
     }
 

@@ -490,6 +490,7 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         preempt: k.sysctl.preempt,
         ttwu_queue: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE),
         ttwu_queue_default: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_DEFAULT),
+        ttwu_queue_l2c: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_L2C),
         ttwu_queue_on_cpu: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_ON_CPU),
         ttwu_queue_delayed: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_DELAYED),
         ttwu_queue_rule: crate::engine::TtwuQueueRule::for_version(k.version),

@@ -135,6 +135,7 @@ features!(
     TTWU_QUEUE_ON_CPU,
     TTWU_QUEUE_DELAYED,
     TTWU_QUEUE_DEFAULT,
+    TTWU_QUEUE_L2C,
     DL_SERVER,
     DL_SERVER_LAZY_STOP,
     RT_DEFAULT_BANDWIDTH,
@@ -694,6 +695,19 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
         "proposed in 'sched: Add ttwu_queue controls' (2025), default off; not in mainline",
     ),
     fi(
+        TTWU_QUEUE_L2C,
+        false,
+        M,
+        BOTH,
+        "queue every wakeup to a CPU that shares no L2 (cluster) with the waker, not only \
+         cross-LLC ones, instead of taking the remote runqueue lock",
+        NEVER,
+        "proposed in 'sched: Skip queued wakeups only when L2 is shared' (Mathieu Desnoyers, \
+         RFC v3, 2023-08-22, <20230822113133.643238-1-mathieu.desnoyers@efficios.com>): \
+         ttwu_queue_cond() tests cpus_share_l2c() (the cluster mask) where mainline tests \
+         cpus_share_cache(); not in mainline",
+    ),
+    fi(
         DL_SERVER,
         true,
         M,
@@ -926,6 +940,7 @@ pub static CHANGE_GROUPS: &[ChangeGroup] = &[
             TTWU_QUEUE_ON_CPU,
             TTWU_QUEUE_DELAYED,
             TTWU_QUEUE_DEFAULT,
+            TTWU_QUEUE_L2C,
         ],
         sysctls: &[],
         why: "the refinements of the wake-list path act only when TTWU_QUEUE is on",
@@ -1122,6 +1137,7 @@ static NAMES: [&str; NR_FEATURES] = [
     "TTWU_QUEUE_ON_CPU",
     "TTWU_QUEUE_DELAYED",
     "TTWU_QUEUE_DEFAULT",
+    "TTWU_QUEUE_L2C",
     "DL_SERVER",
     "DL_SERVER_LAZY_STOP",
     "RT_DEFAULT_BANDWIDTH",
