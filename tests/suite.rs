@@ -62,5 +62,6 @@ mod ttwu;
 mod validate;
 mod variation;
 mod wakeup;
+mod wakeup_schedstat;
 mod workload_rtapp_fixtures;
 mod workload_user_work;

@@ -617,7 +617,12 @@ fn explain_history_lists_placements_and_migrations_of_one_task() {
     assert_eq!(count("fork"), 1);
     assert_eq!(count("exit"), 1);
     // No warm-up: the history and the task's counters cover the same interval.
-    assert_eq!(count("migrate"), task["nr_migrations"].as_u64().unwrap());
+    // Fork placements are listed but are not `set_task_cpu()` migrations.
+    let fork_moves = task["migrations_by_reason"]["fork"].as_u64().unwrap();
+    assert_eq!(
+        count("migrate"),
+        task["nr_migrations"].as_u64().unwrap() + fork_moves
+    );
     assert_eq!(count("wakeup"), task["nr_wakeups"].as_u64().unwrap());
     assert!(text.contains(&format!(
         "switches: {} (voluntary",

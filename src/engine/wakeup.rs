@@ -200,7 +200,7 @@ impl Engine {
             self.tasks[p.idx()].stats.counters.nr_wakeups_local += 1;
             self.cpus[ctx.this_cpu].stats.counters.ttwu_local += 1;
         } else {
-            self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
+            self.ttwu_stat_remote(p, ctx.this_cpu, cpu);
         }
         (cpu, migrated)
     }
@@ -221,7 +221,7 @@ impl Engine {
             && self.ttwu_queue_cond(p, cpu, this_cpu, true)
         {
             self.cpus[this_cpu].stats.counters.ttwu_on_cpu_queued += 1;
-            self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
+            self.ttwu_stat_remote(p, this_cpu, cpu);
             self.ttwu_queue_wakelist(p, cpu, this_cpu);
             return true;
         }
@@ -329,9 +329,17 @@ impl Engine {
             self.tasks[p.idx()].stats.counters.nr_wakeups_local += 1;
             self.cpus[this_cpu].stats.counters.ttwu_local += 1;
         } else {
-            self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
+            self.ttwu_stat_remote(p, this_cpu, cpu);
         }
         self.check_preempt(cpu, p, this_cpu, flags);
+    }
+
+    /// `ttwu_stat()` of a wakeup done on `this_cpu` that activates `p` on another CPU,
+    /// `cpu`: the task's `nr_wakeups_remote` and the domain's `ttwu_wake_remote`.
+    fn ttwu_stat_remote(&mut self, p: TaskId, this_cpu: usize, cpu: usize) {
+        debug_assert_ne!(this_cpu, cpu);
+        self.tasks[p.idx()].stats.counters.nr_wakeups_remote += 1;
+        policy!(self.ttwu_wake_remote(this_cpu, cpu));
     }
 
     /// `sched_wakeup` (`ttwu_do_wakeup()`), on the CPU doing the activation.

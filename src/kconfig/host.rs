@@ -73,6 +73,105 @@ pub fn parse_debugfs_preempt(text: &str) -> Option<PreemptModel> {
         .and_then(preempt_from_name)
 }
 
+/// The note for `/proc/sys/kernel/sched_autogroup_enabled`: with autogroup on, every
+/// session's tasks form a task group of their own, so the host's root runqueues hold group
+/// entities whose weights are the group's shares split by load (`calc_group_shares()`),
+/// and `wake_affine()` and the balancer compare those loads. The model has no task groups
+/// (docs/fidelity.md), so a `-m host` run sees the flat loads of the same tasks. `None`
+/// when autogroup is off or the value is not 0/1.
+pub fn autogroup_note(text: &str) -> Option<String> {
+    (text.trim() == "1").then(|| {
+        "sched_autogroup_enabled=1: the host runs each session's tasks in an autogroup (a task \
+         group); the model has no task groups, so its runqueue loads are flat"
+            .to_string()
+    })
+}
+
+/// Every `kernel.sched_*` tunable a mainline kernel has had under `/proc/sys/kernel/`
+/// (v3.0 on, any config): `sched_*` files outside this list come from patches the model does
+/// not have.
+const UPSTREAM_SCHED_SYSCTLS: &[&str] = &[
+    "sched_autogroup_enabled",
+    "sched_cfs_bandwidth_slice_us",
+    "sched_child_runs_first",
+    "sched_compat_yield",
+    "sched_deadline_period_max_us",
+    "sched_deadline_period_min_us",
+    "sched_domain",
+    "sched_energy_aware",
+    "sched_itmt_enabled",
+    "sched_latency_ns",
+    "sched_migration_cost_ns",
+    "sched_min_granularity_ns",
+    "sched_nr_migrate",
+    "sched_numa_balancing_scan_delay_ms",
+    "sched_numa_balancing_scan_period_max_ms",
+    "sched_numa_balancing_scan_period_min_ms",
+    "sched_numa_balancing_scan_size_mb",
+    "sched_numa_balancing_settle_count",
+    "sched_rr_timeslice_ms",
+    "sched_rt_period_us",
+    "sched_rt_runtime_us",
+    "sched_schedstats",
+    "sched_shares_window_ns",
+    "sched_time_avg_ms",
+    "sched_tunable_scaling",
+    "sched_util_clamp_max",
+    "sched_util_clamp_min",
+    "sched_util_clamp_min_rt_default",
+    "sched_wakeup_granularity_ns",
+];
+
+/// `(name, value)` of each `/proc/sys/kernel/sched_*` entry, sorted by name.
+fn read_sched_sysctls() -> Vec<(String, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc/sys/kernel") else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = dir
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("sched_").then(|| {
+                let value = std::fs::read_to_string(e.path()).unwrap_or_default();
+                (name, value.trim().to_string())
+            })
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A note naming the host's scheduler tunables that no mainline kernel has (a vendor's
+/// patched scheduler: its rules are not in the model, so `-m host` may differ from the
+/// machine by more than the model's error). `None` when all are mainline.
+pub fn unknown_sched_sysctls_note(sysctls: &[(String, String)]) -> Option<String> {
+    let unknown: Vec<String> = sysctls
+        .iter()
+        .filter(|(name, _)| !UPSTREAM_SCHED_SYSCTLS.contains(&name.as_str()))
+        .map(|(name, value)| format!("kernel.{name} = {value}"))
+        .collect();
+    (!unknown.is_empty()).then(|| {
+        format!(
+            "non-mainline scheduler tunables {} (a patched scheduler; the model follows \
+             mainline)",
+            unknown.join(", ")
+        )
+    })
+}
+
+/// What makes this host's kernel differ from the model beyond its settings: autogroup's
+/// task groups and non-mainline scheduler tunables (the notes [`read`] also gives), for a
+/// comparison of `-m host` with real runs to print beside its score.
+pub fn model_caveats() -> Vec<String> {
+    let autogroup = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled")
+        .ok()
+        .and_then(|text| autogroup_note(&text));
+    autogroup
+        .into_iter()
+        .chain(unknown_sched_sysctls_note(&read_sched_sysctls()))
+        .collect()
+}
+
 /// Read the running kernel's settings, once per process: every run of a `-m host` sweep
 /// uses the same reading (and starts at most one `gzip` for /proc/config.gz).
 pub fn read() -> HostKernel {
@@ -118,6 +217,7 @@ pub fn read_uncached() -> HostKernel {
         host.notes
             .push(format!("preemption {p:?} from preempt= on /proc/cmdline"));
     }
+    host.notes.extend(model_caveats());
     match std::fs::read_to_string("/sys/kernel/debug/sched/preempt") {
         Ok(text) => {
             if let Some(p) = parse_debugfs_preempt(&text) {
@@ -153,5 +253,26 @@ mod tests {
             parse_debugfs_preempt("none voluntary (full) lazy\n"),
             Some(PreemptModel::Full)
         );
+    }
+
+    #[test]
+    fn only_non_mainline_sched_sysctls_are_noted() {
+        let mainline = vec![
+            ("sched_autogroup_enabled".to_string(), "1".to_string()),
+            ("sched_rt_runtime_us".to_string(), "950000".to_string()),
+        ];
+        assert_eq!(unknown_sched_sysctls_note(&mainline), None);
+        let mut patched = mainline;
+        patched.push(("sched_vcpu_pack".to_string(), "15".to_string()));
+        let note = unknown_sched_sysctls_note(&patched).unwrap();
+        assert!(note.contains("kernel.sched_vcpu_pack = 15"), "{note}");
+        assert!(!note.contains("sched_rt_runtime_us"), "{note}");
+    }
+
+    #[test]
+    fn autogroup_is_noted_only_when_enabled() {
+        assert!(autogroup_note("1\n").is_some_and(|n| n.contains("autogroup")));
+        assert_eq!(autogroup_note("0\n"), None);
+        assert_eq!(autogroup_note(""), None);
     }
 }

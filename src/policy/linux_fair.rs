@@ -579,6 +579,21 @@ impl LinuxFair {
         self.lb.refresh_lb_sums(&mut env, top);
         self.lb.sums.fresh
     }
+
+    /// `wake_affine()`'s schedstat counters: the task's `nr_wakeups_affine_attempts`, and
+    /// when it returned the waking CPU its `nr_wakeups_affine` and the domain's
+    /// `ttwu_move_affine`.
+    fn count_wake_affine(&mut self, p: TaskId, affine: Option<(DomainId, bool)>) {
+        let Some((sd, to_this_cpu)) = affine else {
+            return;
+        };
+        let st = self.lb.task_stats.entry(p).or_default();
+        st.nr_wakeups_affine_attempts += 1;
+        if to_this_cpu {
+            st.nr_wakeups_affine += 1;
+            self.lb.domain_state_mut(sd).stats.ttwu_move_affine += 1;
+        }
+    }
 }
 
 /// The kernel's `WF_*` bits of a wakeup (one mapping, shared with wakeup placement).
@@ -709,6 +724,7 @@ impl SchedPolicy for LinuxFair {
             cfs_tasks: &self.cfs_tasks,
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
+        self.count_wake_affine(p, r.explain.affine_sd);
         if sums {
             // The sums stay exact but a balance pass re-reads before it trusts them.
             self.lb.sums.fresh = false;
@@ -716,6 +732,18 @@ impl SchedPolicy for LinuxFair {
         }
         act.cost_ns += r.cost.steps() * core.cost().idle_scan_step_ns;
         r.placement
+    }
+
+    fn ttwu_wake_remote(&mut self, _core: &dyn CoreView, this_cpu: usize, cpu: usize) {
+        let spanning = self
+            .domains
+            .cpu_domains(this_cpu)
+            .iter()
+            .copied()
+            .find(|&id| self.domains.domain(id).span.test(cpu));
+        if let Some(id) = spanning {
+            self.lb.domain_state_mut(id).stats.ttwu_wake_remote += 1;
+        }
     }
 
     fn migrate_task_rq(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize) {
@@ -1117,6 +1145,8 @@ impl SchedPolicy for LinuxFair {
             "nr_failed_migrations_running": s.nr_failed_migrations_running,
             "nr_failed_migrations_hot": s.nr_failed_migrations_hot,
             "nr_forced_migrations": s.nr_forced_migrations,
+            "nr_wakeups_affine_attempts": s.nr_wakeups_affine_attempts,
+            "nr_wakeups_affine": s.nr_wakeups_affine,
         })
     }
 

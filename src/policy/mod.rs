@@ -130,6 +130,11 @@ pub trait SchedPolicy: Send {
     /// `migrate_task_rq()`: `p` (not queued) moves from `from` to `to`.
     fn migrate_task_rq(&mut self, core: &dyn CoreView, p: TaskId, from: usize, to: usize);
 
+    /// `ttwu_stat()`'s domain counter: a wakeup done on `this_cpu` activated its task on
+    /// another CPU, `cpu` (schedstat `ttwu_wake_remote` of `this_cpu`'s lowest domain
+    /// spanning `cpu`). Policies without sched domains ignore it.
+    fn ttwu_wake_remote(&mut self, _core: &dyn CoreView, _this_cpu: usize, _cpu: usize) {}
+
     /// `enqueue_task()` on `cpu`.
     fn enqueue_task(&mut self, core: &dyn CoreView, cpu: usize, p: TaskId, flags: EnqueueFlags);
 

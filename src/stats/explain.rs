@@ -329,10 +329,13 @@ fn migration_lines(log: &ExplainLog, s: &TaskStats, out: &mut String) {
             reasons.push(format!("{} {}", r.name(), s.migrations_by_reason[i]));
         }
     }
+    // The moves by reason, fork placements included (nr_migrations leaves those out, as
+    // the kernel's `se.nr_migrations` does).
+    let moves: u64 = s.migrations_by_reason.iter().sum();
     let _ = writeln!(
         out,
         "  migrations: {}{}",
-        s.counters.nr_migrations,
+        moves,
         if reasons.is_empty() {
             String::new()
         } else {

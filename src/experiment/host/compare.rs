@@ -79,6 +79,9 @@ pub struct HostScore {
     pub host: super::table::HostId,
     /// The calibration `-m host` applied (its note), if any.
     pub calibration: Option<String>,
+    /// Where this host's kernel is known to differ from the model (autogroup, a patched
+    /// scheduler's tunables): the real rows measure that kernel, not mainline.
+    pub kernel_caveats: Vec<String>,
     pub rows: Vec<RowScore>,
     pub totals: Totals,
     pub totals_fitted: Totals,
@@ -270,6 +273,7 @@ pub fn score_table(
         measured_at: table.measured_at.clone(),
         host: table.host.clone(),
         calibration,
+        kernel_caveats: crate::kconfig::host::model_caveats(),
         totals: totals(&scored, false),
         totals_fitted: totals(&scored, true),
         rows: scored,
@@ -305,6 +309,9 @@ pub fn render(score: &HostScore) -> String {
             .as_deref()
             .unwrap_or("none (uncalibrated `host` defaults)")
     );
+    for caveat in &score.kernel_caveats {
+        out += &format!("  kernel: {caveat}\n");
+    }
     out += &format!(
         "  {:<26} {:>21} {:>21} {:>6} {:>17} {:>6} {:>15} {:>6}\n",
         "row",

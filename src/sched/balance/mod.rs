@@ -234,13 +234,18 @@ pub struct TaskDecision {
     pub verdict: TaskVerdict,
 }
 
-/// Per-task migration counters of `/proc/<pid>/sched` that the balancer increments.
+/// Per-task counters of `/proc/<pid>/sched` that the fair class increments: the
+/// balancer's migration verdicts and `wake_affine()`'s attempts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TaskLbStats {
     pub nr_failed_migrations_affine: u64,
     pub nr_failed_migrations_running: u64,
     pub nr_failed_migrations_hot: u64,
     pub nr_forced_migrations: u64,
+    /// `wake_affine()` ran for a wakeup of this task (the waking CPU was not prev).
+    pub nr_wakeups_affine_attempts: u64,
+    /// ... and returned the waking CPU.
+    pub nr_wakeups_affine: u64,
 }
 
 /// What a balance entry point asks of its caller.

@@ -435,6 +435,10 @@ pub struct WakeupExplain {
     pub want_affine: bool,
     /// `wake_affine()` ran and what decided it.
     pub affine: Option<AffineOutcome>,
+    /// The domain `wake_affine()` ran at, and whether it returned the waking CPU (its
+    /// schedstat `ttwu_move_affine`, the task's `nr_wakeups_affine`).
+    #[serde(skip)]
+    pub affine_sd: Option<(crate::domains::DomainId, bool)>,
     /// The `target` handed to `select_idle_sibling()` (fast path only).
     pub sis_target: Option<usize>,
     /// Where `select_idle_sibling()` returned (fast path only).
@@ -488,6 +492,7 @@ impl Call {
                 wake_wide: false,
                 want_affine: false,
                 affine: None,
+                affine_sd: None,
                 sis_target: None,
                 sis: None,
                 slow_moves: 0,
@@ -684,6 +689,7 @@ impl Wakeup {
                 wake_wide: false,
                 want_affine: false,
                 affine: None,
+                affine_sd: None,
                 sis_target: None,
                 sis: None,
                 slow_moves: 0,
@@ -760,6 +766,7 @@ impl Wakeup {
                         self.wake_affine(topo, env, id, p, waker, cpu, prev_cpu, sync);
                     new_cpu = c;
                     call.explain.affine = Some(outcome);
+                    call.explain.affine_sd = Some((id, c == cpu));
                 }
                 sd = None;
                 affine_sd = true;

@@ -1,0 +1,86 @@
+//! The wakeup side of schedstat and the migration counters, checked against the kernel's
+//! rules on a whole run:
+//! - `ttwu_stat()`: every remote wakeup counts once in the task's `nr_wakeups_remote` and
+//!   once in `ttwu_wake_remote` of the waker's lowest domain spanning the target;
+//! - `wake_affine()`: `nr_wakeups_affine_attempts` per call, `nr_wakeups_affine` and the
+//!   domain's `ttwu_move_affine` when it returned the waking CPU;
+//! - `wake_up_new_task()` places a child with `__set_task_cpu()`: a fork placement is in
+//!   `migrations.by_reason.fork` but not in `se.nr_migrations` nor perf's `cpu-migrations`.
+
+use std::process::Command;
+
+fn run_json(name: &str, args: &[&str]) -> serde_json::Value {
+    let out = std::env::temp_dir().join(format!("schedlab-{name}-{}.json", std::process::id()));
+    let mut all = vec!["run", "-q", "--set", "run.noise=false", "--json"];
+    all.push(out.to_str().unwrap());
+    all.extend_from_slice(args);
+    let o = Command::new(env!("CARGO_BIN_EXE_schedlab"))
+        .args(&all)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("schedlab runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    serde_json::from_str(&text).unwrap()
+}
+
+fn task_sum(run: &serde_json::Value, key: &str) -> u64 {
+    run["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t[key].as_u64().unwrap_or_else(|| panic!("{key} in {t}")))
+        .sum()
+}
+
+#[test]
+fn wakeup_schedstat_counters_follow_ttwu_stat_and_wake_affine() {
+    let r = run_json(
+        "ttwu-stat",
+        &["-m", "skl-2s", "--", "hackbench", "-g", "4", "-l", "200"],
+    );
+    let run = &r["runs"][0];
+    let totals = &run["schedstat"]["totals"];
+    let remote = task_sum(run, "nr_wakeups_remote");
+    let attempts = task_sum(run, "nr_wakeups_affine_attempts");
+    let affine = task_sum(run, "nr_wakeups_affine");
+    assert!(remote > 0 && affine > 0, "remote {remote}, affine {affine}");
+    assert_eq!(totals["ttwu_wake_remote"].as_u64().unwrap(), remote);
+    assert_eq!(totals["ttwu_move_affine"].as_u64().unwrap(), affine);
+    assert!(affine <= attempts && attempts <= task_sum(run, "nr_wakeups"));
+    // The kernel never increments ttwu_move_balance (SD_BALANCE_WAKE moves are not
+    // counted there since the sched_balance_find_dst_cpu() rework).
+    assert_eq!(totals["ttwu_move_balance"].as_u64().unwrap(), 0);
+    // The wake-affine counts are per level: on skl-2s the waker's lowest domain spanning
+    // a same-socket target is MC, a cross-socket one NUMA.
+    let levels = run["schedstat"]["by_level"].as_object().unwrap();
+    let by_level: u64 = levels
+        .values()
+        .map(|l| l["ttwu_wake_remote"].as_u64().unwrap())
+        .sum();
+    assert_eq!(by_level, remote);
+}
+
+#[test]
+fn fork_placements_are_not_set_task_cpu_migrations() {
+    let r = run_json(
+        "fork-mig",
+        &["-m", "skl-2s", "--", "hackbench", "-g", "2", "-l", "100"],
+    );
+    let run = &r["runs"][0];
+    let mut forks = 0;
+    for t in run["tasks"].as_array().unwrap() {
+        let by_reason = t["migrations_by_reason"].as_object().unwrap();
+        let moves: u64 = by_reason.values().map(|v| v.as_u64().unwrap()).sum();
+        let fork = by_reason["fork"].as_u64().unwrap();
+        forks += fork;
+        assert_eq!(t["nr_migrations"].as_u64().unwrap(), moves - fork, "{t}");
+    }
+    assert!(forks > 0, "hackbench's children are spread at fork");
+    let perf = run["perf_stat"]["cpu_migrations"].as_u64().unwrap();
+    assert!(
+        perf <= task_sum(run, "nr_migrations"),
+        "perf counts a migrated task once at its next switch-in"
+    );
+}
