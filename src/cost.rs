@@ -137,6 +137,14 @@ pub struct CostModel {
     /// absolute throughput across machines is comparable only once this is set per machine
     /// (e.g. from a timed loop of the benchmark's kernel on both).
     pub speed_pct: u32,
+    /// Work of one AF_UNIX socket message (hackbench's `sendmsg()`/`recvmsg()` on a
+    /// `SOCK_STREAM` pair: skb allocation, queueing, the copy, the wakeup), in percent of the
+    /// reference CPU's at [`CostModel::speed_pct`]: 100 = socket syscalls scale like the
+    /// compute `speed_pct` was measured on; a machine whose kernel paths are slower than its
+    /// compute (a VM's exits, speculation mitigations, a different cache hierarchy) has more.
+    /// Default 100; `schedlab calibrate` fits it on `-m host` from one CPU's hackbench over
+    /// sockets (docs/host-benchmarks.md, "Calibration").
+    pub af_unix_cost_pct: u32,
     /// `sched_setaffinity()` on the calling CPU: copying the mask in, the cpuset
     /// intersection, task/runqueue locking, `__set_cpus_allowed_ptr_locked()` (an estimate:
     /// ~1 µs, a system call of moderate work). A move additionally costs a switch to the
@@ -200,6 +208,7 @@ impl Default for CostModel {
             refill_ns_per_kib_cross_llc: 60,
             refill_ns_per_kib_cross_node: 110,
             speed_pct: 100,
+            af_unix_cost_pct: 100,
             dl_server_start_ns: 600,
             dl_server_stop_ns: 400,
             sched_setaffinity_ns: 1_000,

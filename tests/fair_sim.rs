@@ -587,6 +587,40 @@ fn speed_pct_zero_is_rejected_naming_the_key() {
     assert!(err.message.contains("1 to 100000"), "{}", err.message);
 }
 
+#[test]
+fn af_unix_cost_pct_out_of_range_is_rejected_naming_the_key() {
+    let text = "[machine]\npreset = \"skl-2s\"\n[machine.cost]\naf_unix_cost_pct = 0\n\
+                [workload]\nkind = \"spin\"\n";
+    let scn = Scenario::parse(text, "s.toml").unwrap();
+    let machine = experiment::resolve_machine(&scn).unwrap();
+    let err = experiment::resolve_cost(&scn, &machine).unwrap_err();
+    assert_eq!(err.key.as_deref(), Some("machine.cost.af_unix_cost_pct"));
+    assert!(err.message.contains("1 to 100000"), "{}", err.message);
+}
+
+/// `af_unix_cost_pct` scales the work of hackbench's socket messages and nothing else: on
+/// one CPU the run is all work, so 40 tasks over sockets take longer with it at 150, and the
+/// same run over pipes does not change by a nanosecond.
+#[test]
+fn af_unix_cost_pct_scales_socket_messages_only() {
+    let time_s = |pct: u32, pipe: bool| {
+        let text = format!(
+            "[machine]\npreset = \"skl-2s\"\n[machine.cost]\naf_unix_cost_pct = {pct}\n\
+             [run]\nnoise = false\n[workload]\ncommand = \"taskset -c 0 hackbench {}-g 1 -l 50\"\n",
+            if pipe { "-p " } else { "" }
+        );
+        let scn = Scenario::parse(&text, "s.toml").unwrap();
+        let r = experiment::run_once(&scn, 1).unwrap();
+        r.json()["workload"]["time_s"].as_f64().unwrap()
+    };
+    let (socket, socket_slow) = (time_s(100, false), time_s(150, false));
+    assert!(
+        socket_slow > socket * 1.2,
+        "socket {socket} s -> {socket_slow} s at 150 %"
+    );
+    assert_eq!(time_s(100, true), time_s(150, true));
+}
+
 /// schbench's message thread on a 2-CPU, one-LLC machine, woken by the worker that is about
 /// to block on the other CPU: `wake_affine_weight()` compares (w + m)·100·cap(prev) with
 /// w·108·cap(this) (WA_BIAS: half of imbalance_pct 117). With equal capacities the tiny

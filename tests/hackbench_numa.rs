@@ -90,7 +90,7 @@ fn opposite_node_membind_costs_what_the_formula_says() {
 fn default_policy_and_hand_set_intensity_are_left_alone() {
     let machine = schedlab::topology::presets::by_name("nehalem-2s").expect("preset");
     let c = cfg(4, 20, HackbenchIpc::Socket);
-    let mut plan = ghb::plan(&c, &machine).expect("plan");
+    let mut plan = ghb::plan(&c, &machine, 100).expect("plan");
     let cost = schedlab::cost::CostModel::default_for(&machine);
     assert_eq!(cost.mem_latency_local_ns, 81);
     ghb::apply_message_traffic(&mut plan, &c, &machine, &cost);

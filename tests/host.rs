@@ -208,12 +208,16 @@ fn calibrate_recovers_the_inputs_a_table_was_made_with() {
             command: "perf bench sched pipe -l 3000",
             ..*rows::row("pipe").unwrap()
         },
+        rows::Row {
+            command: "taskset -c 0 perf bench sched messaging -g 1 -l 40",
+            ..*rows::row("hackbench-socket-pinned").unwrap()
+        },
     ];
     let ctx = RunContext::default();
     let truth: toml::Table = toml::from_str(
         "speed_pct = 150\nipi_latency_ns = 12000\ncontext_switch_ns = 2000\n\
          enqueue_task_ns = 400\ndequeue_task_ns = 400\nput_prev_entity_ns = 100\n\
-         set_next_entity_ns = 100\n",
+         set_next_entity_ns = 100\naf_unix_cost_pct = 140\n",
     )
     .unwrap();
     let rows_measured = short
@@ -257,6 +261,11 @@ fn calibrate_recovers_the_inputs_a_table_was_made_with() {
     );
     assert!(
         (fit("ipi_latency_ns") - 12000.0).abs() <= 1500.0,
+        "{:?}",
+        cal.fits
+    );
+    assert!(
+        (fit("af_unix_cost_pct") - 140.0).abs() <= 5.0,
         "{:?}",
         cal.fits
     );

@@ -4,8 +4,9 @@
 //!   once in `ttwu_wake_remote` of the waker's lowest domain spanning the target;
 //! - `wake_affine()`: `nr_wakeups_affine_attempts` per call, `nr_wakeups_affine` and the
 //!   domain's `ttwu_move_affine` when it returned the waking CPU;
-//! - `wake_up_new_task()` places a child with `__set_task_cpu()`: a fork placement is in
-//!   `migrations.by_reason.fork` but not in `se.nr_migrations` nor perf's `cpu-migrations`.
+//! - `wake_up_new_task()` places a child with `__set_task_cpu()` (v4.7+): a fork placement
+//!   is in `migrations.by_reason.fork` but not in `se.nr_migrations` nor perf's
+//!   `cpu-migrations`; before v4.7 it was a `set_task_cpu()` and counted in both.
 
 use std::process::Command;
 
@@ -62,6 +63,40 @@ fn wakeup_schedstat_counters_follow_ttwu_stat_and_wake_affine() {
     assert_eq!(by_level, remote);
 }
 
+/// Per task: `nr_migrations` against the moves by reason, fork placements counted or not.
+fn check_fork_counting(run: &serde_json::Value, forks_count: bool) {
+    let mut forks = 0;
+    for t in run["tasks"].as_array().unwrap() {
+        let by_reason = t["migrations_by_reason"].as_object().unwrap();
+        let moves: u64 = by_reason.values().map(|v| v.as_u64().unwrap()).sum();
+        let fork = by_reason["fork"].as_u64().unwrap();
+        forks += fork;
+        let expected = if forks_count { moves } else { moves - fork };
+        assert_eq!(t["nr_migrations"].as_u64().unwrap(), expected, "{t}");
+    }
+    assert!(forks > 0, "hackbench's children are spread at fork");
+}
+
+#[test]
+fn fork_placements_are_counted_as_migrations_only_before_v4_7() {
+    let old = run_json(
+        "fork-mig-old",
+        &[
+            "-m",
+            "skl-2s",
+            "-k",
+            "v4.2",
+            "--",
+            "hackbench",
+            "-g",
+            "2",
+            "-l",
+            "100",
+        ],
+    );
+    check_fork_counting(&old["runs"][0], true);
+}
+
 #[test]
 fn fork_placements_are_not_set_task_cpu_migrations() {
     let r = run_json(
@@ -69,15 +104,7 @@ fn fork_placements_are_not_set_task_cpu_migrations() {
         &["-m", "skl-2s", "--", "hackbench", "-g", "2", "-l", "100"],
     );
     let run = &r["runs"][0];
-    let mut forks = 0;
-    for t in run["tasks"].as_array().unwrap() {
-        let by_reason = t["migrations_by_reason"].as_object().unwrap();
-        let moves: u64 = by_reason.values().map(|v| v.as_u64().unwrap()).sum();
-        let fork = by_reason["fork"].as_u64().unwrap();
-        forks += fork;
-        assert_eq!(t["nr_migrations"].as_u64().unwrap(), moves - fork, "{t}");
-    }
-    assert!(forks > 0, "hackbench's children are spread at fork");
+    check_fork_counting(run, false);
     let perf = run["perf_stat"]["cpu_migrations"].as_u64().unwrap();
     assert!(
         perf <= task_sum(run, "nr_migrations"),

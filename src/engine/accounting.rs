@@ -277,10 +277,11 @@ impl Engine {
     /// Bookkeeping of `set_task_cpu()`, done on `this_cpu`: counters, perf's migrated flag,
     /// the ping-pong detector, the trace, the log.
     ///
-    /// A fork placement is logged and counted by reason (`fork`) like a move, but it is not
-    /// a `set_task_cpu()`: `wake_up_new_task()` places the child with `__set_task_cpu()`,
-    /// so the kernel counts it neither in `se.nr_migrations` nor as perf's
-    /// `cpu-migrations` (`perf_event_task_migrate()`), and neither does the model.
+    /// A fork placement is logged and counted by reason (`fork`) like a move, but since v4.7
+    /// it is not a `set_task_cpu()`: `wake_up_new_task()` places the child with
+    /// `__set_task_cpu()`, so the kernel counts it neither in `se.nr_migrations` nor as
+    /// perf's `cpu-migrations` (`perf_event_task_migrate()`), and neither does the model
+    /// (`EngineConfig::fork_counts_as_migration` for older kernels).
     pub(crate) fn count_migration(
         &mut self,
         this_cpu: usize,
@@ -292,7 +293,7 @@ impl Engine {
         let i = reason_index(reason);
         let t = &mut self.tasks[p.idx()];
         t.stats.migrations_by_reason[i] += 1;
-        if reason != MigrationReason::Fork {
+        if reason != MigrationReason::Fork || self.cfg.fork_counts_as_migration {
             t.stats.counters.nr_migrations += 1;
             t.perf_migrated = true;
         }

@@ -101,6 +101,11 @@ pub struct EngineConfig {
     pub ttwu_queue_delayed: bool,
     /// Which same-LLC wakeups `ttwu_queue_cond()` queues, by kernel release.
     pub ttwu_queue_rule: TtwuQueueRule,
+    /// A fork placement is a `set_task_cpu()` (counted in `se.nr_migrations` and perf's
+    /// `cpu-migrations`): before v4.7, whose b7fa30c9cc48 ("sched/fair: Fix
+    /// post_init_entity_util_avg() serialization") made `wake_up_new_task()` place the child
+    /// with `__set_task_cpu()`, which counts nothing.
+    pub fork_counts_as_migration: bool,
     /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs); RT tasks get none.
     pub timer_slack_ns: u64,
     /// `sysctl_sched_migration_cost`: caps `avg_idle` at twice it.
@@ -134,6 +139,7 @@ impl Default for EngineConfig {
             ttwu_queue_on_cpu: true,
             ttwu_queue_delayed: false,
             ttwu_queue_rule: TtwuQueueRule::IdleTarget,
+            fork_counts_as_migration: false,
             timer_slack_ns: 50_000,
             migration_cost_ns: 500_000,
             duration_ns: 10_000_000_000,

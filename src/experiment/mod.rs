@@ -358,26 +358,30 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         .map_err(|(key, message)| {
             InputError::with_key(scn.origin_of("machine.cost"), key, message)
         })?;
-    if !(1..=100_000).contains(&cost.speed_pct) {
-        return Err(InputError::with_key(
-            scn.origin_of("machine.cost"),
-            "machine.cost.speed_pct",
-            format!(
-                "{} is out of range; accepted: 1 to 100000 (percent of the reference CPU)",
-                cost.speed_pct
-            ),
-        ));
+    for (key, pct) in [
+        ("speed_pct", cost.speed_pct),
+        ("af_unix_cost_pct", cost.af_unix_cost_pct),
+    ] {
+        if !(1..=100_000).contains(&pct) {
+            return Err(InputError::with_key(
+                scn.origin_of("machine.cost"),
+                format!("machine.cost.{key}"),
+                format!(
+                    "{pct} is out of range; accepted: 1 to 100000 (percent of the reference CPU)"
+                ),
+            ));
+        }
     }
     Ok(cost)
 }
 
 /// A `[machine.cost]` override: a whole number (an integral float such as `1e3` too) from
 /// 0 to [`crate::input::limits::MAX_COST_NS`] for a time (`*_ns`), 1 to 100000 for
-/// `speed_pct`, 0 to 2^63-1 otherwise; the error names the full key, the value and the range.
+/// `speed_pct` and `af_unix_cost_pct`, 0 to 2^63-1 otherwise; the error names the full key, the value and the range.
 fn check_cost_value(scn: &Scenario, k: &str, v: &toml::Value) -> InputResult<toml::Value> {
     let (min, max) = if k.contains("_ns") {
         (0, crate::input::limits::MAX_COST_NS)
-    } else if k == "speed_pct" {
+    } else if k == "speed_pct" || k == "af_unix_cost_pct" {
         (1, 100_000)
     } else {
         (0, i64::MAX as u64)
@@ -494,6 +498,7 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         ttwu_queue_on_cpu: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_ON_CPU),
         ttwu_queue_delayed: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_DELAYED),
         ttwu_queue_rule: crate::engine::TtwuQueueRule::for_version(k.version),
+        fork_counts_as_migration: k.version < crate::kconfig::version::KernelVersion::new(4, 7),
         timer_slack_ns: 50_000,
         migration_cost_ns: k.sysctl.sched_migration_cost_ns,
         duration_ns,

@@ -353,7 +353,11 @@ impl WorkloadSetup {
     /// Whether [`WorkloadSetup::instantiate`] needs the cost model (hackbench's message
     /// traffic between placed groups).
     pub fn needs_cost(&self) -> bool {
-        self.placement.is_some() && self.hackbench().is_some()
+        // Placed hackbench: its message traffic; hackbench over AF_UNIX: the per-message
+        // cost (`af_unix_cost_pct`).
+        self.hackbench().is_some_and(|c| {
+            self.placement.is_some() || c.ipc == crate::workload::hackbench::HackbenchIpc::Socket
+        })
     }
 
     fn hackbench(&self) -> Option<&crate::workload::hackbench::HackbenchConfig> {
@@ -375,7 +379,9 @@ impl WorkloadSetup {
         seed: u64,
     ) -> InputResult<ResolvedWorkload> {
         let mut plan = match (&self.kind, &self.builtin_plan) {
-            (WorkloadKind::Bench(spec), _) => crate::workload::generate::plan(spec, machine, seed)?,
+            (WorkloadKind::Bench(spec), _) => {
+                crate::workload::generate::plan_with_cost(spec, machine, cost, seed)?
+            }
             (_, Some(plan)) => plan.clone(),
             (_, None) => unreachable!("a built-in kind has its plan"),
         };

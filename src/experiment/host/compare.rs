@@ -313,7 +313,7 @@ pub fn render(score: &HostScore) -> String {
         out += &format!("  kernel: {caveat}\n");
     }
     out += &format!(
-        "  {:<26} {:>21} {:>21} {:>6} {:>17} {:>6} {:>15} {:>6}\n",
+        "  {:<32} {:>21} {:>21} {:>6} {:>17} {:>6} {:>15} {:>6}\n",
         "row",
         "real time|rps",
         "sim time|rps",
@@ -359,7 +359,7 @@ fn render_row(r: &RowScore) -> String {
     };
     let (Some(real), Some(sim)) = (r.real, r.sim) else {
         return format!(
-            "  {name:<26} {}\n",
+            "  {name:<32} {}\n",
             r.note.as_deref().unwrap_or("not simulated")
         );
     };
@@ -367,7 +367,7 @@ fn render_row(r: &RowScore) -> String {
     let mark_floor = |ok: Option<bool>, floor: bool| if floor { "~" } else { mark(ok) };
     let fmt_ratio = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}"));
     format!(
-        "  {name:<26} {:>13.3} ±{:>6.3} {:>13.3} ±{:>6.3} {:>5}{} {:>8.0}/{:<8.0} {:>5}{} \
+        "  {name:<32} {:>13.3} ±{:>6.3} {:>13.3} ±{:>6.3} {:>5}{} {:>8.0}/{:<8.0} {:>5}{} \
          {:>7.1}/{:<7.1} {:>5}{}\n",
         real.primary,
         real.primary_sd,

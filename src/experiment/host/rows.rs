@@ -80,6 +80,14 @@ pub const ROWS: &[Row] = &[
         about: "one busy instance of the cpu stressor: user-space speed (calibrates speed_pct)",
     },
     Row {
+        id: "hackbench-socket-pinned",
+        command: "taskset -c 0 perf bench sched messaging -g 1 -l 1000",
+        program: Program::Perf,
+        primary: Primary::ElapsedS,
+        about: "40 processes over AF_UNIX sockets on one CPU: the socket path's work per \
+                message (calibrates af_unix_cost_pct)",
+    },
+    Row {
         id: "hackbench-socket-g1",
         command: "perf bench sched messaging -g 1 -l 1000",
         program: Program::Perf,

@@ -147,6 +147,29 @@ pub fn read_ns(ipc: HackbenchIpc, bytes: u64) -> u64 {
     base + copy_ns(bytes)
 }
 
+/// One message's write and read work on this machine: [`write_ns`] and [`read_ns`], the
+/// AF_UNIX ones scaled by the machine's `af_unix_cost_pct` (the cost model's; pipes and
+/// TCP keep the reference figures).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MsgCosts {
+    pub write_ns: u64,
+    pub read_ns: u64,
+}
+
+impl MsgCosts {
+    pub fn of(cfg: &HackbenchConfig, af_unix_cost_pct: u32) -> MsgCosts {
+        let d = u64::from(cfg.data_size_bytes);
+        let scale = |ns: u64| match cfg.ipc {
+            HackbenchIpc::Socket => ns * u64::from(af_unix_cost_pct) / 100,
+            HackbenchIpc::Pipe | HackbenchIpc::Inet => ns,
+        };
+        MsgCosts {
+            write_ns: scale(write_ns(cfg.ipc, d)),
+            read_ns: scale(read_ns(cfg.ipc, d)),
+        }
+    }
+}
+
 /// Creating one child (fork or pthread_create), parent CPU work.
 pub fn fork_ns(mode: HackbenchMode) -> u64 {
     match mode {
@@ -378,17 +401,17 @@ impl ChildSync {
 /// `UpThreshold` so blocked writers wake only when `threshold` messages' room is free.
 fn receiver_prog(
     cfg: &HackbenchConfig,
+    msg: MsgCosts,
     sync: ChildSync,
     [data, space]: [SemId; 2],
     threshold: u64,
 ) -> InputResult<Prog> {
     let fds = u64::from(cfg.fds);
-    let d = u64::from(cfg.data_size_bytes);
     let mut p = Prog::new();
     sync.start(&mut p);
     p.repeat(fds * u64::from(cfg.loops), 0, "hackbench receiver", |p| {
         p.push(Op::Down { sem: data });
-        p.run(read_ns(cfg.ipc, d));
+        p.run(msg.read_ns);
         p.push(Op::UpThreshold {
             sem: space,
             sync: true,
@@ -404,17 +427,17 @@ fn receiver_prog(
 /// A sender: `loops` times, one message to each receiver of its group in turn.
 fn sender_prog(
     cfg: &HackbenchConfig,
+    msg: MsgCosts,
     sync: ChildSync,
     data: &[SemId],
     space: &[SemId],
 ) -> InputResult<Prog> {
-    let d = u64::from(cfg.data_size_bytes);
     let mut p = Prog::new();
     sync.start(&mut p);
     p.repeat(u64::from(cfg.loops), 0, "hackbench sender", |p| {
         for j in 0..cfg.fds as usize {
             p.push(Op::Down { sem: space[j] });
-            p.run(write_ns(cfg.ipc, d));
+            p.run(msg.write_ns);
             p.push(Op::Up {
                 sem: data[j],
                 sync: true,
@@ -440,8 +463,13 @@ fn hackbench_task(comm: String, program: ProgramId, start_ns: u64, parent_cpu: u
     }
 }
 
-pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPlan> {
+pub fn plan(
+    cfg: &HackbenchConfig,
+    machine: &Machine,
+    af_unix_cost_pct: u32,
+) -> InputResult<WorkloadPlan> {
     let mut b = PlanBuilder::new();
+    let msg = MsgCosts::of(cfg, af_unix_cost_pct);
     let fds = u64::from(cfg.fds);
     let nr_children = cfg.nr_tasks();
     let d = u64::from(cfg.data_size_bytes);
@@ -479,11 +507,11 @@ pub fn plan(cfg: &HackbenchConfig, machine: &Machine) -> InputResult<WorkloadPla
             b.task(hackbench_task(comm, id, child * fork, parent_cpu));
         };
         for r in 0..fds as usize {
-            let p = receiver_prog(cfg, sync, [data[r], space[r]], threshold)?;
+            let p = receiver_prog(cfg, msg, sync, [data[r], space[r]], threshold)?;
             spawn(&mut b, format!("receiver-{g}-{r}"), p);
         }
         for s in 0..fds {
-            let p = sender_prog(cfg, sync, &data, &space)?;
+            let p = sender_prog(cfg, msg, sync, &data, &space)?;
             spawn(&mut b, format!("sender-{g}-{s}"), p);
         }
     }

@@ -77,8 +77,20 @@ pub const EXIT_THREAD_NS: u64 = 8_000;
 /// Build the task programs of `spec` for `machine`. `seed` drives the few random choices the
 /// programs make themselves (classic schbench's `rand()` sleep jitter).
 pub fn plan(spec: &WorkloadSpec, machine: &Machine, seed: u64) -> InputResult<WorkloadPlan> {
+    plan_with_cost(spec, machine, None, seed)
+}
+
+/// [`plan`] with the machine's cost model, for the work it scales per machine (hackbench's
+/// AF_UNIX messages by `af_unix_cost_pct`); `None`: the reference costs.
+pub fn plan_with_cost(
+    spec: &WorkloadSpec,
+    machine: &Machine,
+    cost: Option<&crate::cost::CostModel>,
+    seed: u64,
+) -> InputResult<WorkloadPlan> {
+    let af_unix_cost_pct = cost.map_or(100, |c| c.af_unix_cost_pct);
     match spec {
-        WorkloadSpec::Hackbench(c) => hackbench::plan(c, machine),
+        WorkloadSpec::Hackbench(c) => hackbench::plan(c, machine, af_unix_cost_pct),
         WorkloadSpec::SchedPipe(c) => sched_pipe::plan(c, machine),
         WorkloadSpec::Schbench(c) => schbench::plan(c, machine, seed),
         WorkloadSpec::StressNg(c) => stressng::plan(c, machine),
