@@ -358,6 +358,12 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         .map_err(|(key, message)| {
             InputError::with_key(scn.origin_of("machine.cost"), key, message)
         })?;
+    check_cost_pcts(scn, &cost)?;
+    Ok(cost)
+}
+
+/// The cost model's percentages (`speed_pct`, `af_unix_cost_pct`) are 1 to 100000.
+fn check_cost_pcts(scn: &Scenario, cost: &CostModel) -> InputResult<()> {
     for (key, pct) in [
         ("speed_pct", cost.speed_pct),
         ("af_unix_cost_pct", cost.af_unix_cost_pct),
@@ -372,12 +378,13 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
             ));
         }
     }
-    Ok(cost)
+    Ok(())
 }
 
 /// A `[machine.cost]` override: a whole number (an integral float such as `1e3` too) from
 /// 0 to [`crate::input::limits::MAX_COST_NS`] for a time (`*_ns`), 1 to 100000 for
-/// `speed_pct` and `af_unix_cost_pct`, 0 to 2^63-1 otherwise; the error names the full key, the value and the range.
+/// `speed_pct` and `af_unix_cost_pct`, 0 to 2^63-1 otherwise; the error names the full key,
+/// the value and the range.
 fn check_cost_value(scn: &Scenario, k: &str, v: &toml::Value) -> InputResult<toml::Value> {
     let (min, max) = if k.contains("_ns") {
         (0, crate::input::limits::MAX_COST_NS)
