@@ -443,6 +443,16 @@ impl SchedDomains {
             .copied()
             .find(|&id| self.domain(id).flags.contains(flag))
     }
+
+    /// The lowest domain of `cpu` whose span holds `other` (`for_each_domain(cpu, sd)` until
+    /// `cpumask_test_cpu(other, sched_domain_span(sd))`): where `ttwu_stat()` counts a remote
+    /// wakeup and where active balancing pushes from `other` to `cpu`.
+    pub fn lowest_spanning(&self, cpu: usize, other: usize) -> Option<DomainId> {
+        self.cpu_domains(cpu)
+            .iter()
+            .copied()
+            .find(|&id| self.domain(id).span.test(other))
+    }
 }
 
 #[cfg(test)]

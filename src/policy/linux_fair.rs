@@ -735,13 +735,7 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn ttwu_wake_remote(&mut self, _core: &dyn CoreView, this_cpu: usize, cpu: usize) {
-        let spanning = self
-            .domains
-            .cpu_domains(this_cpu)
-            .iter()
-            .copied()
-            .find(|&id| self.domains.domain(id).span.test(cpu));
-        if let Some(id) = spanning {
+        if let Some(id) = self.domains.lowest_spanning(this_cpu, cpu) {
             self.lb.domain_state_mut(id).stats.ttwu_wake_remote += 1;
         }
     }

@@ -249,12 +249,7 @@ impl LoadBalancer {
             && busiest_cpu != target_cpu
         {
             // The lowest domain of the target spanning the busiest CPU.
-            let sd = self
-                .domains
-                .cpu_domains(target_cpu)
-                .iter()
-                .copied()
-                .find(|&s| self.domains.domain(s).span.test(busiest_cpu));
+            let sd = self.domains.lowest_spanning(target_cpu, busiest_cpu);
             if let Some(sd) = sd {
                 let mut bal = BalanceEnv::new(
                     self,
