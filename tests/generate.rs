@@ -302,6 +302,54 @@ fn schbench_pipe_and_classic_run() {
     assert!(e.message.contains("-A/--auto-rps"), "{e}");
 }
 
+/// The e4aa540 schbench (`schbench-2021`): the message thread busy-spins 30 ms after each
+/// post, the 5 s warm-up zeroes the statistics, and a report is printed every 10 s after it.
+#[test]
+fn schbench_2021_spins_its_message_thread_and_warms_up() {
+    let s = spec("schbench-2021 -m 1 -t 2 -r 12");
+    let plan = generate::plan(&s, &machine(), 1).unwrap();
+    // One 30 ms spin per batch copy in the message thread's program, none in the classic's.
+    let spins = |p: &WorkloadPlan| {
+        count_ops(
+            p,
+            |op| matches!(op, Op::Run { work_ns } if *work_ns == 30_000_000),
+        )
+    };
+    assert_eq!(
+        spins(&plan),
+        64 + 2,
+        "64 message-thread copies + 2 workers' -c spins"
+    );
+    let classic = generate::plan(&spec("schbench-classic -m 1 -t 2 -r 12"), &machine(), 1).unwrap();
+    assert_eq!(spins(&classic), 2);
+    let e = run(&s, 20_000_000_000);
+    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let warm = text
+        .find("warmup done, zeroing stats\n")
+        .expect("warm-up notice");
+    let interval = text
+        .find("Latency percentiles (usec) runtime 10 (s) (")
+        .expect("the 10 s report");
+    let last = text
+        .rfind("Latency percentiles (usec) runtime 12 (s) (")
+        .expect("the final report");
+    assert!(warm < interval && interval < last, "{text}");
+    // A cycle is the 30 ms worker spin, the message thread's 30 ms spin and its 30-37.5 ms
+    // sleep: ~95-100 ms, so ~10 batches a second; only the 7 s after the warm-up count.
+    let p99 = json["wakeup_latency_us"]["p99"].as_u64().unwrap();
+    assert!(p99 > 0, "{json}");
+    let samples: u64 = text[last..]
+        .split("runtime 12 (s) (")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        (2 * 55..=2 * 80).contains(&samples),
+        "{samples} samples in 7 s\n{text}"
+    );
+}
+
 #[test]
 fn schbench_latency_conversion_is_to_the_microsecond() {
     let mut h = schedlab::hist::Histogram::new();

@@ -161,7 +161,8 @@ impl WorkloadSpec {
     /// `rt-app file.json`, `netperf -t TCP_RR -- -r 64,64`, `tbench 8`.
     /// `nr_cpus` is the simulated machine's CPU count (for defaults such as schbench's `-t`
     /// and stress-ng's `--cpu 0`). Program names may be paths. `schbench-classic` /
-    /// `schbench-2016` select the classic schbench (pre-2020 output).
+    /// `schbench-2016` select the classic schbench (pre-2020 output), `schbench-2021` the Oct 2020 –
+    /// Dec 2021 one (commit e4aa540).
     /// Prefixes (`taskset`, `numactl`) are rejected here: see [`Self::from_command_placed`].
     pub fn from_command(cmdline: &str, nr_cpus: usize) -> InputResult<Self> {
         let (spec, placement) = Self::from_command_placed(cmdline, nr_cpus)?;
@@ -399,6 +400,10 @@ impl<'a> CommandLine<'a> {
                 schbench::SchbenchVersion::Classic2016,
                 args.to_vec(),
             ))),
+            "schbench-2021" => CommandLine::Schbench(Some((
+                schbench::SchbenchVersion::Interim2021,
+                args.to_vec(),
+            ))),
             "stress-ng" => CommandLine::StressNg(Some(args.to_vec())),
             "rt-app" => match args {
                 [f] => CommandLine::RtApp(Some(PathBuf::from(f)), base_dir),
@@ -415,6 +420,7 @@ impl<'a> CommandLine<'a> {
                     "schbench",
                     "schbench-classic",
                     "schbench-2016",
+                    "schbench-2021",
                     "stress-ng",
                     "rt-app",
                     "netperf",
@@ -424,7 +430,7 @@ impl<'a> CommandLine<'a> {
                     "command line",
                     format!(
                         "unknown benchmark program '{}'{}; accepted: hackbench, perf (bench sched messaging|pipe), \
-                         schbench, schbench-classic, schbench-2016, stress-ng, rt-app, netperf, tbench, \
+                         schbench, schbench-classic, schbench-2016, schbench-2021, stress-ng, rt-app, netperf, tbench, \
                          each optionally after taskset / numactl prefixes",
                         input::limits::clip(other),
                         input::did_you_mean(other, &progs)

@@ -46,8 +46,9 @@ use crate::workload::netperf::{
 };
 use crate::workload::rtapp::RtAppSpec;
 use crate::workload::schbench::{
-    self, PLIST_CLASSIC, PLIST_CURRENT, PlatHistogram, SchbenchClassicResult, SchbenchConfig,
-    SchbenchInterval, SchbenchLogEntry, SchbenchResult, SchbenchVersion,
+    self, Interim2021LogEntry, PLIST_CLASSIC, PLIST_CURRENT, PlatHistogram, SchbenchClassicResult,
+    SchbenchConfig, SchbenchInterim2021Result, SchbenchInterval, SchbenchLogEntry, SchbenchResult,
+    SchbenchVersion,
 };
 use crate::workload::sched_pipe::{self, SchedPipeConfig, SchedPipeResult};
 use crate::workload::stressng::{self, StressNgConfig, StressNgInstance, StressNgResult};
@@ -64,6 +65,9 @@ pub fn native_report(spec: &WorkloadSpec, run: &RunView) -> (String, Value) {
         WorkloadSpec::SchedPipe(c) => sched_pipe_report(c, run),
         WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Current => {
             schbench_report(c, run)
+        }
+        WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Interim2021 => {
+            schbench_interim2021_report(c, run)
         }
         WorkloadSpec::Schbench(c) => schbench_classic_report(c, run),
         WorkloadSpec::StressNg(c) => stressng_report(c, run),
@@ -426,6 +430,63 @@ fn schbench_classic_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Valu
     let latency = to_plat_us(metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty));
     let res = SchbenchClassicResult { latency };
     let text = schbench::format_classic_report(cfg, &res);
+    let loops = run.ops_total();
+    let json = json!({
+        "kind": "schbench",
+        "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
+        "loop_count": loops,
+        "wakeup_latency_us": pct_json(&res.latency, &PLIST_CLASSIC, [0, 2, 4, 6]),
+    });
+    (text, json)
+}
+
+/// e4aa540's log, rebuilt from the statistics loop's once-a-second snapshots with the
+/// program's own rules: the pass that sees `-r` seconds stops without printing; the first
+/// pass past the warm-up zeroes (and prints only that); otherwise a pass `-i` seconds after
+/// the last report prints the latencies since the warm-up.
+pub fn interim2021_log(cfg: &SchbenchConfig, run: &RunView) -> Vec<Interim2021LogEntry> {
+    const US: u64 = 1_000_000;
+    let snaps = run.snapshots();
+    let Some(first) = snaps.first() else {
+        return Vec::new();
+    };
+    let wakeup = run.metrics().position(|(n, _)| n == gsb::WAKEUP_METRIC);
+    let start_us = first.time_ns / 1000;
+    let mut last_calc_us = start_us;
+    let mut warmup_done = false;
+    let mut log = Vec::new();
+    for s in snaps {
+        let now_us = s.time_ns / 1000;
+        let runtime_delta = now_us - start_us;
+        if runtime_delta >= u64::from(cfg.runtime_s) * US {
+            break;
+        }
+        if cfg.warmup_s > 0 && !warmup_done && runtime_delta > u64::from(cfg.warmup_s) * US {
+            warmup_done = true;
+            log.push(Interim2021LogEntry::WarmupDone);
+        } else if now_us - last_calc_us >= u64::from(cfg.interval_s) * US {
+            let latency = wakeup
+                .and_then(|i| s.metrics.get(i))
+                .map(to_plat_us)
+                .unwrap_or_default();
+            log.push(Interim2021LogEntry::Interval {
+                elapsed_s: runtime_delta / US,
+                latency,
+            });
+            last_calc_us = now_us;
+        }
+    }
+    log
+}
+
+fn schbench_interim2021_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
+    let empty = Histogram::new();
+    let latency = to_plat_us(metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty));
+    let res = SchbenchInterim2021Result {
+        log: interim2021_log(cfg, run),
+        latency,
+    };
+    let text = schbench::format_interim2021_report(cfg, &res);
     let loops = run.ops_total();
     let json = json!({
         "kind": "schbench",

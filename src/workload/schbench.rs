@@ -34,6 +34,12 @@ pub enum SchbenchVersion {
     /// 2016 – Aug 2019: same program, percentiles printed with `%2.4f` (`*99.0000th:`), the
     /// form quoted in most LKML posts of that era.
     Classic2016,
+    /// Oct 2020 – Dec 2021, as at commit e4aa540 (2021-09-09), the "old schbench" AMD's
+    /// published tables name: the classic spin workers, plus a message thread that busy-spins
+    /// `-C` µs (30 000) after each post before its sleep, a `-w` warm-up (5 s) that zeroes the
+    /// statistics, interval reports every `-i` s (10), and the report's header with the
+    /// runtime and band counts. Program name `schbench-2021`.
+    Interim2021,
 }
 
 /// Which meaning of `-M auto`/`-W auto` to simulate.
@@ -102,6 +108,9 @@ pub struct SchbenchConfig {
     pub classic_cputime_us: u64,
     /// Classic only: `-a` auto mode.
     pub classic_autobench: bool,
+    /// [`SchbenchVersion::Interim2021`] only: the message thread's busy-spin after each post
+    /// (µs; `message_cputime`, 30 000 whatever `-C` says: see [`parse_interim2021`]).
+    pub message_cputime_us: u64,
     /// Lines the program prints to stderr while parsing (`pipe size too big, using ...`).
     pub parse_notes: Vec<String>,
     /// Model input, not an option: a worker's user-space work per request besides the matrix
@@ -175,6 +184,7 @@ impl SchbenchConfig {
             classic_sleeptime_us: 30_000,
             classic_cputime_us: 30_000,
             classic_autobench: false,
+            message_cputime_us: 0,
             parse_notes: Vec::new(),
             request_user_ns: REQUEST_USER_NS,
             request_user_cv_pct: REQUEST_USER_CV_PCT,
@@ -633,6 +643,129 @@ pub fn parse_classic(args: &[String], version: SchbenchVersion) -> InputResult<S
     Ok(c)
 }
 
+/// Long options of the e4aa540 program. `--message_cputime` is mapped to `'s'` there (a typo
+/// in its table), so it sets the sleep time; kept.
+const INTERIM2021_LONGOPTS: &[LongOpt] = &[
+    lo("auto", false, 'a'),
+    lo("pipe", true, 'p'),
+    lo("message-threads", true, 'm'),
+    lo("threads", true, 't'),
+    lo("runtime", true, 'r'),
+    lo("rps", true, 'R'),
+    lo("auto-rps", true, 'A'),
+    lo("sleeptime", true, 's'),
+    lo("message_cputime", true, 's'),
+    lo("cputime", true, 'c'),
+    lo("warmuptime", true, 'w'),
+    lo("intervaltime", true, 'i'),
+    lo("zerotime", true, 'z'),
+    lo("help", false, 'h'),
+];
+
+/// The e4aa540 program's defaults: `-m 2 -t 16 -r 30 -s 30000 -C 30000 -c 30000 -w 5 -i 10`.
+fn interim2021_defaults() -> SchbenchConfig {
+    SchbenchConfig {
+        warmup_s: 5,
+        interval_s: 10,
+        zero_s: 0,
+        message_cputime_us: 30_000,
+        ..SchbenchConfig::classic_defaults(SchbenchVersion::Interim2021)
+    }
+}
+
+/// Parse the Oct 2020 – Dec 2021 options `p:am:t:s:c:C:r:R:w:i:z:A:j` as commit e4aa540 does.
+///
+/// Two of that program's own quirks are kept: `-C` is parsed but never applied (its
+/// `message_cputime = message_cputime;`), so the message thread always spins 30 000 µs; and
+/// `--message_cputime` sets the sleep time. `-a`, `-p`, `-A` force the warm-up to 0 as the
+/// program does (and are then refused by the generator, with `-R`); `-j` (random spin times)
+/// and `-z` (periodic zeroing) are refused here: not modelled.
+pub fn parse_interim2021(args: &[String]) -> InputResult<SchbenchConfig> {
+    let err = |m: String| InputError::new("schbench", m);
+    let p = cmdline::getopt_long(
+        "schbench",
+        args,
+        "p:am:t:s:c:C:r:R:w:i:z:A:j",
+        INTERIM2021_LONGOPTS,
+        OptStyle::Glibc,
+    )
+    .map_err(err)?;
+    let mut c = interim2021_defaults();
+    let (mut found_sleep, mut found_cpu, mut found_warmup) = (None, None, None);
+    for o in &p.opts {
+        let arg = o.arg.as_deref().unwrap_or("");
+        let v = cmdline::atoi(arg);
+        if o.arg.is_some() && v < 0 {
+            return Err(err(format!(
+                "{} must not be negative, got '{arg}'",
+                o.spelled
+            )));
+        }
+        let v = v.min(i64::from(u32::MAX)) as u64;
+        match o.id {
+            'a' => {
+                c.classic_autobench = true;
+                c.warmup_s = 0;
+            }
+            'j' => {
+                return Err(err(
+                    "-j (random spin times) is not modelled; run without it".into(),
+                ));
+            }
+            'A' => {
+                c.auto_rps_pct = Some(v as u32);
+                c.warmup_s = 0;
+            }
+            'p' => {
+                c.pipe_bytes = (v as u32).min(PIPE_TRANSFER_BUFFER);
+                c.classic_sleeptime_us = 0;
+                c.classic_cputime_us = 0;
+                c.warmup_s = 0;
+                c.message_cputime_us = 0;
+            }
+            's' => found_sleep = Some(v),
+            'c' => found_cpu = Some(v),
+            // Parsed and dropped, as the program drops it.
+            'C' => {}
+            'w' => found_warmup = Some(v as u32),
+            'm' => c.message_threads = v as u32,
+            't' => c.workers_per_message_thread = v as u32,
+            'r' => c.runtime_s = v as u32,
+            'i' => c.interval_s = v as u32,
+            'z' => c.zero_s = v as u32,
+            'R' => c.rps = v as u32,
+            'h' => return Err(err("--help prints usage; nothing to simulate".into())),
+            _ => unreachable!("getopt only returns ids from the table"),
+        }
+    }
+    c.classic_sleeptime_us = found_sleep.unwrap_or(c.classic_sleeptime_us);
+    c.classic_cputime_us = found_cpu.unwrap_or(c.classic_cputime_us);
+    c.warmup_s = found_warmup.unwrap_or(c.warmup_s);
+    check_interim2021(&c, p.positional.first())?;
+    Ok(c)
+}
+
+/// The e4aa540 command lines [`parse_interim2021`] accepts but cannot simulate.
+fn check_interim2021(c: &SchbenchConfig, extra: Option<&String>) -> InputResult<()> {
+    let err = |m: String| Err(InputError::new("schbench", m));
+    if let Some(w) = extra {
+        return err(format!("Error Extra arguments '{w}'"));
+    }
+    if c.message_threads == 0 {
+        return err("-m must be at least 1".into());
+    }
+    if c.zero_s > 0 {
+        return err("-z (zeroing the statistics every N seconds) is not modelled".into());
+    }
+    if c.runtime_s == 0 {
+        return err("-r 0 runs forever; give a runtime in seconds".into());
+    }
+    if c.interval_s == 0 {
+        return err("-i 0 prints a report at every pass; give an interval of 1 s or more".into());
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // The fio "plat" histogram schbench uses.
 
@@ -1025,6 +1158,65 @@ pub fn format_classic_report(cfg: &SchbenchConfig, res: &SchbenchClassicResult) 
     out
 }
 
+/// Something the e4aa540 statistics loop printed during the run, in order.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub enum Interim2021LogEntry {
+    /// `warmup done, zeroing stats`.
+    WarmupDone,
+    /// An `-i` report: the latencies since the warm-up (cumulative), at whole second
+    /// `elapsed_s` of the run.
+    Interval {
+        elapsed_s: u64,
+        latency: PlatHistogram,
+    },
+}
+
+/// What the e4aa540 program measured: its log and the final wakeup-latency histogram.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct SchbenchInterim2021Result {
+    pub log: Vec<Interim2021LogEntry>,
+    pub latency: PlatHistogram,
+}
+
+/// e4aa540's `show_latencies()`: `Latency percentiles (usec) runtime N (s) (M total samples)`,
+/// the seven percentiles with their band counts (`*` before p99, nothing before the others),
+/// then `min`/`max` as tracked.
+pub fn format_interim2021_block(runtime_s: u64, h: &PlatHistogram) -> String {
+    let mut out = format!(
+        "Latency percentiles (usec) runtime {runtime_s} (s) ({} total samples)\n",
+        h.nr_samples
+    );
+    // With no samples the program still prints every row (all 0): its percentile walk
+    // satisfies `sum >= p / 100 * 0` at the first bucket.
+    for (i, row) in h.percentiles(&PLIST_CLASSIC).iter().enumerate() {
+        let star = if i == 4 { "*" } else { "" };
+        out.push_str(&format!(
+            "\t{star}{:.1}th: {} ({} samples)\n",
+            row.pct, row.value, row.band
+        ));
+    }
+    out.push_str(&format!("\tmin={}, max={}\n", h.min, h.max));
+    out
+}
+
+/// Everything the e4aa540 program prints to stderr: its log, then the final report.
+pub fn format_interim2021_report(cfg: &SchbenchConfig, res: &SchbenchInterim2021Result) -> String {
+    let mut out = cfg.format_preamble();
+    for e in &res.log {
+        match e {
+            Interim2021LogEntry::WarmupDone => out.push_str("warmup done, zeroing stats\n"),
+            Interim2021LogEntry::Interval { elapsed_s, latency } => {
+                out.push_str(&format_interim2021_block(*elapsed_s, latency));
+            }
+        }
+    }
+    out.push_str(&format_interim2021_block(
+        u64::from(cfg.runtime_s),
+        &res.latency,
+    ));
+    out
+}
+
 /// `[workload] kind = "schbench"` keys. Each is one of the program's options, so the key
 /// form is translated to the equivalent command line and both forms share every rule
 /// (defaults, warm-up forcing, pinning).
@@ -1068,7 +1260,10 @@ type NumericKey = (&'static str, Option<u64>, &'static str, bool);
 impl SchbenchKeys {
     /// The numeric keys, in the order of [`Self::option_words`], with whether the current
     /// (`current`) or classic version has each.
-    fn numeric_keys(&self, current: bool) -> [NumericKey; 15] {
+    fn numeric_keys(&self, version: SchbenchVersion) -> [NumericKey; 15] {
+        let current = version == SchbenchVersion::Current;
+        // The options the e4aa540 program shares with the current one.
+        let since_2020 = current || version == SchbenchVersion::Interim2021;
         [
             ("message_threads", self.message_threads, "-m", true),
             (
@@ -1079,9 +1274,9 @@ impl SchbenchKeys {
             ),
             ("runtime_s", self.runtime_s, "-r", true),
             ("rps", self.rps, "-R", true),
-            ("warmup_s", self.warmup_s, "-w", current),
-            ("interval_s", self.interval_s, "-i", current),
-            ("zero_s", self.zero_s, "-z", current),
+            ("warmup_s", self.warmup_s, "-w", since_2020),
+            ("interval_s", self.interval_s, "-i", since_2020),
+            ("zero_s", self.zero_s, "-z", since_2020),
             ("operations", self.operations, "-n", current),
             ("cache_footprint_kb", self.cache_footprint_kb, "-F", current),
             (
@@ -1091,7 +1286,7 @@ impl SchbenchKeys {
                 current,
             ),
             ("sleep_usec", self.sleep_usec, "-s", current),
-            ("auto_rps_pct", self.auto_rps_pct, "-A", current),
+            ("auto_rps_pct", self.auto_rps_pct, "-A", since_2020),
             ("pipe_bytes", self.pipe_bytes, "-p", true),
             (
                 "classic_sleeptime_us",
@@ -1112,7 +1307,7 @@ impl SchbenchKeys {
     fn option_words(&self, version: SchbenchVersion) -> Result<KeyWords, (&'static str, String)> {
         let current = version == SchbenchVersion::Current;
         let mut out: Vec<(&'static str, Vec<String>)> = Vec::new();
-        for (k, v, flag, exists) in self.numeric_keys(current) {
+        for (k, v, flag, exists) in self.numeric_keys(version) {
             let Some(v) = v else { continue };
             if !exists {
                 return Err((k, only_in(current)));
@@ -1236,6 +1431,7 @@ pub fn from_keys(
     let words = keys.option_words(version).map_err(|(k, m)| err(k, m))?;
     let parse = |args: &[String]| match version {
         SchbenchVersion::Current => parse_current(args, nr_cpus),
+        SchbenchVersion::Interim2021 => parse_interim2021(args),
         v => parse_classic(args, v),
     };
     let mut cfg = super::parse_with_key_words(&base_words, &words, parse, err)?;
@@ -1592,5 +1788,75 @@ mod tests {
         let c = parse_classic(&[], SchbenchVersion::Classic2016).unwrap();
         let out = format_classic_report(&c, &SchbenchClassicResult { latency: h });
         assert!(out.contains("\t*99.0000th: 99\n"), "{out}");
+    }
+
+    /// e4aa540's defaults, and its two parsing quirks: `-C` is dropped, `--message_cputime`
+    /// sets the sleep time.
+    #[test]
+    fn interim2021_defaults_and_quirks() {
+        let c = parse_interim2021(&w("-m 2 -t 256 -r 30")).unwrap();
+        assert_eq!(c.version, SchbenchVersion::Interim2021);
+        assert_eq!(
+            (c.message_threads, c.workers_per_message_thread, c.runtime_s),
+            (2, 256, 30)
+        );
+        assert_eq!((c.warmup_s, c.interval_s, c.zero_s), (5, 10, 0));
+        assert_eq!(
+            (
+                c.classic_sleeptime_us,
+                c.classic_cputime_us,
+                c.message_cputime_us
+            ),
+            (30_000, 30_000, 30_000)
+        );
+        let c = parse_interim2021(&w("-C 0 -c 1000 -w 2")).unwrap();
+        assert_eq!(
+            (c.message_cputime_us, c.classic_cputime_us, c.warmup_s),
+            (30_000, 1000, 2)
+        );
+        let c = parse_interim2021(&w("--message_cputime 7")).unwrap();
+        assert_eq!((c.classic_sleeptime_us, c.message_cputime_us), (7, 30_000));
+        // -a forces the warm-up to 0 unless -w is given.
+        assert_eq!(parse_interim2021(&w("-a")).unwrap().warmup_s, 0);
+        assert_eq!(parse_interim2021(&w("-a -w 3")).unwrap().warmup_s, 3);
+    }
+
+    #[test]
+    fn interim2021_refuses_what_it_cannot_run() {
+        for (args, what) in [
+            ("-j", "-j"),
+            ("-z 5", "-z"),
+            ("-r 0", "-r 0"),
+            ("-i 0", "-i 0"),
+            ("-m 0", "-m"),
+            ("-t 4 extra", "Extra arguments 'extra'"),
+        ] {
+            let e = parse_interim2021(&w(args)).unwrap_err().to_string();
+            assert!(e.contains(what), "{args}: {e}");
+        }
+    }
+
+    /// The block e4aa540 prints: header with runtime and total, `*` glued to p99 only, band
+    /// counts, and min as tracked (not forced to 0 as in the classic report).
+    #[test]
+    fn interim2021_block_format() {
+        let mut h = PlatHistogram::new();
+        for v in 1..=100 {
+            h.add(v);
+        }
+        assert_eq!(
+            format_interim2021_block(30, &h),
+            "Latency percentiles (usec) runtime 30 (s) (100 total samples)\n\
+             \t50.0th: 50 (50 samples)\n\t75.0th: 75 (25 samples)\n\t90.0th: 90 (15 samples)\n\
+             \t95.0th: 95 (5 samples)\n\t*99.0th: 99 (4 samples)\n\t99.5th: 100 (1 samples)\n\
+             \t99.9th: 100 (0 samples)\n\tmin=1, max=100\n"
+        );
+        // No samples: every row still printed, at 0.
+        let empty = format_interim2021_block(10, &PlatHistogram::new());
+        assert!(
+            empty.contains("(0 total samples)\n\t50.0th: 0 (0 samples)\n"),
+            "{empty}"
+        );
+        assert!(empty.ends_with("\t*99.0th: 0 (0 samples)\n\t99.5th: 0 (0 samples)\n\t99.9th: 0 (0 samples)\n\tmin=0, max=0\n"), "{empty}");
     }
 }

@@ -139,8 +139,11 @@ pub fn workload_warmup_ns(spec: &WorkloadSpec) -> u64 {
     const S: u64 = 1_000_000_000;
     match spec {
         WorkloadSpec::Schbench(c)
-            if c.version == super::schbench::SchbenchVersion::Current
-                && c.rps == 0
+            if matches!(
+                c.version,
+                super::schbench::SchbenchVersion::Current
+                    | super::schbench::SchbenchVersion::Interim2021
+            ) && c.rps == 0
                 && c.pipe_bytes == 0 =>
         {
             u64::from(c.warmup_s) * S

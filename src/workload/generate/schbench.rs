@@ -204,11 +204,14 @@ struct Shared<'a> {
     metrics: Metrics,
 }
 
-/// The main thread: the statistics loop (current), or sleep for `-r` then stop (classic).
+/// The main thread: the statistics loop (current, e4aa540), or sleep for `-r` then stop
+/// (classic).
 fn main_program(cfg: &SchbenchConfig) -> Prog {
     let mut p = Prog::new();
     if cfg.version == SchbenchVersion::Current {
         stats_thread(&mut p, cfg);
+    } else if cfg.version == SchbenchVersion::Interim2021 {
+        interim2021_stats_thread(&mut p, cfg);
     } else {
         p.push(Op::Sleep {
             ns: u64::from(cfg.runtime_s) * 1_000_000_000,
@@ -404,19 +407,31 @@ fn rps_poster(p: &mut Prog, cfg: &SchbenchConfig, i: u32, reqs: &[SemId]) -> Inp
 }
 
 /// Classic: after a post, usleep(s + rand() % (s/4)), then wake the batch. The jitter is 64
-/// seeded draws, cycled: 64 copies of the batch loop.
+/// seeded draws, cycled: 64 copies of the batch loop. The e4aa540 program
+/// ([`SchbenchVersion::Interim2021`]) busy-spins `message_cputime` between the post and the
+/// sleep (modelled as that much work, as the workers' `-c` spin), and with `-s 0` neither
+/// waits for a post nor sleeps.
 fn classic_batches(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, rng: &mut RngStream) {
     let top = p.here();
     let s = cfg.classic_sleeptime_us;
     const COPIES: u32 = 64;
-    const BLOCK: u32 = 8;
+    let waits = s > 0 || cfg.version != SchbenchVersion::Interim2021;
+    let spin_ns = cfg.message_cputime_us * 1000;
+    let block = 6 + 2 * u32::from(waits) + u32::from(spin_ns > 0);
     for k in 0..COPIES {
         let jitter = if s >= 4 { rng.below(s / 4) } else { 0 };
-        debug_assert_eq!(p.here(), top + k * BLOCK);
-        p.push(Op::Down { sem: sems.msg });
-        p.push(Op::Sleep {
-            ns: (s + jitter) * 1000,
-        });
+        debug_assert_eq!(p.here(), top + k * block);
+        if waits {
+            p.push(Op::Down { sem: sems.msg });
+        }
+        if spin_ns > 0 {
+            p.push(Op::Run { work_ns: spin_ns });
+        }
+        if waits {
+            p.push(Op::Sleep {
+                ns: (s + jitter) * 1000,
+            });
+        }
         p.push(Op::DownAll {
             sem: sems.msg,
             into: sems.batch,
@@ -433,7 +448,7 @@ fn classic_batches(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, rng: &mut
         });
         p.push(Op::TryDown {
             sem: sems.batch,
-            else_to: top + ((k + 1) % COPIES) * BLOCK,
+            else_to: top + ((k + 1) % COPIES) * block,
         });
         p.push(Op::Jump { to: wake });
     }
@@ -572,6 +587,21 @@ fn wait_for_batch(p: &mut Prog, sems: &MsgSems, wakeup: u8) {
 pub fn full_snapshot_pass(cfg: &SchbenchConfig, k: u64) -> bool {
     let i = u64::from(cfg.interval_s);
     cfg.pipe_bytes == 0 && k > 0 && (i == 0 || k.is_multiple_of(i))
+}
+
+/// e4aa540's `sleep_for_runtime()`: a pass per second (`sleep(1)`), each a full snapshot (the
+/// warm-up and `-i` decisions are taken from the passes' times when the log is rebuilt), the
+/// last once `-r` seconds have passed; `-r 0` is refused by the parser.
+fn interim2021_stats_thread(p: &mut Prog, cfg: &SchbenchConfig) {
+    const SECOND_NS: u64 = 1_000_000_000;
+    let r = u64::from(cfg.runtime_s);
+    for k in 0..=r {
+        p.push(Op::Snapshot { full: k > 0 });
+        if k < r {
+            p.push(Op::Sleep { ns: SECOND_NS });
+        }
+    }
+    p.push(Op::Stop);
 }
 
 /// `sleep_for_runtime()`: a pass per second, the final one once `-r` seconds have passed.
