@@ -62,7 +62,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ),
     (
         "schbench",
-        "message threads waking worker pools, wakeup/request latency percentiles and RPS; `schbench -m 4 -t 128 -r 60` (version = \"classic\" for the pre-2020 p99 program)",
+        "message threads waking worker pools, wakeup/request latency percentiles and RPS; `schbench -m 4 -t 128 -r 60` (version = \"classic\" or `schbench-classic` for the pre-2020 p99 program, \"interim2021\" or `schbench-2021` for the Oct 2020 - Dec 2021 one)",
     ),
     (
         "stress-ng",
