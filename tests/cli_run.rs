@@ -364,3 +364,37 @@ fn perf_header_shows_the_command_after_set() {
         "{out}"
     );
 }
+
+/// The e4aa540 schbench (`schbench-2021`) is deterministic per seed and varies across seeds
+/// (its message thread's sleep jitter and the machine noise are seeded).
+#[test]
+fn schbench_2021_is_seeded() {
+    let args = |seed: &'static str| {
+        [
+            "run",
+            "-m",
+            "hybrid-10",
+            "--seed",
+            seed,
+            "--json",
+            "-",
+            "--",
+            "schbench-2021",
+            "-m",
+            "1",
+            "-t",
+            "6",
+            "-r",
+            "7",
+        ]
+    };
+    let (a, _) = run_json(&args("3"));
+    let (b, _) = run_json(&args("3"));
+    assert_eq!(
+        serde_json::to_string(&a).unwrap(),
+        serde_json::to_string(&b).unwrap()
+    );
+    let (c, _) = run_json(&args("4"));
+    let lat = |v: &serde_json::Value| v["runs"][0]["workload"]["wakeup_latency_us"].clone();
+    assert_ne!(lat(&a), lat(&c), "seeds 3 and 4 gave the same latencies");
+}
