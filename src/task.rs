@@ -45,6 +45,11 @@ pub enum Op {
     /// Compute for a random duration, exponentially distributed with this mean (drawn from
     /// the task's own RNG stream).
     RunExp { mean_work_ns: u64 },
+    /// Busy-spin until `ns` of wall-clock time have passed since the op started (a loop on
+    /// `gettimeofday()`, as schbench's `usec_spin()`): the task burns CPU whenever it runs and
+    /// stops at its first run past the deadline, however much CPU it got (a spinner preempted
+    /// for half the time gets half the CPU, unlike `Run`).
+    SpinWall { ns: u64 },
     /// Sleep (hrtimer) for `ns` plus the timer slack (50 µs for normal tasks, as
     /// `current->timer_slack_ns` defaults).
     Sleep { ns: u64 },

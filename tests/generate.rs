@@ -312,7 +312,7 @@ fn schbench_2021_spins_its_message_thread_and_warms_up() {
     let spins = |p: &WorkloadPlan| {
         count_ops(
             p,
-            |op| matches!(op, Op::Run { work_ns } if *work_ns == 30_000_000),
+            |op| matches!(op, Op::SpinWall { ns } if *ns == 30_000_000),
         )
     };
     assert_eq!(

@@ -306,3 +306,39 @@ fn a_per_cpu_lock_needs_one_lock_per_cpu_in_the_plan() {
     let err = engine("skl-2s", plan).err().expect("refused");
     assert!(err.to_string().contains("per-CPU spin lock"), "{err}");
 }
+
+/// `SpinWall` (schbench's `usec_spin()`): two spinners sharing one CPU both stop once their
+/// wall-clock time is up, each with about half of it as CPU time; two `Run`s of the same
+/// amount need twice as long, each getting it all.
+#[test]
+fn wall_clock_spinners_sharing_a_cpu_stop_on_time_with_half_the_cpu() {
+    let finish = |op: Op| {
+        let plan = WorkloadPlan {
+            programs: vec![program("spin", vec![op, Op::Exit])],
+            tasks: vec![spec("a", 0, Some("1"), 1), spec("b", 0, Some("1"), 1)],
+            ..Default::default()
+        };
+        let e = run_clean(engine("skl-2s", plan).unwrap());
+        let cpu: Vec<u64> = e
+            .tasks()
+            .iter()
+            .map(|t| t.stats.counters.sum_exec_runtime_ns)
+            .collect();
+        (e.end_ns(), cpu)
+    };
+    let (end, cpu) = finish(Op::SpinWall { ns: 30 * MS });
+    // The second starts spinning when it first runs (after the first's slice, ~3-4 ms), so
+    // the last spin ends at 30 ms plus that; each spinner got about half the CPU meanwhile.
+    assert!((30 * MS..36 * MS).contains(&end), "spins ended at {end}");
+    for c in &cpu {
+        assert!(
+            (13 * MS..21 * MS).contains(c),
+            "a spinner ran {c} ns: {cpu:?}"
+        );
+    }
+    let (end, cpu) = finish(Op::Run { work_ns: 30 * MS });
+    assert!(end >= 60 * MS, "runs ended at {end}");
+    for c in &cpu {
+        assert!(*c >= 30 * MS, "a runner ran {c} ns: {cpu:?}");
+    }
+}

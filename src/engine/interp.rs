@@ -108,6 +108,7 @@ impl Engine {
     fn exec_op(&mut self, cpu: usize, p: TaskId, op: Op) -> Step {
         match op {
             Op::Run { work_ns } => self.op_run(cpu, p, work_ns),
+            Op::SpinWall { ns } => self.op_spin_wall(cpu, p, ns),
             Op::Down { sem } => self.op_down(p, sem),
             Op::Up { sem, sync } => self.op_up(cpu, p, sem, sync),
             Op::UpThreshold {
@@ -168,6 +169,16 @@ impl Engine {
     fn op_run(&mut self, cpu: usize, p: TaskId, work_ns: u64) -> Step {
         let work_ns = self.noise.run_work_ns(p.idx(), work_ns);
         self.start_run(cpu, p, work_ns);
+        Step::Planned
+    }
+
+    /// `SpinWall`: spin until `ns` of wall time from now. The run ends at the deadline (or at
+    /// once when the task first runs past it): [`Self::plan_continue`] plans it by the clock,
+    /// not by work, so neither the CPU's speed nor a cache refill stretches it.
+    fn op_spin_wall(&mut self, cpu: usize, p: TaskId, ns: u64) -> Step {
+        let deadline = self.clock.now().saturating_add(ns);
+        self.tasks[p.idx()].spin_deadline_ns = Some(deadline);
+        self.start_run(cpu, p, 0);
         Step::Planned
     }
 

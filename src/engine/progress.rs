@@ -135,10 +135,10 @@ impl Engine {
         };
         let start = self.clock.now().max(self.cpus[cpu].busy_until_ns);
         let t = &self.tasks[p.idx()];
-        let at = if t.in_run {
-            start + work_to_ns(t.remaining_work, self.cpus[cpu].speed.max(1))
-        } else {
-            start
+        let at = match (t.in_run, t.spin_deadline_ns) {
+            (true, Some(deadline)) => start.max(deadline),
+            (true, None) => start + work_to_ns(t.remaining_work, self.cpus[cpu].speed.max(1)),
+            (false, _) => start,
         };
         let c = &mut self.cpus[cpu];
         c.continue_at_ns = at;
@@ -163,13 +163,19 @@ impl Engine {
             .curr
             .expect("Continue only planned for busy CPUs");
         self.sync_progress(cpu);
+        let now = self.clock.now();
         let t = &mut self.tasks[p.idx()];
         if t.in_run {
-            if t.remaining_work > 0 {
+            let unfinished = match t.spin_deadline_ns {
+                Some(deadline) => now < deadline,
+                None => t.remaining_work > 0,
+            };
+            if unfinished {
                 self.plan_continue(cpu);
                 return;
             }
             t.in_run = false;
+            t.spin_deadline_ns = None;
             t.pc += 1;
         }
         self.run_ops(cpu);

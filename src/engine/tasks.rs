@@ -77,6 +77,9 @@ pub struct Task {
     pub(crate) marks_ns: [u64; 4],
     /// Work left in the current `Run` op (ns at speed 1024), valid while `in_run`.
     pub(crate) remaining_work: u64,
+    /// `Op::SpinWall` in progress: the wall-clock time its spin ends (its run ends at the
+    /// first moment the task is on a CPU at or after it).
+    pub(crate) spin_deadline_ns: Option<u64>,
     pub(crate) in_run: bool,
     /// Cache-refill work owed since the last migration.
     pub(crate) refill_debt: u64,
@@ -179,6 +182,7 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
         loop_counts: [0; 4],
         marks_ns: [0; 4],
         remaining_work: 0,
+        spin_deadline_ns: None,
         in_run: false,
         refill_debt: 0,
         handoff: None,

@@ -239,6 +239,7 @@ fn shifted(op: Op, at: Bases) -> Op {
         // `exit_to`) are within the program, marks and loop slots within the task.
         Op::Run { .. }
         | Op::RunExp { .. }
+        | Op::SpinWall { .. }
         | Op::Sleep { .. }
         | Op::SleepExp { .. }
         | Op::Loop { .. }

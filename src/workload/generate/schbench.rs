@@ -65,7 +65,6 @@
 //!   back-off is not modelled. `-A` (auto-RPS from /proc/stat) and `-z` are refused/ignored
 //!   (see [`plan`]).
 //! - Message threads start pinned (the program pins them after creating their workers).
-//! - Classic `-c` busy-spins on the wall clock; modelled as `-c` µs of work.
 
 use super::{PlanBuilder, Prog, copy_ns, creator_cpu};
 use crate::cpumask::CpuMask;
@@ -408,9 +407,9 @@ fn rps_poster(p: &mut Prog, cfg: &SchbenchConfig, i: u32, reqs: &[SemId]) -> Inp
 
 /// Classic: after a post, usleep(s + rand() % (s/4)), then wake the batch. The jitter is 64
 /// seeded draws, cycled: 64 copies of the batch loop. The e4aa540 program
-/// ([`SchbenchVersion::Interim2021`]) busy-spins `message_cputime` between the post and the
-/// sleep (modelled as that much work, as the workers' `-c` spin), and with `-s 0` neither
-/// waits for a post nor sleeps.
+/// ([`SchbenchVersion::Interim2021`]) busy-spins `message_cputime` of wall-clock time between
+/// the post and the sleep (`Op::SpinWall`, as the workers' `-c` spin), and with `-s 0`
+/// neither waits for a post nor sleeps.
 fn classic_batches(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, rng: &mut RngStream) {
     let top = p.here();
     let s = cfg.classic_sleeptime_us;
@@ -425,7 +424,7 @@ fn classic_batches(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, rng: &mut
             p.push(Op::Down { sem: sems.msg });
         }
         if spin_ns > 0 {
-            p.push(Op::Run { work_ns: spin_ns });
+            p.push(Op::SpinWall { ns: spin_ns });
         }
         if waits {
             p.push(Op::Sleep {
@@ -560,7 +559,9 @@ fn current_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, work: u64,
 
 /// Classic: spin, count, queue/post/wait, record.
 fn classic_worker(p: &mut Prog, cfg: &SchbenchConfig, sems: &MsgSems, wakeup: u8) {
-    p.run(cfg.classic_cputime_us * 1000);
+    p.push(Op::SpinWall {
+        ns: cfg.classic_cputime_us * 1000,
+    });
     p.push(Op::CountOp);
     wait_for_batch(p, sems, wakeup);
     p.push(Op::Jump { to: 0 });
