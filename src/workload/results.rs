@@ -425,19 +425,24 @@ fn schbench_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
     (text, json)
 }
 
+/// The JSON of the classic and 2021 schbench: loops from the op counter, the seven-point
+/// wakeup percentiles read at p50/p90/p99/p99.9.
+fn classic_json(cfg: &SchbenchConfig, run: &RunView, latency: &PlatHistogram) -> Value {
+    let loops = run.ops_total();
+    json!({
+        "kind": "schbench",
+        "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
+        "loop_count": loops,
+        "wakeup_latency_us": pct_json(latency, &PLIST_CLASSIC, [0, 2, 4, 6]),
+    })
+}
+
 fn schbench_classic_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
     let empty = Histogram::new();
     let latency = to_plat_us(metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty));
     let res = SchbenchClassicResult { latency };
     let text = schbench::format_classic_report(cfg, &res);
-    let loops = run.ops_total();
-    let json = json!({
-        "kind": "schbench",
-        "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
-        "loop_count": loops,
-        "wakeup_latency_us": pct_json(&res.latency, &PLIST_CLASSIC, [0, 2, 4, 6]),
-    });
-    (text, json)
+    (text, classic_json(cfg, run, &res.latency))
 }
 
 /// e4aa540's log, rebuilt from the statistics loop's once-a-second snapshots with the
@@ -487,14 +492,7 @@ fn schbench_interim2021_report(cfg: &SchbenchConfig, run: &RunView) -> (String, 
         latency,
     };
     let text = schbench::format_interim2021_report(cfg, &res);
-    let loops = run.ops_total();
-    let json = json!({
-        "kind": "schbench",
-        "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
-        "loop_count": loops,
-        "wakeup_latency_us": pct_json(&res.latency, &PLIST_CLASSIC, [0, 2, 4, 6]),
-    });
-    (text, json)
+    (text, classic_json(cfg, run, &res.latency))
 }
 
 // ----- stress-ng -----------------------------------------------------------------------------

@@ -581,6 +581,20 @@ const CLASSIC_LONGOPTS: &[LongOpt] = &[
     lo("help", false, 'h'),
 ];
 
+/// A classic or 2021 option's value as `atoi()` reads it, clamped to `u32`; a negative one
+/// is an error (the programs would wrap it).
+fn classic_value(o: &cmdline::OptHit) -> InputResult<u64> {
+    let arg = o.arg.as_deref().unwrap_or("");
+    let v = cmdline::atoi(arg);
+    if o.arg.is_some() && v < 0 {
+        return Err(InputError::new(
+            "schbench",
+            format!("{} must not be negative, got '{arg}'", o.spelled),
+        ));
+    }
+    Ok(v.min(i64::from(u32::MAX)) as u64)
+}
+
 /// Parse the classic (pre-2020) options `p:am:t:s:c:r:R:`.
 pub fn parse_classic(args: &[String], version: SchbenchVersion) -> InputResult<SchbenchConfig> {
     let err = |m: String| InputError::new("schbench", m);
@@ -596,15 +610,7 @@ pub fn parse_classic(args: &[String], version: SchbenchVersion) -> InputResult<S
     let mut found_sleep = None;
     let mut found_cpu = None;
     for o in &p.opts {
-        let arg = o.arg.as_deref().unwrap_or("");
-        let v = cmdline::atoi(arg);
-        if o.arg.is_some() && v < 0 {
-            return Err(err(format!(
-                "{} must not be negative, got '{arg}'",
-                o.spelled
-            )));
-        }
-        let v = v.min(i64::from(u32::MAX)) as u64;
+        let v = classic_value(o)?;
         match o.id {
             'a' => c.classic_autobench = true,
             'p' => {
@@ -693,15 +699,7 @@ pub fn parse_interim2021(args: &[String]) -> InputResult<SchbenchConfig> {
     let mut c = interim2021_defaults();
     let (mut found_sleep, mut found_cpu, mut found_warmup) = (None, None, None);
     for o in &p.opts {
-        let arg = o.arg.as_deref().unwrap_or("");
-        let v = cmdline::atoi(arg);
-        if o.arg.is_some() && v < 0 {
-            return Err(err(format!(
-                "{} must not be negative, got '{arg}'",
-                o.spelled
-            )));
-        }
-        let v = v.min(i64::from(u32::MAX)) as u64;
+        let v = classic_value(o)?;
         match o.id {
             'a' => {
                 c.classic_autobench = true;
