@@ -52,6 +52,7 @@ mod plan;
 mod progress;
 pub mod queue;
 mod schedule;
+mod spinlock;
 mod tasks;
 mod view;
 mod wakeup;
