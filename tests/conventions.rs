@@ -95,6 +95,14 @@ fn help_shows_the_defaults_of_runs_and_seed() {
             help[seed..].contains("[default: the scenario's run.seed, else 1]"),
             "{help}"
         );
+        // The kernel profile's default names the newest profile (clap joins the doc
+        // comment's lines with a space).
+        let kernel = help.find("--kernel").expect("--kernel in help");
+        let default = format!(
+            "[default: the scenario's kernel.profile, else {}, the newest]",
+            schedlab::kconfig::profiles::DEFAULT_PROFILE
+        );
+        assert!(help[kernel..].contains(&default), "{sub} --kernel: {help}");
     }
 }
 

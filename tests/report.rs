@@ -179,6 +179,12 @@ fn chromium() -> Option<String> {
             return Some(name.to_string());
         }
     }
+    // CI installs chromium (scripts/install-chromium --export) and then requires it: a
+    // browser test must not pass by skipping there.
+    assert!(
+        std::env::var_os("SCHEDLAB_REQUIRE_CHROMIUM").is_none(),
+        "SCHEDLAB_REQUIRE_CHROMIUM is set but no chromium is runnable"
+    );
     None
 }
 

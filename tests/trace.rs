@@ -146,6 +146,11 @@ impl Drop for CheckLock {
 /// of column to value (as text). `None` when node is missing.
 fn tp_query(trace: &Path, queries: &[&str]) -> Option<Vec<Vec<BTreeMap<String, String>>>> {
     if !have_node() {
+        // CI installs node (scripts/install-chromium --export) and then requires it.
+        assert!(
+            std::env::var_os("SCHEDLAB_REQUIRE_NODE").is_none(),
+            "SCHEDLAB_REQUIRE_NODE is set but node is not runnable"
+        );
         eprintln!("SKIPPED: node is not installed; Perfetto's trace processor cannot run");
         return None;
     }

@@ -37,6 +37,7 @@ __all__ = [
     "features",
     "topology",
     "sweep_results",
+    "validate",
     "results_schema",
     "__version__",
 ]

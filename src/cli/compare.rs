@@ -40,7 +40,8 @@ pub struct CompareArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub machine: MachineArgs,
-    /// Kernel profile of the baseline (`schedlab list profiles`), e.g. v6.6.
+    /// Kernel profile of the baseline (`schedlab list profiles`), e.g. v6.6
+    /// [default: the scenario's kernel.profile, else v6.18, the newest]
     #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
     pub profile: Option<String>,
     // `--feature`, `--sysctl` and `--set` apply to the baseline, so to every variant.

@@ -21,7 +21,8 @@ pub struct RunArgs {
     pub scenario: Option<PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
-    /// Kernel profile (`schedlab list profiles`), e.g. v6.6.
+    /// Kernel profile (`schedlab list profiles`), e.g. v6.6
+    /// [default: the scenario's kernel.profile, else v6.18, the newest]
     #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
     pub profile: Option<String>,
     #[command(flatten)]
