@@ -686,3 +686,63 @@ fn cut_time_bounded_runs_are_refused_by_compare_bisect_and_validate() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(board["cases"][0]["sim_change_pct"].is_number(), "{board}");
 }
+
+/// Issue 32 (audit, item 2): with `--allow-incomplete`, the benchmark's own time or
+/// throughput of a side with cut runs is `not finished`, never a mean of the cap; `bisect`
+/// marks its total on stdout.
+#[test]
+fn allowed_cut_runs_print_not_finished_for_the_benchmarks_own_time() {
+    let mut args = CUT_COMPARE.to_vec();
+    args.insert(1, "--allow-incomplete");
+    let out = schedlab(&args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let table = stdout
+        .split("Metric        : workload.time_s\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no time table: {stdout}"));
+    assert!(
+        table.contains("baseline*  not finished (2 of 2 runs cut short)")
+            && table.contains("a*         not finished (2 of 2 runs cut short)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("(baseline not finished)") && !table.contains("0.00100"),
+        "the cap printed as the benchmark's time: {table}"
+    );
+    let out = schedlab(&[
+        "bisect",
+        "-m",
+        "skl-2s",
+        "--good",
+        "v6.6",
+        "--bad",
+        "v6.18",
+        "--set",
+        "run.duration_s=0.002",
+        "--allow-incomplete",
+        "-q",
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "1000",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let total = stdout
+        .lines()
+        .find(|l| l.starts_with("total:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        total.starts_with("total: good 0.002000*, bad 0.002000*:"),
+        "{total}"
+    );
+    assert!(
+        stdout.contains("* the benchmark did not finish in ")
+            && stdout.contains("these are the cut runs' numbers, not the benchmark's"),
+        "{stdout}"
+    );
+}
