@@ -512,7 +512,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     if let (Some(db), Some(a), Some(b), Some(m)) =
         (&args.db, &args.sel_a, &args.sel_b, &args.metric)
     {
-        return super::sweep::compare_db(db, a, b, m);
+        return super::sweep::compare_db(db, a, b, m, args.incomplete.allow_incomplete);
     }
     let variants = scenarios_from_args(args)?;
     let base = &variants[0].scenario;
