@@ -135,7 +135,7 @@ fn hackbench_moves_every_message_and_reports_time() {
         assert!(e.all_exited(), "{cmd}: every task exits");
         // groups × senders × receivers × loops messages, each read once.
         assert_eq!(e.ops_total(), c.total_messages(), "{cmd}");
-        let (text, json) = native_report(&s, &RunView::whole(&e));
+        let (text, json) = native_report(&s, &RunView::whole(&e), false);
         let time_s = json["time_s"].as_f64().unwrap();
         assert!(time_s > 0.0 && json["complete"] == true, "{cmd}");
         // The interval ends when the last child is reaped: the run ends right after.
@@ -221,7 +221,7 @@ fn schbench_runs_counts_each_request_once_and_reports() {
     );
     let end = e.end_ns();
     assert!((2_000_000_000..2_100_000_000).contains(&end), "{end}");
-    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let (text, json) = native_report(&s, &RunView::whole(&e), false);
     let req = e
         .metrics()
         .find(|(n, _)| *n == gsb::REQUEST_METRIC)
@@ -278,7 +278,7 @@ fn schbench_rps_mode_paces_requests() {
     // -R 400 over 2 message threads: 200 requests per thread per 1 s window.
     let s = spec("schbench -m 2 -t 4 -n 0 -R 400 -r 3");
     let e = run(&s, 20_000_000_000);
-    let (_, json) = native_report(&s, &RunView::whole(&e));
+    let (_, json) = native_report(&s, &RunView::whole(&e), false);
     let loops = json["loop_count"].as_u64().unwrap();
     // Windows start at t≈0, 1, 2 and 3 s (the stop lands just after the 4th starts).
     assert!((1_200..=1_600).contains(&loops), "{loops}");
@@ -288,11 +288,11 @@ fn schbench_rps_mode_paces_requests() {
 fn schbench_pipe_and_classic_run() {
     let s = spec("schbench -p 4096 -m 1 -t 2 -r 1");
     let e = run(&s, 10_000_000_000);
-    let (text, _) = native_report(&s, &RunView::whole(&e));
+    let (text, _) = native_report(&s, &RunView::whole(&e), false);
     assert!(text.contains("avg worker transfer:"), "{text}");
     let s = WorkloadSpec::from_command("schbench-classic -m 2 -t 2 -r 1", 10).unwrap();
     let e = run(&s, 10_000_000_000);
-    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let (text, json) = native_report(&s, &RunView::whole(&e), false);
     assert!(text.starts_with("Latency percentiles (usec)\n"), "{text}");
     // Workers spin 30 ms per loop: about 33 loops/s per worker at most.
     let loops = json["loop_count"].as_u64().unwrap();
@@ -323,7 +323,7 @@ fn schbench_2021_spins_its_message_thread_and_warms_up() {
     let classic = generate::plan(&spec("schbench-classic -m 1 -t 2 -r 12"), &machine(), 1).unwrap();
     assert_eq!(spins(&classic), 2);
     let e = run(&s, 20_000_000_000);
-    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let (text, json) = native_report(&s, &RunView::whole(&e), false);
     let warm = text
         .find("warmup done, zeroing stats\n")
         .expect("warm-up notice");
@@ -385,7 +385,7 @@ fn stressng_stops_after_cpu_ops() {
     // calls each (⌊1 × 5.63⌋ = 5 < 10 ≤ ⌊2 × 5.63⌋ = 11).
     assert_eq!(c.calls_for_ops(10), 2);
     assert_eq!(e.ops_total(), 4 * 2);
-    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let (text, json) = native_report(&s, &RunView::whole(&e), false);
     assert_eq!(json["bogo_ops"].as_u64().unwrap(), 4 * 11);
     let row = text.lines().find(|l| l.contains("] cpu ")).unwrap();
     let cols: Vec<&str> = row.split_whitespace().collect();
@@ -403,7 +403,7 @@ fn stressng_load_slices_hold_the_duty_cycle() {
         let busy = t.stats.counters.sum_exec_runtime_ns as f64 / e.end_ns() as f64;
         assert!((0.27..0.33).contains(&busy), "{busy}");
     }
-    let (_, json) = native_report(&s, &RunView::whole(&e));
+    let (_, json) = native_report(&s, &RunView::whole(&e), false);
     assert!(json["bogo_ops"].as_u64().unwrap() > 0);
     // -l 0: sleep for the whole timeout; -l 100: busy the whole time.
     let e = run(&spec("stress-ng --cpu 1 -l 0 -t 1"), 1_000_000_000);
@@ -426,7 +426,7 @@ fn netperf_pairs_alternate() {
     // Strict alternation: the server is woken once per transaction.
     // (The very first request may arrive before the server has blocked.)
     assert!((499..=500).contains(&e.tasks()[1].stats.counters.nr_wakeups));
-    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let (text, json) = native_report(&s, &RunView::whole(&e), false);
     let rate: f64 = text
         .lines()
         .rev()
@@ -444,7 +444,7 @@ fn netperf_pairs_alternate() {
     let s = spec("tbench -t 1 --warmup 0 3");
     let e = run(&s, 1_000_000_000);
     assert_eq!(e.tasks().len(), 6);
-    let (text, json) = native_report(&s, &RunView::whole(&e));
+    let (text, json) = native_report(&s, &RunView::whole(&e), false);
     assert_eq!(json["kind"], "tbench");
     assert!(text.contains("3 clients  3 procs"), "{text}");
 }
@@ -489,7 +489,7 @@ fn rtapp_fixtures_generate_and_run_one_second() {
             .map(|t| t.stats.counters.sum_exec_runtime_ns)
             .sum();
         assert!(busy > 0, "{}: something ran", f.display());
-        let (text, _) = native_report(&s, &RunView::whole(&e));
+        let (text, _) = native_report(&s, &RunView::whole(&e), false);
         assert_eq!(text.lines().count(), e.tasks().len());
     }
 }
@@ -799,8 +799,8 @@ fn reports_are_deterministic() {
         "schbench -m 2 -t 3 -n 1 -F 32 -r 1",
     ] {
         let s = spec(cmd);
-        let a = native_report(&s, &RunView::whole(&run(&s, 5_000_000_000)));
-        let b = native_report(&s, &RunView::whole(&run(&s, 5_000_000_000)));
+        let a = native_report(&s, &RunView::whole(&run(&s, 5_000_000_000)), false);
+        let b = native_report(&s, &RunView::whole(&run(&s, 5_000_000_000)), false);
         assert_eq!(a, b, "{cmd}");
     }
 }

@@ -625,3 +625,160 @@ fn sigint_stops_promptly_and_keeps_finished_runs() {
         "{t}"
     );
 }
+
+/// Issue 32 (audit, item 1): runs cut short (the benchmark did not finish) are recorded,
+/// counted by `sweep run`/`status`/`merge`, marked `*` in `sweep table` with a footnote and
+/// left out of its means unless `--allow-incomplete`.
+#[test]
+fn cut_runs_are_recorded_marked_and_left_out_of_the_means() {
+    let d = scratch("cut");
+    let g = write_grid(
+        &d,
+        "g.toml",
+        r#"
+[base]
+machine = "hybrid-10"
+command = "hackbench -g 1 -l 30"
+[axes]
+seeds = 2
+[axes.set]
+"run.duration_s" = [0.0001, 1]
+"#,
+    );
+    let dir = d.join("sweep");
+    let dir_s = dir.to_str().unwrap();
+    let o = schedlab(&[
+        "sweep",
+        "plan",
+        g.to_str().unwrap(),
+        "-o",
+        dir_s,
+        "--no-calibrate",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = schedlab(&["sweep", "run", dir_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("4 ran (2 cut short: the benchmark did not finish"),
+        "{}",
+        text(&o)
+    );
+    let m = Manifest::load(&dir).unwrap();
+    for r in &m.runs {
+        let doc: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(sweep::result_path(&dir, &r.id)).unwrap(),
+        )
+        .unwrap();
+        let cut = r.axes.iter().any(|(_, v)| v == "0.0001");
+        assert_eq!(doc["workload_complete"], !cut, "{:?}", r.axes);
+    }
+    let o = schedlab(&["sweep", "status", dir_s]);
+    assert!(
+        text(&o).contains("4 of 4 runs finished (2 of them cut short"),
+        "{}",
+        text(&o)
+    );
+    let dbp = d.join("r.sqlite");
+    let o = schedlab(&["sweep", "merge", dir_s, "-o", dbp.to_str().unwrap()]);
+    assert!(text(&o).contains("(2 cut short"), "{}", text(&o));
+    let table = |extra: &[&str]| {
+        let mut args = vec!["sweep", "table", dbp.to_str().unwrap()];
+        args.extend(["--rows", "run.duration_s", "--cols", "seed"]);
+        args.extend(["--metric", "workload.time_s"]);
+        args.extend_from_slice(extra);
+        let o = schedlab(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        text(&o)
+    };
+    let t = table(&[]);
+    let cut_row = t.lines().find(|l| l.starts_with("0.0001")).unwrap();
+    assert_eq!(
+        cut_row.matches("not finished*").count(),
+        2,
+        "cut runs in a mean: {t}"
+    );
+    let whole_row = t.lines().find(|l| l.starts_with("1 ")).unwrap();
+    assert!(!whole_row.contains('*') && whole_row.contains("(1)"), "{t}");
+    assert!(
+        t.contains("* the benchmark did not finish in 2 of 4 runs")
+            && t.contains("left out of the means (--allow-incomplete includes them)"),
+        "{t}"
+    );
+    let t = table(&["--allow-incomplete"]);
+    let cut_row = t.lines().find(|l| l.starts_with("0.0001")).unwrap();
+    assert_eq!(
+        cut_row.matches("0.000100 ± 0.000000 (1)*").count(),
+        2,
+        "{t}"
+    );
+    assert!(t.contains("included (--allow-incomplete)"), "{t}");
+}
+
+/// A result file that is JSON with a `run` member but not a run's results (`{"run":1}`,
+/// `{"run":{"x":1}}`) is damaged: not counted as finished, not merged, run again.
+#[test]
+fn a_result_without_the_run_results_is_damaged_and_run_again() {
+    let (d, dir) = finished_small("damaged");
+    let dir_s = dir.to_str().unwrap();
+    let m = Manifest::load(&dir).unwrap();
+    std::fs::write(sweep::result_path(&dir, &m.runs[0].id), "{\"run\":1}\n").unwrap();
+    std::fs::write(
+        sweep::result_path(&dir, &m.runs[1].id),
+        "{\"run\":{\"x\":1}}\n",
+    )
+    .unwrap();
+    for r in &m.runs[..2] {
+        assert_eq!(
+            sweep::result_state(&dir, &r.id),
+            sweep::ResultState::Damaged
+        );
+    }
+    let o = schedlab(&["sweep", "status", dir_s]);
+    assert!(
+        text(&o).contains("4 of 6 runs finished, 2 to run")
+            && text(&o).contains("2 result file(s) damaged"),
+        "{}",
+        text(&o)
+    );
+    let dbp = d.join("r.sqlite");
+    let o = schedlab(&["sweep", "merge", dir_s, "-o", dbp.to_str().unwrap()]);
+    assert!(
+        text(&o).contains("merged 4 of 6 runs") && text(&o).contains("2 of them damaged"),
+        "{}",
+        text(&o)
+    );
+    let o = schedlab(&["sweep", "run", dir_s]);
+    assert!(text(&o).contains("2 ran"), "{}", text(&o));
+    let o = schedlab(&["sweep", "status", dir_s]);
+    assert!(
+        text(&o).contains("6 of 6 runs finished, 0 to run"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// Issue 32 (audit, item 4): off a terminal `sweep run` prints the progress lines `run` and
+/// `compare` print; `-q` turns them off.
+#[test]
+fn sweep_run_prints_progress_lines_off_a_terminal_unless_quiet() {
+    let d = scratch("lines");
+    let g = write_grid(&d, "g.toml", SMALL);
+    let dir = d.join("sweep");
+    let dir_s = dir.to_str().unwrap();
+    let o = schedlab(&[
+        "sweep",
+        "plan",
+        g.to_str().unwrap(),
+        "-o",
+        dir_s,
+        "--no-calibrate",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = schedlab(&["sweep", "run", dir_s, "--index", "0", "-q"]);
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success() && !e.contains("runs finished"), "{e}");
+    let o = schedlab(&["sweep", "run", dir_s, "--jobs", "1"]);
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{e}");
+    assert!(e.contains("schedlab: sweep: 5 of 5 runs finished"), "{e}");
+}

@@ -513,3 +513,236 @@ fn hwloc_cache_type_with_a_non_ascii_level_is_no_panic() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// The `workload` object of every run of a results file.
+fn workloads_of(path: &std::path::Path) -> Vec<serde_json::Value> {
+    runs_of(path)
+        .into_iter()
+        .map(|r| r["workload"].clone())
+        .collect()
+}
+
+/// Issue 32 (audit, item 3): a time-bounded benchmark (its own `-r`/`--timeout`/`-l`/
+/// `duration`) cut short by `run.duration_s` is marked not complete exactly as a cut hackbench
+/// is, and its report gives the simulated runtime, not the one asked for.
+#[test]
+fn cut_time_bounded_schbench_is_not_reported_as_finished() {
+    let json = tmp("schbench-cut.json");
+    let out = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--set",
+        "run.duration_s=0.05",
+        "--json",
+        json.to_str().unwrap(),
+        "--",
+        "schbench",
+        "-m",
+        "2",
+        "-t",
+        "4",
+        "-r",
+        "60",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("runtime 0.050 (s)") && !stdout.contains("runtime 60 (s)"),
+        "the requested runtime printed as the one that ran: {stdout}"
+    );
+    assert!(
+        stdout.contains("average rps: not finished (the run ended at 0.050 s of -r 60 s)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("schedlab: the benchmark did not finish: the run was cut at 0.05 s")
+            && stdout.contains("before its own length of 60 s"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("benchmark not finished in 1 of 1 runs"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warning: the benchmark did not finish in 1 of 1 runs"),
+        "{stderr}"
+    );
+    assert_eq!(workloads_of(&json)[0]["complete"], false);
+}
+
+/// Every time-bounded benchmark: cut, `workload.complete = false`; run to its own length,
+/// no `complete` key (their results do not change) and no note.
+#[test]
+fn every_time_bounded_benchmark_cut_short_is_marked() {
+    let rtapp = "../shared/fixtures/rt-app/tutorial-example1.json";
+    let cut: &[&[&str]] = &[
+        &["schbench-2021", "-m", "1", "-t", "2", "-r", "30"],
+        &["schbench-classic", "-m", "1", "-t", "2", "-r", "30"],
+        &["stress-ng", "--cpu", "2", "--timeout", "10"],
+        &["netperf", "-t", "TCP_RR", "-l", "10"],
+        &["tbench", "-t", "10", "2"],
+        &["rt-app", rtapp],
+    ];
+    for (i, cmd) in cut.iter().enumerate() {
+        let json = tmp(&format!("bounded-{i}.json"));
+        let mut args = vec!["run", "-m", "skl-2s", "--set", "run.duration_s=0.02"];
+        args.extend(["--json", json.to_str().unwrap(), "--"]);
+        args.extend_from_slice(cmd);
+        let out = schedlab(&args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {stderr}");
+        assert!(
+            stdout.contains("schedlab: the benchmark did not finish"),
+            "{cmd:?}: {stdout}"
+        );
+        assert_eq!(workloads_of(&json)[0]["complete"], false, "{cmd:?}");
+    }
+    let whole: &[&[&str]] = &[
+        &["schbench", "-m", "1", "-t", "1", "-r", "1"],
+        &["netperf", "-t", "TCP_RR", "-l", "1"],
+        &[
+            "stress-ng",
+            "--cpu",
+            "1",
+            "--cpu-ops",
+            "20",
+            "--timeout",
+            "60",
+        ],
+    ];
+    for (i, cmd) in whole.iter().enumerate() {
+        let json = tmp(&format!("whole-{i}.json"));
+        let mut args = vec![
+            "run",
+            "-m",
+            "skl-2s",
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+        ];
+        args.extend_from_slice(cmd);
+        let out = schedlab(&args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {stderr}");
+        assert!(!stdout.contains("did not finish"), "{cmd:?}: {stdout}");
+        assert!(!stderr.contains("did not finish"), "{cmd:?}: {stderr}");
+        let w = &workloads_of(&json)[0];
+        assert!(w.get("complete").is_none(), "{cmd:?}: {w}");
+    }
+}
+
+/// A cut time-bounded benchmark is refused by `compare` and `bisect` like a cut hackbench;
+/// `validate` scores it only when the case declares the cut (`[command] duration_s`) or with
+/// `--allow-incomplete`.
+#[test]
+fn cut_time_bounded_runs_are_refused_by_compare_bisect_and_validate() {
+    let tail = ["--", "schbench", "-m", "1", "-t", "2", "-r", "30"];
+    let mut compare = vec!["compare", "-m", "skl-2s", "--set", "run.duration_s=0.02"];
+    compare.extend(["--variant", "a:NO_TTWU_QUEUE", "--runs", "2"]);
+    compare.extend(tail);
+    let out = schedlab(&compare);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did not finish in 4 of 4 runs") && stderr.contains("--allow-incomplete"),
+        "{stderr}"
+    );
+    let mut bisect = vec!["bisect", "-m", "skl-2s", "--good", "v6.6", "--bad", "v6.18"];
+    bisect.extend(["--set", "run.duration_s=0.02"]);
+    bisect.extend(tail);
+    let out = schedlab(&bisect);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("did not finish") && stderr.contains("--allow-incomplete"),
+        "{stderr}"
+    );
+    // The tbench case declares a 0.5 s cap (a rate); a shorter one from --set is not its own.
+    let case = ["validate", "--case", "i7-4790-tbench-8-eevdf", "--no-cache"];
+    let json = tmp("validate-cut.json");
+    let mut args = case.to_vec();
+    args.extend([
+        "--set",
+        "run.duration_s=0.02",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let out = schedlab(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("not compared (--allow-incomplete)"),
+        "{}",
+        text(&out.stdout)
+    );
+    let board: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(board["cases"][0]["sim_change_pct"].is_null(), "{board}");
+    assert_eq!(board["cases"][0]["incomplete_runs"], 10, "{board}");
+    args.insert(1, "--allow-incomplete");
+    let out = schedlab(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let board: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(board["cases"][0]["sim_change_pct"].is_number(), "{board}");
+}
+
+/// Issue 32 (audit, item 2): with `--allow-incomplete`, the benchmark's own time or
+/// throughput of a side with cut runs is `not finished`, never a mean of the cap; `bisect`
+/// marks its total on stdout.
+#[test]
+fn allowed_cut_runs_print_not_finished_for_the_benchmarks_own_time() {
+    let mut args = CUT_COMPARE.to_vec();
+    args.insert(1, "--allow-incomplete");
+    let out = schedlab(&args);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let table = stdout
+        .split("Metric        : workload.time_s\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no time table: {stdout}"));
+    assert!(
+        table.contains("baseline*  not finished (2 of 2 runs cut short)")
+            && table.contains("a*         not finished (2 of 2 runs cut short)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("(baseline not finished)") && !table.contains("0.00100"),
+        "the cap printed as the benchmark's time: {table}"
+    );
+    let out = schedlab(&[
+        "bisect",
+        "-m",
+        "skl-2s",
+        "--good",
+        "v6.6",
+        "--bad",
+        "v6.18",
+        "--set",
+        "run.duration_s=0.002",
+        "--allow-incomplete",
+        "-q",
+        "--",
+        "hackbench",
+        "-g",
+        "2",
+        "-l",
+        "1000",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let total = stdout
+        .lines()
+        .find(|l| l.starts_with("total:"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        total.starts_with("total: good 0.002000*, bad 0.002000*:"),
+        "{total}"
+    );
+    assert!(
+        stdout.contains("* the benchmark did not finish in ")
+            && stdout.contains("these are the cut runs' numbers, not the benchmark's"),
+        "{stdout}"
+    );
+}

@@ -15,7 +15,7 @@ use std::time::Duration;
 use pyo3::exceptions::{PyException, PyRuntimeError};
 use pyo3::prelude::*;
 
-use schedlab::cli::args::{MachineArgs, TuneArgs};
+use schedlab::cli::args::{IncompleteArgs, MachineArgs, QuietArgs, TuneArgs};
 use schedlab::cli::compare::{self, CompareArgs};
 use schedlab::cli::run::{self as cli_run, RunArgs};
 use schedlab::experiment::{self, RunContext};
@@ -137,7 +137,7 @@ fn run_args(o: Options) -> RunArgs {
         report: None,
         run_index: None,
         // Progress is the Python side's (`progress=`), not the CLI's lines.
-        quiet: true,
+        quiet: QuietArgs { quiet: true },
         command: o.command,
     }
 }
@@ -218,8 +218,8 @@ fn compare_json(
         tune: r.tune,
         json: None,
         report: None,
-        allow_incomplete: false,
-        quiet: true,
+        incomplete: IncompleteArgs::default(),
+        quiet: QuietArgs { quiet: true },
         command: r.command,
         db: None,
         sel_a: None,

@@ -1,4 +1,5 @@
-//! Options shared by the commands that simulate a scenario (`run`, `compare`, `bisect`):
+//! Options shared by the commands that simulate a scenario (`run`, `compare`, `bisect`,
+//! `validate`, `sweep`):
 //! one definition each, flattened into every command (`#[command(flatten)]`), so their
 //! spelling, value names and help cannot drift apart.
 
@@ -30,4 +31,27 @@ pub struct TuneArgs {
     /// compare: in the baseline; bisect: on both sides.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
+}
+
+/// `--allow-incomplete` (`compare`, `bisect`, `validate`, `sweep table`): use runs whose
+/// benchmark did not finish — cut by `run.duration_s` or the time cap before its work was
+/// done or its own length had run (`workload.complete = false`). Without it they are refused
+/// (`compare`, `bisect`), not scored (`validate`) or left out of the means (`sweep table`);
+/// with it they are used and marked `*`.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct IncompleteArgs {
+    /// Use runs whose benchmark did not finish (cut by run.duration_s or the time cap);
+    /// they are refused or left out otherwise, and marked `*` where shown.
+    #[arg(long)]
+    pub allow_incomplete: bool,
+}
+
+/// `-q`/`--quiet` (`run`, `compare`, `bisect`, `sweep run`): no progress bar on a terminal,
+/// no progress lines off one.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct QuietArgs {
+    /// Print no progress on stderr (off a terminal a line is printed for each finished run
+    /// and at most every 10 s).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }

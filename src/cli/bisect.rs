@@ -49,12 +49,10 @@ pub struct BisectArgs {
     /// Base seed [default: the scenario's run.seed, else 1]
     #[arg(long, allow_hyphen_values = true, value_parser = super::parse_seed)]
     pub seed: Option<u64>,
-    /// Use runs whose benchmark did not finish (cut by `run.duration_s`); refused otherwise.
-    #[arg(long)]
-    pub allow_incomplete: bool,
-    /// Print no progress line on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub incomplete: super::args::IncompleteArgs,
+    #[command(flatten)]
+    pub quiet: super::args::QuietArgs,
     #[command(flatten)]
     pub machine: MachineArgs,
     // `--feature`, `--sysctl` and `--set` apply to both sides.
@@ -197,7 +195,7 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     ctx.skip_schedstat_text = true;
     let signals = super::signals::Signals::install(&ctx);
     let verbose = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    ctx.lines = !verbose && !args.quiet;
+    ctx.lines = !verbose && !args.quiet.quiet;
     // Both sides resolved (machine imported once, workload checked) before the first run;
     // the configurations between them differ from these only in kernel features and
     // tunables.
@@ -207,12 +205,14 @@ pub fn run(args: &BisectArgs) -> anyhow::Result<i32> {
     let runner = runner::ScenarioRunner {
         diff: &diff,
         ctx: &ctx,
-        verbose: verbose && !args.quiet,
-        allow_incomplete: args.allow_incomplete,
+        verbose: verbose && !args.quiet.quiet,
+        allow_incomplete: args.incomplete.allow_incomplete,
+        cut_runs: Default::default(),
     };
     let metric = metric_of(args, &ctx, &diff, seed)?;
     let mut bisector = Bisector::new(&diff, &runner, &metric, seed, limits);
-    let result = bisector.run()?;
+    let mut result = bisector.run()?;
+    result.cut_runs = runner.cut_runs.load(std::sync::atomic::Ordering::Relaxed);
     let counters = report::top_counters(&bisector, &result);
     let mut text = report::render(&diff, &result, &counters);
     text.push_str(&format!(

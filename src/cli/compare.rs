@@ -55,13 +55,10 @@ pub struct CompareArgs {
     /// also records its time series (per-CPU utilisation, tasks, migrations over time).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
-    /// Compare runs whose benchmark did not finish (cut by `run.duration_s`); they are
-    /// refused otherwise, and marked `*` in every table.
-    #[arg(long)]
-    pub allow_incomplete: bool,
-    /// Print no progress line on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub incomplete: super::args::IncompleteArgs,
+    #[command(flatten)]
+    pub quiet: super::args::QuietArgs,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset` / `numactl` prefixes.
     #[arg(last = true, value_name = "COMMAND")]
@@ -265,7 +262,7 @@ pub fn compare_streamed(
         .map(|rs| rs.iter().map(|r| r.perf).collect())
         .collect();
     let kind = workload_kind(&runs, base);
-    let comparison = if streams.is_empty() {
+    let mut comparison = if streams.is_empty() {
         Comparison::build(&table_names, &seeds, &results, &perfs, &kind)
     } else {
         // Streamed runs are slimmed: the tables come from the streams' metric columns.
@@ -273,6 +270,7 @@ pub fn compare_streamed(
         let migrations = crate::stats::compare::migration_diff_of_columns(&table_names, &columns);
         Comparison::from_columns(&table_names, &seeds, &columns, &perfs, migrations, &kind)
     };
+    comparison.mark_unfinished(&runs.iter().map(|rs| unfinished(rs)).collect::<Vec<_>>());
     Ok(CompareOutput {
         names,
         changes: variants.iter().map(|v| v.changes.clone()).collect(),
@@ -515,7 +513,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     if let (Some(db), Some(a), Some(b), Some(m)) =
         (&args.db, &args.sel_a, &args.sel_b, &args.metric)
     {
-        return super::sweep::compare_db(db, a, b, m);
+        return super::sweep::compare_db(db, a, b, m, args.incomplete.allow_incomplete);
     }
     let variants = scenarios_from_args(args)?;
     let base = &variants[0].scenario;
@@ -532,7 +530,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
     let json_dir = json_file
         .as_ref()
         .map_or_else(std::env::temp_dir, |f| f.dir());
-    ctx.quiet = args.quiet;
+    ctx.quiet = args.quiet.quiet;
     // With --report the runs are kept whole, so the time series recorded for the report
     // are in the --json document too (`schedlab report` of it draws the same charts).
     let sink = match (&args.json, &args.report) {
@@ -541,7 +539,7 @@ pub fn run(args: &CompareArgs) -> anyhow::Result<i32> {
         (None, None) => RunsSink::Slim,
     };
     let mut out = compare_streamed(&ctx, &variants, sink)?;
-    check_finished(&out, args.allow_incomplete)?;
+    check_finished(&out, args.incomplete.allow_incomplete)?;
     if report_file.is_some() {
         record_timelines(&ctx, &mut out)?;
     }

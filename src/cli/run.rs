@@ -63,10 +63,8 @@ pub struct RunArgs {
     /// Its seed is printed with its summary line, and `--seed SEED --runs 1` replays it.
     #[arg(long = "run", value_name = "K", value_parser = super::parse_run_index)]
     pub run_index: Option<u32>,
-    /// Print no progress line on stderr (off a terminal one is printed for each finished run
-    /// and at most every 10 s).
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: super::args::QuietArgs,
     /// The benchmark command line, as its users type it (after `--`), optionally behind
     /// `taskset [-c] MASK|CPULIST` and `numactl [-N nodes] [-C cpus] [-m|-p|-i nodes] [-l]`
     /// prefixes (e.g. `-- numactl --cpunodebind=1 --membind=1 hackbench 10`).
@@ -184,7 +182,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let json_to_stdout = args.json.as_deref() == Some("-");
     ctx.skip_schedstat_text = args.schedstat.is_none();
     ctx.instrumented_run = instrumented_run(args, &scn)?;
-    ctx.quiet = args.quiet;
+    ctx.quiet = args.quiet.quiet;
     // One run: the benchmark's interval output streams as simulated time passes, after the
     // setup line, as the real program prints it (several runs print in seed order at the end).
     let streamed = if scn.run.runs.max(1) == 1 {

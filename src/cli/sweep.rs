@@ -60,6 +60,8 @@ pub struct RunArgs {
     /// Runs in parallel (default: all cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..=4096))]
     pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub quiet: super::args::QuietArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -124,6 +126,8 @@ pub struct TableArgs {
     /// value over the rows, each point with its 95% CI (see docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub incomplete: super::args::IncompleteArgs,
 }
 
 /// Run `schedlab sweep ...`; returns the exit status.
@@ -226,9 +230,10 @@ fn calibrate(dir: &Path, m: &Manifest) -> InputResult<()> {
     Ok(())
 }
 
-/// A progress bar of runs when stderr is a terminal.
+/// A progress bar of runs when stderr is a terminal (off one, progress lines:
+/// [`crate::experiment::with_progress_lines`]).
 fn bar(ctx: &RunContext, total: u64) -> Option<indicatif::ProgressBar> {
-    if !ctx.progress || total == 0 {
+    if !ctx.progress || ctx.quiet || total == 0 {
         return None;
     }
     let b = indicatif::ProgressBar::new(total);
@@ -255,18 +260,22 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
     );
     let mut ctx = RunContext::for_terminal();
     ctx.skip_schedstat_text = true;
+    ctx.quiet = a.quiet.quiet;
+    ctx.lines &= !ctx.quiet;
     let signals = Signals::install(&ctx);
     let pending = m
         .runs
         .iter()
         .filter(|r| sel.contains(r.index) && !sweep::finished(&a.dir, &r.id))
-        .count() as u64;
-    let pb = bar(&ctx, pending);
+        .count();
+    let pb = bar(&ctx, pending as u64);
     let started = Instant::now();
-    let rep = exec::run(&ctx, &a.dir, &m, sel, jobs, &|r| {
-        if let Some(b) = &pb {
-            b.set_position((r.ran + r.failed.len()) as u64);
-        }
+    let rep = crate::experiment::with_progress_lines(&ctx, "sweep", pending, || {
+        exec::run(&ctx, &a.dir, &m, sel, jobs, &|r| {
+            if let Some(b) = &pb {
+                b.set_position((r.ran + r.failed.len()) as u64);
+            }
+        })
     })?;
     if let Some(b) = &pb {
         b.finish_and_clear();
@@ -274,25 +283,37 @@ fn run_sweep(a: &RunArgs) -> anyhow::Result<i32> {
     for (i, e) in &rep.failed {
         eprintln!("schedlab: run {i} failed: {e}");
     }
-    say(format!(
-        "schedlab sweep: {} runs selected, {} already finished, {} ran, {} failed{} ({:.1} s)",
-        rep.selected,
-        rep.skipped,
-        rep.ran,
-        rep.failed.len(),
-        if rep.stopped > 0 {
-            format!(", {} not finished (stopped)", rep.stopped)
-        } else {
-            String::new()
-        },
-        started.elapsed().as_secs_f64()
-    ))?;
+    say(run_summary(&rep, started.elapsed().as_secs_f64()))?;
     if ctx.stopped() {
         let reason = signals.reason().unwrap_or("SIGINT");
         eprintln!("schedlab: stopped by {reason}; rerun the same command to finish the sweep");
         return Ok(signals::exit_code(reason));
     }
     Ok(if rep.failed.is_empty() { 0 } else { 1 })
+}
+
+/// The line `sweep run` ends with: what ran, how many of those were cut short, what failed.
+fn run_summary(rep: &exec::RunReport, secs: f64) -> String {
+    format!(
+        "schedlab sweep: {} runs selected, {} already finished, {} ran{}, {} failed{} ({secs:.1} s)",
+        rep.selected,
+        rep.skipped,
+        rep.ran,
+        if rep.cut > 0 {
+            format!(
+                " ({} cut short: the benchmark did not finish; marked in `sweep table`)",
+                rep.cut
+            )
+        } else {
+            String::new()
+        },
+        rep.failed.len(),
+        if rep.stopped > 0 {
+            format!(", {} not finished (stopped)", rep.stopped)
+        } else {
+            String::new()
+        },
+    )
 }
 
 fn status(a: &DirArgs) -> anyhow::Result<i32> {
@@ -302,10 +323,9 @@ fn status(a: &DirArgs) -> anyhow::Result<i32> {
         .iter()
         .map(|r| sweep::result_state(&a.dir, &r.id))
         .collect();
-    let done = states
-        .iter()
-        .filter(|s| **s == sweep::ResultState::Whole)
-        .count();
+    let count = |state: sweep::ResultState| states.iter().filter(|s| **s == state).count();
+    let cut = count(sweep::ResultState::Cut);
+    let done = count(sweep::ResultState::Whole) + cut;
     let damaged: Vec<&str> = m
         .runs
         .iter()
@@ -314,9 +334,17 @@ fn status(a: &DirArgs) -> anyhow::Result<i32> {
         .map(|(r, _)| r.id.as_str())
         .collect();
     say(format!(
-        "{}: {done} of {} runs finished, {} to run",
+        "{}: {done} of {} runs finished{}, {} to run",
         a.dir.display(),
         m.runs.len(),
+        if cut > 0 {
+            format!(
+                " ({cut} of them cut short: the benchmark did not finish, e.g. at \
+                 run.duration_s; marked in `sweep table`)"
+            )
+        } else {
+            String::new()
+        },
         m.runs.len() - done
     ))?;
     if !damaged.is_empty() {
@@ -382,20 +410,29 @@ fn slurm_cmd(a: &SlurmArgs) -> anyhow::Result<i32> {
 fn merge(a: &MergeArgs) -> anyhow::Result<i32> {
     let m = Manifest::load(&a.dir)?;
     let rep = db::merge(&a.dir, &m, &a.out)?;
+    let mut notes = String::new();
+    if rep.cut > 0 {
+        notes += &format!(
+            " ({} cut short: the benchmark did not finish; runs.workload_complete = 0)",
+            rep.cut
+        );
+    }
+    if !rep.missing.is_empty() || !rep.damaged.is_empty() {
+        notes += &format!(
+            "; {} without a result{} (run `schedlab sweep run {}` to finish)",
+            rep.missing.len() + rep.damaged.len(),
+            match rep.damaged.len() {
+                0 => String::new(),
+                n => format!(", {n} of them damaged"),
+            },
+            a.dir.display()
+        );
+    }
     say(format!(
-        "schedlab sweep: merged {} of {} runs into {}{}",
+        "schedlab sweep: merged {} of {} runs into {}{notes}",
         rep.merged,
         m.runs.len(),
         a.out.display(),
-        if rep.missing.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; {} without a result (run `schedlab sweep run {}` to finish)",
-                rep.missing.len(),
-                a.dir.display()
-            )
-        }
     ))?;
     let conn = db::open_existing(&a.out)?;
     if let Some(dir) = &a.csv {
@@ -423,7 +460,7 @@ fn table(a: &TableArgs) -> anyhow::Result<i32> {
         query::check_axis(&conn, axis, "--where")?;
     }
     let rows = query::rows(&conn, &a.metric, &sel)?;
-    let p = query::pivot(&rows, &a.rows, &a.cols);
+    let p = query::pivot(&rows, &a.rows, &a.cols, a.incomplete.allow_incomplete);
     let report_file = super::open_report_output(a.report.as_deref())?;
     crate::output::write_stdout(&query::render_pivot(&p, &a.metric, &a.rows, &a.cols))?;
     if let Some(file) = report_file {
@@ -434,8 +471,15 @@ fn table(a: &TableArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `schedlab compare --db DB --a SEL --b SEL --metric M`.
-pub fn compare_db(db_path: &Path, a: &str, b: &str, metric: &str) -> anyhow::Result<i32> {
+/// `schedlab compare --db DB --a SEL --b SEL --metric M`: runs whose benchmark did not
+/// finish are left out unless `allow_incomplete` (a note says how many either way).
+pub fn compare_db(
+    db_path: &Path,
+    a: &str,
+    b: &str,
+    metric: &str,
+    allow_incomplete: bool,
+) -> anyhow::Result<i32> {
     let conn = db::open_existing(db_path)?;
     query::check_metric(&conn, metric, "--metric")?;
     let sa = query::parse_selection(a, "--a")?;
@@ -443,20 +487,46 @@ pub fn compare_db(db_path: &Path, a: &str, b: &str, metric: &str) -> anyhow::Res
     for (axis, _) in sa.iter().chain(&sb) {
         query::check_axis(&conn, axis, "--a/--b")?;
     }
-    let ra = query::rows(&conn, metric, &sa)?;
-    let rb = query::rows(&conn, metric, &sb)?;
+    let mut ra = query::rows(&conn, metric, &sa)?;
+    let mut rb = query::rows(&conn, metric, &sb)?;
+    let cut = ra.iter().chain(&rb).filter(|r| !r.complete).count();
+    if !allow_incomplete {
+        ra.retain(|r| r.complete);
+        rb.retain(|r| r.complete);
+    }
+    let hint = cut > 0 && !allow_incomplete;
     for (rows, opt) in [(&ra, "--a"), (&rb, "--b")] {
         if rows.is_empty() {
             return Err(InputError::with_key(
                 opt,
                 if opt == "--a" { a } else { b },
-                format!("selects no run with metric {metric}; accepted: AXIS=VALUE pairs of the database"),
+                format!(
+                    "selects no {}run with metric {metric}; accepted: AXIS=VALUE pairs of the \
+                     database{}",
+                    if hint { "finished " } else { "" },
+                    if hint {
+                        " (or --allow-incomplete to use runs cut short)"
+                    } else {
+                        ""
+                    }
+                ),
             )
             .into());
         }
     }
     let mut text = format!("{metric}: A = {a}, B = {b}\n");
     text.push_str(&query::compare(&ra, &rb, &sa, &sb));
+    if cut > 0 {
+        text.push_str(&format!(
+            "* the benchmark did not finish in {cut} of the selected runs (cut short by \
+             run.duration_s or the time cap): {}\n",
+            if allow_incomplete {
+                "included (--allow-incomplete); their values are not the benchmark's"
+            } else {
+                "left out (--allow-incomplete includes them)"
+            }
+        ));
+    }
     crate::output::write_stdout(&text)?;
     Ok(0)
 }

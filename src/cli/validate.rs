@@ -36,10 +36,8 @@ pub struct ValidateArgs {
     /// `--set machine.cost.ipi_latency_ns=5000`); results are then not cached.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Score cases whose benchmark did not finish in some run (cut by the case's
-    /// `duration_s`); without it they get no simulated change and say so.
-    #[arg(long)]
-    pub allow_incomplete: bool,
+    #[command(flatten)]
+    pub incomplete: super::args::IncompleteArgs,
     /// Print the record block for docs/validation.md after the scoreboard.
     #[arg(long)]
     pub print_record: bool,
@@ -79,7 +77,7 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
     let signals = super::signals::Signals::install(&ctx);
     let opts = validate::Options {
         sets: args.sets.clone(),
-        allow_incomplete: args.allow_incomplete,
+        allow_incomplete: args.incomplete.allow_incomplete,
     };
     let board = validate::validate(&ctx, &cases, &opts, cache.as_ref(), &|msg| {
         eprintln!("schedlab: {msg}")

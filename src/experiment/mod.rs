@@ -31,6 +31,7 @@ use crate::stats::report::{self, RunResult};
 use crate::stats::summary::{MetricColumns, Summary};
 use crate::stats::trace::Instruments;
 use crate::topology::Machine;
+use crate::workload::generate::Ending;
 use crate::workload::view::RunView;
 use scenario::ResolvedScenario;
 
@@ -60,9 +61,10 @@ pub struct RunOutput {
     pub schedstat_text: Option<String>,
     /// False when a stop request (SIGINT/SIGTERM) cut the run short.
     pub complete: bool,
-    /// False when the run ended (at `run.duration_s` or the default cap) before a benchmark
-    /// that ends by itself had finished its work ([`workloads::ResolvedWorkload::finite`]):
-    /// its results are not the benchmark's.
+    /// False when the run ended (at `run.duration_s` or the default cap) before the
+    /// benchmark had finished its work or run its own length
+    /// ([`workloads::ResolvedWorkload::ending`], [`Ending::finished`]): its results are not
+    /// the benchmark's.
     pub workload_complete: bool,
     /// Simulated time at the end of the run, warm-up included (`schedlab bench`).
     pub end_ns: u64,
@@ -812,33 +814,38 @@ fn start_engine(
     Ok(engine)
 }
 
-/// The native report (text, JSON) and whether the run finished the benchmark's work
-/// (always, for benchmarks that run for a length); for one that did not, `workload.complete = false` in the JSON and a line saying
-/// so, and why, at the end of the native report.
+/// The native report (text, JSON) and whether the run finished the benchmark
+/// ([`Ending::finished`]: its work, or its own length). A benchmark that ends by itself has
+/// `workload.complete` in its JSON; one that did not finish has `"complete": false` and a
+/// line saying so, and why, at the end of its native report.
 fn workload_completion(
     scn: &Scenario,
     kind: &workloads::WorkloadKind,
-    finite: bool,
+    ending: Ending,
     run: &RunView,
 ) -> (String, Value, bool) {
-    let (mut text, mut json) = workloads::native_report(kind, run);
-    if !finite {
-        return (text, json, true);
-    }
-    let complete = json
-        .get("complete")
-        .and_then(Value::as_bool)
-        .unwrap_or_else(|| {
-            run.tasks()
-                .iter()
-                .all(|t| t.state == crate::task::TaskState::Dead)
-        });
-    if let Some(obj) = json.as_object_mut() {
+    let all_exited = || {
+        run.tasks()
+            .iter()
+            .all(|t| t.state == crate::task::TaskState::Dead)
+    };
+    let cut =
+        matches!(ending, Ending::After(_)) && !ending.finished(run.end_ns(), None, all_exited());
+    let (mut text, mut json) = workloads::native_report(kind, run, cut);
+    let reported = json.get("complete").and_then(Value::as_bool);
+    let complete = !cut && ending.finished(run.end_ns(), reported, all_exited());
+    if let Some(obj) = json.as_object_mut()
+        && (ending == Ending::Work || !complete)
+    {
         obj.insert("complete".into(), Value::Bool(complete));
     }
     if !complete {
+        let own = match ending {
+            Ending::After(ns) => format!(", before its own length of {} s", ns as f64 / 1e9),
+            _ => String::new(),
+        };
         text.push_str(&format!(
-            "schedlab: the benchmark did not finish: {}\n",
+            "schedlab: the benchmark did not finish: {}{own}\n",
             cut_cause(scn, run.end_ns())
         ));
     }
@@ -858,19 +865,19 @@ fn workload_reports(
     let w = workload;
     if w.more.is_empty() {
         let (text, json, complete) =
-            workload_completion(scn, &w.kind, w.finite, &RunView::whole(engine));
+            workload_completion(scn, &w.kind, w.ending, &RunView::whole(engine));
         return (text, json, Vec::new(), complete);
     }
     let sections = std::iter::once(&scn.workload).chain(&scn.more_workloads);
-    let firsts = std::iter::once((&w.kind, w.finite, &w.placement));
-    let others = w.more.iter().map(|m| (&m.kind, m.finite, &m.placement));
+    let firsts = std::iter::once((&w.kind, w.ending, &w.placement));
+    let others = w.more.iter().map(|m| (&m.kind, m.ending, &m.placement));
     let mut text = String::new();
     let (mut first_json, mut more_json, mut all_complete) = (Value::Null, Vec::new(), true);
-    for ((part, section), (kind, finite, placement)) in
+    for ((part, section), (kind, ending, placement)) in
         w.parts.iter().zip(sections).zip(firsts.chain(others))
     {
         let (t, mut json, complete) =
-            workload_completion(scn, kind, finite, &RunView::part(engine, part));
+            workload_completion(scn, kind, ending, &RunView::part(engine, part));
         let what = section
             .command
             .as_deref()
@@ -1505,8 +1512,9 @@ fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnc
 pub const PROGRESS_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// [`with_progress`] off a terminal: a line on stderr each time runs have finished (when
-/// there are several) and every [`PROGRESS_LINE_EVERY`] otherwise.
-fn with_progress_lines<T>(
+/// there are several) and every [`PROGRESS_LINE_EVERY`] otherwise (only when `ctx.lines`).
+/// `sweep run` prints its progress with it too.
+pub fn with_progress_lines<T>(
     ctx: &RunContext,
     label: &str,
     runs: usize,

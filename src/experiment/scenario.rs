@@ -212,6 +212,7 @@ fn instantiate_all(
             // A later start makes the workload's own length end later too.
             crate::workload::merge::delay(&mut w.plan, ms * 1_000_000);
             w.default_duration_ns = w.default_duration_ns.saturating_add(ms * 1_000_000);
+            w.ending = w.ending.delayed(ms * 1_000_000);
         }
     }
     let first = all.remove(0);

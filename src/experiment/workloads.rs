@@ -11,6 +11,7 @@ use crate::error::{InputError, InputResult};
 use crate::input::keys::UInt;
 use crate::input::{keys, limits};
 use crate::topology::Machine;
+use crate::workload::generate::Ending;
 use crate::workload::merge::PlanPart;
 use crate::workload::placement::{self, ResolvedPlacement};
 use crate::workload::view::RunView;
@@ -49,10 +50,11 @@ pub struct ResolvedWorkload {
     pub default_duration_ns: u64,
     /// The benchmark's own warm-up (schbench `-w`), excluded from statistics.
     pub warmup_ns: u64,
-    /// The workload is a fixed amount of work that ends when its tasks exit (hackbench,
-    /// `--cpu-ops` stress-ng, netperf `-l -N`, pingpong with `loops`): a run that ends
-    /// before they all exit did not finish the benchmark.
-    pub finite: bool,
+    /// How the workload ends: a fixed amount of work (hackbench, `--cpu-ops` stress-ng,
+    /// netperf `-l -N`, pingpong with `loops`), its own length (schbench `-r`, stress-ng
+    /// `--timeout`, ...), or never. A run that ends before it did not finish the benchmark
+    /// ([`Ending::finished`]).
+    pub ending: Ending,
     /// What each workload owns in `plan` (one entry, the whole plan, for one workload).
     pub parts: Vec<PlanPart>,
     /// The workloads after the first, when several run together (`parts[1..]`).
@@ -67,7 +69,7 @@ pub struct ResolvedWorkload {
 pub struct MoreWorkload {
     pub kind: WorkloadKind,
     pub placement: Option<ResolvedPlacement>,
-    pub finite: bool,
+    pub ending: Ending,
 }
 
 impl ResolvedWorkload {
@@ -87,7 +89,7 @@ impl ResolvedWorkload {
             .map(|w| MoreWorkload {
                 kind: w.kind.clone(),
                 placement: w.placement.clone(),
-                finite: w.finite,
+                ending: w.ending,
             })
             .collect();
         let plans = std::iter::once(first.plan).chain(more.into_iter().map(|w| w.plan));
@@ -98,7 +100,7 @@ impl ResolvedWorkload {
             placement: first.placement,
             default_duration_ns,
             warmup_ns,
-            finite: first.finite,
+            ending: first.ending,
             parts,
             more: infos,
             system_from: None,
@@ -128,22 +130,6 @@ impl ResolvedWorkload {
             of_task[p.tasks.clone()].fill(w);
         }
         of_task
-    }
-}
-
-/// Whether the benchmark ends by itself once its work is done (see
-/// [`ResolvedWorkload::finite`]), rather than after a length or never.
-fn ends_by_itself(spec: &WorkloadSpec) -> bool {
-    match spec {
-        WorkloadSpec::Hackbench(_) | WorkloadSpec::SchedPipe(_) => true,
-        WorkloadSpec::StressNg(c) => c.effective_timeout_s() == 0 && c.cpu_ops.is_some(),
-        WorkloadSpec::NetperfRr(c) => {
-            matches!(
-                c.length,
-                crate::workload::netperf::RrLength::Transactions(_)
-            )
-        }
-        _ => false,
     }
 }
 
@@ -322,7 +308,7 @@ pub struct WorkloadSetup {
     pub placement: Option<ResolvedPlacement>,
     pub default_duration_ns: u64,
     pub warmup_ns: u64,
-    pub finite: bool,
+    pub ending: Ending,
     /// Where `[workload]` came from (for the placement's errors).
     origin: String,
 }
@@ -400,7 +386,7 @@ impl WorkloadSetup {
             placement: self.placement.clone(),
             default_duration_ns: self.default_duration_ns,
             warmup_ns: self.warmup_ns,
-            finite: self.finite,
+            ending: self.ending,
             more: Vec::new(),
             system_from: None,
         })
@@ -441,7 +427,7 @@ fn spin_setup(
         builtin_plan: Some(builtin::spin(tasks, &nices, footprint)),
         default_duration_ns: ENDLESS_DEFAULT_NS,
         warmup_ns: 0,
-        finite: false,
+        ending: Ending::Never,
     })
 }
 
@@ -471,7 +457,11 @@ fn pingpong_setup(scn: &Scenario, params: &toml::Table) -> InputResult<WorkloadS
             FINITE_CAP_NS
         },
         warmup_ns: 0,
-        finite: loops != 0,
+        ending: if loops == 0 {
+            Ending::Never
+        } else {
+            Ending::Work
+        },
     })
 }
 
@@ -499,7 +489,7 @@ fn bench_setup(
         crate::workload::generate::workload_duration_ns(&spec).unwrap_or(FINITE_CAP_NS);
     check_duration(scn, default_duration_ns, spec.kind())?;
     let warmup_ns = crate::workload::generate::workload_warmup_ns(&spec);
-    let finite = ends_by_itself(&spec);
+    let ending = crate::workload::generate::ending(&spec);
     Ok(WorkloadSetup {
         kind: WorkloadKind::Bench(Box::new(spec)),
         placement: None,
@@ -507,12 +497,14 @@ fn bench_setup(
         builtin_plan: None,
         default_duration_ns,
         warmup_ns,
-        finite,
+        ending,
     })
 }
 
-/// The workload's native report text and its JSON metrics, from its view of the run.
-pub fn native_report(kind: &WorkloadKind, run: &RunView) -> (String, Value) {
+/// The workload's native report text and its JSON metrics, from its view of the run; `cut`:
+/// the run ended before the benchmark's own length ([`Ending::After`]), so the report gives
+/// the simulated runtime, not the one asked for.
+pub fn native_report(kind: &WorkloadKind, run: &RunView, cut: bool) -> (String, Value) {
     let elapsed_s = (run.end_ns() - run.stats_start_ns()) as f64 / 1e9;
     match kind {
         WorkloadKind::Spin { tasks } => {
@@ -554,6 +546,6 @@ pub fn native_report(kind: &WorkloadKind, run: &RunView) -> (String, Value) {
             });
             (text, json)
         }
-        WorkloadKind::Bench(spec) => crate::workload::results::native_report(spec, run),
+        WorkloadKind::Bench(spec) => crate::workload::results::native_report(spec, run, cut),
     }
 }

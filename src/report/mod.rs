@@ -178,7 +178,16 @@ fn comparison_of(variants: &[VariantResults]) -> Comparison {
         .and_then(|r| r.workload.kind())
         .unwrap_or("workload")
         .to_string();
-    Comparison::build(&names, &seeds, &runs, &perfs, &kind)
+    let mut c = Comparison::build(&names, &seeds, &runs, &perfs, &kind);
+    // As `compare` marks them: runs whose benchmark did not finish.
+    let finished = |w: &crate::stats::report::WorkloadMetrics| {
+        w.0.get("complete").and_then(serde_json::Value::as_bool) != Some(false)
+    };
+    let cut: Vec<usize> = (runs.iter())
+        .map(|rs| rs.iter().filter(|r| !finished(&r.workload)).count())
+        .collect();
+    c.mark_unfinished(&cut);
+    c
 }
 
 /// The machine of a results' scenario, resolved again from what the scenario names (a preset,

@@ -253,6 +253,9 @@ pub fn sweep_page(p: &Pivot, metric: &str, r: &str, c: &str, source: &str) -> St
         table.push_str("</tr>\n");
     }
     table.push_str("</table>\n");
+    if let Some(note) = p.footnote() {
+        let _ = writeln!(table, "<p>{}</p>", esc(&note));
+    }
     let lines: Vec<charts::CiLine> = p
         .cols
         .iter()

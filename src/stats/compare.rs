@@ -116,6 +116,24 @@ pub struct Row {
     pub paired_delta: Option<PairedDelta>,
     /// The per-run values, in seed order.
     pub values: Vec<f64>,
+    /// Of those, the runs whose benchmark did not finish, when the metric is its own time
+    /// or throughput ([`whole_run_metric`]): the row then says `not finished`, not a mean
+    /// of capped values ([`Comparison::mark_unfinished`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unfinished: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Whether `metric` is the benchmark's own time or throughput (`workload.time_s`, the
+/// higher-is-better rates and totals): what a run cut short cannot measure (its time is the
+/// cap, its rate the cut's), unlike a latency percentile over the part that ran.
+pub fn whole_run_metric(metric: &str) -> bool {
+    metric == "workload.time_s"
+        || (metric.starts_with("workload.")
+            && matches!(classify(metric), Some((Direction::HigherIsBetter, _))))
 }
 
 /// One metric across variants.
@@ -154,6 +172,7 @@ impl MetricTable {
                     pct_imp: None,
                     paired_delta: None,
                     values: Vec::new(),
+                    unfinished: 0,
                 },
                 Some(v) => {
                     let s = Summary::of(v);
@@ -169,6 +188,7 @@ impl MetricTable {
                             paired_delta(base_values, v)
                         },
                         values: v.clone(),
+                        unfinished: 0,
                     }
                 }
             })
@@ -182,6 +202,24 @@ impl MetricTable {
         })
     }
 
+    /// The table with `cut[v]` runs of variant `v` unfinished, for the benchmark's own
+    /// time or throughput ([`whole_run_metric`]; other tables unchanged): those rows say `not
+    /// finished`, and nothing is normalized to, or paired with, an unfinished baseline.
+    fn mark_unfinished(&mut self, cut: &[usize]) {
+        if !whole_run_metric(&self.metric) {
+            return;
+        }
+        let base_cut = cut.first().is_some_and(|&n| n > 0);
+        for (r, &n) in self.rows.iter_mut().zip(cut) {
+            r.unfinished = n;
+            if n > 0 || base_cut {
+                r.normalized = None;
+                r.pct_imp = None;
+                r.paired_delta = None;
+            }
+        }
+    }
+
     fn baseline_mean(&self) -> f64 {
         self.rows
             .first()
@@ -189,21 +227,24 @@ impl MetricTable {
             .map_or(0.0, |s| s.mean)
     }
 
-    /// The table as text.
-    pub fn render(&self) -> String {
+    /// The table's header block: test, metric, units (with the baseline mean, or that the
+    /// baseline did not finish), interpretation and statistic, between rules.
+    fn render_header(&self, dec: usize) -> String {
         let rule = "=".repeat(66);
-        let base_mean = self.baseline_mean();
-        let dec = decimals_for(base_mean);
+        let base_cut = self.rows.first().is_some_and(|r| r.unfinished > 0);
         let runs = self.rows.first().and_then(|r| r.summary).map_or(0, |s| s.n);
-        let mut out = String::new();
-        out.push_str(&rule);
-        out.push('\n');
+        let mut out = format!("{rule}\n");
         out.push_str(&format!("Test          : {}\n", self.test));
         out.push_str(&format!("Metric        : {}\n", self.metric));
-        out.push_str(&format!(
-            "Units         : Normalized {} (baseline mean {:.*})\n",
-            self.units, dec, base_mean
-        ));
+        out.push_str(&match base_cut {
+            true => format!("Units         : {} (baseline not finished)\n", self.units),
+            false => format!(
+                "Units         : Normalized {} (baseline mean {:.*})\n",
+                self.units,
+                dec,
+                self.baseline_mean()
+            ),
+        });
         out.push_str(&format!(
             "Interpretation: {}\n",
             self.interpretation.interpretation()
@@ -214,6 +255,13 @@ impl MetricTable {
         ));
         out.push_str(&rule);
         out.push('\n');
+        out
+    }
+
+    /// The table as text.
+    pub fn render(&self) -> String {
+        let dec = decimals_for(self.baseline_mean());
+        let mut out = self.render_header(dec);
         let name_w = self
             .rows
             .iter()
@@ -226,6 +274,15 @@ impl MetricTable {
             "Variant:", "norm[pct imp](CV)", "mean", "paired delta (mean +- stdev)"
         ));
         for r in &self.rows {
+            if r.unfinished > 0 {
+                out.push_str(&format!(
+                    "{:<name_w$}  not finished ({} of {} runs cut short)\n",
+                    r.variant,
+                    r.unfinished,
+                    r.values.len()
+                ));
+                continue;
+            }
             let Some(s) = r.summary else {
                 out.push_str(&format!("{:<name_w$}  {:>20}\n", r.variant, "n/a"));
                 continue;
@@ -663,6 +720,14 @@ impl Comparison {
             metrics,
             perf_stat,
             migrations_by_reason,
+        }
+    }
+
+    /// Mark the benchmark's own time and throughput tables for runs that did not finish:
+    /// `cut[v]` of variant `v`'s runs ([`MetricTable::mark_unfinished`]).
+    pub fn mark_unfinished(&mut self, cut: &[usize]) {
+        for t in &mut self.metrics {
+            t.mark_unfinished(cut);
         }
     }
 

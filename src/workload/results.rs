@@ -59,17 +59,21 @@ use crate::workload::{jbb, linpack, stream, web};
 pub const SIMULATED_PID: u32 = 4242;
 
 /// The benchmark's native report text and its JSON metrics (`"workload"` in the results).
-pub fn native_report(spec: &WorkloadSpec, run: &RunView) -> (String, Value) {
+/// `cut`: the run ended before the benchmark's own length
+/// ([`crate::workload::generate::Ending::After`]); a report that states its runtime (schbench)
+/// then gives the simulated one, and its rates are over that time.
+pub fn native_report(spec: &WorkloadSpec, run: &RunView, cut: bool) -> (String, Value) {
+    let cut_runtime_s = cut.then(|| run.end_ns() as f64 / 1e9);
     match spec {
         WorkloadSpec::Hackbench(c) => hackbench_report(c, run),
         WorkloadSpec::SchedPipe(c) => sched_pipe_report(c, run),
         WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Current => {
-            schbench_report(c, run)
+            schbench_report(c, run, cut_runtime_s)
         }
         WorkloadSpec::Schbench(c) if c.version == SchbenchVersion::Interim2021 => {
-            schbench_interim2021_report(c, run)
+            schbench_interim2021_report(c, run, cut_runtime_s)
         }
-        WorkloadSpec::Schbench(c) => schbench_classic_report(c, run),
+        WorkloadSpec::Schbench(c) => schbench_classic_report(c, run, cut_runtime_s),
         WorkloadSpec::StressNg(c) => stressng_report(c, run),
         WorkloadSpec::NetperfRr(c) => netperf_report(c, run),
         WorkloadSpec::RtApp(c) => rtapp_report(c, run),
@@ -407,13 +411,25 @@ fn pct_json(h: &PlatHistogram, plist: &[f64], idx: [usize; 4]) -> Value {
     })
 }
 
-fn schbench_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
-    let res = schbench_result(cfg, run);
+/// schbench's average RPS: `loop_count / -r`, or over the simulated seconds of a cut run.
+fn rps_avg(cfg: &SchbenchConfig, loops: u64, cut_runtime_s: Option<f64>) -> f64 {
+    let secs = cut_runtime_s.map_or(f64::from(cfg.runtime_s.max(1)), |s| s.max(1e-9));
+    ((loops as f64 / secs) * 100.0).round() / 100.0
+}
+
+fn schbench_report(
+    cfg: &SchbenchConfig,
+    run: &RunView,
+    cut_runtime_s: Option<f64>,
+) -> (String, Value) {
+    let res = SchbenchResult {
+        cut_runtime_s,
+        ..schbench_result(cfg, run)
+    };
     let text = schbench::format_report(cfg, &res);
-    let rps_avg = res.loop_count as f64 / f64::from(cfg.runtime_s.max(1));
     let mut json = json!({
         "kind": "schbench",
-        "rps_avg": (rps_avg * 100.0).round() / 100.0,
+        "rps_avg": rps_avg(cfg, res.loop_count, cut_runtime_s),
         "loop_count": res.loop_count,
         "wakeup_latency_us": pct_json(&res.wakeup, &PLIST_CURRENT, [1, 2, 3, 4]),
         "sched_delay_message_us": res.sched_delay_message_ns / 1000,
@@ -427,22 +443,31 @@ fn schbench_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
 
 /// The JSON of the classic and 2021 schbench: loops from the op counter, the seven-point
 /// wakeup percentiles read at p50/p90/p99/p99.9.
-fn classic_json(cfg: &SchbenchConfig, run: &RunView, latency: &PlatHistogram) -> Value {
+fn classic_json(
+    cfg: &SchbenchConfig,
+    run: &RunView,
+    latency: &PlatHistogram,
+    cut_runtime_s: Option<f64>,
+) -> Value {
     let loops = run.ops_total();
     json!({
         "kind": "schbench",
-        "rps_avg": ((loops as f64 / f64::from(cfg.runtime_s.max(1))) * 100.0).round() / 100.0,
+        "rps_avg": rps_avg(cfg, loops, cut_runtime_s),
         "loop_count": loops,
         "wakeup_latency_us": pct_json(latency, &PLIST_CLASSIC, [0, 2, 4, 6]),
     })
 }
 
-fn schbench_classic_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
+fn schbench_classic_report(
+    cfg: &SchbenchConfig,
+    run: &RunView,
+    cut_runtime_s: Option<f64>,
+) -> (String, Value) {
     let empty = Histogram::new();
     let latency = to_plat_us(metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty));
     let res = SchbenchClassicResult { latency };
     let text = schbench::format_classic_report(cfg, &res);
-    (text, classic_json(cfg, run, &res.latency))
+    (text, classic_json(cfg, run, &res.latency, cut_runtime_s))
 }
 
 /// e4aa540's log, rebuilt from the statistics loop's once-a-second snapshots with the
@@ -484,15 +509,20 @@ pub fn interim2021_log(cfg: &SchbenchConfig, run: &RunView) -> Vec<Interim2021Lo
     log
 }
 
-fn schbench_interim2021_report(cfg: &SchbenchConfig, run: &RunView) -> (String, Value) {
+fn schbench_interim2021_report(
+    cfg: &SchbenchConfig,
+    run: &RunView,
+    cut_runtime_s: Option<f64>,
+) -> (String, Value) {
     let empty = Histogram::new();
     let latency = to_plat_us(metric(run, gsb::WAKEUP_METRIC).unwrap_or(&empty));
     let res = SchbenchInterim2021Result {
         log: interim2021_log(cfg, run),
         latency,
+        cut_runtime_s,
     };
     let text = schbench::format_interim2021_report(cfg, &res);
-    (text, classic_json(cfg, run, &res.latency))
+    (text, classic_json(cfg, run, &res.latency, cut_runtime_s))
 }
 
 // ----- stress-ng -----------------------------------------------------------------------------

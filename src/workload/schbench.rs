@@ -976,6 +976,18 @@ pub struct SchbenchResult {
     pub sched_delay_worker_ns: u64,
     /// `-A` mode: the final total RPS goal (`requests_per_sec × m`).
     pub final_rps_goal: Option<u64>,
+    /// The simulated seconds the run lasted when it ended before `-r` (a cut run): the
+    /// report prints them as its runtime and no average rps ([`runtime_text`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_runtime_s: Option<f64>,
+}
+
+/// The runtime a report prints: `-r`, or the simulated seconds of a run cut before it.
+pub fn runtime_text(cfg: &SchbenchConfig, cut_runtime_s: Option<f64>) -> String {
+    match cut_runtime_s {
+        Some(s) => format!("{s:.3}"),
+        None => cfg.runtime_s.to_string(),
+    }
 }
 
 const PLIST_FOR_LAT: u32 = 0b11110; // 50, 90, 99, 99.9
@@ -988,7 +1000,7 @@ const STAR_50: u32 = 1 << 1;
 pub fn format_latency_block(
     label: &str,
     units: &str,
-    runtime_s: u64,
+    runtime_s: impl std::fmt::Display,
     h: &PlatHistogram,
     mask: u32,
     star: u32,
@@ -1068,12 +1080,12 @@ pub fn format_report(cfg: &SchbenchConfig, res: &SchbenchResult) -> String {
     for e in &res.log {
         out += &format_log_entry(e);
     }
-    let runtime = u64::from(cfg.runtime_s);
+    let runtime = runtime_text(cfg, res.cut_runtime_s);
     if cfg.pipe_bytes > 0 {
         out += &format_latency_block(
             "Wakeup Latencies",
             "usec",
-            runtime,
+            &runtime,
             &res.wakeup,
             PLIST_PIPE,
             STAR_99,
@@ -1093,7 +1105,7 @@ pub fn format_report(cfg: &SchbenchConfig, res: &SchbenchResult) -> String {
         out += &format_latency_block(
             "Wakeup Latencies",
             "usec",
-            runtime,
+            &runtime,
             &res.wakeup,
             PLIST_FOR_LAT,
             STAR_99,
@@ -1101,18 +1113,31 @@ pub fn format_report(cfg: &SchbenchConfig, res: &SchbenchResult) -> String {
         out += &format_latency_block(
             "Request Latencies",
             "usec",
-            runtime,
+            &runtime,
             &res.request,
             PLIST_FOR_LAT,
             STAR_99,
         );
-        out += &format_latency_block("RPS", "requests", runtime, &res.rps, PLIST_FOR_RPS, STAR_50);
-        match (cfg.auto_rps_pct, res.final_rps_goal) {
-            (Some(_), Some(goal)) => out += &format!("final rps goal was {goal}\n"),
+        out += &format_latency_block(
+            "RPS",
+            "requests",
+            &runtime,
+            &res.rps,
+            PLIST_FOR_RPS,
+            STAR_50,
+        );
+        match (cfg.auto_rps_pct, res.final_rps_goal, res.cut_runtime_s) {
+            (_, _, Some(s)) => {
+                out += &format!(
+                    "average rps: not finished (the run ended at {s:.3} s of -r {} s)\n",
+                    cfg.runtime_s
+                );
+            }
+            (Some(_), Some(goal), None) => out += &format!("final rps goal was {goal}\n"),
             _ => {
                 // `(double)loop_count / runtime`: with -r 0 this is inf in C; we print the
                 // same "inf".
-                let avg = res.loop_count as f64 / runtime as f64;
+                let avg = res.loop_count as f64 / f64::from(cfg.runtime_s);
                 out += &format!("average rps: {}\n", c_fixed2(avg));
             }
         }
@@ -1174,12 +1199,15 @@ pub enum Interim2021LogEntry {
 pub struct SchbenchInterim2021Result {
     pub log: Vec<Interim2021LogEntry>,
     pub latency: PlatHistogram,
+    /// As [`SchbenchResult::cut_runtime_s`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_runtime_s: Option<f64>,
 }
 
 /// e4aa540's `show_latencies()`: `Latency percentiles (usec) runtime N (s) (M total samples)`,
 /// the seven percentiles with their band counts (`*` before p99, nothing before the others),
 /// then `min`/`max` as tracked.
-pub fn format_interim2021_block(runtime_s: u64, h: &PlatHistogram) -> String {
+pub fn format_interim2021_block(runtime_s: impl std::fmt::Display, h: &PlatHistogram) -> String {
     let mut out = format!(
         "Latency percentiles (usec) runtime {runtime_s} (s) ({} total samples)\n",
         h.nr_samples
@@ -1209,7 +1237,7 @@ pub fn format_interim2021_report(cfg: &SchbenchConfig, res: &SchbenchInterim2021
         }
     }
     out.push_str(&format_interim2021_block(
-        u64::from(cfg.runtime_s),
+        runtime_text(cfg, res.cut_runtime_s),
         &res.latency,
     ));
     out

@@ -145,12 +145,23 @@ fn render_total(d: &Difference, b: &Bisection, dec: usize) -> String {
         out.push_str("total: not measured\n");
         return out;
     };
+    // Numbers from runs whose benchmark did not finish (--allow-incomplete) are marked.
+    let mark = if b.cut_runs > 0 { "*" } else { "" };
     out.push_str(&format!(
-        "total: good {g:.dec$}, bad {bm:.dec$}: bad - good = {}{} (95% CI, {} paired seeds)\n",
+        "total: good {g:.dec$}{mark}, bad {bm:.dec$}{mark}: bad - good = {}{} (95% CI, {} paired \
+         seeds)\n",
         est(&t, dec),
         pct(t.mean, g),
         t.n
     ));
+    if b.cut_runs > 0 {
+        out.push_str(&format!(
+            "* the benchmark did not finish in {} of the {} runs (cut short by run.duration_s \
+             or the time cap; used under --allow-incomplete): these are the cut runs' numbers, \
+             not the benchmark's\n",
+            b.cut_runs, b.runs_executed
+        ));
+    }
     if !b.differs {
         out.push_str("verdict: no significant difference between good and bad: no culprit\n");
     } else if d.changes.is_empty() {

@@ -22,6 +22,8 @@ pub struct ScenarioRunner<'a> {
     pub verbose: bool,
     /// Use runs whose benchmark did not finish (`--allow-incomplete`) instead of refusing.
     pub allow_incomplete: bool,
+    /// How many such runs were used ([`super::Bisection::cut_runs`]).
+    pub cut_runs: std::sync::atomic::AtomicU64,
 }
 
 /// Refuse a run whose benchmark did not finish unless `allow` (then warn once).
@@ -123,6 +125,10 @@ impl Runner for ScenarioRunner<'_> {
             }
             for ((i, _), run) in js.iter().zip(&out) {
                 check_finished(self.ctx, scn, run, self.allow_incomplete)?;
+                self.cut_runs.fetch_add(
+                    u64::from(!run.workload_complete),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
                 results[*i] = Some(metrics_of(run));
             }
         }

@@ -170,6 +170,9 @@ pub struct Bisection {
     pub halted: Option<(Halt, String)>,
     /// Remarks (refinement cut by the budget, ...).
     pub notes: Vec<String>,
+    /// Runs whose benchmark did not finish, used under `--allow-incomplete` (the report
+    /// marks its numbers `*`); set by the caller from its runner.
+    pub cut_runs: u64,
 }
 
 /// The search state: the difference, the runner, the cache and the counters.
@@ -358,6 +361,7 @@ impl<'a, R: Runner> Bisector<'a, R> {
             limits: self.limits,
             halted: None,
             notes: Vec::new(),
+            cut_runs: 0,
         };
         let halt = self.searches(&mut out)?;
         out.halted = halt;

@@ -14,7 +14,8 @@ use super::{Manifest, result_path};
 use crate::error::{InputError, InputResult};
 use crate::stats::report::{RunResult, Schedstat};
 
-/// The tables. `runs`: one row per run with its configuration columns; `axes`: the sweep's
+/// The tables. `runs`: one row per run with its configuration columns (`workload_complete`:
+/// 0 when the benchmark did not finish, the run cut short); `axes`: the sweep's
 /// axis values of each run (what `sweep table` pivots on); `metrics`: every numeric metric
 /// (perf-stat, benchmark metrics, latency percentiles, and again migrations and schedstat);
 /// `migrations`: by reason; `schedstat`: the load balancer's counters by scope.
@@ -35,7 +36,8 @@ CREATE TABLE IF NOT EXISTS runs (
   all_tasks_exited INTEGER NOT NULL,
   invariant_violations INTEGER NOT NULL,
   wall_time_s REAL,
-  sim_s_per_wall_s REAL
+  sim_s_per_wall_s REAL,
+  workload_complete INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS axes (
   run_id TEXT NOT NULL, axis TEXT NOT NULL, value TEXT NOT NULL,
@@ -63,10 +65,18 @@ fn db_err(path: &Path, e: impl std::fmt::Display) -> InputError {
     InputError::new(path.display().to_string(), format!("database: {e}"))
 }
 
-/// Open (creating) a database with the schema.
+/// Open (creating) a database with the schema; a database merged before `runs` had its
+/// `workload_complete` column gets it (1: merging again rewrites every run's row).
 pub fn open(path: &Path) -> InputResult<Connection> {
     let conn = Connection::open(path).map_err(|e| db_err(path, e))?;
     conn.execute_batch(SCHEMA).map_err(|e| db_err(path, e))?;
+    let cols = columns(&conn, "runs").map_err(|e| db_err(path, e))?;
+    if !cols.iter().any(|c| c == "workload_complete") {
+        conn.execute_batch(
+            "ALTER TABLE runs ADD COLUMN workload_complete INTEGER NOT NULL DEFAULT 1",
+        )
+        .map_err(|e| db_err(path, e))?;
+    }
     Ok(conn)
 }
 
@@ -89,8 +99,13 @@ pub fn open_existing(path: &Path) -> InputResult<Connection> {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct MergeReport {
     pub merged: usize,
+    /// Of `merged`, runs whose benchmark did not finish (`workload_complete = 0`).
+    pub cut: usize,
     /// Indices of planned runs without a result.
     pub missing: Vec<usize>,
+    /// Indices of planned runs whose result file is damaged (not merged; `sweep run` runs
+    /// them again).
+    pub damaged: Vec<usize>,
 }
 
 /// Merge every finished run of sweep `dir` into the database at `out`.
@@ -99,15 +114,21 @@ pub fn merge(dir: &Path, m: &Manifest, out: &Path) -> InputResult<MergeReport> {
     let tx = conn.transaction().map_err(|e| db_err(out, e))?;
     let mut report = MergeReport::default();
     for run in &m.runs {
-        let path = result_path(dir, &run.id);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        match super::result_state(dir, &run.id) {
+            super::ResultState::Missing => {
                 report.missing.push(run.index);
                 continue;
             }
-            Err(e) => return Err(InputError::new(path.display().to_string(), e.to_string())),
-        };
+            super::ResultState::Damaged => {
+                report.damaged.push(run.index);
+                continue;
+            }
+            super::ResultState::Cut => report.cut += 1,
+            super::ResultState::Whole => {}
+        }
+        let path = result_path(dir, &run.id);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| InputError::new(path.display().to_string(), e.to_string()))?;
         let doc: Value = serde_json::from_str(&text).map_err(|e| {
             InputError::new(
                 path.display().to_string(),
@@ -135,12 +156,13 @@ fn insert_run(
             .execute([id])?;
     }
     let r: RunResult = serde_json::from_value(doc["run"].clone()).unwrap_or_default();
+    let complete = super::benchmark_finished(doc["workload_complete"].as_bool(), &r);
     let scn = m.scenario(run).ok();
     let conf =
         |f: &dyn Fn(&crate::config::scenario::Scenario) -> Option<String>| scn.as_ref().and_then(f);
     tx.execute(
         "INSERT INTO runs VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
-         ?15, ?16)",
+         ?15, ?16, ?17)",
         params![
             id,
             run.index as i64,
@@ -158,6 +180,7 @@ fn insert_run(
             r.invariant_violations.len() as i64,
             r.wall_time_s,
             r.sim_s_per_wall_s,
+            complete,
         ],
     )?;
     for (axis, value) in &run.axes {

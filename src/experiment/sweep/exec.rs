@@ -57,6 +57,9 @@ pub struct RunReport {
     pub skipped: usize,
     /// Runs executed and written.
     pub ran: usize,
+    /// Of `ran`, those whose benchmark did not finish (cut by `run.duration_s` or the time
+    /// cap): written, and marked `workload_complete: false`.
+    pub cut: usize,
     /// Runs stopped by a signal (nothing written).
     pub stopped: usize,
     /// `(index, message)` of runs that failed.
@@ -82,6 +85,7 @@ fn result_doc(m: &Manifest, run: &PlannedRun, out: &experiment::RunOutput) -> se
         "seed": run.seed,
         "axes": axes,
         "scenario": run.scenario_toml,
+        "workload_complete": out.workload_complete,
         "run": out.result.to_json(),
     })
 }
@@ -164,8 +168,11 @@ pub fn run(
             let outcome = one_run(ctx, dir, m, run, &written);
             let mut rep = report.lock().expect("report");
             match outcome {
-                Ok(true) => rep.ran += 1,
-                Ok(false) => rep.stopped += 1,
+                Ok(Some(finished)) => {
+                    rep.ran += 1;
+                    rep.cut += usize::from(!finished);
+                }
+                Ok(None) => rep.stopped += 1,
                 Err(e) => rep.failed.push((run.index, e.to_string())),
             }
             on_done(&rep);
@@ -176,20 +183,22 @@ pub fn run(
     Ok(rep)
 }
 
-/// Run one planned run and write its result; false when a stop request cut it short.
+/// Run one planned run and write its result: whether its benchmark finished
+/// ([`experiment::RunOutput::workload_complete`]), `None` when a stop request cut it short
+/// (nothing written).
 fn one_run(
     ctx: &RunContext,
     dir: &Path,
     m: &Manifest,
     run: &PlannedRun,
     written: &AtomicUsize,
-) -> InputResult<bool> {
+) -> InputResult<Option<bool>> {
     let scn = m.scenario(run)?;
     let (out, _) = experiment::run_once_in(ctx, &scn, run.seed, Instruments::default())?;
     if !out.complete {
-        return Ok(false);
+        return Ok(None);
     }
     let nth = written.fetch_add(1, Ordering::SeqCst);
     write_result(dir, &run.id, &result_doc(m, run, &out), nth)?;
-    Ok(true)
+    Ok(Some(out.workload_complete))
 }

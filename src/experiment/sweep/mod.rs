@@ -220,11 +220,12 @@ pub fn result_path(dir: &Path, id: &str) -> PathBuf {
     dir.join(RESULTS).join(format!("{id}.json"))
 }
 
-/// Whether run `id` has a whole result: results are renamed into place only when complete,
-/// so a file that is not a JSON object with a `run` member was damaged afterwards (cut,
-/// edited, a disk fault) and the run counts as not finished — `sweep run` runs it again.
+/// Whether run `id` has a whole result (finished; its benchmark may have been cut short,
+/// [`ResultState::Cut`]): results are renamed into place only when complete, so a file that
+/// is not a whole result ([`result_state`]) was damaged afterwards (cut, edited, a disk
+/// fault) and the run counts as not finished — `sweep run` runs it again.
 pub fn finished(dir: &Path, id: &str) -> bool {
-    result_state(dir, id) == ResultState::Whole
+    matches!(result_state(dir, id), ResultState::Whole | ResultState::Cut)
 }
 
 /// What is at a run's result path.
@@ -233,24 +234,74 @@ pub enum ResultState {
     Missing,
     /// A file that is not a whole result.
     Damaged,
+    /// A whole result whose benchmark finished.
     Whole,
+    /// A whole result whose benchmark did not finish (the run ended at `run.duration_s` or
+    /// the time cap first): kept, as a rerun would cut it the same way, and marked in
+    /// `sweep table`.
+    Cut,
+}
+
+/// A result file as [`exec`] writes it, read strictly: the typed run results with every key
+/// a run always writes, under the id of the run it belongs to.
+#[derive(serde::Deserialize)]
+struct ResultDoc {
+    id: String,
+    #[allow(dead_code)]
+    schedlab_version: String,
+    #[allow(dead_code)]
+    index: usize,
+    #[allow(dead_code)]
+    seed: serde::de::IgnoredAny,
+    /// Absent in results written before it was recorded: then from `run.workload.complete`.
+    workload_complete: Option<bool>,
+    run: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Whether a run's results are whole: typed (each value of the right type) and with every
+/// key [`RunResult`](crate::stats::report::RunResult) always writes; then whether its
+/// benchmark finished ([`benchmark_finished`]).
+fn read_run(
+    recorded: Option<bool>,
+    run: serde_json::Map<String, serde_json::Value>,
+) -> Option<bool> {
+    use crate::stats::report::RunResult;
+    let always = RunResult::default().to_json();
+    let keys = always.as_object().expect("the run results are an object");
+    if !keys.keys().all(|k| run.contains_key(k)) {
+        return None;
+    }
+    let r: RunResult = serde_json::from_value(serde_json::Value::Object(run)).ok()?;
+    Some(benchmark_finished(recorded, &r))
+}
+
+/// Whether a run's benchmark finished: the result file's `workload_complete` (`recorded`,
+/// absent in results written before it was) is not false, and no workload of the run has
+/// `complete = false`.
+pub fn benchmark_finished(recorded: Option<bool>, r: &crate::stats::report::RunResult) -> bool {
+    let done = |w: &crate::stats::report::WorkloadMetrics| {
+        w.0.get("complete").and_then(serde_json::Value::as_bool) != Some(false)
+    };
+    recorded != Some(false) && done(&r.workload) && r.more_workloads.iter().all(done)
 }
 
 /// [`ResultState`] of run `id` (reads the file; no values are kept).
 pub fn result_state(dir: &Path, id: &str) -> ResultState {
-    #[derive(serde::Deserialize)]
-    struct Shape {
-        #[allow(dead_code)]
-        run: serde::de::IgnoredAny,
-    }
     let path = result_path(dir, id);
     let Ok(file) = std::fs::File::open(&path) else {
         return ResultState::Missing;
     };
     let reader = std::io::BufReader::new(file);
-    match serde_json::from_reader::<_, Shape>(reader) {
-        Ok(_) => ResultState::Whole,
-        Err(_) => ResultState::Damaged,
+    let Ok(doc) = serde_json::from_reader::<_, ResultDoc>(reader) else {
+        return ResultState::Damaged;
+    };
+    if doc.id != id {
+        return ResultState::Damaged;
+    }
+    match read_run(doc.workload_complete, doc.run) {
+        None => ResultState::Damaged,
+        Some(true) => ResultState::Whole,
+        Some(false) => ResultState::Cut,
     }
 }
 

@@ -107,18 +107,26 @@ pub fn check_metric(conn: &Connection, name: &str, origin: &str) -> InputResult<
 pub struct Row {
     pub axes: BTreeMap<String, String>,
     pub value: f64,
+    /// Whether the run's benchmark finished (`runs.workload_complete`): a cut run's value is
+    /// not the benchmark's.
+    pub complete: bool,
 }
 
-/// The runs that have `metric` and match `sel`, in index order.
+/// The runs that have `metric` and match `sel`, in index order (a database merged before
+/// `runs.workload_complete` existed counts every run as finished).
 pub fn rows(conn: &Connection, metric: &str, sel: &Selection) -> InputResult<Vec<Row>> {
+    let recorded = (super::db::columns(conn, "runs").map_err(sql_err)?)
+        .iter()
+        .any(|c| c == "workload_complete");
+    let complete = if recorded { "r.workload_complete" } else { "1" };
     let mut stmt = conn
-        .prepare(
-            "SELECT r.id, m.value FROM runs r JOIN metrics m ON m.run_id = r.id \
-             WHERE m.metric = ?1 ORDER BY r.idx, r.id",
-        )
+        .prepare(&format!(
+            "SELECT r.id, m.value, {complete} FROM runs r JOIN metrics m \
+             ON m.run_id = r.id WHERE m.metric = ?1 ORDER BY r.idx, r.id"
+        ))
         .map_err(sql_err)?;
-    let found: Vec<(String, f64)> = stmt
-        .query_map([metric], |r| Ok((r.get(0)?, r.get(1)?)))
+    let found: Vec<(String, f64, bool)> = stmt
+        .query_map([metric], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
         .map_err(sql_err)?
         .collect::<Result<_, _>>()
         .map_err(sql_err)?;
@@ -126,14 +134,18 @@ pub fn rows(conn: &Connection, metric: &str, sel: &Selection) -> InputResult<Vec
         .prepare("SELECT axis, value FROM axes WHERE run_id = ?1")
         .map_err(sql_err)?;
     let mut out = Vec::new();
-    for (id, value) in found {
+    for (id, value, complete) in found {
         let axes: BTreeMap<String, String> = axes_of
             .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(sql_err)?
             .collect::<Result<_, _>>()
             .map_err(sql_err)?;
         if sel.iter().all(|(k, v)| axes.get(k) == Some(v)) {
-            out.push(Row { axes, value });
+            out.push(Row {
+                axes,
+                value,
+                complete,
+            });
         }
     }
     Ok(out)
@@ -145,7 +157,13 @@ pub fn rows(conn: &Connection, metric: &str, sel: &Selection) -> InputResult<Vec
 pub struct Pivot {
     pub rows: Vec<String>,
     pub cols: Vec<String>,
+    /// The values each cell's mean is over: its finished runs' (and its cut runs' too with
+    /// [`Pivot::with_cut`]).
     pub cells: BTreeMap<(usize, usize), Vec<f64>>,
+    /// How many runs of each cell did not finish their benchmark (the cell is marked `*`).
+    pub cut: BTreeMap<(usize, usize), usize>,
+    /// Cut runs are in the means (`--allow-incomplete`).
+    pub with_cut: bool,
 }
 
 impl Pivot {
@@ -160,18 +178,52 @@ impl Pivot {
         crate::stats::compare::decimals_for(if smallest.is_finite() { smallest } else { 0.0 })
     }
 
-    /// Cell `(i, j)` as `mean ± ci95 (n)` with `d` decimals, `-` when it has no run.
+    /// Cell `(i, j)` as `mean ± ci95 (n)` with `d` decimals, `-` when it has no run; `*`
+    /// after a cell with cut runs, `not finished*` when they are all it has (and are left out).
     pub fn cell_text(&self, i: usize, j: usize, d: usize) -> String {
-        self.cells.get(&(i, j)).map_or("-".to_string(), |v| {
-            let (mean, ci, n) = mean_ci(v);
-            format!("{mean:.d$} ± {ci:.d$} ({n})")
-        })
+        let mark = if self.cut.contains_key(&(i, j)) {
+            "*"
+        } else {
+            ""
+        };
+        match self.cells.get(&(i, j)) {
+            Some(v) => {
+                let (mean, ci, n) = mean_ci(v);
+                format!("{mean:.d$} ± {ci:.d$} ({n}){mark}")
+            }
+            None if !mark.is_empty() => "not finished*".to_string(),
+            None => "-".to_string(),
+        }
+    }
+
+    /// The note under a table with cut runs (`None` without): how many, and whether the
+    /// means include them.
+    pub fn footnote(&self) -> Option<String> {
+        let cut: usize = self.cut.values().sum();
+        if cut == 0 {
+            return None;
+        }
+        let shown: usize = self.cells.values().map(Vec::len).sum();
+        let total = if self.with_cut { shown } else { shown + cut };
+        Some(format!(
+            "* the benchmark did not finish in {cut} of {total} runs (cut short by \
+             run.duration_s or the time cap): {}",
+            if self.with_cut {
+                "included (--allow-incomplete); their values are not the benchmark's"
+            } else {
+                "left out of the means (--allow-incomplete includes them)"
+            }
+        ))
     }
 }
 
-/// Group `rows` by the values of axes `r` and `c`.
-pub fn pivot(rows: &[Row], r: &str, c: &str) -> Pivot {
-    let mut p = Pivot::default();
+/// Group `rows` by the values of axes `r` and `c`; runs whose benchmark did not finish are
+/// counted in [`Pivot::cut`] and left out of the cells unless `with_cut`.
+pub fn pivot(rows: &[Row], r: &str, c: &str, with_cut: bool) -> Pivot {
+    let mut p = Pivot {
+        with_cut,
+        ..Pivot::default()
+    };
     let pos = |list: &mut Vec<String>, v: &str| match list.iter().position(|x| x == v) {
         Some(i) => i,
         None => {
@@ -188,7 +240,12 @@ pub fn pivot(rows: &[Row], r: &str, c: &str) -> Pivot {
         let (rv, cv) = (label(r), label(c));
         let i = pos(&mut p.rows, rv);
         let j = pos(&mut p.cols, cv);
-        p.cells.entry((i, j)).or_default().push(row.value);
+        if !row.complete {
+            *p.cut.entry((i, j)).or_default() += 1;
+        }
+        if row.complete || with_cut {
+            p.cells.entry((i, j)).or_default().push(row.value);
+        }
     }
     p
 }
@@ -226,6 +283,10 @@ pub fn render_pivot(p: &Pivot, metric: &str, r: &str, c: &str) -> String {
             let pad = w.saturating_sub(text.chars().count());
             out.push_str(&format!("  {}{text}", " ".repeat(pad)));
         }
+        out.push('\n');
+    }
+    if let Some(note) = p.footnote() {
+        out.push_str(&note);
         out.push('\n');
     }
     out
@@ -358,6 +419,7 @@ fn typed(col: &str, v: &str) -> serde_json::Value {
         "invariant_violations",
         "wall_time_s",
         "sim_s_per_wall_s",
+        "workload_complete",
     ];
     if !NUMERIC.contains(&col) {
         return serde_json::Value::String(v.to_string());

@@ -145,13 +145,25 @@ pub fn validate(
                 (sim, false)
             }
         };
-        rows.push(score(case, Some(&sim), cached, opts.allow_incomplete));
+        let allow = opts.allow_incomplete || declares_its_cut(case, extra_sets);
+        rows.push(score(case, Some(&sim), cached, allow));
     }
     let totals = totals(&rows);
     Ok(Scoreboard {
         cases: rows,
         totals,
     })
+}
+
+/// Whether the case itself cuts its runs short on purpose: it sets `[command] duration_s`
+/// (a cap for a long benchmark, whose metric must then be a rate: validation/README.md) and
+/// `validate --set` does not change the cap. Its cut runs are scored and marked, as
+/// `--allow-incomplete` would; any other cut needs the flag.
+pub fn declares_its_cut(case: &Case, extra_sets: &[String]) -> bool {
+    case.file.command.duration_s.is_some()
+        && !extra_sets
+            .iter()
+            .any(|s| s.trim_start().starts_with("run.duration_s"))
 }
 
 /// Run both sides of `case` on the same seeds.
@@ -187,14 +199,7 @@ pub fn simulate(ctx: &RunContext, case: &Case, extra_sets: &[String]) -> InputRe
                 Transform::None => v,
                 Transform::Reciprocal => 1.0 / v,
             };
-            let complete = r
-                .result
-                .workload
-                .0
-                .get("complete")
-                .and_then(|c| c.as_bool())
-                .unwrap_or(true);
-            sim.incomplete_runs += u32::from(!complete || !r.complete);
+            sim.incomplete_runs += u32::from(!r.workload_complete || !r.complete);
             sim.warnings += r.result.warnings.len() as u32;
             if side == 0 {
                 sim.base.push(v);
@@ -443,7 +448,7 @@ fn case_notes(r: &CaseScore) -> Vec<String> {
             if r.sim_change_pct.is_none() {
                 ": not compared (--allow-incomplete)"
             } else {
-                ""
+                " (cut short: compared as a rate)"
             }
         ));
     }

@@ -132,6 +132,64 @@ pub fn workload_duration_ns(spec: &WorkloadSpec) -> Option<u64> {
     }
 }
 
+/// How a benchmark ends, which decides whether a run finished it ([`Ending::finished`], the
+/// one rule every report, `compare`, `bisect`, `sweep` and `validate` go by).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// It never ends by itself (spin, pingpong without `loops`, `schbench -r 0`): a run of
+    /// any length is the whole of it.
+    Never,
+    /// A fixed amount of work, done when its tasks exit (hackbench, sched pipe, `--cpu-ops`
+    /// stress-ng without a timeout, netperf `-l -N`, pingpong with `loops`).
+    Work,
+    /// After its own length (`-r`, `--timeout`, `-l`, `duration`: warm-up included), in
+    /// simulated ns from the start of the run; or earlier, when all its tasks exit.
+    After(u64),
+}
+
+impl Ending {
+    /// Whether a run that ended at `end_ns` finished the benchmark: `reported` is the
+    /// benchmark's own verdict where it keeps one (hackbench's reaped children), `all_exited`
+    /// whether every task of the workload had exited.
+    pub fn finished(self, end_ns: u64, reported: Option<bool>, all_exited: bool) -> bool {
+        match self {
+            Ending::Never => true,
+            Ending::Work => reported.unwrap_or(all_exited),
+            Ending::After(length_ns) => end_ns >= length_ns || all_exited,
+        }
+    }
+
+    /// The same ending for a workload that starts `ns` later in the run (`start_ms`).
+    pub fn delayed(self, ns: u64) -> Ending {
+        match self {
+            Ending::After(length_ns) => Ending::After(length_ns.saturating_add(ns)),
+            other => other,
+        }
+    }
+}
+
+/// How `spec` ends ([`Ending`]). The length of a time-bounded benchmark is its own: schbench's
+/// `-r` (its warm-up is part of it), not the margin [`workload_duration_ns`] gives its run.
+pub fn ending(spec: &WorkloadSpec) -> Ending {
+    const S: u64 = 1_000_000_000;
+    let work = match spec {
+        WorkloadSpec::Hackbench(_) | WorkloadSpec::SchedPipe(_) => true,
+        WorkloadSpec::StressNg(c) => c.effective_timeout_s() == 0 && c.cpu_ops.is_some(),
+        WorkloadSpec::NetperfRr(c) => {
+            matches!(c.length, super::netperf::RrLength::Transactions(_))
+        }
+        _ => false,
+    };
+    if work {
+        return Ending::Work;
+    }
+    let length = match spec {
+        WorkloadSpec::Schbench(c) => (c.runtime_s > 0).then(|| u64::from(c.runtime_s) * S),
+        _ => workload_duration_ns(spec),
+    };
+    length.map_or(Ending::Never, Ending::After)
+}
+
 /// Warm-up the benchmark itself applies before its statistics count (schbench `-w` — after
 /// the program's own adjustments —, tbench's warm-up), in simulated ns. The run layer should
 /// start the engine's statistics no earlier than this.
