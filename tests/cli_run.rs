@@ -398,3 +398,73 @@ fn schbench_2021_is_seeded() {
     let lat = |v: &serde_json::Value| v["runs"][0]["workload"]["wakeup_latency_us"].clone();
     assert_ne!(lat(&a), lat(&c), "seeds 3 and 4 gave the same latencies");
 }
+
+/// Issue 33: a run with scheduling-watchdog findings prints one warning line on stderr (the
+/// first finding, and how many more there are) and keeps every finding in
+/// `runs[].warnings`; a run without findings prints none and has no `warnings` key.
+///
+/// No scenario makes the model stall on purpose (the watchdog names model bugs: a lost
+/// reschedule, a wasted core; nothing the kernel legitimately does leaves a task waiting
+/// beyond the largest balance interval while a CPU it may use idles), and the ci-debug
+/// binary panics on a finding instead. So the findings are put into a real run's results
+/// here, at the library level the CLI prints and writes from (`cli::run::watchdog_warning`,
+/// `experiment::results_json`); the engine side, a lost reschedule in a run becoming one
+/// entry of `warnings`, is `engine::tests::a_lost_reschedule_in_a_run_is_one_warning`.
+#[test]
+fn watchdog_findings_are_one_stderr_warning_and_the_results_warnings() {
+    use schedlab::cli::run::watchdog_warning;
+    use schedlab::config::scenario::Scenario;
+    use schedlab::experiment;
+    let text = "[run]\nduration_s = 0.01\n[machine]\npreset = \"skl-2s\"\n\
+                [workload]\ncommand = \"hackbench -g 1 -l 10\"\n";
+    let scn = Scenario::parse(text, "watchdog.toml").unwrap();
+    let mut out = experiment::run_once(&scn, 7).unwrap();
+    assert!(out.result.warnings.is_empty(), "{:?}", out.result.warnings);
+    assert_eq!(watchdog_warning("", &out), None);
+    let doc = experiment::results_json(&scn, std::slice::from_ref(&out));
+    assert!(
+        doc["runs"][0].get("warnings").is_none(),
+        "{}",
+        doc["runs"][0]
+    );
+    let first = "t=110000000 stalled wakeup: task 1 ('stuck') waits runnable on CPU 1 for \
+                 110000 us while that CPU has been idle for 110000 us";
+    let second = "t=120000000 wasted core: CPU 2 idle for 120000 us while task 3 ('w') \
+                  waits runnable on CPU 1 of the same LLC for 101000 us";
+    out.result.warnings = vec![first.into(), second.into()];
+    assert_eq!(
+        watchdog_warning("", &out).unwrap(),
+        format!(
+            "schedlab: warning: seed 7: scheduling watchdog: {first} (and 1 more: the \
+             results' `warnings`)"
+        )
+    );
+    out.result.warnings.truncate(1);
+    assert_eq!(
+        watchdog_warning("eevdf ", &out).unwrap(),
+        format!("schedlab: warning: eevdf seed 7: scheduling watchdog: {first}")
+    );
+    out.result.warnings.push(second.into());
+    let doc = experiment::results_json(&scn, &[out]);
+    assert_eq!(
+        doc["runs"][0]["warnings"],
+        serde_json::json!([first, second])
+    );
+    // The binary: a normal run warns about nothing.
+    let o = schedlab(&[
+        "run",
+        "-m",
+        "skl-2s",
+        "--seed",
+        "7",
+        "--",
+        "hackbench",
+        "-g",
+        "1",
+        "-l",
+        "10",
+    ]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains("scheduling watchdog"), "{stderr}");
+}

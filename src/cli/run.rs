@@ -523,11 +523,18 @@ pub fn perf_command(w: &crate::config::scenario::WorkloadSection) -> String {
 /// The scheduling watchdog's first finding of a run, once, on stderr (like the kernel's
 /// `WARN_ON_ONCE()`); all of them are in the results' `warnings`.
 pub(crate) fn warn_watchdog(variant: &str, r: &experiment::RunOutput) {
-    let Some(first) = r.result.warnings.first() else {
-        return;
-    };
+    if let Some(line) = watchdog_warning(variant, r) {
+        eprintln!("{line}");
+    }
+}
+
+/// The one stderr line [`warn_watchdog`] prints for run `r` (`variant`: a comparison's
+/// variant name and a blank, or nothing): its first watchdog finding and how many more the
+/// results hold. `None` when the run has none.
+pub fn watchdog_warning(variant: &str, r: &experiment::RunOutput) -> Option<String> {
+    let first = r.result.warnings.first()?;
     let more = r.result.warnings.len() - 1;
-    eprintln!(
+    Some(format!(
         "schedlab: warning: {variant}seed {}: scheduling watchdog: {first}{}",
         r.seed,
         if more > 0 {
@@ -535,5 +542,5 @@ pub(crate) fn warn_watchdog(variant: &str, r: &experiment::RunOutput) {
         } else {
             String::new()
         }
-    );
+    ))
 }

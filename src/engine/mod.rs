@@ -310,6 +310,8 @@ pub struct Engine {
     pub(crate) warnings: invariants::ViolationLog,
     /// When the watchdog runs next.
     pub(crate) watchdog_next_ns: u64,
+    /// The watchdog's bound ([`watchdog::stall_bound_ns`]), from the policy's domains.
+    pub(crate) watchdog_bound_ns: u64,
     /// Trace / `--explain` observer; `None` costs one branch per scheduling point.
     pub(crate) observer: Option<Box<dyn Observer>>,
     /// A benchmark's interval output, called at each snapshot (see [`IntervalHook`]).
@@ -355,6 +357,7 @@ impl Engine {
         let nr_timers = nr_timers(&plan.programs);
         let noise = noise::Noise::new(cfg.noise, cfg.seed, tasks.len(), machine.nr_cpus());
         let numa = numa::memory_model(&machine, &plan.tasks, cfg.seed, &cost, &mut *policy);
+        let watchdog_bound_ns = watchdog::stall_bound_ns(policy.max_balance_interval_ms());
         Ok(Engine {
             clock: clock::Clock::new(queue),
             noise,
@@ -389,6 +392,7 @@ impl Engine {
             invariant_violations: invariants::ViolationLog::new(),
             warnings: invariants::ViolationLog::new(),
             watchdog_next_ns: watchdog::WATCHDOG_PERIOD_NS,
+            watchdog_bound_ns,
             observer: None,
             interval_hook: None,
             timer_changes: Vec::new(),

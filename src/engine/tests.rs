@@ -320,41 +320,151 @@ fn observer_sees_every_migration_and_exit_and_changes_nothing() {
     assert!(seen.finished);
 }
 
-/// The watchdog reports a task left runnable on an idle CPU (a lost reschedule) once, after
-/// [`watchdog::STALL_BOUND_NS`], and not before.
-#[test]
-fn watchdog_reports_a_task_waiting_on_an_idle_cpu_once() {
-    let plan = WorkloadPlan {
+/// One task, `stuck`, that does nothing worth simulating: the watchdog tests set its state.
+fn one_task_plan() -> WorkloadPlan {
+    WorkloadPlan {
         programs: vec![Program {
             name: "burn".into(),
             ops: vec![Op::Run { work_ns: 1_000 }, Op::Exit],
         }],
         tasks: vec![spec(0, "stuck")],
         ..Default::default()
-    };
-    let mut e = engine(flat_machine(2), plan);
+    }
+}
+
+/// The state a lost reschedule leaves since time 0: task 0 queued and runnable on `cpu`,
+/// which idles. Then the watchdog must stay silent at `bound` and report the wait once just
+/// beyond it.
+fn assert_watchdog_reports_a_lost_resched_just_beyond(e: &mut Engine, cpu: usize, bound: u64) {
     e.cfg.watchdog_panics = false;
-    // The state a lost reschedule leaves: queued and runnable on CPU 1, which idles.
     e.tasks[0].state = TaskState::Runnable;
     e.tasks[0].on_rq = true;
-    e.tasks[0].cpu = 1;
+    e.tasks[0].cpu = cpu;
     e.tasks[0].runnable_since_ns = 0;
-    e.cpus[1].idle_since_ns = 0;
-    e.clock.set_now(watchdog::STALL_BOUND_NS);
+    e.cpus[cpu].idle_since_ns = 0;
+    e.clock.set_now(bound);
     e.watchdog();
     assert!(e.warnings().is_empty(), "not beyond the bound yet");
-    e.clock.set_now(watchdog::STALL_BOUND_NS + 1);
+    e.clock.set_now(bound + 1);
     e.watchdog();
     assert_eq!(e.warnings().len(), 1, "{:?}", e.warnings());
-    assert!(
-        e.warnings()[0].contains("stalled wakeup: task 0 ('stuck') waits runnable on CPU 1"),
-        "{}",
-        e.warnings()[0]
-    );
+    let expected = format!("stalled wakeup: task 0 ('stuck') waits runnable on CPU {cpu}");
+    assert!(e.warnings()[0].contains(&expected), "{}", e.warnings()[0]);
     e.clock
         .set_now(e.clock.now() + watchdog::WATCHDOG_PERIOD_NS);
     e.watchdog();
     assert_eq!(e.warnings().len(), 1, "each wait is reported once");
+}
+
+/// The watchdog reports a task left runnable on an idle CPU (a lost reschedule) once, after
+/// its bound, and not before; a policy without domains gets the floor,
+/// [`watchdog::STALL_BOUND_MIN_NS`].
+#[test]
+fn watchdog_reports_a_task_waiting_on_an_idle_cpu_once() {
+    let mut e = engine(flat_machine(2), one_task_plan());
+    assert_eq!(e.watchdog_bound_ns(), watchdog::STALL_BOUND_MIN_NS);
+    assert_watchdog_reports_a_lost_resched_just_beyond(&mut e, 1, watchdog::STALL_BOUND_MIN_NS);
+}
+
+/// The watchdog's bound is the largest balance interval of the machine's sched domains, an
+/// idle CPU's `sd->max_interval` (2 ms × the widest domain's weight: the NUMA level of a
+/// 2-socket machine), at least 100 ms. On spr-2s a lost reschedule is reported beyond
+/// 448 ms, not at 100 ms.
+#[test]
+fn watchdog_bound_follows_the_largest_balance_interval_of_the_domains() {
+    use crate::kconfig::{Profile, ResolvedKernel};
+    use crate::policy::linux_fair::LinuxFair;
+    const MS: u64 = 1_000_000;
+    let k = ResolvedKernel::from_profile(Profile::by_name("v6.12").unwrap());
+    let fair = |m: &Machine| LinuxFair::new(&k, m, &CostModel::default_for(m), 1);
+    for (preset, ms) in [
+        ("skl-2s", 160),
+        ("spr-2s", 448),
+        ("milan-2s", 512),
+        ("turin-2s", 1024),
+        ("hybrid-10", 20),
+    ] {
+        let m = crate::topology::presets::by_name(preset).unwrap();
+        assert_eq!(fair(&m).max_balance_interval_ms(), Some(ms), "{preset}");
+        let bound = watchdog::stall_bound_ns(Some(ms));
+        assert_eq!(
+            bound,
+            (ms * MS).max(watchdog::STALL_BOUND_MIN_NS),
+            "{preset}"
+        );
+    }
+    let m = crate::topology::presets::by_name("spr-2s").unwrap();
+    let cost = CostModel::default_for(&m);
+    let policy = Box::new(fair(&m));
+    let mut e = Engine::new(m, cost, EngineConfig::default(), policy, one_task_plan()).unwrap();
+    assert_eq!(e.watchdog_bound_ns(), 448 * MS);
+    assert_watchdog_reports_a_lost_resched_just_beyond(&mut e, 5, 448 * MS);
+}
+
+/// A run from the state issue 33 left (a reschedule request left set on an idle CPU whose
+/// tick is stopped, which then swallows the IPI of the next `resched_curr()`): `stuck`,
+/// forked from CPU 0 onto idle CPU 1, is never run there, while `busy` keeps CPU 0 (and the
+/// event loop) going for 300 ms.
+fn lost_resched_run() -> Engine {
+    let plan = WorkloadPlan {
+        programs: vec![
+            Program {
+                name: "busy".into(),
+                ops: vec![
+                    Op::Run {
+                        work_ns: 300_000_000,
+                    },
+                    Op::Exit,
+                ],
+            },
+            Program {
+                name: "stuck".into(),
+                ops: vec![Op::Run { work_ns: 1_000 }, Op::Exit],
+            },
+        ],
+        tasks: vec![
+            TaskSpec {
+                cpus_allowed: Some(CpuMask::parse("0").unwrap()),
+                ..spec(0, "busy")
+            },
+            TaskSpec {
+                cpus_allowed: Some(CpuMask::parse("1").unwrap()),
+                ..spec(1, "stuck")
+            },
+        ],
+        ..Default::default()
+    };
+    let mut e = engine(flat_machine(2), plan);
+    e.cfg.check_invariants = false;
+    e.cpus[1].need_resched = true;
+    e.cpus[1].tick_stopped = true;
+    e
+}
+
+/// In a whole run (the event loop calls the watchdog), the lost reschedule is reported once
+/// in the results' `warnings`, and the run goes on to its end.
+#[test]
+fn a_lost_reschedule_in_a_run_is_one_warning() {
+    let mut e = lost_resched_run();
+    e.cfg.watchdog_panics = false;
+    e.run();
+    assert_eq!(e.warnings().len(), 1, "{:?}", e.warnings());
+    let w = &e.warnings()[0];
+    assert!(
+        w.contains("stalled wakeup: task 1 ('stuck') waits runnable on CPU 1"),
+        "{w}"
+    );
+    assert_eq!(e.tasks()[0].state, TaskState::Dead, "busy ran to its end");
+    assert_eq!(e.tasks()[1].state, TaskState::Runnable, "stuck never ran");
+}
+
+/// Builds with debug assertions (the test suite, the ci-debug binary) panic on the finding.
+#[test]
+#[should_panic(expected = "scheduling watchdog: t=")]
+fn a_lost_reschedule_panics_with_debug_assertions() {
+    let mut e = lost_resched_run();
+    e.cfg.watchdog_panics = true;
+    e.run();
 }
 
 /// Two nodes: CPUs 0 and 1 are SMT siblings of core 0 (node 0), CPU 2 is core 2 on node 1.

@@ -2,13 +2,23 @@
 //! `WARN_ON_ONCE()`s, for the two ways a scheduler model can silently lose time:
 //!
 //! - **a stalled wakeup**: a task waits runnable on a CPU that has been idle (no current
-//!   task, nothing on its way through a wake list) for longer than [`STALL_BOUND_NS`]. The
-//!   kernel reschedules an idle CPU at every enqueue on it (`wakeup_preempt()` →
+//!   task, nothing on its way through a wake list) for longer than the bound. The kernel
+//!   reschedules an idle CPU at every enqueue on it (`wakeup_preempt()` →
 //!   `resched_curr()`), so this is never a scheduling decision: it is a lost reschedule.
 //! - **a wasted core** (Lozi et al., EuroSys'16): a CPU of the task's LLC that the task may
-//!   use has been idle, with nothing queued, for that long while the task waits. The bound
-//!   is far above the kernel's reaction time (a busy CPU's tick kicks NOHZ idle balancing
-//!   within a tick; idle balancing at the LLC runs every few ms).
+//!   use has been idle, with nothing queued, for that long while the task waits.
+//!
+//! **The bound** ([`stall_bound_ns`], computed once per run): the largest balance interval
+//! of the machine's sched domains, and at least [`STALL_BOUND_MIN_NS`] (100 ms). An idle
+//! CPU balances each domain every `sd->balance_interval`, which doubles while balancing
+//! fails up to `sd->max_interval` = 2 ms × the domain's weight (`sd_init()`; the busy
+//! factor stretches only a busy CPU's interval, and `max_load_balance_interval`, HZ ×
+//! CPUs / 10 jiffies, is always above it). So on a 2-socket machine the NUMA level's is
+//! the largest: 160 ms on skl-2s (80 CPUs), 448 ms on spr-2s (224), 512 ms on milan-2s
+//! (256), 1024 ms on turin-2s (512). A wait beyond that is not one the balancer was still
+//! entitled to. The floor keeps small machines' bound far above the kernel's usual
+//! reaction time (a busy CPU's tick kicks NOHZ idle balancing within a tick; idle balancing
+//! at the LLC runs every few ms). A policy without domains (`fifo`) gets the floor.
 //!
 //! The check runs every [`WATCHDOG_PERIOD_NS`] of simulated time, from the event loop (no
 //! events of its own, so turning it on or off cannot change a result): O(CPUs) per period
@@ -23,8 +33,19 @@ use super::Engine;
 use crate::cpumask::CpuMask;
 use crate::task::TaskState;
 
-/// A runnable task's wait, and an idle CPU's idle time, beyond which the watchdog reports.
-pub const STALL_BOUND_NS: u64 = 100_000_000;
+/// The least bound on a runnable task's wait, and an idle CPU's idle time, beyond which
+/// the watchdog reports (see [`stall_bound_ns`]).
+pub const STALL_BOUND_MIN_NS: u64 = 100_000_000;
+
+/// The watchdog's bound for a policy whose largest balance interval of an idle CPU is
+/// `max_balance_interval_ms` (`None`: no domains): that interval, at least
+/// [`STALL_BOUND_MIN_NS`].
+pub fn stall_bound_ns(max_balance_interval_ms: Option<u64>) -> u64 {
+    let interval_ns = max_balance_interval_ms
+        .unwrap_or(0)
+        .saturating_mul(1_000_000);
+    interval_ns.max(STALL_BOUND_MIN_NS)
+}
 
 /// Simulated time between two watchdog passes.
 pub const WATCHDOG_PERIOD_NS: u64 = 10_000_000;
@@ -43,6 +64,7 @@ impl Engine {
     pub(crate) fn watchdog(&mut self) {
         self.watchdog_next_ns = self.clock.now().saturating_add(WATCHDOG_PERIOD_NS);
         let now = self.clock.now();
+        let bound = self.watchdog_bound_ns;
         let idle = self.long_idle_cpus();
         // No CPU idle beyond the bound: no wait can be a stall (an overloaded machine's
         // long waits are skipped without a look at each task).
@@ -53,7 +75,7 @@ impl Engine {
             let t = &self.tasks[i];
             if t.state != TaskState::Runnable
                 || t.wasted_core_reported
-                || now - t.runnable_since_ns <= STALL_BOUND_NS
+                || now - t.runnable_since_ns <= bound
             {
                 continue;
             }
@@ -120,10 +142,15 @@ impl Engine {
         ))
     }
 
-    /// `cpu` runs nothing and has been idle for longer than [`STALL_BOUND_NS`].
+    /// `cpu` runs nothing and has been idle for longer than the bound.
     fn cpu_idle_beyond_bound(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
-        c.curr.is_none() && self.clock.now() - c.idle_since_ns > STALL_BOUND_NS
+        c.curr.is_none() && self.clock.now() - c.idle_since_ns > self.watchdog_bound_ns
+    }
+
+    /// The watchdog's bound in this run ([`stall_bound_ns`]).
+    pub fn watchdog_bound_ns(&self) -> u64 {
+        self.watchdog_bound_ns
     }
 
     /// The watchdog's findings (the first [`super::invariants::VIOLATIONS_KEPT`]).

@@ -1096,6 +1096,11 @@ impl SchedPolicy for LinuxFair {
         Some(self.lb.nohz.idle_cpus_mask)
     }
 
+    fn max_balance_interval_ms(&self) -> Option<u64> {
+        let ms = self.domains.domains.iter().map(|d| d.max_interval_ms);
+        ms.max().map(u64::from)
+    }
+
     fn balance_newidle(&mut self, core: &dyn CoreView, cpu: usize, act: &mut Actions) {
         let mut env = balance_view!(self, core);
         self.lb

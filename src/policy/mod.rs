@@ -257,6 +257,14 @@ pub trait SchedPolicy: Send {
         None
     }
 
+    /// The largest balance interval of an idle CPU, in ms: the largest `sd->max_interval`
+    /// of the policy's sched domains (`sd_init()`: 2 × the domain's weight), which
+    /// `get_sd_balance_interval()` reaches when balancing keeps failing. `None`: the policy
+    /// balances no domains. The engine's scheduling watchdog waits at least this long.
+    fn max_balance_interval_ms(&self) -> Option<u64> {
+        None
+    }
+
     /// The stopper on `cpu` runs active balancing (`active_load_balance_cpu_stop`).
     fn active_balance(&mut self, _core: &dyn CoreView, _cpu: usize, _act: &mut Actions) {}
 
