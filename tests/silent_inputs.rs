@@ -296,7 +296,8 @@ fn messages_name_the_full_key_and_what_is_accepted() {
     let e = run(&["--set", "machine.cost.smt_speed_pct=5"]);
     assert!(
         e.contains(
-            "machine.cost.smt_speed_pct: got integer 5; accepted: array like the default [100, 62]"
+            "machine.cost.smt_speed_pct: got integer 5; accepted: an array of 1 or more items, \
+             each an integer from 1 to 100 (percent of running alone)"
         ),
         "{e}"
     );
@@ -324,4 +325,73 @@ fn messages_name_the_full_key_and_what_is_accepted() {
         stderr(&o)
     );
     assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
+}
+
+/// The audit of issue 32: nested `[machine.cost]` values (arrays, tables, the governor's
+/// name) are checked like the scalar keys: the error names the full key path, the value and
+/// what is accepted, on one line, exit 2 (no serde text cut at `machine.cost`, no panic on
+/// an empty table).
+#[test]
+fn nested_cost_values_name_the_full_key_the_value_and_what_is_accepted() {
+    let dir = tmpdir("cost");
+    for (cost, expected) in [
+        (
+            "smt_speed_pct = [100, -5]",
+            "machine.cost.smt_speed_pct[1]: got integer -5; accepted: an integer from 1 to 100",
+        ),
+        (
+            "smt_speed_pct = [\"a\", 62]",
+            "machine.cost.smt_speed_pct[0]: got string \"a\"; accepted: an integer from 1 to 100",
+        ),
+        (
+            "smt_speed_pct = []",
+            "machine.cost.smt_speed_pct: got an array of 0 items; accepted: an array of 1 or more",
+        ),
+        (
+            "cpuidle_governor = \"bogus\"",
+            "machine.cost.cpuidle_governor: unknown value 'bogus'; accepted: menu, teo, haltpoll",
+        ),
+        (
+            "idle_states = [{ bogus = 1 }]",
+            "machine.cost.idle_states[0].bogus: unknown key; accepted: name, exit_latency_ns, \
+             target_residency_ns, polling, mwait",
+        ),
+        (
+            "idle_states = [{ name = \"C1\", exit_latency_ns = 2 }]",
+            "machine.cost.idle_states[0]: missing key 'target_residency_ns'; accepted: a table of",
+        ),
+        (
+            "idle_states = []",
+            "machine.cost.idle_states: got an array of 0 items; accepted: an array of 1 to 10 items",
+        ),
+        (
+            "nontask_pct = 1e9",
+            "machine.cost.nontask_pct: got float 1000000000; accepted: a table of a CPU list = \
+             an integer from 0 to 90 (percent), such as { \"0-3\" = 10 }",
+        ),
+        (
+            "nontask_pct = { \"0-3\" = 95 }",
+            "machine.cost.nontask_pct.\"0-3\": got integer 95; accepted: an integer from 0 to 90",
+        ),
+        (
+            "haltpoll = { grow = -1 }",
+            "machine.cost.haltpoll.grow: got integer -1; accepted: an integer from 0 to 4294967295",
+        ),
+    ] {
+        let f = dir.join("cost.toml");
+        std::fs::write(
+            &f,
+            format!(
+                "[machine]\npreset = \"skl-2s\"\n[machine.cost]\n{cost}\n\
+                 [workload]\ncommand = \"hackbench -g 1 -l 5\"\n"
+            ),
+        )
+        .unwrap();
+        let o = schedlab(&["run", f.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{cost}: {e}");
+        assert_eq!(e.lines().count(), 1, "{cost}: one line: {e}");
+        assert!(e.contains("cost.toml: "), "{cost}: names the file: {e}");
+        assert!(e.contains(expected), "{cost}: {e}");
+    }
 }
