@@ -395,3 +395,74 @@ fn nested_cost_values_name_the_full_key_the_value_and_what_is_accepted() {
         assert!(e.contains(expected), "{cost}: {e}");
     }
 }
+
+/// The audit of issue 32: an integer the TOML parser cannot hold (beyond -2^63..2^63-1) is
+/// named by its key with what the key accepts, not `malformed TOML ... as i128` or `u64
+/// value was too large`; a seed that large points to its string form, which is accepted.
+#[test]
+fn integers_beyond_toml_name_the_key_and_what_it_accepts() {
+    let dir = tmpdir("bigint");
+    let run = |body: &str| {
+        let f = dir.join("big.toml");
+        std::fs::write(&f, format!("[machine]\npreset = \"skl-2s\"\n{body}")).unwrap();
+        schedlab(&["run", f.to_str().unwrap()])
+    };
+    let beyond = "beyond the integers TOML can hold (-9223372036854775808 to 9223372036854775807)";
+    for (body, expected) in [
+        (
+            "[workload]\nkind = \"spin\"\ntasks = 99999999999999999999999\n",
+            format!(
+                "big.toml: workload.tasks: got integer 99999999999999999999999, {beyond}; \
+                 accepted: an integer from 1 to 100000"
+            ),
+        ),
+        (
+            "[run]\nseed = 18446744073709551615\n[workload]\ncommand = \"hackbench -g 1 -l 5\"\n",
+            format!(
+                "big.toml: run.seed: got integer 18446744073709551615, {beyond}; accepted: an \
+                 integer from 0 to 18446744073709551615 (above 9223372036854775807 as a string, \
+                 e.g. \"18446744073709551615\")"
+            ),
+        ),
+        (
+            "[machine.cost]\nsmt_speed_pct = [100, -99_999_999_999_999_999_999]\n\
+             [workload]\ncommand = \"hackbench -g 1 -l 5\"\n",
+            format!(
+                "big.toml: machine.cost.smt_speed_pct[1]: got integer \
+                 -99_999_999_999_999_999_999, {beyond}; accepted: an integer from 1 to 100"
+            ),
+        ),
+    ] {
+        let o = run(body);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{body}: {e}");
+        assert_eq!(e.lines().count(), 1, "{body}: one line: {e}");
+        assert!(e.contains(&expected), "{body}: {e}");
+    }
+    // The string form the message points to is accepted.
+    let o = run(
+        "[run]\nseed = \"18446744073709551615\"\n[workload]\ncommand = \"hackbench -g 1 -l 5\"\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("seed 18446744073709551615"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A topology file names the key too.
+    let f = dir.join("topo.toml");
+    std::fs::write(
+        &f,
+        "[machine.topology]\ncores_per_package = 99999999999999999999\n",
+    )
+    .unwrap();
+    let o = schedlab(&["topo", f.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(
+            "topo.toml: machine.topology.cores_per_package: got integer 99999999999999999999"
+        ),
+        "{e}"
+    );
+}

@@ -6,6 +6,7 @@
 //! This sits in the bottom layer (next to [`crate::error`]) so that the topology importers,
 //! the workload parsers and the scenario parser all use the same rules.
 
+pub mod bigint;
 pub mod keys;
 pub mod limits;
 pub mod shape;
