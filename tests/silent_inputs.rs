@@ -69,8 +69,75 @@ fn an_online_cpu_without_topology_is_warned_about() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("cpu5/topology missing: online CPU 5 has no topology/"),
+        e.contains(
+            "cpu5/topology missing: online CPU 5 has no topology/; its core is the CPUs \
+             sharing its L1 and its package that of a CPU sharing its LLC, else its own"
+        ),
         "{e}"
+    );
+}
+
+/// The audit of issue 32: a `physical_package_id` of -1 (the kernel's "unknown") next to CPUs
+/// with ids warns naming the file, and the CPU takes the package of a CPU sharing its LLC:
+/// the topology is the snapshot's (5 LLCs), not split by a package 0 (6 LLCs). -1 on every
+/// CPU is one package, without a warning.
+#[test]
+fn an_unknown_package_id_next_to_known_ones_is_warned_about() {
+    let dir = tmpdir("pkg-unknown");
+    let tarball = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/topology/sysfs/8em64t-2s4c-asymcaches.tar.bz2");
+    let ok = Command::new("tar")
+        .arg("-xjf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "unpack {}", tarball.display());
+    let root = dir.join("8em64t-2s4c-heterogeneous");
+    let first_line = |o: &std::process::Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    let before = topo(&root);
+    assert!(
+        first_line(&before).contains("2 packages, 8 cores, 5 LLCs"),
+        "{}",
+        first_line(&before)
+    );
+    let pkg = |cpu: usize| {
+        root.join(format!(
+            "sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
+        ))
+    };
+    std::fs::write(pkg(5), "-1\n").unwrap();
+    let o = topo(&root);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        first_line(&before),
+        "the topology is unchanged"
+    );
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "warning: sys/devices/system/cpu/cpu5/topology/physical_package_id: -1 (unknown) \
+             while other CPUs have package ids; CPU 5's package is that of a CPU sharing its \
+             LLC, else its own"
+        ),
+        "{e}"
+    );
+    for cpu in 0..8 {
+        std::fs::write(pkg(cpu), "-1\n").unwrap();
+    }
+    let o = topo(&root);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).contains("1 packages"), "{}", first_line(&o));
+    assert!(
+        !stderr(&o).contains("physical_package_id"),
+        "{}",
+        stderr(&o)
     );
 }
 
