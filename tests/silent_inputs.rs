@@ -533,3 +533,21 @@ fn integers_beyond_toml_name_the_key_and_what_it_accepts() {
         "{e}"
     );
 }
+
+/// The audit of issue 32: the perf-stat header echoes the command with its control
+/// characters escaped, as every other echo does (a newline in an argument no longer splits
+/// the header over two lines).
+#[test]
+fn the_perf_stat_header_escapes_control_characters_of_the_command() {
+    let o = schedlab(&["run", "-m", "skl-2s", "--", "hackbench", "-g\n1", "-l", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let header = out
+        .lines()
+        .find(|l| l.contains("Performance counter stats for"))
+        .unwrap_or_default();
+    assert_eq!(
+        header, " Performance counter stats for 'hackbench '-g\\n1' -l 5':",
+        "{out}"
+    );
+}
