@@ -234,7 +234,6 @@ pub fn parse_value(text: &str) -> toml::Value {
     toml::Value::String(text.to_string())
 }
 
-/// 1-based line and column of byte offset `pos` in `text`.
 /// An integer literal beyond TOML's range at `span` (the parser's error): an error naming its
 /// key and what the key accepts, as its own checks say when asked with the value as a float
 /// of its size (the scenario's, then the machine's, cost model's and workload's: `run.seed`
@@ -262,6 +261,7 @@ fn oversized_integer(text: &str, span: std::ops::Range<usize>, origin: &str) -> 
     Some(InputError::with_key(origin, o.path, message))
 }
 
+/// 1-based line and column of byte offset `pos` in `text`.
 fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let before = &text[..pos.min(text.len())];
     let line = before.matches('\n').count() + 1;
