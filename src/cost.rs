@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::topology::Machine;
 
 use crate::cpuidle::IdleState;
+use crate::input::shape::{Key, Shape, ShapeError};
 
 /// Costs of one machine, in nanoseconds unless named otherwise.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -217,6 +218,154 @@ impl Default for CostModel {
             mem_bw_mib_s_per_node: 20_000,
             llc_kib_per_cpu: 1024,
             mem_latency_local_ns: 90,
+        }
+    }
+}
+
+/// A `[machine.cost]` time: 0 to [`crate::input::limits::MAX_COST_NS`] (one second).
+const COST_NS: Shape = Shape::Int {
+    min: 0,
+    max: crate::input::limits::MAX_COST_NS,
+    unit: " ns (the limit MAX_COST_NS: 1 s)",
+};
+
+/// A module parameter the kernel declares `uint` (the haltpoll governor's factors).
+const KERNEL_UINT: Shape = Shape::Int {
+    min: 0,
+    max: u32::MAX as u64,
+    unit: "",
+};
+
+/// One `idle_states` entry, as [`IdleState`] reads it.
+const IDLE_STATE: Shape = Shape::Table(&[
+    Key {
+        name: "name",
+        shape: Shape::Str,
+        required: true,
+    },
+    Key {
+        name: "exit_latency_ns",
+        shape: COST_NS,
+        required: true,
+    },
+    Key {
+        name: "target_residency_ns",
+        shape: COST_NS,
+        required: true,
+    },
+    Key {
+        name: "polling",
+        shape: Shape::Bool,
+        required: false,
+    },
+    Key {
+        name: "mwait",
+        shape: Shape::Bool,
+        required: false,
+    },
+]);
+
+/// `[machine.cost.haltpoll]`, as [`crate::cpuidle::HaltpollParams`] reads it.
+const HALTPOLL: Shape = Shape::Table(&[
+    Key {
+        name: "guest_halt_poll_ns",
+        shape: COST_NS,
+        required: false,
+    },
+    Key {
+        name: "grow",
+        shape: KERNEL_UINT,
+        required: false,
+    },
+    Key {
+        name: "grow_start_ns",
+        shape: COST_NS,
+        required: false,
+    },
+    Key {
+        name: "shrink",
+        shape: KERNEL_UINT,
+        required: false,
+    },
+    Key {
+        name: "allow_shrink",
+        shape: Shape::Bool,
+        required: false,
+    },
+]);
+
+/// What the `[machine.cost]` key `key` accepts (`None`: not a key of the cost model, as far
+/// as this function can tell: the caller checks the key against the model first). Times (`*_ns`) are 0 to
+/// [`crate::input::limits::MAX_COST_NS`]; `speed_pct` and `af_unix_cost_pct` 1 to 100000;
+/// `smt_speed_pct` one or more percentages from 1 to 100 (a CPU with busy siblings never
+/// runs faster than alone, and at 0 its tasks would never progress); `idle_states` 1 to
+/// `CPUIDLE_STATE_MAX` (10) states; `nontask_pct` CPU lists to 0..=90 percent (the lists are
+/// checked against the machine by [`CostModel::resolve_nontask`]); other counts 0 to 2^63-1.
+pub fn override_shape(key: &str) -> Option<Shape> {
+    Some(match key {
+        "idle_states" => Shape::Array {
+            item: &IDLE_STATE,
+            min: 1,
+            max: crate::cpuidle::teo::MAX_STATES,
+        },
+        "cpuidle_governor" => Shape::Name(&crate::cpuidle::Governor::NAMES),
+        "haltpoll" => HALTPOLL,
+        "smt_speed_pct" => Shape::Array {
+            item: &Shape::Int {
+                min: 1,
+                max: 100,
+                unit: " (percent of running alone)",
+            },
+            min: 1,
+            max: usize::MAX,
+        },
+        "nontask_pct" => Shape::Map {
+            key_about: "a CPU list",
+            value: &Shape::Int {
+                min: 0,
+                max: 90,
+                unit: " (percent)",
+            },
+            example: "{ \"0-3\" = 10 }",
+        },
+        "speed_pct" | "af_unix_cost_pct" => Shape::Int {
+            min: 1,
+            max: 100_000,
+            unit: " (percent of the reference CPU)",
+        },
+        "mem_bw_mib_s_per_node" | "llc_kib_per_cpu" => Shape::Int {
+            min: 0,
+            max: i64::MAX as u64,
+            unit: "",
+        },
+        // Every other key is a time, per event or per KiB (`refill_ns_per_kib_*`).
+        k if k.contains("_ns") => COST_NS,
+        _ => return None,
+    })
+}
+
+/// One override of a cost key, `prefix.key = value` (`prefix`: `machine.cost` in a scenario,
+/// `cost` in a calibration file): the value normalized ([`crate::input::shape::check`]), or
+/// an error naming the full key, the value and what is accepted (for an unknown key, the
+/// keys of the model).
+pub fn check_override(
+    prefix: &str,
+    key: &str,
+    value: &toml::Value,
+) -> Result<toml::Value, ShapeError> {
+    let path = crate::input::shape::child(prefix, key);
+    let keys = match toml::Value::try_from(CostModel::default()) {
+        Ok(toml::Value::Table(t)) => t.keys().cloned().collect::<Vec<_>>(),
+        _ => unreachable!("the cost model serializes to a table"),
+    };
+    match override_shape(key).filter(|_| keys.iter().any(|k| k == key)) {
+        Some(shape) => crate::input::shape::check(&path, value, &shape),
+        None => {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            Err(ShapeError {
+                path,
+                message: crate::input::keys::unknown_key(key, &keys, &[]),
+            })
         }
     }
 }
@@ -499,6 +648,37 @@ impl CostModel {
 mod tests {
     use super::*;
     use crate::topology::CpuTopology;
+
+    /// Every key of the model has a shape, and every preset's defaults fit it unchanged: a
+    /// new field cannot be added without saying what it accepts.
+    #[test]
+    fn every_cost_key_has_a_shape_that_its_defaults_fit() {
+        for name in crate::topology::presets::names() {
+            let machine = crate::topology::presets::by_name(name).unwrap();
+            let toml::Value::Table(t) =
+                toml::Value::try_from(CostModel::default_for(&machine)).unwrap()
+            else {
+                panic!("a table")
+            };
+            for (k, v) in &t {
+                assert_eq!(
+                    check_override("machine.cost", k, v).as_ref(),
+                    Ok(v),
+                    "{name}: {k}"
+                );
+            }
+        }
+        let e = check_override(
+            "machine.cost",
+            "context_switch_nss",
+            &toml::Value::Integer(1),
+        );
+        assert!(
+            e.unwrap_err()
+                .message
+                .starts_with("unknown key (did you mean context_switch_ns?)"),
+        );
+    }
 
     fn machine() -> Machine {
         // 2 nodes x 2 LLCs x 1 core x SMT2.

@@ -69,8 +69,75 @@ fn an_online_cpu_without_topology_is_warned_about() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let e = stderr(&o);
     assert!(
-        e.contains("cpu5/topology missing: online CPU 5 has no topology/"),
+        e.contains(
+            "cpu5/topology missing: online CPU 5 has no topology/; its core is the CPUs \
+             sharing its L1 and its package that of a CPU sharing its LLC, else its own"
+        ),
         "{e}"
+    );
+}
+
+/// The audit of issue 32: a `physical_package_id` of -1 (the kernel's "unknown") next to CPUs
+/// with ids warns naming the file, and the CPU takes the package of a CPU sharing its LLC:
+/// the topology is the snapshot's (5 LLCs), not split by a package 0 (6 LLCs). -1 on every
+/// CPU is one package, without a warning.
+#[test]
+fn an_unknown_package_id_next_to_known_ones_is_warned_about() {
+    let dir = tmpdir("pkg-unknown");
+    let tarball = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/fixtures/topology/sysfs/8em64t-2s4c-asymcaches.tar.bz2");
+    let ok = Command::new("tar")
+        .arg("-xjf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&dir)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "unpack {}", tarball.display());
+    let root = dir.join("8em64t-2s4c-heterogeneous");
+    let first_line = |o: &std::process::Output| {
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        out.lines().next().unwrap_or_default().to_string()
+    };
+    let before = topo(&root);
+    assert!(
+        first_line(&before).contains("2 packages, 8 cores, 5 LLCs"),
+        "{}",
+        first_line(&before)
+    );
+    let pkg = |cpu: usize| {
+        root.join(format!(
+            "sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id"
+        ))
+    };
+    std::fs::write(pkg(5), "-1\n").unwrap();
+    let o = topo(&root);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        first_line(&o),
+        first_line(&before),
+        "the topology is unchanged"
+    );
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "warning: sys/devices/system/cpu/cpu5/topology/physical_package_id: -1 (unknown) \
+             while other CPUs have package ids; CPU 5's package is that of a CPU sharing its \
+             LLC, else its own"
+        ),
+        "{e}"
+    );
+    for cpu in 0..8 {
+        std::fs::write(pkg(cpu), "-1\n").unwrap();
+    }
+    let o = topo(&root);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first_line(&o).contains("1 packages"), "{}", first_line(&o));
+    assert!(
+        !stderr(&o).contains("physical_package_id"),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -296,7 +363,8 @@ fn messages_name_the_full_key_and_what_is_accepted() {
     let e = run(&["--set", "machine.cost.smt_speed_pct=5"]);
     assert!(
         e.contains(
-            "machine.cost.smt_speed_pct: got integer 5; accepted: array like the default [100, 62]"
+            "machine.cost.smt_speed_pct: got integer 5; accepted: an array of 1 or more items, \
+             each an integer from 1 to 100 (percent of running alone)"
         ),
         "{e}"
     );
@@ -324,4 +392,162 @@ fn messages_name_the_full_key_and_what_is_accepted() {
         stderr(&o)
     );
     assert_eq!(stderr(&o).lines().count(), 1, "one line: {}", stderr(&o));
+}
+
+/// The audit of issue 32: nested `[machine.cost]` values (arrays, tables, the governor's
+/// name) are checked like the scalar keys: the error names the full key path, the value and
+/// what is accepted, on one line, exit 2 (no serde text cut at `machine.cost`, no panic on
+/// an empty table).
+#[test]
+fn nested_cost_values_name_the_full_key_the_value_and_what_is_accepted() {
+    let dir = tmpdir("cost");
+    for (cost, expected) in [
+        (
+            "smt_speed_pct = [100, -5]",
+            "machine.cost.smt_speed_pct[1]: got integer -5; accepted: an integer from 1 to 100",
+        ),
+        (
+            "smt_speed_pct = [\"a\", 62]",
+            "machine.cost.smt_speed_pct[0]: got string \"a\"; accepted: an integer from 1 to 100",
+        ),
+        (
+            "smt_speed_pct = []",
+            "machine.cost.smt_speed_pct: got an array of 0 items; accepted: an array of 1 or more",
+        ),
+        (
+            "cpuidle_governor = \"bogus\"",
+            "machine.cost.cpuidle_governor: unknown value 'bogus'; accepted: menu, teo, haltpoll",
+        ),
+        (
+            "idle_states = [{ bogus = 1 }]",
+            "machine.cost.idle_states[0].bogus: unknown key; accepted: name, exit_latency_ns, \
+             target_residency_ns, polling, mwait",
+        ),
+        (
+            "idle_states = [{ name = \"C1\", exit_latency_ns = 2 }]",
+            "machine.cost.idle_states[0]: missing key 'target_residency_ns'; accepted: a table of",
+        ),
+        (
+            "idle_states = []",
+            "machine.cost.idle_states: got an array of 0 items; accepted: an array of 1 to 10 items",
+        ),
+        (
+            "nontask_pct = 1e9",
+            "machine.cost.nontask_pct: got float 1000000000; accepted: a table of a CPU list = \
+             an integer from 0 to 90 (percent), such as { \"0-3\" = 10 }",
+        ),
+        (
+            "nontask_pct = { \"0-3\" = 95 }",
+            "machine.cost.nontask_pct.\"0-3\": got integer 95; accepted: an integer from 0 to 90",
+        ),
+        (
+            "haltpoll = { grow = -1 }",
+            "machine.cost.haltpoll.grow: got integer -1; accepted: an integer from 0 to 4294967295",
+        ),
+    ] {
+        let f = dir.join("cost.toml");
+        std::fs::write(
+            &f,
+            format!(
+                "[machine]\npreset = \"skl-2s\"\n[machine.cost]\n{cost}\n\
+                 [workload]\ncommand = \"hackbench -g 1 -l 5\"\n"
+            ),
+        )
+        .unwrap();
+        let o = schedlab(&["run", f.to_str().unwrap()]);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{cost}: {e}");
+        assert_eq!(e.lines().count(), 1, "{cost}: one line: {e}");
+        assert!(e.contains("cost.toml: "), "{cost}: names the file: {e}");
+        assert!(e.contains(expected), "{cost}: {e}");
+    }
+}
+
+/// The audit of issue 32: an integer the TOML parser cannot hold (beyond -2^63..2^63-1) is
+/// named by its key with what the key accepts, not `malformed TOML ... as i128` or `u64
+/// value was too large`; a seed that large points to its string form, which is accepted.
+#[test]
+fn integers_beyond_toml_name_the_key_and_what_it_accepts() {
+    let dir = tmpdir("bigint");
+    let run = |body: &str| {
+        let f = dir.join("big.toml");
+        std::fs::write(&f, format!("[machine]\npreset = \"skl-2s\"\n{body}")).unwrap();
+        schedlab(&["run", f.to_str().unwrap()])
+    };
+    let beyond = "beyond the integers TOML can hold (-9223372036854775808 to 9223372036854775807)";
+    for (body, expected) in [
+        (
+            "[workload]\nkind = \"spin\"\ntasks = 99999999999999999999999\n",
+            format!(
+                "big.toml: workload.tasks: got integer 99999999999999999999999, {beyond}; \
+                 accepted: an integer from 1 to 100000"
+            ),
+        ),
+        (
+            "[run]\nseed = 18446744073709551615\n[workload]\ncommand = \"hackbench -g 1 -l 5\"\n",
+            format!(
+                "big.toml: run.seed: got integer 18446744073709551615, {beyond}; accepted: an \
+                 integer from 0 to 18446744073709551615 (above 9223372036854775807 as a string, \
+                 e.g. \"18446744073709551615\")"
+            ),
+        ),
+        (
+            "[machine.cost]\nsmt_speed_pct = [100, -99_999_999_999_999_999_999]\n\
+             [workload]\ncommand = \"hackbench -g 1 -l 5\"\n",
+            format!(
+                "big.toml: machine.cost.smt_speed_pct[1]: got integer \
+                 -99_999_999_999_999_999_999, {beyond}; accepted: an integer from 1 to 100"
+            ),
+        ),
+    ] {
+        let o = run(body);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{body}: {e}");
+        assert_eq!(e.lines().count(), 1, "{body}: one line: {e}");
+        assert!(e.contains(&expected), "{body}: {e}");
+    }
+    // The string form the message points to is accepted.
+    let o = run(
+        "[run]\nseed = \"18446744073709551615\"\n[workload]\ncommand = \"hackbench -g 1 -l 5\"\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("seed 18446744073709551615"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // A topology file names the key too.
+    let f = dir.join("topo.toml");
+    std::fs::write(
+        &f,
+        "[machine.topology]\ncores_per_package = 99999999999999999999\n",
+    )
+    .unwrap();
+    let o = schedlab(&["topo", f.to_str().unwrap()]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(
+            "topo.toml: machine.topology.cores_per_package: got integer 99999999999999999999"
+        ),
+        "{e}"
+    );
+}
+
+/// The audit of issue 32: the perf-stat header echoes the command with its control
+/// characters escaped, as every other echo does (a newline in an argument no longer splits
+/// the header over two lines).
+#[test]
+fn the_perf_stat_header_escapes_control_characters_of_the_command() {
+    let o = schedlab(&["run", "-m", "skl-2s", "--", "hackbench", "-g\n1", "-l", "5"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let header = out
+        .lines()
+        .find(|l| l.contains("Performance counter stats for"))
+        .unwrap_or_default();
+    assert_eq!(
+        header, " Performance counter stats for 'hackbench '-g\\n1' -l 5':",
+        "{out}"
+    );
 }

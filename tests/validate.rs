@@ -141,3 +141,25 @@ fn a_broken_model_input_fails_the_record_check() {
         "{err}"
     );
 }
+
+/// The audit of issue 32: `validate` has `-q/--quiet` as `run`, `compare` and `bisect` do: no
+/// progress line (the case starting, its runs finishing), the scoreboard unchanged.
+#[test]
+fn quiet_validate_prints_no_progress_line() {
+    let args = ["validate", "--case", "power10-swb-60-elapsed", "--no-cache"];
+    let out = schedlab(&args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("schedlab: validate: power10-swb-60-elapsed ("),
+        "{err}"
+    );
+    assert!(err.contains("runs finished"), "{err}");
+    for flag in ["-q", "--quiet"] {
+        let quiet = schedlab(&[&args[..], &[flag]].concat());
+        let err = String::from_utf8_lossy(&quiet.stderr);
+        assert!(quiet.status.success(), "{err}");
+        assert_eq!(err, "", "{flag}");
+        assert_eq!(quiet.stdout, out.stdout, "{flag}: the same scoreboard");
+    }
+}

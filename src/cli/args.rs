@@ -46,7 +46,7 @@ pub struct IncompleteArgs {
     pub allow_incomplete: bool,
 }
 
-/// `-q`/`--quiet` (`run`, `compare`, `bisect`, `sweep run`): no progress bar on a terminal,
+/// `-q`/`--quiet` (`run`, `compare`, `bisect`, `sweep run`, `validate`): no progress bar on a terminal,
 /// no progress lines off one.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
 pub struct QuietArgs {

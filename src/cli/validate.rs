@@ -58,6 +58,10 @@ pub struct ValidateArgs {
     /// this kind of machine).
     #[arg(long, value_name = "FILE")]
     pub host_table: Option<PathBuf>,
+    // -q also silences the line naming each case as it starts; results, warnings and
+    // --check's verdict stay.
+    #[command(flatten)]
+    pub quiet: super::args::QuietArgs,
 }
 
 /// `schedlab validate`.
@@ -73,14 +77,17 @@ pub fn run(args: &ValidateArgs) -> anyhow::Result<i32> {
         let exe = std::env::current_exe()?;
         Cache::open(&args.cache_dir, &exe).ok()
     };
-    let ctx = RunContext::for_terminal();
+    let mut ctx = RunContext::for_terminal();
+    ctx.quiet = args.quiet.quiet;
     let signals = super::signals::Signals::install(&ctx);
     let opts = validate::Options {
         sets: args.sets.clone(),
         allow_incomplete: args.incomplete.allow_incomplete,
     };
     let board = validate::validate(&ctx, &cases, &opts, cache.as_ref(), &|msg| {
-        eprintln!("schedlab: {msg}")
+        if !args.quiet.quiet {
+            eprintln!("schedlab: {msg}")
+        }
     })?;
     output::write_stdout(&validate::render(&board))?;
     if args.print_record {

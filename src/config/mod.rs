@@ -66,6 +66,9 @@ impl ScenarioDoc {
     pub fn parse(text: &str, origin: impl Into<String>) -> InputResult<ScenarioDoc> {
         let origin = origin.into();
         let table = text.parse::<toml::Table>().map_err(|e| {
+            if let Some(err) = e.span().and_then(|s| oversized_integer(text, s, &origin)) {
+                return err;
+            }
             let at = e
                 .span()
                 .map(|span| {
@@ -229,6 +232,33 @@ pub fn parse_value(text: &str) -> toml::Value {
         return v;
     }
     toml::Value::String(text.to_string())
+}
+
+/// An integer literal beyond TOML's range at `span` (the parser's error): an error naming its
+/// key and what the key accepts, as its own checks say when asked with the value as a float
+/// of its size (the scenario's, then the machine's, cost model's and workload's: `run.seed`
+/// then points to its string form, `workload.tasks` states its range). A key those checks
+/// do not reach gets the TOML range alone.
+fn oversized_integer(text: &str, span: std::ops::Range<usize>, origin: &str) -> Option<InputError> {
+    let o = crate::input::bigint::oversized_integer(text, span)?;
+    let probe = ScenarioDoc {
+        table: o.table.clone(),
+        ..ScenarioDoc::empty(origin)
+    };
+    let probed = match scenario::Scenario::from_doc(probe) {
+        Err(e) => Some(e),
+        Ok(scn) => crate::experiment::scenario::ResolvedScenario::resolve_alone(&scn).err(),
+    };
+    let message = match probed.filter(|e| e.key.as_deref() == Some(o.path.as_str())) {
+        Some(e) if e.message.starts_with("got ") => match e.message.split_once("; accepted: ") {
+            Some((_, accepted)) => format!("{}; accepted: {accepted}", o.got()),
+            None => o.got(),
+        },
+        // Another check of the key (an unknown key, a limit): its own words.
+        Some(e) => e.message,
+        None => o.got(),
+    };
+    Some(InputError::with_key(origin, o.path, message))
 }
 
 /// 1-based line and column of byte offset `pos` in `text`.

@@ -657,9 +657,7 @@ fn parse_seed(doc: &ScenarioDoc, v: Option<&toml::Value>) -> InputResult<Option<
     };
     parsed.map(Some).ok_or_else(|| {
         let found = match v {
-            Some(toml::Value::String(s)) => format!("string {}", crate::output::echo(s)),
-            Some(toml::Value::Integer(i)) => format!("integer {i}"),
-            Some(other) => other.type_str().to_string(),
+            Some(v) => keys::describe(v),
             None => String::new(),
         };
         key_err(

@@ -304,7 +304,9 @@ pub fn setup_line(scn: &Scenario, machine: &Machine) -> String {
     )
 }
 
-/// The cost model: the machine's defaults, then `[machine.cost]` overrides.
+/// The cost model: the machine's defaults, then `[machine.cost]` overrides, each checked
+/// against what its key accepts ([`crate::cost::check_override`]): an error names the full
+/// key (`machine.cost.idle_states[0].exit_latency_ns`), the value and what is accepted.
 pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel> {
     // `host`: this machine's calibration (`schedlab calibrate`) under the scenario's own.
     let base = host::calibration::calibrated_defaults(machine)?;
@@ -316,55 +318,24 @@ pub fn resolve_cost(scn: &Scenario, machine: &Machine) -> InputResult<CostModel>
         _ => unreachable!("the cost model serializes to a table"),
     };
     for (k, v) in overrides {
-        if !table.contains_key(k) {
-            let accepted: Vec<&str> = table.keys().map(String::as_str).collect();
-            return Err(InputError::with_key(
-                scn.origin_of("machine.cost"),
-                format!("machine.cost.{k}"),
-                format!("unknown cost parameter; accepted: {}", accepted.join(", ")),
-            ));
-        }
-        // Integer parameters are checked here (full key, range); the others by their parser,
-        // after the type check below names the full key (serde's error would stop at
-        // `machine.cost`).
-        let v = match table.get(k) {
-            Some(toml::Value::Integer(_)) => check_cost_value(scn, k, v)?,
-            Some(base) if base.type_str() != v.type_str() => {
-                return Err(InputError::with_key(
-                    scn.origin_of("machine.cost"),
-                    format!("machine.cost.{k}"),
-                    format!(
-                        "got {} {}; accepted: {} like the default {}",
-                        v.type_str(),
-                        crate::input::limits::clip(&v.to_string()),
-                        base.type_str(),
-                        crate::input::limits::clip(&base.to_string())
-                    ),
-                ));
-            }
-            _ => v.clone(),
-        };
+        let origin = scn.origin_of(&format!("machine.cost.{k}"));
+        let v = crate::cost::check_override("machine.cost", k, v)
+            .map_err(|e| InputError::with_key(origin, e.path, e.message))?;
         table.insert(k.clone(), v);
     }
+    // Checked above: this read fails only if a shape and the model disagree.
     let mut cost: CostModel =
-        toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                InputError::with_key(
-                    scn.origin_of("machine.cost"),
-                    "machine.cost",
-                    e.message().to_string(),
-                )
-            })?;
+        crate::input::keys::from_table(&table, "machine.cost", &|k| scn.origin_of(k).to_string())?;
     cost.resolve_nontask(machine.nr_cpus())
         .map_err(|(key, message)| {
-            InputError::with_key(scn.origin_of("machine.cost"), key, message)
+            InputError::with_key(scn.origin_of("machine.cost.nontask_pct"), key, message)
         })?;
     check_cost_pcts(scn, &cost)?;
     Ok(cost)
 }
 
-/// The cost model's percentages (`speed_pct`, `af_unix_cost_pct`) are 1 to 100000.
+/// The cost model's percentages (`speed_pct`, `af_unix_cost_pct`) are 1 to 100000 (a
+/// calibration file's values included).
 fn check_cost_pcts(scn: &Scenario, cost: &CostModel) -> InputResult<()> {
     for (key, pct) in [
         ("speed_pct", cost.speed_pct),
@@ -381,47 +352,6 @@ fn check_cost_pcts(scn: &Scenario, cost: &CostModel) -> InputResult<()> {
         }
     }
     Ok(())
-}
-
-/// A `[machine.cost]` override: a whole number (an integral float such as `1e3` too) from
-/// 0 to [`crate::input::limits::MAX_COST_NS`] for a time (`*_ns`), 1 to 100000 for
-/// `speed_pct` and `af_unix_cost_pct`, 0 to 2^63-1 otherwise; the error names the full key,
-/// the value and the range.
-fn check_cost_value(scn: &Scenario, k: &str, v: &toml::Value) -> InputResult<toml::Value> {
-    let (min, max) = if k.contains("_ns") {
-        (0, crate::input::limits::MAX_COST_NS)
-    } else if k == "speed_pct" || k == "af_unix_cost_pct" {
-        (1, 100_000)
-    } else {
-        (0, i64::MAX as u64)
-    };
-    let n = match v {
-        toml::Value::Integer(i) => u64::try_from(*i).ok(),
-        toml::Value::Float(f) if f.is_finite() && f.fract() == 0.0 && *f >= 0.0 => {
-            (*f < 1.9e19).then_some(*f as u64)
-        }
-        _ => None,
-    };
-    match n {
-        Some(n) if (min..=max).contains(&n) => Ok(toml::Value::Integer(n as i64)),
-        _ => {
-            let got = match v {
-                toml::Value::Integer(_) | toml::Value::Float(_) => format!("{v}"),
-                toml::Value::String(s) => format!("string \"{}\"", crate::output::echo(s)),
-                other => other.type_str().to_string(),
-            };
-            let unit = if k.contains("_ns") {
-                " ns (the limit MAX_COST_NS: 1 s)"
-            } else {
-                ""
-            };
-            Err(InputError::with_key(
-                scn.origin_of("machine.cost"),
-                format!("machine.cost.{}", crate::input::limits::clip(k)),
-                crate::input::keys::expected(&format!("an integer from {min} to {max}{unit}"), got),
-            ))
-        }
-    }
 }
 
 /// The scheduling policy a scenario selects.

@@ -325,7 +325,7 @@ pub type AlsoKeys<'a> = &'a [(&'a str, &'a [&'a str])];
 
 /// `unknown key (did you mean X?); accepted: A, B; LABEL: C` — suggestions drawn from all
 /// the lists.
-fn unknown_key(field: &str, accepted: &[&str], also: AlsoKeys) -> String {
+pub fn unknown_key(field: &str, accepted: &[&str], also: AlsoKeys) -> String {
     let mut all: Vec<&str> = accepted.to_vec();
     let mut tail = String::new();
     for (label, keys) in also {

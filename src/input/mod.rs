@@ -1,12 +1,15 @@
 //! Reading user input, shared by every layer that parses something: one typed reader for
-//! TOML tables with one error wording ([`keys`]), one did-you-mean ([`did_you_mean`]), and
-//! the named limits on everything a user can size ([`limits`]).
+//! TOML tables with one error wording ([`keys`]), the same checks for tables handed on raw
+//! ([`shape`]), one did-you-mean ([`did_you_mean`]), and the named limits on everything a
+//! user can size ([`limits`]).
 //!
 //! This sits in the bottom layer (next to [`crate::error`]) so that the topology importers,
 //! the workload parsers and the scenario parser all use the same rules.
 
+pub mod bigint;
 pub mod keys;
 pub mod limits;
+pub mod shape;
 
 pub use keys::{describe, from_table};
 

@@ -97,6 +97,9 @@ pub fn render(command: &str, runs: &[PerfStat]) -> String {
     };
     let mut out = String::new();
     out.push('\n');
+    // The command as given, its control characters escaped (`hackbench $'-g\n1'` stays on
+    // the header's line), as every echo of an input is.
+    let command = crate::error::escape_controls(command);
     out.push_str(&format!(" Performance counter stats for '{command}'"));
     if n > 1 {
         out.push_str(&format!(" ({n} runs)"));
@@ -165,6 +168,22 @@ mod tests {
             \n\
             \x20      0.121339871 seconds time elapsed\n\n";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn control_characters_of_the_command_are_escaped() {
+        let r = PerfStat {
+            task_clock_ms: 1.0,
+            context_switches: 1,
+            cpu_migrations: 0,
+            cpus_utilized: 1.0,
+            elapsed_s: 0.1,
+        };
+        let text = render("hackbench '-g\n1'", &[r]);
+        assert!(
+            text.contains("\n Performance counter stats for 'hackbench '-g\\n1'':\n"),
+            "{text}"
+        );
     }
 
     #[test]

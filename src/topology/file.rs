@@ -91,6 +91,13 @@ pub fn import(path: &Path) -> InputResult<Machine> {
     let text = crate::input::limits::read_text(path)
         .map_err(|e| InputError::new(origin.clone(), format!("topology file: {e}")))?;
     let table: Table = text.parse().map_err(|e: toml::de::Error| {
+        // An integer beyond TOML's range: named by its key, not only its place.
+        let oversized = e
+            .span()
+            .and_then(|s| crate::input::bigint::oversized_integer(&text, s));
+        if let Some(o) = oversized {
+            return InputError::with_key(origin.clone(), o.path.clone(), o.got());
+        }
         // One line: position and the parser's message (its Display draws a snippet).
         let at = e.span().map_or(String::new(), |span| {
             let before = &text[..span.start.min(text.len())];

@@ -12,8 +12,9 @@
 //!   says otherwise.
 //! * `cpuN/topology/`: `core_cpus_list` / `thread_siblings_list` (or the hex `core_cpus` /
 //!   `thread_siblings` of old kernels) = `topology_sibling_cpumask`; `physical_package_id`
-//!   (`-1` = unknown, read as package 0 as arm64 does); `cluster_cpus_list` (or
-//!   `cluster_cpus`) = `topology_cluster_cpumask`. Without sibling lists, CPUs with equal
+//!   (`-1` = unknown: one package 0 when every CPU says so, else a warning and the package of
+//!   a CPU sharing the LLC); `cluster_cpus_list` (or `cluster_cpus`) =
+//!   `topology_cluster_cpumask`. Without sibling lists, CPUs with equal
 //!   (`physical_package_id`, `die_id`, `core_id`) are siblings, as x86 `match_smt()` decides.
 //! * `cpuN/cache/indexK/{level,type,shared_cpu_list|shared_cpu_map}`: the highest-level
 //!   data/unified cache is the LLC (`cpu_coregroup_mask`, x86 `llc_id`); the level-2 cache is
@@ -93,6 +94,8 @@ pub fn import_named(root: &Path, name: &str) -> InputResult<Machine> {
             cpus[i].core = cpus[i].core.or(&same);
         }
     }
+
+    unknown_packages(&cpu_dir, &mut cpus, &mut warn);
 
     let node_dir = base.join(NODE_DIR);
     let node_ids = numbered_entries(&node_dir, "node");
@@ -174,6 +177,43 @@ impl Warnings {
         let rel = path.strip_prefix(&self.base).unwrap_or(path);
         self.lines
             .push(format!("{} missing: {fallback}", rel.display()));
+    }
+
+    /// Record "`path`: `what`" for a file whose value the import does not take as it is.
+    fn note(&mut self, path: &Path, what: &str) {
+        let rel = path.strip_prefix(&self.base).unwrap_or(path);
+        self.lines.push(format!("{}: {what}", rel.display()));
+    }
+}
+
+/// CPUs whose `physical_package_id` is -1, the kernel's "unknown" (powerpc's
+/// `cpu_to_chip_id()` without an `ibm,chip-id` in the device tree; `arch_topology`'s value
+/// before `store_cpu_topology()`). When every CPU says so the machine is one package, 0.
+/// Next to CPUs with ids — a mix x86 and arm64 never show for online CPUs, and powerpc only
+/// from firmware that gives some CPUs a chip id and not others — each such file warns, and
+/// the CPU's package is that of a CPU sharing its LLC, else its own (`raw::assemble`), not
+/// package 0, which would split an LLC of another package.
+fn unknown_packages(cpu_dir: &Path, cpus: &mut [RawCpu], warn: &mut Warnings) {
+    let file = |cpu: usize| cpu_dir.join(format!("cpu{cpu}/topology/physical_package_id"));
+    // `None` with the file present is -1: `read_topology` refuses other values and gives a
+    // missing file package 0; a CPU without `topology/` has no file.
+    let unknown: Vec<usize> = (0..cpus.len())
+        .filter(|&c| cpus[c].package.is_none() && file(c).is_file())
+        .collect();
+    if cpus.iter().all(|c| c.package.is_none()) {
+        for c in unknown {
+            cpus[c].package = Some(0);
+        }
+        return;
+    }
+    for c in unknown {
+        warn.note(
+            &file(c),
+            &format!(
+                "-1 (unknown) while other CPUs have package ids; CPU {c}'s package is that of \
+                 a CPU sharing its LLC, else its own"
+            ),
+        );
     }
 }
 
@@ -461,7 +501,7 @@ fn read_cpu(
                 &topo,
                 &format!(
                     "online CPU {cpu} has no topology/; its core is the CPUs sharing its L1 \
-                     and its package is its own"
+                     and its package that of a CPU sharing its LLC, else its own"
                 ),
             );
         }
@@ -507,7 +547,11 @@ fn read_topology(
             format!("package id {p}; accepted: an integer >= 0, or -1 (unknown)"),
         ));
     }
-    raw.package = Some(package.filter(|&p| p >= 0).map_or(0, |p| p as usize));
+    // -1 (unknown): `None` here, settled with the other CPUs' ids by `unknown_packages`.
+    raw.package = match package {
+        Some(p) => usize::try_from(p).ok(),
+        None => Some(0),
+    };
     if package.is_none() {
         warn.missing(
             &topo.join("physical_package_id"),

@@ -86,27 +86,19 @@ impl Calibration {
         )
     }
 
-    /// `cost` applied to `base`: every key must be a cost input.
+    /// `cost` applied to `base`: every key must be a cost input, with a value its key accepts
+    /// ([`crate::cost::override_shape`], as in a scenario's `[machine.cost]`).
     pub fn apply(&self, base: &CostModel, origin: &str) -> InputResult<CostModel> {
         let mut table = match toml::Value::try_from(base) {
             Ok(toml::Value::Table(t)) => t,
             _ => unreachable!("the cost model serializes to a table"),
         };
         for (k, v) in &self.cost {
-            if !table.contains_key(k) {
-                return Err(InputError::with_key(
-                    origin,
-                    format!("cost.{k}"),
-                    "unknown cost parameter; accepted: the keys of [machine.cost] (docs/inputs.md)",
-                ));
-            }
-            table.insert(k.clone(), v.clone());
+            let v = crate::cost::check_override("cost", k, v)
+                .map_err(|e| InputError::with_key(origin, e.path, e.message))?;
+            table.insert(k.clone(), v);
         }
-        toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                InputError::with_key(origin, "cost", e.message().to_string())
-            })
+        crate::input::keys::from_table(&table, "cost", &|_| origin.to_string())
     }
 
     /// One line for the run's host notes.
