@@ -222,17 +222,8 @@ fn bad_grids_are_one_line_errors_with_exit_2() {
 fn sigkill_at_the_worst_moment_leaves_nothing_finished_and_the_rerun_does_the_rest() {
     let d = scratch("kill");
     let g = write_grid(&d, "g.toml", SMALL);
-    let dir = d.join("sweep");
+    let dir = plan_uncalibrated(&d, &g);
     let dir_s = dir.to_str().unwrap();
-    let o = schedlab(&[
-        "sweep",
-        "plan",
-        g.to_str().unwrap(),
-        "-o",
-        dir_s,
-        "--no-calibrate",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
     // The third result (K = 2) is written to its temporary file, then the process SIGKILLs
     // itself before renaming it.
     let o = Command::new(BIN)
@@ -342,6 +333,21 @@ fn shards_partition_the_runs_and_index_runs_one() {
     let o = schedlab(&["sweep", "run", dir_s, "--index", "6"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("accepted: 0 to 5"));
+}
+
+/// `sweep plan GRID -o D/sweep --no-calibrate` (the plan must succeed): the sweep directory.
+fn plan_uncalibrated(d: &Path, grid: &Path) -> PathBuf {
+    let dir = d.join("sweep");
+    let o = schedlab(&[
+        "sweep",
+        "plan",
+        grid.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+        "--no-calibrate",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    dir
 }
 
 /// Plan and run SMALL; returns the sweep directory.
@@ -645,17 +651,8 @@ seeds = 2
 "run.duration_s" = [0.0001, 1]
 "#,
     );
-    let dir = d.join("sweep");
+    let dir = plan_uncalibrated(&d, &g);
     let dir_s = dir.to_str().unwrap();
-    let o = schedlab(&[
-        "sweep",
-        "plan",
-        g.to_str().unwrap(),
-        "-o",
-        dir_s,
-        "--no-calibrate",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
     let o = schedlab(&["sweep", "run", dir_s]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
@@ -763,17 +760,8 @@ fn a_result_without_the_run_results_is_damaged_and_run_again() {
 fn sweep_run_prints_progress_lines_off_a_terminal_unless_quiet() {
     let d = scratch("lines");
     let g = write_grid(&d, "g.toml", SMALL);
-    let dir = d.join("sweep");
+    let dir = plan_uncalibrated(&d, &g);
     let dir_s = dir.to_str().unwrap();
-    let o = schedlab(&[
-        "sweep",
-        "plan",
-        g.to_str().unwrap(),
-        "-o",
-        dir_s,
-        "--no-calibrate",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
     let o = schedlab(&["sweep", "run", dir_s, "--index", "0", "-q"]);
     let e = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success() && !e.contains("runs finished"), "{e}");
