@@ -289,31 +289,30 @@ fn compare_refuses_cut_runs_unless_allowed_and_marks_them() {
     );
 }
 
-#[test]
-fn bisect_refuses_cut_runs() {
-    let out = schedlab(&[
-        "bisect",
-        "-m",
-        "skl-2s",
-        "--good",
-        "v6.6",
-        "--bad",
-        "v6.18",
-        "--set",
-        "run.duration_s=0.001",
-        "--",
-        "hackbench",
-        "-g",
-        "2",
-        "-l",
-        "1000",
-    ]);
+/// `bisect` v6.6 -> v6.18 of `hackbench -g 2 -l 1000` with every run cut at `duration`
+/// (`run.duration_s`), with `extra` options before the command.
+fn cut_bisect(duration: &str, extra: &[&str]) -> std::process::Output {
+    let set = format!("run.duration_s={duration}");
+    let mut args = vec!["bisect", "-m", "skl-2s", "--good", "v6.6", "--bad", "v6.18"];
+    args.extend(["--set", &set]);
+    args.extend(extra);
+    args.extend(["--", "hackbench", "-g", "2", "-l", "1000"]);
+    schedlab(&args)
+}
+
+/// The command exited 2 saying the benchmark did not finish and naming the way out.
+fn assert_refused_as_cut(out: &std::process::Output) {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("did not finish") && stderr.contains("--allow-incomplete"),
         "{stderr}"
     );
+}
+
+#[test]
+fn bisect_refuses_cut_runs() {
+    assert_refused_as_cut(&cut_bisect("0.001", &[]));
 }
 
 #[test]
@@ -651,13 +650,7 @@ fn cut_time_bounded_runs_are_refused_by_compare_bisect_and_validate() {
     let mut bisect = vec!["bisect", "-m", "skl-2s", "--good", "v6.6", "--bad", "v6.18"];
     bisect.extend(["--set", "run.duration_s=0.02"]);
     bisect.extend(tail);
-    let out = schedlab(&bisect);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("did not finish") && stderr.contains("--allow-incomplete"),
-        "{stderr}"
-    );
+    assert_refused_as_cut(&schedlab(&bisect));
     // The tbench case declares a 0.5 s cap (a rate); a shorter one from --set is not its own.
     let case = ["validate", "--case", "i7-4790-tbench-8-eevdf", "--no-cache"];
     let json = tmp("validate-cut.json");
@@ -711,25 +704,7 @@ fn allowed_cut_runs_print_not_finished_for_the_benchmarks_own_time() {
         table.contains("(baseline not finished)") && !table.contains("0.00100"),
         "the cap printed as the benchmark's time: {table}"
     );
-    let out = schedlab(&[
-        "bisect",
-        "-m",
-        "skl-2s",
-        "--good",
-        "v6.6",
-        "--bad",
-        "v6.18",
-        "--set",
-        "run.duration_s=0.002",
-        "--allow-incomplete",
-        "-q",
-        "--",
-        "hackbench",
-        "-g",
-        "2",
-        "-l",
-        "1000",
-    ]);
+    let out = cut_bisect("0.002", &["--allow-incomplete", "-q"]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let total = stdout
