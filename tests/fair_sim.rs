@@ -112,6 +112,10 @@ fn nice0_vs_nice5_split_1024_to_335() {
 /// at a tick, so a turn lasts `ceil(slice / tick) × tick`. CFS: the turn is the task's share
 /// of `sched_latency × factor` (at least `min_granularity × factor`), again rounded up to a
 /// whole number of ticks. With HRTICK the slice end has its own timer: turn = slice.
+/// With CONFIG_IRQ_TIME_ACCOUNTING each tick's interrupt is kept out of the task clock, so a
+/// slice of exactly N ticks is found unfinished at the Nth and ends at the N+1th: the
+/// "extra tick" of 2ae891b82695's commit message, which lowered the base slice from 0.75
+/// to 0.70 ms (3.0 -> 2.8 ms on 8+ CPUs) so that HZ=1000 turns are 3 ticks again.
 /// switches/s = 1 / turn.
 #[test]
 fn switch_rate_follows_slice_and_tick() {
@@ -122,6 +126,10 @@ fn switch_rate_follows_slice_and_tick() {
         ("v6.18", 1000, 3, 1.0 / 0.003),
         // v6.6: slice 0.75 ms × 4 = 3.0 ms; HZ=1000 → 3 ms turns.
         ("v6.6", 1000, 2, 1.0 / 0.003),
+        // ... but 4 ms turns when interrupt time is not task time (IRQ_TIME_ACCOUNTING),
+        ("v6.6+IRQTIME", 1000, 2, 1.0 / 0.004),
+        // and 3 ms again with v6.18's 2.8 ms slice.
+        ("v6.18+IRQTIME", 1000, 2, 1.0 / 0.003),
         // v5.15 CFS: latency 24 ms / 3 tasks = 8 ms ≥ min_granularity 3 ms; HZ=250 → 8 ms.
         ("v5.15", 250, 3, 1.0 / 0.008),
         // HRTICK: the slice end is a timer of its own, so turns are the slice exactly:
@@ -133,8 +141,12 @@ fn switch_rate_follows_slice_and_tick() {
             Some(p) => (p, true),
             None => (profile, false),
         };
+        let (profile, irqtime) = match profile.strip_suffix("+IRQTIME") {
+            Some(p) => (p, 1),
+            None => (profile, 0),
+        };
         let toml = format!(
-            "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"{profile}\"\nsysctl = {{ hz = {hz} }}\nfeatures = {{ HRTICK = {hrtick} }}\n"
+            "[machine]\npreset = \"skl-2s\"\n[kernel]\nprofile = \"{profile}\"\nsysctl = {{ hz = {hz}, irq_time_accounting = {irqtime} }}\nfeatures = {{ HRTICK = {hrtick} }}\n"
         );
         let mut e = engine(&toml, pinned_hogs(&vec![0; n]), 5 * SEC);
         e.run();

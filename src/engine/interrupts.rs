@@ -52,7 +52,7 @@ impl Engine {
         }
         self.act.clear();
         policy!(self.nohz_idle_balance(cpu, &mut self.act));
-        self.apply_actions(cpu);
+        self.apply_actions_in(cpu, true);
         if self.policy.nr_running(cpu) > 0 {
             self.cpus[cpu].need_resched = true;
         }
@@ -133,7 +133,7 @@ impl Engine {
         // The handler re-arms through take_timer_changes (it marks `cpu` changed).
         self.act.clear();
         policy!(self.timer_expired(cpu, &mut self.act));
-        self.apply_actions(cpu);
+        self.apply_actions_in(cpu, true);
         if self.cpus[cpu].curr.is_none() && self.policy.nr_running(cpu) > 0 {
             self.cpus[cpu].need_resched = true;
         }
@@ -217,7 +217,7 @@ impl Engine {
 
     pub(crate) fn timer_wakeup(&mut self, p: TaskId, cpu: usize) {
         // hrtimer_interrupt(): interrupt entry, the timerqueue, the reprogram.
-        self.charge(cpu, self.cost.hrtimer_expire_ns);
+        self.charge_irq(cpu, self.cost.hrtimer_expire_ns);
         self.tasks[p.idx()].timer_gen += 1;
         self.try_to_wake_up(p, cpu, None, false);
         self.preempt_point(cpu);
@@ -302,8 +302,10 @@ impl Engine {
             return;
         };
         self.sync_progress(cpu);
-        let irq_ns = self.noise.tick_irq_ns(cpu, self.cfg.hz);
-        self.charge(cpu, irq_ns);
+        // The timer interrupt itself (`hrtimer_interrupt()`: entry, the timerqueue, the
+        // reprogram, as for every hrtimer) and the housekeeping interrupts of this tick.
+        let irq_ns = self.cost.hrtimer_expire_ns + self.noise.tick_irq_ns(cpu, self.cfg.hz);
+        self.charge_irq(cpu, irq_ns);
         let mut resched = policy!(self.task_tick(cpu, curr));
         let numa_move = self.numa_tick(cpu, curr);
         if self.cpus[cpu].need_resched_lazy {
@@ -311,7 +313,7 @@ impl Engine {
         }
         self.act.clear();
         policy!(self.balance_tick(cpu, &mut self.act));
-        self.apply_actions(cpu);
+        self.apply_actions_in(cpu, true);
         self.arm_tick(cpu);
         if resched {
             self.cpus[cpu].need_resched = true;

@@ -109,6 +109,9 @@ pub struct EngineConfig {
     pub fork_counts_as_migration: bool,
     /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs); RT tasks get none.
     pub timer_slack_ns: u64,
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`: interrupt work ([`Engine::charge_irq`]) is reported to
+    /// the policy, which keeps it out of the runqueue's task clock.
+    pub irq_time_accounting: bool,
     /// `sysctl_sched_migration_cost`: caps `avg_idle` at twice it.
     pub migration_cost_ns: u64,
     /// Simulated-time cap.
@@ -142,6 +145,7 @@ impl Default for EngineConfig {
             ttwu_queue_rule: TtwuQueueRule::IdleTarget,
             fork_counts_as_migration: false,
             timer_slack_ns: 50_000,
+            irq_time_accounting: false,
             migration_cost_ns: 500_000,
             duration_ns: 10_000_000_000,
             warmup_ns: 0,

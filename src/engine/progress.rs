@@ -128,6 +128,17 @@ impl Engine {
         }
     }
 
+    /// [`Engine::charge`] hard or soft interrupt work (a handler, SCHED_SOFTIRQ's
+    /// balancing): under CONFIG_IRQ_TIME_ACCOUNTING the policy keeps it out of the
+    /// runqueue's task clock (`irqtime_account_irq()`), so it is not the current task's
+    /// runtime; without it, it is, as in the kernel.
+    pub(crate) fn charge_irq(&mut self, cpu: usize, ns: u64) {
+        self.charge(cpu, ns);
+        if self.cfg.irq_time_accounting && ns > 0 {
+            self.policy.account_irq_time(cpu, ns);
+        }
+    }
+
     /// (Re)plan the next program step of `cpu`'s current task.
     pub(crate) fn plan_continue(&mut self, cpu: usize) {
         let Some(p) = self.cpus[cpu].curr else {

@@ -16,6 +16,13 @@ impl Engine {
 
     /// Charge the policy's work to `cpu`, record its migrations, send its kicks.
     pub(crate) fn apply_actions(&mut self, cpu: usize) {
+        self.apply_actions_in(cpu, false);
+    }
+
+    /// [`Engine::apply_actions`] for work done in interrupt context (`in_irq`): the
+    /// balancing of SCHED_SOFTIRQ, a policy hrtimer's handler. Under
+    /// CONFIG_IRQ_TIME_ACCOUNTING that is interrupt time, not the current task's.
+    pub(crate) fn apply_actions_in(&mut self, cpu: usize, in_irq: bool) {
         // Each migration is a detach_task() (dequeue) and an attach_task() (enqueue) done by
         // this CPU, plus what the policy did inside them (dl_server start/stop).
         let moves = self.act.migrations.len() as u64;
@@ -23,7 +30,11 @@ impl Engine {
             + moves * (self.cost.dequeue_task_ns + self.cost.enqueue_task_ns)
             + self.policy.take_cost_ns();
         self.act.cost_ns = 0;
-        self.charge(cpu, cost);
+        if in_irq {
+            self.charge_irq(cpu, cost);
+        } else {
+            self.charge(cpu, cost);
+        }
         for i in 0..self.act.migrations.len() {
             let m: Migration = self.act.migrations[i];
             self.tasks[m.task.idx()].cpu = m.to;

@@ -451,7 +451,7 @@ impl Engine {
                 if idle {
                     self.cpus[cpu].stats.counters.idle_exits += 1;
                 }
-                self.charge(cpu, self.cost.ipi_handle_ns);
+                self.charge_irq(cpu, self.cost.ipi_handle_ns);
             }
         }
     }

@@ -117,6 +117,12 @@ pub struct Sysctls {
     /// `#ifdef CONFIG_PREEMPTION` code, e.g. `detach_tasks()` stopping after one task in
     /// newidle balancing, follows this, not `preempt`.
     pub preempt_dynamic: bool,
+    /// Built with `CONFIG_IRQ_TIME_ACCOUNTING`: hard and soft interrupt time is kept out of
+    /// `rq->clock_task` (`update_rq_clock_task()` subtracts `irq_time_read()`), so a task's
+    /// runtime and PELT do not count the interrupts that hit it. Off in the upstream
+    /// Kconfig (and on this project's VM); on in RHEL/Fedora-derived configs such as
+    /// LKP's `x86_64-rhel-9.4`.
+    pub irq_time_accounting: bool,
     /// Fair dl_server runtime per period (`fair_server/cpuN/runtime`); 0 disables it.
     pub dl_server_runtime_ns: u64,
     /// Fair dl_server period (`fair_server/cpuN/period`).
@@ -150,6 +156,7 @@ impl Default for Sysctls {
             hz: 250,
             preempt: PreemptModel::Voluntary,
             preempt_dynamic: true,
+            irq_time_accounting: false,
             dl_server_runtime_ns: 50_000_000,
             dl_server_period_ns: 1_000_000_000,
             sched_rt_runtime_us: 950_000,
@@ -494,6 +501,15 @@ pub static SYSCTLS: &[SysctlInfo] = &[
         doc: "built with PREEMPT_DYNAMIC, hence CONFIG_PREEMPTION=y (1)",
         get: |s| SysctlValue::Bool(s.preempt_dynamic),
         set: |s, v| s.preempt_dynamic = int(v) != 0,
+    },
+    SysctlInfo {
+        name: "irq_time_accounting",
+        aliases: &["CONFIG_IRQ_TIME_ACCOUNTING"],
+        unit: "0|1",
+        kind: SysctlKind::Bool,
+        doc: "built with CONFIG_IRQ_TIME_ACCOUNTING: interrupt time is not task time (0)",
+        get: |s| SysctlValue::Bool(s.irq_time_accounting),
+        set: |s, v| s.irq_time_accounting = int(v) != 0,
     },
     int_entry!(
         "dl_server_runtime_ns",

@@ -422,8 +422,12 @@ impl LbEnv for BalanceView<'_> {
     fn arch_scale_cpu_capacity(&self, cpu: usize) -> u64 {
         self.machine.cpus[cpu].capacity as u64
     }
-    fn rq_clock_task(&self, _cpu: usize) -> u64 {
+    fn rq_clock_task(&self, cpu: usize) -> u64 {
+        // `update_rq_clock()` of the source runqueue, then its clock_task (interrupt time
+        // left out under CONFIG_IRQ_TIME_ACCOUNTING).
         self.now_ns
+            .saturating_sub(self.rqs[cpu].clock().irq_time)
+            .max(self.rqs[cpu].clock().clock_task)
     }
     fn curr_task(&self, cpu: usize) -> Option<TaskId> {
         self.core.cpu_curr(cpu)
@@ -1069,6 +1073,10 @@ impl SchedPolicy for LinuxFair {
         if let Some(cpu) = self.cfs_tasks.set_preferred_nid(p, nid) {
             self.lb_changed.set(cpu);
         }
+    }
+
+    fn account_irq_time(&mut self, cpu: usize, ns: u64) {
+        self.rqs[cpu].account_irq_time(ns);
     }
 
     fn idle_enter(&mut self, core: &dyn CoreView, cpu: usize) {

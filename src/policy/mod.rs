@@ -238,6 +238,11 @@ pub trait SchedPolicy: Send {
     /// `cpu` enters the idle loop (idle-core hints, NOHZ bookkeeping).
     fn idle_enter(&mut self, _core: &dyn CoreView, _cpu: usize) {}
 
+    /// `ns` of hard or soft interrupt work ran on `cpu` (reported only under
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`): `irqtime_account_irq()`, which `update_rq_clock_task()`
+    /// keeps out of the task clock. Default: no task clock.
+    fn account_irq_time(&mut self, _cpu: usize, _ns: u64) {}
+
     /// The engine changed `cpu`'s current task or its wake list (`idle_cpu()` may have
     /// changed); no policy work, only bookkeeping (the load balancer's running sums).
     fn cpu_state_changed(&mut self, _cpu: usize) {}

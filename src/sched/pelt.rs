@@ -490,7 +490,9 @@ pub fn util_est_update(task: &mut SchedAvg, task_sleep: bool, cpu_capacity: u64)
 /// `rq->lost_idle_time`) and the CPU's `arch_scale_cpu_capacity()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct RqClock {
-    /// `rq->clock_task` (simulated time; no IRQ/steal time is modelled).
+    /// `rq->clock_task`: simulated time less the interrupt time reported by
+    /// [`RqClock::account_irq_time`] (none without `CONFIG_IRQ_TIME_ACCOUNTING`; steal time
+    /// is not modelled).
     pub clock_task: u64,
     /// `rq->clock_pelt`: advances at `capacity/1024` speed while busy, synced to
     /// `clock_task` while idle.
@@ -499,6 +501,10 @@ pub struct RqClock {
     pub lost_idle_time: u64,
     /// `arch_scale_cpu_capacity(cpu)`.
     pub cpu_capacity: u64,
+    /// `irq_time_read(cpu)`: interrupt time of this CPU so far, which `clock_task` leaves
+    /// out. Not serialized: always 0 without `CONFIG_IRQ_TIME_ACCOUNTING`.
+    #[serde(skip)]
+    pub irq_time: u64,
 }
 
 impl RqClock {
@@ -508,17 +514,27 @@ impl RqClock {
             clock_pelt: 0,
             lost_idle_time: 0,
             cpu_capacity,
+            irq_time: 0,
         }
+    }
+
+    /// `irqtime_account_irq()`: `ns` of hard or soft interrupt work ran on this CPU. The
+    /// kernel adds it at the interrupt's exit and `update_rq_clock_task()` subtracts it from
+    /// the next clock delta (never letting the clock go back); here it is added when the
+    /// work is charged, and [`RqClock::update`] subtracts it the same way.
+    pub fn account_irq_time(&mut self, ns: u64) {
+        self.irq_time += ns;
     }
 
     /// `update_rq_clock()` → `update_rq_clock_pelt()`: advance to `now_ns`; `idle` says
     /// whether the idle task was running over the elapsed interval.
     pub fn update(&mut self, now_ns: u64, idle: bool) {
-        if now_ns <= self.clock_task {
+        let now_task = now_ns.saturating_sub(self.irq_time);
+        if now_task <= self.clock_task {
             return;
         }
-        let delta = now_ns - self.clock_task;
-        self.clock_task = now_ns;
+        let delta = now_task - self.clock_task;
+        self.clock_task = now_task;
         if idle {
             // _update_idle_rq_clock_pelt(): resync.
             self.clock_pelt = self.clock_task;
@@ -820,5 +836,28 @@ mod tests {
         assert_eq!(cfs.util_est, 600);
         util_est_dequeue(&mut cfs, &t);
         assert_eq!(cfs.util_est, 300);
+    }
+
+    /// `update_rq_clock_task()` under CONFIG_IRQ_TIME_ACCOUNTING: interrupt time is not task
+    /// time, and the task clock never goes back (an interrupt longer than the delta since
+    /// the last update leaves it where it was; the rest comes off the next deltas).
+    #[test]
+    fn clock_task_leaves_out_interrupt_time_and_never_goes_back() {
+        let mut c = RqClock::new(1024);
+        c.update(1_000_000, false);
+        assert_eq!(c.clock_task, 1_000_000);
+        // A 5 µs interrupt charged at 1 ms, then the next update 2 µs later: no progress.
+        c.account_irq_time(5_000);
+        c.update(1_002_000, false);
+        assert_eq!(c.clock_task, 1_000_000);
+        // 1 ms after the interrupt: 1 ms of task time, less the 5 µs.
+        c.update(2_000_000, false);
+        assert_eq!(c.clock_task, 1_995_000);
+        // PELT's clock followed the task clock, not the wall clock.
+        assert_eq!(c.clock_pelt, 1_995_000);
+        // Without interrupt time, the task clock is the wall clock.
+        let mut plain = RqClock::new(1024);
+        plain.update(2_000_000, false);
+        assert_eq!(plain.clock_task, 2_000_000);
     }
 }

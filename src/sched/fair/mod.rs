@@ -632,6 +632,11 @@ impl CfsRq {
     pub fn clock(&self) -> &RqClock {
         &self.clock
     }
+    /// `ns` of interrupt work ran on this CPU (`CONFIG_IRQ_TIME_ACCOUNTING`): the task clock
+    /// leaves it out from the next update on.
+    pub fn account_irq_time(&mut self, ns: u64) {
+        self.clock.account_irq_time(ns);
+    }
     /// A reschedule of curr was requested since the last pick.
     pub fn need_resched(&self) -> bool {
         self.need_resched
