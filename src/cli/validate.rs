@@ -260,7 +260,8 @@ fn html(board: &Scoreboard) -> String {
         "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>schedlab validate</title>\
          <style>body{{font-family:sans-serif}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}</style>\
          </head><body><h1>schedlab validate</h1><p>{} cases, {} scored and run, {} independent \
-         sources: right sign {:.0} %, within 2x {:.0} %, median |log ratio| {:.2}.</p>{}\
+         sources: right sign {:.0} %, within 2x {:.0} %, median |log ratio| {:.2}; right sign \
+         where the simulated change is outside its noise {}/{}.</p>{}\
          <table><tr><th>case</th><th>benchmark</th><th>machine</th><th>source</th><th>real %</th>\
          <th>sim %</th><th>sim 95% CI</th><th>sign</th><th>2x</th><th>not scored because</th></tr>\n{rows}</table>\
          </body></html>\n",
@@ -270,6 +271,8 @@ fn html(board: &Scoreboard) -> String {
         t.sign_ok_pct,
         t.within_2x_pct,
         t.median_abs_log_ratio,
+        t.decisive_sign_ok,
+        t.decisive,
         scatter(board)
     )
 }

@@ -42,7 +42,7 @@ pub struct SimResult {
 }
 
 /// One row of the scoreboard.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct CaseScore {
     pub id: String,
     pub title: String,
@@ -95,6 +95,13 @@ pub struct Totals {
     /// Median of `|ln(|sim| / |real|)|` over the scored cases that ran.
     pub median_abs_log_ratio: f64,
     pub sim_in_noise: usize,
+    /// Scored cases that ran whose simulated change is outside its own noise (its 95 %
+    /// interval over the seeds excludes 0): the model's decisive predictions. The sign of a
+    /// change inside its noise is a coin the next perturbation may flip, so the right-sign
+    /// share over these is the one a developer can lean on.
+    pub decisive: usize,
+    /// Decisive cases with the published sign.
+    pub decisive_sign_ok: usize,
     pub fitted_from: usize,
     /// Independent sources (`source.group`) among the scored cases that ran.
     pub groups: usize,
@@ -350,6 +357,10 @@ fn totals(rows: &[CaseScore]) -> Totals {
         }
     };
     let groups: std::collections::BTreeSet<&str> = ran.iter().map(|r| r.group.as_str()).collect();
+    let decisive: Vec<&&CaseScore> = ran
+        .iter()
+        .filter(|r| r.sim_in_noise == Some(false))
+        .collect();
     Totals {
         cases: rows.len(),
         scored: scored.len(),
@@ -360,6 +371,8 @@ fn totals(rows: &[CaseScore]) -> Totals {
         within_2x_pct: pct(within),
         median_abs_log_ratio: median,
         sim_in_noise: ran.iter().filter(|r| r.sim_in_noise == Some(true)).count(),
+        decisive: decisive.len(),
+        decisive_sign_ok: decisive.iter().filter(|r| r.sign_ok == Some(true)).count(),
         fitted_from: ran.iter().filter(|r| r.fitted_from).count(),
         groups: groups.len(),
     }
@@ -411,7 +424,7 @@ pub fn render(board: &Scoreboard) -> String {
     let t = &board.totals;
     let _ = writeln!(
         s,
-        "\n{} cases, {} scored, {} run ({} independent sources): right sign {}/{} ({:.0} %), within 2x {}/{} ({:.0} %), median |log ratio| {:.2}; {} inside their own noise; {} with a fitted input",
+        "\n{} cases, {} scored, {} run ({} independent sources): right sign {}/{} ({:.0} %), within 2x {}/{} ({:.0} %), median |log ratio| {:.2}; {} inside their own noise; right sign where the simulated change is outside its noise {}/{}; {} with a fitted input",
         t.cases,
         t.scored,
         t.ran,
@@ -424,6 +437,8 @@ pub fn render(board: &Scoreboard) -> String {
         t.within_2x_pct,
         t.median_abs_log_ratio,
         t.sim_in_noise,
+        t.decisive_sign_ok,
+        t.decisive,
         t.fitted_from
     );
     s
@@ -487,6 +502,38 @@ mod tests {
             note: String::new(),
         };
         assert!((real_interval(&r).unwrap() - 1.96 * 5.0 / 2.0).abs() < 1e-9);
+    }
+
+    /// A scored case that ran, with its simulated change, whether that is inside its noise
+    /// (`None`: one run, no interval) and whether the sign is right.
+    fn ran(id: &str, in_noise: Option<bool>, sign_ok: bool) -> CaseScore {
+        CaseScore {
+            id: id.to_string(),
+            scored: true,
+            sim_change_pct: Some(if sign_ok { -1.0 } else { 1.0 }),
+            real_change_pct: -2.0,
+            sign_ok: Some(sign_ok),
+            sim_in_noise: in_noise,
+            ..CaseScore::default()
+        }
+    }
+
+    #[test]
+    fn decisive_totals_count_only_changes_outside_their_noise() {
+        let rows = [
+            ran("a", Some(false), true),
+            ran("b", Some(false), false),
+            ran("c", Some(true), true),
+            ran("d", None, true),
+            CaseScore {
+                id: "unscored".to_string(),
+                ..CaseScore::default()
+            },
+        ];
+        let t = totals(&rows);
+        assert_eq!((t.ran, t.sign_ok, t.sim_in_noise), (4, 3, 1));
+        // Only a and b have an interval that excludes 0; a one-run case is not decisive.
+        assert_eq!((t.decisive, t.decisive_sign_ok), (2, 1));
     }
 
     #[test]
