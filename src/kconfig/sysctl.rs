@@ -331,6 +331,21 @@ macro_rules! int_entry {
     };
 }
 
+/// A 0|1 tunable (`SysctlKind::Bool`) backed by a `bool` field.
+macro_rules! bool_entry {
+    ($name:literal, $aliases:expr, $field:ident, $doc:literal) => {
+        SysctlInfo {
+            name: $name,
+            aliases: $aliases,
+            unit: "0|1",
+            kind: SysctlKind::Bool,
+            doc: $doc,
+            get: |s| SysctlValue::Bool(s.$field),
+            set: |s, v| s.$field = int(v) != 0,
+        }
+    };
+}
+
 /// Every tunable, in the order `schedlab list` and the JSON print them.
 pub static SYSCTLS: &[SysctlInfo] = &[
     int_entry!(
@@ -462,15 +477,12 @@ pub static SYSCTLS: &[SysctlInfo] = &[
         u64,
         "address space marked per NUMA scan window (256)"
     ),
-    SysctlInfo {
-        name: "sched_schedstats",
-        aliases: &["kernel.sched_schedstats"],
-        unit: "0|1",
-        kind: SysctlKind::Bool,
-        doc: "schedstat collection switch; mirrored only, the simulator always counts (0)",
-        get: |s| SysctlValue::Bool(s.sched_schedstats),
-        set: |s, v| s.sched_schedstats = int(v) != 0,
-    },
+    bool_entry!(
+        "sched_schedstats",
+        &["kernel.sched_schedstats"],
+        sched_schedstats,
+        "schedstat collection switch; mirrored only, the simulator always counts (0)"
+    ),
     SysctlInfo {
         name: "hz",
         aliases: &["HZ", "CONFIG_HZ"],
@@ -493,24 +505,18 @@ pub static SYSCTLS: &[SysctlInfo] = &[
             }
         },
     },
-    SysctlInfo {
-        name: "preempt_dynamic",
-        aliases: &["CONFIG_PREEMPT_DYNAMIC"],
-        unit: "0|1",
-        kind: SysctlKind::Bool,
-        doc: "built with PREEMPT_DYNAMIC, hence CONFIG_PREEMPTION=y (1)",
-        get: |s| SysctlValue::Bool(s.preempt_dynamic),
-        set: |s, v| s.preempt_dynamic = int(v) != 0,
-    },
-    SysctlInfo {
-        name: "irq_time_accounting",
-        aliases: &["CONFIG_IRQ_TIME_ACCOUNTING"],
-        unit: "0|1",
-        kind: SysctlKind::Bool,
-        doc: "built with CONFIG_IRQ_TIME_ACCOUNTING: interrupt time is not task time (0)",
-        get: |s| SysctlValue::Bool(s.irq_time_accounting),
-        set: |s, v| s.irq_time_accounting = int(v) != 0,
-    },
+    bool_entry!(
+        "preempt_dynamic",
+        &["CONFIG_PREEMPT_DYNAMIC"],
+        preempt_dynamic,
+        "built with PREEMPT_DYNAMIC, hence CONFIG_PREEMPTION=y (1)"
+    ),
+    bool_entry!(
+        "irq_time_accounting",
+        &["CONFIG_IRQ_TIME_ACCOUNTING"],
+        irq_time_accounting,
+        "built with CONFIG_IRQ_TIME_ACCOUNTING: interrupt time is not task time (0)"
+    ),
     int_entry!(
         "dl_server_runtime_ns",
         &["fair_server_runtime_ns"],

@@ -425,9 +425,7 @@ impl LbEnv for BalanceView<'_> {
     fn rq_clock_task(&self, cpu: usize) -> u64 {
         // `update_rq_clock()` of the source runqueue, then its clock_task (interrupt time
         // left out under CONFIG_IRQ_TIME_ACCOUNTING).
-        self.now_ns
-            .saturating_sub(self.rqs[cpu].clock().irq_time)
-            .max(self.rqs[cpu].clock().clock_task)
+        self.rqs[cpu].clock().clock_task_at(self.now_ns)
     }
     fn curr_task(&self, cpu: usize) -> Option<TaskId> {
         self.core.cpu_curr(cpu)

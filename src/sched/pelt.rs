@@ -518,6 +518,12 @@ impl RqClock {
         }
     }
 
+    /// `clock_task` as `update_rq_clock()` would leave it at `now_ns`: the time less the
+    /// interrupt time, never before the last update.
+    pub fn clock_task_at(&self, now_ns: u64) -> u64 {
+        now_ns.saturating_sub(self.irq_time).max(self.clock_task)
+    }
+
     /// `irqtime_account_irq()`: `ns` of hard or soft interrupt work ran on this CPU. The
     /// kernel adds it at the interrupt's exit and `update_rq_clock_task()` subtracts it from
     /// the next clock delta (never letting the clock go back); here it is added when the
@@ -529,7 +535,7 @@ impl RqClock {
     /// `update_rq_clock()` → `update_rq_clock_pelt()`: advance to `now_ns`; `idle` says
     /// whether the idle task was running over the elapsed interval.
     pub fn update(&mut self, now_ns: u64, idle: bool) {
-        let now_task = now_ns.saturating_sub(self.irq_time);
+        let now_task = self.clock_task_at(now_ns);
         if now_task <= self.clock_task {
             return;
         }

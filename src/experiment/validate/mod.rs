@@ -357,10 +357,7 @@ fn totals(rows: &[CaseScore]) -> Totals {
         }
     };
     let groups: std::collections::BTreeSet<&str> = ran.iter().map(|r| r.group.as_str()).collect();
-    let decisive: Vec<&&CaseScore> = ran
-        .iter()
-        .filter(|r| r.sim_in_noise == Some(false))
-        .collect();
+    let decisive = |r: &&&CaseScore| r.sim_in_noise == Some(false);
     Totals {
         cases: rows.len(),
         scored: scored.len(),
@@ -371,8 +368,12 @@ fn totals(rows: &[CaseScore]) -> Totals {
         within_2x_pct: pct(within),
         median_abs_log_ratio: median,
         sim_in_noise: ran.iter().filter(|r| r.sim_in_noise == Some(true)).count(),
-        decisive: decisive.len(),
-        decisive_sign_ok: decisive.iter().filter(|r| r.sign_ok == Some(true)).count(),
+        decisive: ran.iter().filter(decisive).count(),
+        decisive_sign_ok: ran
+            .iter()
+            .filter(decisive)
+            .filter(|r| r.sign_ok == Some(true))
+            .count(),
         fitted_from: ran.iter().filter(|r| r.fitted_from).count(),
         groups: groups.len(),
     }
