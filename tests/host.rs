@@ -71,6 +71,19 @@ fn host_measure_writes_a_table_of_real_perf_stat_runs() {
         assert!(r["context_switches"].as_f64().unwrap() > 100.0, "{r}");
         assert!(r["task_clock_ms"].as_f64().unwrap() > 1.0, "{r}");
         assert!(r["elapsed_s"].as_f64().unwrap() > 0.0, "{r}");
+        // Under GNU time (scripts/install-host-benchmarks installs it) the run records the
+        // process tree's voluntary and involuntary switches; their sum is about perf's count
+        // (perf's own few switches aside).
+        if std::path::Path::new("/usr/bin/time").is_file() {
+            let vol = r["voluntary_switches"].as_f64().unwrap();
+            let invol = r["involuntary_switches"].as_f64().unwrap();
+            let cs = r["context_switches"].as_f64().unwrap();
+            assert!(vol > 100.0, "{r}");
+            assert!(
+                (vol + invol - cs).abs() <= 0.05 * cs + 50.0,
+                "voluntary + involuntary should be perf's context switches: {r}"
+            );
+        }
     }
     assert_eq!(
         t["host"]["nr_cpus"].as_u64().unwrap() as usize,

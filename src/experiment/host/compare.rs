@@ -2,7 +2,10 @@
 //! topology, kernel settings, idle states and calibration) by the same command line, and
 //! compared on its primary number (elapsed time or schbench's rps: within 20 %), context
 //! switches per second and migrations per second (within 2x). Rows a calibration was fitted
-//! to are marked and counted apart.
+//! to are marked and counted apart. Where the table recorded them (GNU time present at
+//! `host-measure`), involuntary context switches per second are compared too (within 2x),
+//! shown apart from the three scored numbers: whether tasks are preempted as often as on
+//! the real kernel is the wakeup-preemption dynamics, not a number the calibration fits.
 
 use serde::Serialize;
 
@@ -34,6 +37,8 @@ pub struct Side {
     pub primary_sd: f64,
     pub context_switches_per_s: f64,
     pub migrations_per_s: f64,
+    /// Involuntary context switches per second (real: when the table recorded them).
+    pub involuntary_switches_per_s: Option<f64>,
     pub task_clock_ms: f64,
     /// Mean elapsed time of a run, s.
     pub elapsed_s: f64,
@@ -56,6 +61,9 @@ pub struct RowScore {
     pub context_switches_within: Option<bool>,
     pub migrations_ratio: Option<f64>,
     pub migrations_within: Option<bool>,
+    /// None where the real side has no involuntary switch counts.
+    pub involuntary_switches_ratio: Option<f64>,
+    pub involuntary_switches_within: Option<bool>,
     /// Within only by [`COUNT_FLOOR_PER_RUN`] (too few events for a ratio).
     pub context_switches_by_floor: bool,
     pub migrations_by_floor: bool,
@@ -71,6 +79,9 @@ pub struct Totals {
     pub primary_within: usize,
     pub context_switches_within: usize,
     pub migrations_within: usize,
+    /// Rows with involuntary switches on both sides, and of those within 2x.
+    pub involuntary_switches_rows: usize,
+    pub involuntary_switches_within: usize,
 }
 
 /// The host section of the scoreboard.
@@ -130,6 +141,7 @@ pub fn sim_side(runs: &[RunOutput], primary: Primary) -> Side {
         primary_sd: p.stdev,
         context_switches_per_s: per_s(&|r| r.perf.context_switches as f64),
         migrations_per_s: per_s(&|r| r.perf.cpu_migrations as f64),
+        involuntary_switches_per_s: Some(per_s(&|r| involuntary_switches(r) as f64)),
         task_clock_ms: Summary::of(
             &runs
                 .iter()
@@ -140,6 +152,16 @@ pub fn sim_side(runs: &[RunOutput], primary: Primary) -> Side {
         elapsed_s: Summary::of(&runs.iter().map(|r| r.perf.elapsed_s).collect::<Vec<_>>()).mean,
         runs: runs.len(),
     }
+}
+
+/// Involuntary context switches of a simulated run's workload tasks (what GNU time counts
+/// of the real process tree).
+fn involuntary_switches(run: &RunOutput) -> u64 {
+    run.result
+        .tasks
+        .iter()
+        .map(|t| t.counters.nr_involuntary_switches)
+        .sum()
 }
 
 /// The real side of a measured row.
@@ -159,6 +181,12 @@ pub fn real_side(row: &RowResult, primary: Primary) -> Option<Side> {
         primary_sd: p.stdev,
         context_switches_per_s: of(&|r| r.context_switches_per_s()).mean,
         migrations_per_s: of(&|r| r.migrations_per_s()).mean,
+        involuntary_switches_per_s: row
+            .runs
+            .iter()
+            .map(|r| r.involuntary_switches_per_s())
+            .collect::<Option<Vec<f64>>>()
+            .map(|v| Summary::of(&v).mean),
         task_clock_ms: of(&|r| r.task_clock_ms).mean,
         elapsed_s: of(&|r| r.elapsed_s).mean,
         runs: row.runs.len(),
@@ -207,6 +235,16 @@ pub fn score_row(row: &Row, real: Option<Side>, sim: Option<Side>, fitted: bool)
     let mig = both.and_then(|(r, s)| ratio(s.migrations_per_s, r.migrations_per_s));
     let cs_in = both.map(|(r, s)| rate_within(&r, &s, cs, |x| x.context_switches_per_s));
     let mig_in = both.map(|(r, s)| rate_within(&r, &s, mig, |x| x.migrations_per_s));
+    // Both sides' involuntary switch rates, where the real table has them.
+    let invol_rates = both
+        .and_then(|(r, s)| Some((r.involuntary_switches_per_s?, s.involuntary_switches_per_s?)));
+    let invol = invol_rates.and_then(|(r, s)| ratio(s, r));
+    let invol_in = both.filter(|_| invol_rates.is_some()).map(|(r, s)| {
+        rate_within(&r, &s, invol, |x| {
+            x.involuntary_switches_per_s.unwrap_or(0.0)
+        })
+        .0
+    });
     RowScore {
         id: row.id.to_string(),
         command: row.command.to_string(),
@@ -221,6 +259,8 @@ pub fn score_row(row: &Row, real: Option<Side>, sim: Option<Side>, fitted: bool)
         context_switches_within: cs_in.map(|w| w.0),
         migrations_ratio: mig,
         migrations_within: mig_in.map(|w| w.0),
+        involuntary_switches_ratio: invol,
+        involuntary_switches_within: invol_in,
         context_switches_by_floor: cs_in.is_some_and(|w| w.1),
         migrations_by_floor: mig_in.is_some_and(|w| w.1),
         note: None,
@@ -295,6 +335,11 @@ fn totals(rows: &[RowScore], fitted: bool) -> Totals {
         primary_within: count(&|r| r.primary_within),
         context_switches_within: count(&|r| r.context_switches_within),
         migrations_within: count(&|r| r.migrations_within),
+        involuntary_switches_rows: compared
+            .iter()
+            .filter(|r| r.involuntary_switches_within.is_some())
+            .count(),
+        involuntary_switches_within: count(&|r| r.involuntary_switches_within),
     }
 }
 
@@ -315,7 +360,7 @@ pub fn render(score: &HostScore) -> String {
         out += &format!("  kernel: {caveat}\n");
     }
     out += &format!(
-        "  {:<32} {:>21} {:>21} {:>6} {:>17} {:>6} {:>15} {:>6}\n",
+        "  {:<32} {:>21} {:>21} {:>6} {:>17} {:>6} {:>15} {:>6} {:>15} {:>6}\n",
         "row",
         "real time|rps",
         "sim time|rps",
@@ -323,6 +368,8 @@ pub fn render(score: &HostScore) -> String {
         "cs/s real/sim",
         "ratio",
         "migr/s real/sim",
+        "ratio",
+        "invol/s real/sim",
         "ratio"
     );
     for r in &score.rows {
@@ -348,6 +395,12 @@ pub fn render(score: &HostScore) -> String {
                 t.migrations_within,
                 t.rows
             );
+            if t.involuntary_switches_rows > 0 {
+                out += &format!(
+                    "    and (not scored) involuntary switches/s within 2x: {}/{}\n",
+                    t.involuntary_switches_within, t.involuntary_switches_rows
+                );
+            }
         }
     }
     out
@@ -370,7 +423,7 @@ fn render_row(r: &RowScore) -> String {
     let fmt_ratio = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}"));
     format!(
         "  {name:<32} {:>13.3} ±{:>6.3} {:>13.3} ±{:>6.3} {:>5}{} {:>8.0}/{:<8.0} {:>5}{} \
-         {:>7.1}/{:<7.1} {:>5}{}\n",
+         {:>7.1}/{:<7.1} {:>5}{} {:>15} {:>5}{}\n",
         real.primary,
         real.primary_sd,
         sim.primary,
@@ -385,6 +438,19 @@ fn render_row(r: &RowScore) -> String {
         sim.migrations_per_s,
         fmt_ratio(r.migrations_ratio),
         mark_floor(r.migrations_within, r.migrations_by_floor),
+        match (
+            real.involuntary_switches_per_s,
+            sim.involuntary_switches_per_s
+        ) {
+            (Some(a), Some(b)) => format!("{a:.0}/{b:.0}"),
+            _ => "-".to_string(),
+        },
+        fmt_ratio(r.involuntary_switches_ratio),
+        if r.involuntary_switches_within.is_some() {
+            mark(r.involuntary_switches_within)
+        } else {
+            " "
+        },
     )
 }
 
@@ -427,6 +493,61 @@ mod tests {
         assert_eq!(s.migrations_within, Some(false));
         assert_eq!(totals(std::slice::from_ref(&s), true).rows, 1);
         assert_eq!(totals(&[s], false).rows, 0);
+    }
+
+    #[test]
+    fn involuntary_switches_are_compared_only_where_the_table_has_them() {
+        let row = rows::row("hackbench-socket-g1").unwrap();
+        let with = |s: Side, invol: Option<f64>| Side {
+            involuntary_switches_per_s: invol,
+            ..s
+        };
+        let real = side(1.0, 1000.0, 10.0);
+        let sim = side(1.0, 1000.0, 10.0);
+        // An old table: no real count, nothing compared, not counted in the totals.
+        let s = score_row(
+            row,
+            Some(with(real, None)),
+            Some(with(sim, Some(900.0))),
+            false,
+        );
+        assert_eq!(s.involuntary_switches_ratio, None);
+        assert_eq!(s.involuntary_switches_within, None);
+        assert_eq!(
+            totals(std::slice::from_ref(&s), false).involuntary_switches_rows,
+            0
+        );
+        // 2.8x as many preemptions as the real run: outside, and counted apart.
+        let s = score_row(
+            row,
+            Some(with(real, Some(7000.0))),
+            Some(with(sim, Some(19600.0))),
+            false,
+        );
+        assert_eq!(s.involuntary_switches_ratio, Some(2.8));
+        assert_eq!(s.involuntary_switches_within, Some(false));
+        let t = totals(std::slice::from_ref(&s), false);
+        assert_eq!(
+            (t.involuntary_switches_rows, t.involuntary_switches_within),
+            (1, 0)
+        );
+        // The three scored numbers do not depend on it.
+        assert_eq!(
+            (
+                s.primary_within,
+                s.context_switches_within,
+                s.migrations_within
+            ),
+            (Some(true), Some(true), Some(true))
+        );
+        let s = score_row(
+            row,
+            Some(with(real, Some(7000.0))),
+            Some(with(sim, Some(9000.0))),
+            false,
+        );
+        assert_eq!(s.involuntary_switches_within, Some(true));
+        assert!(render_row(&s).contains("7000/9000"));
     }
 
     #[test]

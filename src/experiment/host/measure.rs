@@ -5,7 +5,11 @@
 //! /proc/self/autogroup; exec ...'` (a fresh autogroup at nice -20, so other sessions get
 //! ~1 % of a CPU while the benchmark is runnable), then `perf stat -o FILE ... -- COMMAND`.
 //! The counters come from perf's own report; schbench's throughput from its "average rps:"
-//! line.
+//! line. Where GNU time is on PATH (Debian `time`), perf runs under `time -f '%w %c'`,
+//! which adds the voluntary and involuntary context switches of the whole process tree
+//! (`getrusage(RUSAGE_CHILDREN)`, as LKP's `time.*_context_switches`): perf's
+//! `context-switches` is their sum, and the split says whether tasks blocked or were
+//! preempted.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -30,6 +34,12 @@ pub struct Options {
 pub fn measure(rows: &[&Row], opts: &Options, progress: &mut dyn FnMut(&str)) -> HostTable {
     assert!((1..=MAX_RUNS_PER_ROW).contains(&opts.runs));
     let measured_at = now_rfc3339();
+    if gnu_time().is_none() {
+        progress(
+            "GNU time not on PATH: voluntary and involuntary context switches are not recorded \
+             (install: apt-get install time)",
+        );
+    }
     let rows = rows
         .iter()
         .map(|row| measure_row(row, opts, progress))
@@ -130,32 +140,23 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// One real run of `argv` under perf stat.
+/// GNU time, when on PATH: a `time` that takes `-f FORMAT -o FILE`. (Debian's `time`
+/// package; the shell keyword of the same name is not a file.)
+fn gnu_time() -> Option<PathBuf> {
+    find_on_path("time")
+}
+
+/// One real run of `argv` under perf stat (under GNU time where present).
 fn run_once(argv: &[String], primary: Primary, isolate: bool) -> Result<RealRun, String> {
-    let stat_file =
-        std::env::temp_dir().join(format!("schedlab-host-measure-{}.txt", std::process::id()));
-    let mut cmd = if isolate {
-        let mut c = Command::new("setsid");
-        c.args([
-            "sh",
-            "-c",
-            "echo -20 > /proc/self/autogroup 2>/dev/null; exec \"$@\"",
-            "sh",
-        ]);
-        c.arg("perf");
-        c
-    } else {
-        Command::new("perf")
+    let tmp = |what: &str| {
+        std::env::temp_dir().join(format!(
+            "schedlab-host-measure-{}-{what}.txt",
+            std::process::id()
+        ))
     };
-    cmd.args([
-        "stat",
-        "-e",
-        "task-clock,context-switches,cpu-migrations",
-        "-o",
-    ])
-    .arg(&stat_file)
-    .arg("--")
-    .args(argv);
+    let (stat_file, time_file) = (tmp("perf"), tmp("rusage"));
+    let time = gnu_time();
+    let mut cmd = measured_command(argv, isolate, time.as_deref(), &stat_file, &time_file);
     let loadavg_before = loadavg();
     let cpu_before = cpu_ticks();
     let out = cmd
@@ -164,6 +165,8 @@ fn run_once(argv: &[String], primary: Primary, isolate: bool) -> Result<RealRun,
     let cpu_after = cpu_ticks();
     let stat = std::fs::read_to_string(&stat_file).unwrap_or_default();
     let _ = std::fs::remove_file(&stat_file);
+    let rusage = std::fs::read_to_string(&time_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&time_file);
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -184,7 +187,74 @@ fn run_once(argv: &[String], primary: Primary, isolate: bool) -> Result<RealRun,
     }
     run.loadavg_before = loadavg_before;
     run.steal_pct = steal_pct(cpu_before, cpu_after);
+    if time.is_some() {
+        let (voluntary, involuntary) = parse_gnu_time_switches(&rusage).ok_or_else(|| {
+            format!(
+                "no '%w %c' line in GNU time's report: {}",
+                last_line(&rusage)
+            )
+        })?;
+        run.voluntary_switches = Some(voluntary);
+        run.involuntary_switches = Some(involuntary);
+    }
     Ok(run)
+}
+
+/// The voluntary and involuntary switch counts GNU time's `-f '%w %c'` wrote: its last
+/// non-empty line (a "Command exited with non-zero status" line may come first).
+pub fn parse_gnu_time_switches(text: &str) -> Option<(f64, f64)> {
+    let line = text.lines().rev().find(|l| !l.trim().is_empty())?;
+    let mut words = line.split_whitespace().map(|w| w.parse::<u64>().ok());
+    let (voluntary, involuntary) = (words.next()??, words.next()??);
+    if words.next().is_some() {
+        return None;
+    }
+    Some((voluntary as f64, involuntary as f64))
+}
+
+/// The command of one run: `argv` under `perf stat -o stat_file`, wrapped in GNU time
+/// (`-o time_file`) when `time` is given, and started in its own autogroup at nice -20 when
+/// `isolate`.
+fn measured_command(
+    argv: &[String],
+    isolate: bool,
+    time: Option<&Path>,
+    stat_file: &Path,
+    time_file: &Path,
+) -> Command {
+    // The program run first: GNU time wrapping perf, or perf.
+    let mut chain: Vec<std::ffi::OsString> = Vec::new();
+    if let Some(t) = time {
+        chain.push(t.into());
+        chain.extend(["-f", "%w %c", "-o"].map(Into::into));
+        chain.push(time_file.into());
+    }
+    chain.push("perf".into());
+    let mut cmd = if isolate {
+        let mut c = Command::new("setsid");
+        c.args([
+            "sh",
+            "-c",
+            "echo -20 > /proc/self/autogroup 2>/dev/null; exec \"$@\"",
+            "sh",
+        ]);
+        c.args(&chain);
+        c
+    } else {
+        let mut c = Command::new(&chain[0]);
+        c.args(&chain[1..]);
+        c
+    };
+    cmd.args([
+        "stat",
+        "-e",
+        "task-clock,context-switches,cpu-migrations",
+        "-o",
+    ])
+    .arg(stat_file)
+    .arg("--")
+    .args(argv);
+    cmd
 }
 
 fn last_line(text: &str) -> String {
@@ -297,6 +367,24 @@ mod tests {
         let text = "average rps: 10.00\nsomething\naverage rps: 75.50\nsched delay: message 0";
         assert_eq!(parse_rps(text), Some(75.5));
         assert_eq!(parse_rps("none"), None);
+    }
+
+    #[test]
+    fn gnu_time_switch_counts_are_its_last_line() {
+        assert_eq!(
+            parse_gnu_time_switches("106635 20918\n"),
+            Some((106635.0, 20918.0))
+        );
+        assert_eq!(
+            parse_gnu_time_switches("Command exited with non-zero status 1\n12 3\n"),
+            Some((12.0, 3.0))
+        );
+        assert_eq!(parse_gnu_time_switches("12 3 4\n"), None);
+        assert_eq!(
+            parse_gnu_time_switches("Command terminated by signal 9\n"),
+            None
+        );
+        assert_eq!(parse_gnu_time_switches(""), None);
     }
 
     #[test]

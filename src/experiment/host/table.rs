@@ -83,6 +83,17 @@ pub struct RealRun {
     pub loadavg_before: f64,
     /// Share of CPU time the hypervisor stole during the run (`/proc/stat`), percent.
     pub steal_pct: f64,
+    /// Voluntary context switches of the run's process tree: the `ru_nvcsw` that GNU time
+    /// reports (`%w`) for perf and every child it reaped, the count LKP's reports call
+    /// `time.voluntary_context_switches`. Absent where GNU time was not on PATH (tables
+    /// measured before 2026-12-06 have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voluntary_switches: Option<f64>,
+    /// Involuntary context switches of the same tree (`ru_nivcsw`, GNU time's `%c`): the
+    /// running task was preempted (a wakeup's preemption or the tick), LKP's
+    /// `time.involuntary_context_switches`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub involuntary_switches: Option<f64>,
 }
 
 impl RealRun {
@@ -92,6 +103,11 @@ impl RealRun {
 
     pub fn migrations_per_s(&self) -> f64 {
         self.cpu_migrations / self.elapsed_s.max(1e-9)
+    }
+
+    pub fn involuntary_switches_per_s(&self) -> Option<f64> {
+        self.involuntary_switches
+            .map(|n| n / self.elapsed_s.max(1e-9))
     }
 }
 
