@@ -239,7 +239,7 @@ pub fn score_row(row: &Row, real: Option<Side>, sim: Option<Side>, fitted: bool)
     let invol_rates = both
         .and_then(|(r, s)| Some((r.involuntary_switches_per_s?, s.involuntary_switches_per_s?)));
     let invol = invol_rates.and_then(|(r, s)| ratio(s, r));
-    let invol_in = both.filter(|_| invol_rates.is_some()).map(|(r, s)| {
+    let invol_in = invol_rates.and(both).map(|(r, s)| {
         rate_within(&r, &s, invol, |x| {
             x.involuntary_switches_per_s.unwrap_or(0.0)
         })
