@@ -287,3 +287,106 @@ fn calibrate_recovers_the_inputs_a_table_was_made_with() {
         Some(fit("speed_pct") as i64)
     );
 }
+
+/// tracefs writable here (root, mounted)? Says so when not.
+fn have_tracefs() -> bool {
+    let set_event = std::path::Path::new("/sys/kernel/tracing/set_event");
+    let ok = std::fs::OpenOptions::new()
+        .append(true)
+        .open(set_event)
+        .is_ok();
+    if !ok {
+        println!("SKIPPED: /sys/kernel/tracing/set_event is not writable (tracefs, root)");
+    }
+    ok
+}
+
+#[test]
+fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
+    if !have_perf() || !have_tracefs() {
+        return;
+    }
+    let before: Vec<String> = ["tracing_on", "set_event", "buffer_size_kb"]
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("/sys/kernel/tracing/{f}")).unwrap())
+        .collect();
+    let dir = tempdir("trace");
+    let json = dir.join("d.json");
+    let o = schedlab(
+        &[
+            "host-trace",
+            "--out",
+            dir.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "perf",
+            "bench",
+            "sched",
+            "pipe",
+            "-l",
+            "5000",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("wait after wakeup p90 (us)"),
+        "{}",
+        text(&o)
+    );
+    let d: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(d["real_lost_events"], 0, "{d}");
+    // The pipe ping-pong, 5 000 round trips: on two CPUs each side blocks once a round trip
+    // and is woken once (10 000 switches and wakeups); while the two share a CPU, a wakeup
+    // preempts the waker, which then finds its reply without blocking (2 switches and 1
+    // wakeup a round trip). So 10 000 switches either way, and 5 000 to 10 000 wakeups.
+    for side in ["real", "sim"] {
+        let s = &d[side];
+        assert!(s["tasks"].as_u64().unwrap() >= 2, "{side}: {s}");
+        let switches =
+            s["switches_voluntary"].as_u64().unwrap() + s["switches_involuntary"].as_u64().unwrap();
+        assert!((9_000..=12_000).contains(&switches), "{side}: {s}");
+        let wakeups: u64 = [
+            "local_to_waker",
+            "local_elsewhere",
+            "remote_to_previous",
+            "remote_to_waker",
+            "remote_elsewhere",
+        ]
+        .iter()
+        .map(|k| s["wakeups"][k].as_u64().unwrap())
+        .sum();
+        assert!((4_500..=12_000).contains(&wakeups), "{side}: {s}");
+        assert!(
+            s["wait_after_wakeup_us"]["n"].as_u64().unwrap() >= 4_500,
+            "{side}: {s}"
+        );
+    }
+    assert!(dir.join("real.txt").is_file() && dir.join("sim.txt").is_file());
+    let after: Vec<String> = ["tracing_on", "set_event", "buffer_size_kb"]
+        .iter()
+        .map(|f| std::fs::read_to_string(format!("/sys/kernel/tracing/{f}")).unwrap())
+        .collect();
+    assert_eq!(
+        before, after,
+        "host-trace restores the tracing settings it changed"
+    );
+}
+
+#[test]
+fn host_trace_needs_a_command_or_a_row() {
+    let o = schedlab(&["host-trace"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("give a command after `--`"),
+        "{}",
+        text(&o)
+    );
+    let o = schedlab(&["host-trace", "--row", "nope"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no row 'nope'"), "{}", text(&o));
+    let o = schedlab(&["host-trace", "--buffer-kb", "0", "--", "true"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--buffer-kb"), "{}", text(&o));
+}

@@ -817,3 +817,39 @@ fn cli_trace_and_explain_flags() {
     let trace = std::fs::read_to_string(&good).unwrap();
     assert!(trace.contains("sched_switch:"));
 }
+
+/// The ftrace reader and the dynamics replay read back, from the model's own text trace,
+/// the counters the run reports: switches (voluntary and involuntary), wakeups and
+/// migrations (`se.nr_migrations`: every `set_task_cpu()`) per task summed — so `schedlab host-trace` measures the model's side
+/// with the same numbers its results carry.
+#[test]
+fn the_text_trace_reads_back_to_the_runs_counters() {
+    use schedlab::stats::dynamics::Dynamics;
+    use schedlab::stats::trace::ftrace_reader::read_records;
+    let (trace, json) = traced_hackbench("hackbench-dynamics.ftrace", "linux-fair");
+    let file = std::io::BufReader::new(std::fs::File::open(&trace).unwrap());
+    let records = read_records(file, "trace").unwrap();
+    let tasks = json["tasks"].as_array().unwrap();
+    let pids = tasks
+        .iter()
+        .map(|t| u32::try_from(t["pid"].as_u64().unwrap()).unwrap() + 1)
+        .collect();
+    let d = Dynamics::of(&records, &pids);
+    let sum = |key: &str| -> u64 { tasks.iter().map(|t| t[key].as_u64().unwrap()).sum() };
+    assert_eq!(d.tasks, tasks.len());
+    assert_eq!(d.switches_voluntary, sum("nr_voluntary_switches"));
+    assert_eq!(d.switches_involuntary, sum("nr_involuntary_switches"));
+    assert!(d.switches_involuntary > 0, "the fair policy preempts here");
+    assert_eq!(d.wakeups.total(), sum("nr_wakeups"));
+    assert_eq!(
+        d.migrations_at_wakeup + d.migrations_other,
+        sum("nr_migrations")
+    );
+    // perf's cpu-migrations counts a migrated task once, when it next runs.
+    assert!(json["perf_stat"]["cpu_migrations"].as_u64().unwrap() <= sum("nr_migrations"));
+    assert_eq!(d.wait_after_wakeup_us.n, d.wakeups.total());
+    assert_eq!(
+        d.run_until_sleep_us.n + d.run_until_preempted_us.n,
+        d.switches_voluntary + d.switches_involuntary
+    );
+}

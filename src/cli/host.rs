@@ -5,8 +5,11 @@ use std::path::PathBuf;
 
 use crate::error::InputError;
 use crate::experiment::RunContext;
-use crate::experiment::host::{calibrate, calibration, measure, rows, table};
+use crate::experiment::host::{calibrate, calibration, compare, measure, rows, table, trace};
 use crate::output;
+use crate::stats::dynamics;
+use crate::stats::trace::ftrace_reader::{self, TraceRecord};
+use crate::stats::trace::{Instruments, TraceSink};
 
 /// Arguments of `schedlab host-measure`.
 #[derive(clap::Args, Debug)]
@@ -168,4 +171,169 @@ pub fn calibrate(args: &CalibrateArgs) -> anyhow::Result<i32> {
         }
     );
     Ok(0)
+}
+
+/// Arguments of `schedlab host-trace`.
+#[derive(clap::Args, Debug)]
+pub struct HostTraceArgs {
+    /// Trace this host-table row's command (`schedlab host-measure --row` names them).
+    #[arg(long = "row", value_name = "ID", conflicts_with = "command")]
+    pub row: Option<String>,
+    /// Directory for the two traces (real.txt, sim.txt) and the command's output
+    /// (default: a new directory under the system's temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// tracefs ring buffer per CPU, KiB (a full buffer drops events, which is reported).
+    #[arg(long, default_value_t = trace::BUFFER_KB_DEFAULT, value_name = "KIB")]
+    pub buffer_kb: u64,
+    /// Seed of the simulated run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write both sides' dynamics as JSON to FILE (`-` = stdout).
+    #[arg(long, value_name = "FILE|-")]
+    pub json: Option<String>,
+    /// The command, as for `schedlab run -m host -- COMMAND` (e.g. `perf bench sched
+    /// messaging -g 1 -l 1000`).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// What `host-trace --json` writes.
+#[derive(serde::Serialize)]
+struct HostTraceReport {
+    command: String,
+    real_trace: String,
+    sim_trace: String,
+    real_elapsed_s: f64,
+    real_lost_events: u64,
+    sim_seed: u64,
+    real: dynamics::Dynamics,
+    sim: dynamics::Dynamics,
+}
+
+/// `schedlab host-trace`.
+pub fn host_trace(args: &HostTraceArgs) -> anyhow::Result<i32> {
+    let command = host_trace_command(args)?;
+    if !(1..=trace::BUFFER_KB_MAX).contains(&args.buffer_kb) {
+        return Err(InputError::with_key(
+            "command line",
+            "--buffer-kb",
+            format!(
+                "{} is out of range; accepted: 1 to {}",
+                args.buffer_kb,
+                trace::BUFFER_KB_MAX
+            ),
+        )
+        .into());
+    }
+    let dir = args.out.clone().unwrap_or_else(|| {
+        std::env::temp_dir().join(format!("schedlab-host-trace-{}", std::process::id()))
+    });
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| InputError::with_key("--out", dir.display().to_string(), e.to_string()))?;
+    let (real_path, sim_path) = (dir.join("real.txt"), dir.join("sim.txt"));
+    eprintln!("schedlab: tracing `{command}` on this machine's kernel");
+    let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+    let real_run = trace::capture(&argv, &real_path, args.buffer_kb)?;
+    let real_records = read_trace(&real_path)?;
+    let real = dynamics::Dynamics::of(
+        &real_records,
+        &trace::process_tree(&real_records, real_run.root_pid),
+    );
+    eprintln!("schedlab: simulating it on -m host (seed {})", args.seed);
+    let (sim_tasks, setup) = simulate_traced(&command, args.seed, &sim_path)?;
+    let sim = dynamics::Dynamics::of(&read_trace(&sim_path)?, &sim_tasks);
+    let mut text = format!(
+        "{setup}\nreal: {} ({:.3} s traced; trace {})\nsim:  trace {}\n\n{}",
+        command,
+        real_run.elapsed_s,
+        real_path.display(),
+        sim_path.display(),
+        dynamics::render_pair(&real, &sim)
+    );
+    if real_run.lost_events > 0 {
+        text.push_str(&format!(
+            "\nINCOMPLETE: the real trace lost {} events (ring buffer full): its counts are short; \
+             raise --buffer-kb or trace a shorter run\n",
+            real_run.lost_events
+        ));
+    }
+    let report = HostTraceReport {
+        command,
+        real_trace: real_path.display().to_string(),
+        sim_trace: sim_path.display().to_string(),
+        real_elapsed_s: real_run.elapsed_s,
+        real_lost_events: real_run.lost_events,
+        sim_seed: args.seed,
+        real,
+        sim,
+    };
+    match args.json.as_deref() {
+        Some("-") => {
+            eprint!("{text}");
+            output::write_stdout(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+        }
+        Some(path) => {
+            let json = serde_json::to_string_pretty(&report)? + "\n";
+            output::write_atomic("--json", std::path::Path::new(path), json.as_bytes())?;
+            output::write_stdout(&text)?;
+        }
+        None => output::write_stdout(&text)?,
+    }
+    Ok(if report.real_lost_events > 0 { 3 } else { 0 })
+}
+
+/// The command `host-trace` runs: a row's, or the one after `--`.
+fn host_trace_command(args: &HostTraceArgs) -> Result<String, InputError> {
+    match (&args.row, args.command.is_empty()) {
+        (Some(id), _) => selected_rows(std::slice::from_ref(id)).map(|r| r[0].command.to_string()),
+        (None, false) => Ok(args.command.join(" ")),
+        (None, true) => Err(InputError::with_key(
+            "command line",
+            "COMMAND",
+            "give a command after `--` or a host-table row with --row",
+        )),
+    }
+}
+
+fn read_trace(path: &std::path::Path) -> Result<Vec<TraceRecord>, InputError> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| InputError::new(path.display().to_string(), e.to_string()))?;
+    ftrace_reader::read_records(std::io::BufReader::new(file), &path.display().to_string())
+}
+
+/// Run `command` once on `-m host` (with this machine's calibration, as `run -m host`),
+/// writing its ftrace text to `trace_path`; returns the workload tasks' trace pids and the
+/// setup line.
+fn simulate_traced(
+    command: &str,
+    seed: u64,
+    trace_path: &std::path::Path,
+) -> anyhow::Result<(std::collections::BTreeSet<u32>, String)> {
+    let mut scn = compare::host_scenario(command, "host-trace")?;
+    scn.run.seed = seed;
+    scn.run.runs = 1;
+    let mut ctx = RunContext::for_terminal();
+    ctx.quiet = true;
+    let resolved = crate::experiment::scenario::ResolvedScenario::resolve(&scn, &ctx.imports)?;
+    let mut setup = super::setup_line_with_warnings(&resolved);
+    if let (_, Some(note)) = calibration::for_this_host()? {
+        setup.push_str(&format!("\n{note}"));
+    }
+    let instruments = Instruments {
+        trace: Some(TraceSink::create(trace_path)?),
+        explain: None,
+        timeline: false,
+    };
+    let (runs, _) = crate::experiment::run_resolved_streamed(&ctx, &resolved, instruments, None)?;
+    let run = runs
+        .first()
+        .ok_or_else(|| InputError::new("host-trace", "the simulation produced no run"))?;
+    let pids = run
+        .result
+        .tasks
+        .iter()
+        .map(|t| crate::units::cpu_u32(t.pid) + 1)
+        .collect();
+    Ok((pids, setup))
 }

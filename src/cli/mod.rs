@@ -64,6 +64,9 @@ pub enum Command {
     /// Fit the `host` machine's speed and scheduler costs to microbenchmarks run here, into
     /// the calibration file `-m host` applies
     Calibrate(host::CalibrateArgs),
+    /// Trace one command's scheduling on this machine's kernel (tracefs) and on the model's
+    /// `-m host`, and compare the two: wakeup placement, waits, run lengths, preemptions
+    HostTrace(host::HostTraceArgs),
     /// Print a shell completion script: `schedlab completions bash > /etc/bash_completion.d/schedlab`.
     Completions(conventions::CompletionsArgs),
     /// Print the man page (roff) of schedlab, or write one per sub-command to a directory.
@@ -231,6 +234,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         Command::Validate(args) => validate::run(&args),
         Command::HostMeasure(args) => host::host_measure(&args),
         Command::Calibrate(args) => host::calibrate(&args),
+        Command::HostTrace(args) => host::host_trace(&args),
         Command::Completions(args) => conventions::completions(&args).map(|()| 0),
         Command::Man(args) => conventions::man(&args).map(|()| 0),
     }

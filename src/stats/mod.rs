@@ -5,6 +5,7 @@
 #![deny(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
 
 pub mod compare;
+pub mod dynamics;
 pub mod explain;
 pub mod perf;
 pub mod report;

@@ -16,3 +16,4 @@ pub mod compare;
 pub mod measure;
 pub mod rows;
 pub mod table;
+pub mod trace;

@@ -41,6 +41,7 @@
 //!   the measured interval).
 
 pub mod ftrace;
+pub mod ftrace_reader;
 pub mod perfetto;
 pub mod perfetto_reader;
 
