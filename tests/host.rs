@@ -364,6 +364,43 @@ fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
         );
     }
     assert!(dir.join("real.txt").is_file() && dir.join("sim.txt").is_file());
+    // A model variant against the same real run: the real side is read back unchanged.
+    let json2 = dir.join("d2.json");
+    let mut again = vec!["host-trace", "--out", dir.to_str().unwrap(), "--reuse-real"];
+    again.extend([
+        "--feature",
+        "RUN_TO_PARITY=off",
+        "--json",
+        json2.to_str().unwrap(),
+    ]);
+    again.extend(["--", "perf", "bench", "sched", "pipe", "-l", "5000"]);
+    let o = schedlab(&again, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("features NO_RUN_TO_PARITY"),
+        "{}",
+        text(&o)
+    );
+    let d2: serde_json::Value = serde_json::from_slice(&std::fs::read(&json2).unwrap()).unwrap();
+    assert_eq!(d2["real"], d["real"]);
+    // Another command is refused: the saved real run is of the pipe benchmark.
+    let o = schedlab(
+        &[
+            "host-trace",
+            "--out",
+            dir.to_str().unwrap(),
+            "--reuse-real",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("the real trace there is of"),
+        "{}",
+        text(&o)
+    );
     let after: Vec<String> = ["tracing_on", "set_event", "buffer_size_kb"]
         .iter()
         .map(|f| std::fs::read_to_string(format!("/sys/kernel/tracing/{f}")).unwrap())

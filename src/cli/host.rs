@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use crate::error::InputError;
 use crate::experiment::RunContext;
-use crate::experiment::host::{calibrate, calibration, compare, measure, rows, table, trace};
+use crate::experiment::host::{calibrate, calibration, measure, rows, table, trace};
 use crate::output;
 use crate::stats::dynamics;
 use crate::stats::trace::ftrace_reader::{self, TraceRecord};
@@ -192,6 +192,24 @@ pub struct HostTraceArgs {
     /// Write both sides' dynamics as JSON to FILE (`-` = stdout).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
+    /// Kernel profile of the simulated side (default: the newest, as `run`).
+    #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
+    pub profile: Option<String>,
+    /// Simulated side: switch a scheduler feature, NAME=on|off (to see which mechanism
+    /// moves the model towards the real trace).
+    #[arg(long = "feature", value_name = "NAME=on|off")]
+    pub features: Vec<String>,
+    /// Simulated side: set a tunable, NAME=VALUE.
+    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
+    pub sysctls: Vec<String>,
+    /// Simulated side: override a scenario key by dotted path, KEY=VALUE.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub sets: Vec<String>,
+    /// Do not trace the command again: read the real trace an earlier `host-trace --out DIR`
+    /// of the same command left there (real.txt, real-run.json), so model variants are
+    /// compared with one real run.
+    #[arg(long, requires = "out")]
+    pub reuse_real: bool,
     /// The command, as for `schedlab run -m host -- COMMAND` (e.g. `perf bench sched
     /// messaging -g 1 -l 1000`).
     #[arg(last = true, value_name = "COMMAND")]
@@ -232,16 +250,14 @@ pub fn host_trace(args: &HostTraceArgs) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&dir)
         .map_err(|e| InputError::with_key("--out", dir.display().to_string(), e.to_string()))?;
     let (real_path, sim_path) = (dir.join("real.txt"), dir.join("sim.txt"));
-    eprintln!("schedlab: tracing `{command}` on this machine's kernel");
-    let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-    let real_run = trace::capture(&argv, &real_path, args.buffer_kb)?;
+    let real_run = real_side(args, &command, &dir)?;
     let real_records = read_trace(&real_path)?;
     let real = dynamics::Dynamics::of(
         &real_records,
         &trace::process_tree(&real_records, real_run.root_pid),
     );
     eprintln!("schedlab: simulating it on -m host (seed {})", args.seed);
-    let (sim_tasks, setup) = simulate_traced(&command, args.seed, &sim_path)?;
+    let (sim_tasks, setup) = simulate_traced(args, &command, &sim_path)?;
     let sim = dynamics::Dynamics::of(&read_trace(&sim_path)?, &sim_tasks);
     let mut text = format!(
         "{setup}\nreal: {} ({:.3} s traced; trace {})\nsim:  trace {}\n\n{}",
@@ -302,17 +318,72 @@ fn read_trace(path: &std::path::Path) -> Result<Vec<TraceRecord>, InputError> {
     ftrace_reader::read_records(std::io::BufReader::new(file), &path.display().to_string())
 }
 
-/// Run `command` once on `-m host` (with this machine's calibration, as `run -m host`),
-/// writing its ftrace text to `trace_path`; returns the workload tasks' trace pids and the
-/// setup line.
-fn simulate_traced(
+/// The real side: `command` traced now (its run recorded in DIR/real-run.json), or, with
+/// `--reuse-real`, the run an earlier `host-trace` of the same command left in DIR.
+fn real_side(
+    args: &HostTraceArgs,
     command: &str,
-    seed: u64,
+    dir: &std::path::Path,
+) -> anyhow::Result<trace::RealRun> {
+    let meta_path = dir.join("real-run.json");
+    if args.reuse_real {
+        let text = std::fs::read_to_string(&meta_path)
+            .map_err(|e| InputError::new(meta_path.display().to_string(), e.to_string()))?;
+        let run: trace::RealRun = serde_json::from_str(&text).map_err(|e| {
+            InputError::new(
+                meta_path.display().to_string(),
+                format!("not a real-run record: {e}"),
+            )
+        })?;
+        if run.command != command {
+            return Err(InputError::with_key(
+                meta_path.display().to_string(),
+                "command",
+                format!(
+                    "the real trace there is of `{}`, not `{command}`",
+                    run.command
+                ),
+            )
+            .into());
+        }
+        eprintln!(
+            "schedlab: reusing the real trace of `{command}` in {}",
+            dir.display()
+        );
+        return Ok(run);
+    }
+    eprintln!("schedlab: tracing `{command}` on this machine's kernel");
+    let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+    let run = trace::capture(&argv, &dir.join("real.txt"), args.buffer_kb)?;
+    let json = serde_json::to_string_pretty(&run)? + "\n";
+    output::write_atomic("--out", &meta_path, json.as_bytes())?;
+    Ok(run)
+}
+
+/// Run `command` once on `-m host` (with this machine's calibration, as `run -m host`, and
+/// the simulated side's `-k`, `--feature`, `--sysctl`, `--set`), writing its ftrace text to
+/// `trace_path`; returns the workload tasks' trace pids and the setup line.
+fn simulate_traced(
+    args: &HostTraceArgs,
+    command: &str,
     trace_path: &std::path::Path,
 ) -> anyhow::Result<(std::collections::BTreeSet<u32>, String)> {
-    let mut scn = compare::host_scenario(command, "host-trace")?;
-    scn.run.seed = seed;
-    scn.run.runs = 1;
+    let opts = crate::config::QuickOptions {
+        machine: Some("host".into()),
+        profile: args.profile.clone(),
+        features: args.features.clone(),
+        sysctls: args.sysctls.clone(),
+        sets: args.sets.clone(),
+        runs: Some(1),
+        seed: Some(args.seed),
+        command: command.split_whitespace().map(str::to_string).collect(),
+        ..crate::config::QuickOptions::default()
+    };
+    let doc = crate::config::build_document(&opts)?;
+    for w in &doc.warnings {
+        eprintln!("schedlab: warning: {w}");
+    }
+    let scn = crate::config::scenario::Scenario::from_doc(doc)?;
     let mut ctx = RunContext::for_terminal();
     ctx.quiet = true;
     let resolved = crate::experiment::scenario::ResolvedScenario::resolve(&scn, &ctx.imports)?;

@@ -102,16 +102,6 @@ pub struct HostScore {
 
 /// The scenario of `row` on `-m host`, with `cost` overrides (a calibration candidate).
 pub fn scenario_for(row: &Row, cost: &toml::Table) -> InputResult<Scenario> {
-    scenario_with(row.command, &format!("host row {}", row.id), cost)
-}
-
-/// The scenario of a benchmark `command` on `-m host` (with this machine's calibration, as
-/// `schedlab run -m host -- COMMAND`); `label` names it in errors.
-pub fn host_scenario(command: &str, label: &str) -> InputResult<Scenario> {
-    scenario_with(command, label, &toml::Table::new())
-}
-
-fn scenario_with(command: &str, label: &str, cost: &toml::Table) -> InputResult<Scenario> {
     let mut doc = toml::Table::new();
     let mut machine = toml::Table::new();
     machine.insert("preset".into(), "host".into());
@@ -120,10 +110,10 @@ fn scenario_with(command: &str, label: &str, cost: &toml::Table) -> InputResult<
     }
     doc.insert("machine".into(), toml::Value::Table(machine));
     let mut workload = toml::Table::new();
-    workload.insert("command".into(), command.into());
+    workload.insert("command".into(), row.command.into());
     doc.insert("workload".into(), toml::Value::Table(workload));
     let text = toml::to_string(&doc).expect("a scenario serializes");
-    Scenario::parse(&text, label)
+    Scenario::parse(&text, &format!("host row {}", row.id))
 }
 
 /// The simulated side of a row from its runs.

@@ -41,9 +41,12 @@ pub const BUFFER_KB_DEFAULT: u64 = 65_536;
 /// Largest ring buffer per CPU `--buffer-kb` accepts (KiB).
 pub const BUFFER_KB_MAX: u64 = 4_194_304;
 
-/// What a real traced run left besides the trace file.
-#[derive(Debug, Clone)]
+/// What a real traced run left besides the trace file (saved beside it as
+/// `real-run.json`, so a later `host-trace --reuse-real` can read the same run).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RealRun {
+    /// The command as run.
+    pub command: String,
     /// The command's pid: the root of its process tree.
     pub root_pid: u32,
     pub elapsed_s: f64,
@@ -112,6 +115,7 @@ pub fn capture(argv: &[String], out: &Path, buffer_kb: u64) -> InputResult<RealR
     let lost_events = copy_trace(&dir.join("trace"), out)?;
     drop(guard);
     Ok(RealRun {
+        command: argv.join(" "),
         root_pid,
         elapsed_s,
         lost_events,
