@@ -336,7 +336,8 @@ fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
         text(&o)
     );
     let d: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    assert_eq!(d["real_lost_events"], 0, "{d}");
+    assert_eq!(d["real_runs"].as_array().unwrap().len(), 1, "{d}");
+    assert_eq!(d["real_runs"][0]["lost_events"], 0, "{d}");
     // The pipe ping-pong, 5 000 round trips: on two CPUs each side blocks once a round trip
     // and is woken once (10 000 switches and wakeups); while the two share a CPU, a wakeup
     // preempts the waker, which then finds its reply without blocking (2 switches and 1
@@ -363,8 +364,9 @@ fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
             "{side}: {s}"
         );
     }
-    assert!(dir.join("real.txt").is_file() && dir.join("sim.txt").is_file());
-    // A model variant against the same real run: the real side is read back unchanged.
+    assert!(dir.join("real-1.txt").is_file() && dir.join("sim-1.txt").is_file());
+    // A model variant against the same real run, two seeds pooled: the real side is read
+    // back unchanged.
     let json2 = dir.join("d2.json");
     let mut again = vec!["host-trace", "--out", dir.to_str().unwrap(), "--reuse-real"];
     again.extend([
@@ -372,6 +374,8 @@ fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
         "RUN_TO_PARITY=off",
         "--json",
         json2.to_str().unwrap(),
+        "--runs",
+        "2",
     ]);
     again.extend(["--", "perf", "bench", "sched", "pipe", "-l", "5000"]);
     let o = schedlab(&again, &[]);
@@ -383,6 +387,8 @@ fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
     );
     let d2: serde_json::Value = serde_json::from_slice(&std::fs::read(&json2).unwrap()).unwrap();
     assert_eq!(d2["real"], d["real"]);
+    assert_eq!(d2["sim_seeds"].as_array().unwrap().len(), 2, "{d2}");
+    assert!(dir.join("sim-2.txt").is_file());
     // Another command is refused: the saved real run is of the pipe benchmark.
     let o = schedlab(
         &[
@@ -397,7 +403,7 @@ fn host_trace_reads_one_command_on_the_real_kernel_and_on_the_model() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("the real trace there is of"),
+        text(&o).contains("the real traces there are of"),
         "{}",
         text(&o)
     );
@@ -426,4 +432,7 @@ fn host_trace_needs_a_command_or_a_row() {
     let o = schedlab(&["host-trace", "--buffer-kb", "0", "--", "true"], &[]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--buffer-kb"), "{}", text(&o));
+    let o = schedlab(&["host-trace", "--runs", "21", "--", "true"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("accepted: 1 to 20"), "{}", text(&o));
 }

@@ -179,16 +179,22 @@ pub struct HostTraceArgs {
     /// Trace this host-table row's command (`schedlab host-measure --row` names them).
     #[arg(long = "row", value_name = "ID", conflicts_with = "command")]
     pub row: Option<String>,
-    /// Directory for the two traces (real.txt, sim.txt) and the command's output
-    /// (default: a new directory under the system's temporary directory).
+    /// Directory for the traces (real-K.txt, sim-K.txt), the real runs' record
+    /// (real-runs.json) and the command's output (default: a new directory under the
+    /// system's temporary directory).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// tracefs ring buffer per CPU, KiB (a full buffer drops events, which is reported).
     #[arg(long, default_value_t = trace::BUFFER_KB_DEFAULT, value_name = "KIB")]
     pub buffer_kb: u64,
-    /// Seed of the simulated run.
+    /// Seed of the simulated run (the first, with --runs).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Runs a side: the command traced N times on this kernel and simulated with N seeds;
+    /// counts, rates and distributions are pooled over the runs (one real run is one sample:
+    /// real runs differ by tens of percent).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: usize,
     /// Write both sides' dynamics as JSON to FILE (`-` = stdout).
     #[arg(long, value_name = "FILE|-")]
     pub json: Option<String>,
@@ -205,9 +211,9 @@ pub struct HostTraceArgs {
     /// Simulated side: override a scenario key by dotted path, KEY=VALUE.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub sets: Vec<String>,
-    /// Do not trace the command again: read the real trace an earlier `host-trace --out DIR`
-    /// of the same command left there (real.txt, real-run.json), so model variants are
-    /// compared with one real run.
+    /// Do not trace the command again: read the real traces an earlier `host-trace --out
+    /// DIR` of the same command left there (real-K.txt, real-runs.json), so model variants
+    /// are compared with the same real runs.
     #[arg(long, requires = "out")]
     pub reuse_real: bool,
     /// The command, as for `schedlab run -m host -- COMMAND` (e.g. `perf bench sched
@@ -220,90 +226,99 @@ pub struct HostTraceArgs {
 #[derive(serde::Serialize)]
 struct HostTraceReport {
     command: String,
-    real_trace: String,
-    sim_trace: String,
-    real_elapsed_s: f64,
-    real_lost_events: u64,
-    sim_seed: u64,
+    /// The real runs traced (or reused), each with its trace file.
+    real_runs: Vec<trace::RealRun>,
+    sim_seeds: Vec<u64>,
+    sim_traces: Vec<String>,
     real: dynamics::Dynamics,
     sim: dynamics::Dynamics,
 }
 
+/// Most runs a side `host-trace --runs` accepts.
+pub const MAX_TRACE_RUNS: usize = 20;
+
 /// `schedlab host-trace`.
 pub fn host_trace(args: &HostTraceArgs) -> anyhow::Result<i32> {
-    let command = host_trace_command(args)?;
-    if !(1..=trace::BUFFER_KB_MAX).contains(&args.buffer_kb) {
-        return Err(InputError::with_key(
-            "command line",
-            "--buffer-kb",
-            format!(
-                "{} is out of range; accepted: 1 to {}",
-                args.buffer_kb,
-                trace::BUFFER_KB_MAX
-            ),
-        )
-        .into());
-    }
+    let argv = host_trace_argv(args)?;
+    let command = argv.join(" ");
+    check_host_trace_limits(args)?;
     let dir = args.out.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("schedlab-host-trace-{}", std::process::id()))
     });
     std::fs::create_dir_all(&dir)
         .map_err(|e| InputError::with_key("--out", dir.display().to_string(), e.to_string()))?;
-    let (real_path, sim_path) = (dir.join("real.txt"), dir.join("sim.txt"));
-    let real_run = real_side(args, &command, &dir)?;
-    let real_records = read_trace(&real_path)?;
-    let real = dynamics::Dynamics::of(
-        &real_records,
-        &trace::process_tree(&real_records, real_run.root_pid),
-    );
-    eprintln!("schedlab: simulating it on -m host (seed {})", args.seed);
-    let (sim_tasks, setup) = simulate_traced(args, &command, &sim_path)?;
-    let sim = dynamics::Dynamics::of(&read_trace(&sim_path)?, &sim_tasks);
+    let real_runs = real_side(args, &argv, &dir)?;
+    let real = real_dynamics(&dir, &real_runs)?;
+    let (sim, sim_seeds, sim_traces, setup) = sim_side(args, &command, &dir)?;
+    let lost: u64 = real_runs.iter().map(|r| r.lost_events).sum();
+    let elapsed: Vec<String> = real_runs
+        .iter()
+        .map(|r| format!("{:.3}", r.elapsed_s))
+        .collect();
     let mut text = format!(
-        "{setup}\nreal: {} ({:.3} s traced; trace {})\nsim:  trace {}\n\n{}",
-        command,
-        real_run.elapsed_s,
-        real_path.display(),
-        sim_path.display(),
+        "{setup}\nreal: {command}, {} run(s) traced ({} s) in {}\nsim:  seeds {:?}\n\n{}",
+        real_runs.len(),
+        elapsed.join(", "),
+        dir.display(),
+        sim_seeds,
         dynamics::render_pair(&real, &sim)
     );
-    if real_run.lost_events > 0 {
+    if lost > 0 {
         text.push_str(&format!(
-            "\nINCOMPLETE: the real trace lost {} events (ring buffer full): its counts are short; \
-             raise --buffer-kb or trace a shorter run\n",
-            real_run.lost_events
+            "\nINCOMPLETE: the real traces lost {lost} events (ring buffer full): their counts \
+             are short; raise --buffer-kb or trace a shorter run\n"
         ));
     }
     let report = HostTraceReport {
         command,
-        real_trace: real_path.display().to_string(),
-        sim_trace: sim_path.display().to_string(),
-        real_elapsed_s: real_run.elapsed_s,
-        real_lost_events: real_run.lost_events,
-        sim_seed: args.seed,
+        real_runs,
+        sim_seeds,
+        sim_traces,
         real,
         sim,
     };
+    let json = serde_json::to_string_pretty(&report)? + "\n";
     match args.json.as_deref() {
         Some("-") => {
             eprint!("{text}");
-            output::write_stdout(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+            output::write_stdout(&json)?;
         }
         Some(path) => {
-            let json = serde_json::to_string_pretty(&report)? + "\n";
             output::write_atomic("--json", std::path::Path::new(path), json.as_bytes())?;
             output::write_stdout(&text)?;
         }
         None => output::write_stdout(&text)?,
     }
-    Ok(if report.real_lost_events > 0 { 3 } else { 0 })
+    Ok(if lost > 0 { 3 } else { 0 })
 }
 
-/// The command `host-trace` runs: a row's, or the one after `--`.
-fn host_trace_command(args: &HostTraceArgs) -> Result<String, InputError> {
+fn check_host_trace_limits(args: &HostTraceArgs) -> Result<(), InputError> {
+    let range = |key: &str, v: u64, max: u64| {
+        if (1..=max).contains(&v) {
+            Ok(())
+        } else {
+            Err(InputError::with_key(
+                "command line",
+                key,
+                format!("{v} is out of range; accepted: 1 to {max}"),
+            ))
+        }
+    };
+    range("--buffer-kb", args.buffer_kb, trace::BUFFER_KB_MAX)?;
+    range("--runs", args.runs as u64, MAX_TRACE_RUNS as u64)
+}
+
+/// The command `host-trace` runs, as argv: the one after `--` (its words kept as given), or
+/// a row's.
+fn host_trace_argv(args: &HostTraceArgs) -> Result<Vec<String>, InputError> {
     match (&args.row, args.command.is_empty()) {
-        (Some(id), _) => selected_rows(std::slice::from_ref(id)).map(|r| r[0].command.to_string()),
-        (None, false) => Ok(args.command.join(" ")),
+        (Some(id), _) => selected_rows(std::slice::from_ref(id)).map(|r| {
+            r[0].command
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        }),
+        (None, false) => Ok(args.command.clone()),
         (None, true) => Err(InputError::with_key(
             "command line",
             "COMMAND",
@@ -318,54 +333,109 @@ fn read_trace(path: &std::path::Path) -> Result<Vec<TraceRecord>, InputError> {
     ftrace_reader::read_records(std::io::BufReader::new(file), &path.display().to_string())
 }
 
-/// The real side: `command` traced now (its run recorded in DIR/real-run.json), or, with
-/// `--reuse-real`, the run an earlier `host-trace` of the same command left in DIR.
+/// The real side: `--runs` traced runs of the command now (recorded in DIR/real-runs.json),
+/// or, with `--reuse-real`, the runs an earlier `host-trace` of the same command left in DIR.
 fn real_side(
     args: &HostTraceArgs,
-    command: &str,
+    argv: &[String],
     dir: &std::path::Path,
-) -> anyhow::Result<trace::RealRun> {
-    let meta_path = dir.join("real-run.json");
+) -> anyhow::Result<Vec<trace::RealRun>> {
+    let command = argv.join(" ");
+    let meta_path = dir.join("real-runs.json");
     if args.reuse_real {
         let text = std::fs::read_to_string(&meta_path)
             .map_err(|e| InputError::new(meta_path.display().to_string(), e.to_string()))?;
-        let run: trace::RealRun = serde_json::from_str(&text).map_err(|e| {
+        let runs: Vec<trace::RealRun> = serde_json::from_str(&text).map_err(|e| {
             InputError::new(
                 meta_path.display().to_string(),
-                format!("not a real-run record: {e}"),
+                format!("not a real-runs record: {e}"),
             )
         })?;
-        if run.command != command {
+        if let Some(other) = runs.iter().find(|r| r.command != command) {
             return Err(InputError::with_key(
                 meta_path.display().to_string(),
                 "command",
                 format!(
-                    "the real trace there is of `{}`, not `{command}`",
-                    run.command
+                    "the real traces there are of `{}`, not `{command}`",
+                    other.command
                 ),
             )
             .into());
         }
         eprintln!(
-            "schedlab: reusing the real trace of `{command}` in {}",
+            "schedlab: reusing {} real trace(s) of `{command}` in {}",
+            runs.len(),
             dir.display()
         );
-        return Ok(run);
+        return Ok(runs);
     }
-    eprintln!("schedlab: tracing `{command}` on this machine's kernel");
-    let argv: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-    let run = trace::capture(&argv, &dir.join("real.txt"), args.buffer_kb)?;
-    let json = serde_json::to_string_pretty(&run)? + "\n";
+    let mut runs = Vec::with_capacity(args.runs);
+    for k in 1..=args.runs {
+        eprintln!(
+            "schedlab: tracing `{command}` on this machine's kernel ({k} of {})",
+            args.runs
+        );
+        runs.push(trace::capture(
+            argv,
+            &dir.join(format!("real-{k}.txt")),
+            args.buffer_kb,
+        )?);
+    }
+    let json = serde_json::to_string_pretty(&runs)? + "\n";
     output::write_atomic("--out", &meta_path, json.as_bytes())?;
-    Ok(run)
+    Ok(runs)
 }
 
-/// Run `command` once on `-m host` (with this machine's calibration, as `run -m host`, and
-/// the simulated side's `-k`, `--feature`, `--sysctl`, `--set`), writing its ftrace text to
-/// `trace_path`; returns the workload tasks' trace pids and the setup line.
+/// The real runs' dynamics, pooled; each run's tasks are its command's process tree.
+fn real_dynamics(
+    dir: &std::path::Path,
+    runs: &[trace::RealRun],
+) -> Result<dynamics::Dynamics, InputError> {
+    let mut traces = Vec::with_capacity(runs.len());
+    for r in runs {
+        let records = read_trace(&dir.join(&r.trace))?;
+        let tasks = trace::process_tree(&records, r.root_pid);
+        traces.push((records, tasks));
+    }
+    let parts: Vec<_> = traces.iter().map(|(r, t)| (r.as_slice(), t)).collect();
+    Ok(dynamics::Dynamics::of_runs(&parts))
+}
+
+/// The simulated side: `--runs` seeds from `--seed` (as `run --runs` derives them), each
+/// traced to DIR/sim-K.txt; returns the pooled dynamics, the seeds, the trace paths and
+/// the setup line.
+fn sim_side(
+    args: &HostTraceArgs,
+    command: &str,
+    dir: &std::path::Path,
+) -> anyhow::Result<(dynamics::Dynamics, Vec<u64>, Vec<String>, String)> {
+    let seeds: Vec<u64> = (0..args.runs as u64)
+        .map(|i| crate::rng::run_seed(args.seed, i))
+        .collect();
+    let mut traces = Vec::with_capacity(seeds.len());
+    let mut paths = Vec::with_capacity(seeds.len());
+    let mut setup = String::new();
+    for (k, &seed) in seeds.iter().enumerate() {
+        eprintln!("schedlab: simulating it on -m host (seed {seed})");
+        let path = dir.join(format!("sim-{}.txt", k + 1));
+        let (tasks, line) = simulate_traced(args, command, seed, &path)?;
+        traces.push((read_trace(&path)?, tasks));
+        paths.push(path.display().to_string());
+        if k == 0 {
+            setup = line;
+        }
+    }
+    let parts: Vec<_> = traces.iter().map(|(r, t)| (r.as_slice(), t)).collect();
+    Ok((dynamics::Dynamics::of_runs(&parts), seeds, paths, setup))
+}
+
+/// Run `command` once with `seed` on `-m host` (with this machine's calibration, as `run -m
+/// host`, and the simulated side's `-k`, `--feature`, `--sysctl`, `--set`), writing its
+/// ftrace text to `trace_path`; returns the workload tasks' trace pids and the setup line.
 fn simulate_traced(
     args: &HostTraceArgs,
     command: &str,
+    seed: u64,
     trace_path: &std::path::Path,
 ) -> anyhow::Result<(std::collections::BTreeSet<u32>, String)> {
     let opts = crate::config::QuickOptions {
@@ -375,7 +445,7 @@ fn simulate_traced(
         sysctls: args.sysctls.clone(),
         sets: args.sets.clone(),
         runs: Some(1),
-        seed: Some(args.seed),
+        seed: Some(seed),
         command: command.split_whitespace().map(str::to_string).collect(),
         ..crate::config::QuickOptions::default()
     };

@@ -25,7 +25,7 @@ pub struct Dynamics {
     /// Tracked tasks that appear in the trace.
     pub tasks: usize,
     pub cpus: usize,
-    /// First to last event of a tracked task.
+    /// First to last event of a tracked task (summed over pooled runs).
     pub span_s: f64,
     /// Switches away from a tracked task that blocked.
     pub switches_voluntary: u64,
@@ -110,7 +110,7 @@ impl Quantiles {
     }
 }
 
-/// Per-task and per-CPU state of the replay.
+/// Per-task state of the replay of one trace.
 #[derive(Default)]
 struct Replay {
     /// Pending `sched_waking` of a tracked task: (waker's CPU, previous CPU).
@@ -118,6 +118,11 @@ struct Replay {
     woken_at_ns: BTreeMap<u32, u64>,
     on_cpu_since_ns: BTreeMap<u32, u64>,
     seen: BTreeSet<u32>,
+}
+
+/// The distributions' samples, pooled over every trace of a [`Dynamics::of_runs`].
+#[derive(Default)]
+struct Samples {
     waits_ns: Vec<u64>,
     runs_to_sleep_ns: Vec<u64>,
     runs_to_preempt_ns: Vec<u64>,
@@ -126,29 +131,46 @@ struct Replay {
 impl Dynamics {
     /// The dynamics of `tasks` (pids) in `records` (in time order).
     pub fn of(records: &[TraceRecord], tasks: &BTreeSet<u32>) -> Dynamics {
-        let cpus = records.iter().map(|r| r.cpu + 1).max().unwrap_or(0);
-        let involves = |r: &TraceRecord| event_pids(&r.event).iter().any(|p| tasks.contains(p));
-        let first_ns = records.iter().find(|r| involves(r)).map_or(0, |r| r.ts_ns);
-        let last_ns = records
+        Dynamics::of_runs(&[(records, tasks)])
+    }
+
+    /// The dynamics of several traced runs of one command pooled: counts and spans added (so
+    /// rates are over the runs' total time), distributions over every run's samples, idle
+    /// time over every run's CPU time, `tasks` the most any run had.
+    pub fn of_runs(runs: &[(&[TraceRecord], &BTreeSet<u32>)]) -> Dynamics {
+        let cpus = runs
             .iter()
-            .rev()
-            .find(|r| involves(r))
-            .map_or(0, |r| r.ts_ns);
-        let end_ns = records.last().map_or(0, |r| r.ts_ns);
-        let mut d = Dynamics::empty(cpus, last_ns.saturating_sub(first_ns));
-        let mut s = Replay::default();
-        for r in records {
-            let closing = matches!(r.event,
-                SchedEvent::Switch { prev_runnable: true, next_pid: 0, .. } if r.ts_ns == end_ns);
-            if !closing {
-                d.replay(&mut s, r, tasks);
+            .flat_map(|(records, _)| records.iter().map(|r| r.cpu + 1))
+            .max()
+            .unwrap_or(0);
+        let mut d = Dynamics::empty(cpus, 0);
+        let mut samples = Samples::default();
+        let (mut idle_ns, mut cpu_ns) = (0.0, 0.0);
+        for &(records, tasks) in runs {
+            let (first_ns, last_ns) = tracked_span(records, tasks);
+            let end_ns = records.last().map_or(0, |r| r.ts_ns);
+            let mut s = Replay::default();
+            for r in records {
+                let closing = matches!(r.event,
+                    SchedEvent::Switch { prev_runnable: true, next_pid: 0, .. } if r.ts_ns == end_ns);
+                if !closing {
+                    d.replay(&mut s, &mut samples, r, tasks);
+                }
             }
+            d.tasks = d.tasks.max(s.seen.len());
+            let span_ns = last_ns.saturating_sub(first_ns) as f64;
+            d.span_s += span_ns / 1e9;
+            idle_ns += idle_pct(records, cpus, first_ns, last_ns) / 100.0 * span_ns * cpus as f64;
+            cpu_ns += span_ns * cpus as f64;
         }
-        d.tasks = s.seen.len();
-        d.wait_after_wakeup_us = Quantiles::of_ns(s.waits_ns);
-        d.run_until_sleep_us = Quantiles::of_ns(s.runs_to_sleep_ns);
-        d.run_until_preempted_us = Quantiles::of_ns(s.runs_to_preempt_ns);
-        d.idle_pct = idle_pct(records, cpus, first_ns, last_ns);
+        d.wait_after_wakeup_us = Quantiles::of_ns(samples.waits_ns);
+        d.run_until_sleep_us = Quantiles::of_ns(samples.runs_to_sleep_ns);
+        d.run_until_preempted_us = Quantiles::of_ns(samples.runs_to_preempt_ns);
+        d.idle_pct = if cpu_ns > 0.0 {
+            100.0 * idle_ns / cpu_ns
+        } else {
+            0.0
+        };
         d
     }
 
@@ -170,7 +192,13 @@ impl Dynamics {
     }
 
     /// One record's effect on the counts of tracked tasks.
-    fn replay(&mut self, s: &mut Replay, r: &TraceRecord, tasks: &BTreeSet<u32>) {
+    fn replay(
+        &mut self,
+        s: &mut Replay,
+        pool: &mut Samples,
+        r: &TraceRecord,
+        tasks: &BTreeSet<u32>,
+    ) {
         for pid in event_pids(&r.event) {
             if tasks.contains(&pid) {
                 s.seen.insert(pid);
@@ -197,14 +225,14 @@ impl Dynamics {
                 prev_pid,
                 prev_runnable,
                 next_pid,
-            } => self.switch(s, r.ts_ns, prev_pid, prev_runnable, next_pid, tasks),
+            } => self.switch((s, pool), r.ts_ns, prev_pid, prev_runnable, next_pid, tasks),
             _ => {}
         }
     }
 
     fn switch(
         &mut self,
-        s: &mut Replay,
+        (s, pool): (&mut Replay, &mut Samples),
         ts_ns: u64,
         prev_pid: u32,
         prev_runnable: bool,
@@ -218,19 +246,27 @@ impl Dynamics {
                 .map(|t| ts_ns.saturating_sub(t));
             if prev_runnable {
                 self.switches_involuntary += 1;
-                s.runs_to_preempt_ns.extend(ran);
+                pool.runs_to_preempt_ns.extend(ran);
             } else {
                 self.switches_voluntary += 1;
-                s.runs_to_sleep_ns.extend(ran);
+                pool.runs_to_sleep_ns.extend(ran);
             }
         }
         if tasks.contains(&next_pid) {
             s.on_cpu_since_ns.insert(next_pid, ts_ns);
             if let Some(woken) = s.woken_at_ns.remove(&next_pid) {
-                s.waits_ns.push(ts_ns.saturating_sub(woken));
+                pool.waits_ns.push(ts_ns.saturating_sub(woken));
             }
         }
     }
+}
+
+/// First and last timestamp of an event naming a tracked task.
+fn tracked_span(records: &[TraceRecord], tasks: &BTreeSet<u32>) -> (u64, u64) {
+    let involves = |r: &&TraceRecord| event_pids(&r.event).iter().any(|p| tasks.contains(p));
+    let first = records.iter().find(involves).map_or(0, |r| r.ts_ns);
+    let last = records.iter().rev().find(involves).map_or(0, |r| r.ts_ns);
+    (first, last)
 }
 
 /// The pids an event names (the task it is about; both sides of a switch or a fork).
@@ -407,6 +443,21 @@ mod tests {
         // 36 us of 80 us of CPU time.
         assert!((d.span_s - 40e-6).abs() < 1e-12);
         assert!((d.idle_pct - 45.0).abs() < 1e-9, "{}", d.idle_pct);
+    }
+
+    #[test]
+    fn pooled_runs_add_counts_and_spans_and_pool_samples() {
+        let records = read_records(TRACE.as_bytes(), "t").unwrap();
+        let tasks = BTreeSet::from([10, 11]);
+        let one = Dynamics::of(&records, &tasks);
+        let two = Dynamics::of_runs(&[(&records, &tasks), (&records, &tasks)]);
+        assert_eq!(two.switches_voluntary, 2 * one.switches_voluntary);
+        assert_eq!(two.wakeups.total(), 2 * one.wakeups.total());
+        assert!((two.span_s - 2.0 * one.span_s).abs() < 1e-12);
+        assert_eq!(two.wait_after_wakeup_us.n, 2 * one.wait_after_wakeup_us.n);
+        assert_eq!(two.wait_after_wakeup_us.mean, one.wait_after_wakeup_us.mean);
+        assert!((two.idle_pct - one.idle_pct).abs() < 1e-9);
+        assert_eq!(two.tasks, one.tasks);
     }
 
     #[test]

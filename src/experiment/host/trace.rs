@@ -41,12 +41,14 @@ pub const BUFFER_KB_DEFAULT: u64 = 65_536;
 /// Largest ring buffer per CPU `--buffer-kb` accepts (KiB).
 pub const BUFFER_KB_MAX: u64 = 4_194_304;
 
-/// What a real traced run left besides the trace file (saved beside it as
-/// `real-run.json`, so a later `host-trace --reuse-real` can read the same run).
+/// What a real traced run left besides the trace file (saved beside it in
+/// `real-runs.json`, so a later `host-trace --reuse-real` can read the same runs).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RealRun {
     /// The command as run.
     pub command: String,
+    /// Its trace's file name (in the same directory as this record).
+    pub trace: String,
     /// The command's pid: the root of its process tree.
     pub root_pid: u32,
     pub elapsed_s: f64,
@@ -116,6 +118,9 @@ pub fn capture(argv: &[String], out: &Path, buffer_kb: u64) -> InputResult<RealR
     drop(guard);
     Ok(RealRun {
         command: argv.join(" "),
+        trace: out
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         root_pid,
         elapsed_s,
         lost_events,
