@@ -181,6 +181,15 @@ fn entries_lost(line: &str) -> Option<u64> {
     )
 }
 
+/// The size to write back to `buffer_size_kb` from what it read: `1408`, or, before the
+/// buffer was first used, `7 (expanded: 1408)` (the size it will have: 1408).
+fn buffer_size_to_restore(read: &str) -> String {
+    match read.split_once("(expanded:") {
+        Some((_, rest)) => rest.trim().trim_end_matches(')').trim().to_string(),
+        None => read.split_whitespace().next().unwrap_or("").to_string(),
+    }
+}
+
 fn file_error(path: &Path, e: &std::io::Error) -> InputError {
     InputError::new(path.display().to_string(), e.to_string())
 }
@@ -220,10 +229,10 @@ impl Drop for Settings {
     fn drop(&mut self) {
         for (name, value) in &self.saved {
             // `set_event` lists one event a line; writing the list back re-enables them
-            // (an empty list disables every event). A buffer size reads as e.g.
-            // "7 (expanded: 1408)": its first word is the size.
+            // (an empty list disables every event).
             let value = match *name {
                 "set_event" => value.split_whitespace().collect::<Vec<_>>().join(" "),
+                "buffer_size_kb" => buffer_size_to_restore(value),
                 _ => value.split_whitespace().next().unwrap_or("").to_string(),
             };
             // Best effort: the run's result stands even if a setting cannot be put back.
@@ -247,6 +256,12 @@ mod tests {
 ";
         let records = read_records(text.as_bytes(), "t").unwrap();
         assert_eq!(process_tree(&records, 101), BTreeSet::from([101, 102, 104]));
+    }
+
+    #[test]
+    fn the_buffer_size_restored_is_the_expanded_one() {
+        assert_eq!(buffer_size_to_restore("7 (expanded: 1408)\n"), "1408");
+        assert_eq!(buffer_size_to_restore("16384\n"), "16384");
     }
 
     #[test]
