@@ -234,9 +234,6 @@ struct HostTraceReport {
     sim: dynamics::Dynamics,
 }
 
-/// Most runs a side `host-trace --runs` accepts.
-pub const MAX_TRACE_RUNS: usize = 20;
-
 /// `schedlab host-trace`.
 pub fn host_trace(args: &HostTraceArgs) -> anyhow::Result<i32> {
     let argv = host_trace_argv(args)?;
@@ -249,7 +246,7 @@ pub fn host_trace(args: &HostTraceArgs) -> anyhow::Result<i32> {
         .map_err(|e| InputError::with_key("--out", dir.display().to_string(), e.to_string()))?;
     let real_runs = real_side(args, &argv, &dir)?;
     let real = real_dynamics(&dir, &real_runs)?;
-    let (sim, sim_seeds, sim_traces, setup) = sim_side(args, &command, &dir)?;
+    let (sim, sim_seeds, sim_traces, setup) = sim_side(args, &argv, &dir)?;
     let lost: u64 = real_runs.iter().map(|r| r.lost_events).sum();
     let elapsed: Vec<String> = real_runs
         .iter()
@@ -305,7 +302,7 @@ fn check_host_trace_limits(args: &HostTraceArgs) -> Result<(), InputError> {
         }
     };
     range("--buffer-kb", args.buffer_kb, trace::BUFFER_KB_MAX)?;
-    range("--runs", args.runs as u64, MAX_TRACE_RUNS as u64)
+    range("--runs", args.runs as u64, trace::MAX_RUNS as u64)
 }
 
 /// The command `host-trace` runs, as argv: the one after `--` (its words kept as given), or
@@ -406,7 +403,7 @@ fn real_dynamics(
 /// the setup line.
 fn sim_side(
     args: &HostTraceArgs,
-    command: &str,
+    argv: &[String],
     dir: &std::path::Path,
 ) -> anyhow::Result<(dynamics::Dynamics, Vec<u64>, Vec<String>, String)> {
     let seeds: Vec<u64> = (0..args.runs as u64)
@@ -418,7 +415,7 @@ fn sim_side(
     for (k, &seed) in seeds.iter().enumerate() {
         eprintln!("schedlab: simulating it on -m host (seed {seed})");
         let path = dir.join(format!("sim-{}.txt", k + 1));
-        let (tasks, line) = simulate_traced(args, command, seed, &path)?;
+        let (tasks, line) = simulate_traced(args, argv, seed, &path)?;
         traces.push((read_trace(&path)?, tasks));
         paths.push(path.display().to_string());
         if k == 0 {
@@ -429,12 +426,12 @@ fn sim_side(
     Ok((dynamics::Dynamics::of_runs(&parts), seeds, paths, setup))
 }
 
-/// Run `command` once with `seed` on `-m host` (with this machine's calibration, as `run -m
+/// Run the command `argv` once with `seed` on `-m host` (with this machine's calibration, as `run -m
 /// host`, and the simulated side's `-k`, `--feature`, `--sysctl`, `--set`), writing its
 /// ftrace text to `trace_path`; returns the workload tasks' trace pids and the setup line.
 fn simulate_traced(
     args: &HostTraceArgs,
-    command: &str,
+    argv: &[String],
     seed: u64,
     trace_path: &std::path::Path,
 ) -> anyhow::Result<(std::collections::BTreeSet<u32>, String)> {
@@ -446,7 +443,7 @@ fn simulate_traced(
         sets: args.sets.clone(),
         runs: Some(1),
         seed: Some(seed),
-        command: command.split_whitespace().map(str::to_string).collect(),
+        command: argv.to_vec(),
         ..crate::config::QuickOptions::default()
     };
     let doc = crate::config::build_document(&opts)?;

@@ -41,6 +41,9 @@ pub const BUFFER_KB_DEFAULT: u64 = 65_536;
 /// Largest ring buffer per CPU `--buffer-kb` accepts (KiB).
 pub const BUFFER_KB_MAX: u64 = 4_194_304;
 
+/// Most runs a side `host-trace --runs` accepts.
+pub const MAX_RUNS: usize = 20;
+
 /// What a real traced run left besides the trace file (saved beside it in
 /// `real-runs.json`, so a later `host-trace --reuse-real` can read the same runs).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
