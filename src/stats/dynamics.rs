@@ -97,8 +97,7 @@ impl Quantiles {
         }
         samples.sort_unstable();
         let n = samples.len();
-        let rank =
-            |q: f64| samples[crate::units::count_ceil(q * n as f64).clamp(1, n) - 1] as f64 / 1e3;
+        let rank = |q: f64| *crate::stats::summary::nearest_rank(&samples, q) as f64 / 1e3;
         let sum: u128 = samples.iter().map(|&s| u128::from(s)).sum();
         Quantiles {
             n: n as u64,

@@ -15,6 +15,14 @@ pub struct Summary {
     pub p90: f64,
 }
 
+/// The `q` quantile of `sorted` (ascending, not empty) by nearest rank: the smallest value
+/// with at least a `q` share of the values at or below it.
+pub fn nearest_rank<T>(sorted: &[T], q: f64) -> &T {
+    assert!(!sorted.is_empty(), "nearest_rank of nothing");
+    let n = sorted.len();
+    &sorted[crate::units::count_ceil(q * n as f64).clamp(1, n) - 1]
+}
+
 impl Summary {
     pub fn of(values: &[f64]) -> Summary {
         let n = values.len();
@@ -43,7 +51,6 @@ impl Summary {
         };
         let mut sorted = values.to_vec();
         sorted.sort_by(f64::total_cmp);
-        let rank = crate::units::count_ceil(0.9 * n as f64).clamp(1, n);
         Summary {
             n,
             mean,
@@ -55,7 +62,7 @@ impl Summary {
             },
             min: sorted[0],
             max: sorted[n - 1],
-            p90: sorted[rank - 1],
+            p90: *nearest_rank(&sorted, 0.9),
         }
     }
 
