@@ -201,16 +201,10 @@ pub struct HostTraceArgs {
     /// Kernel profile of the simulated side (default: the newest, as `run`).
     #[arg(short = 'k', long = "kernel", value_name = "PROFILE")]
     pub profile: Option<String>,
-    /// Simulated side: switch a scheduler feature, NAME=on|off (to see which mechanism
-    /// moves the model towards the real trace).
-    #[arg(long = "feature", value_name = "NAME=on|off")]
-    pub features: Vec<String>,
-    /// Simulated side: set a tunable, NAME=VALUE.
-    #[arg(long = "sysctl", value_name = "NAME=VALUE")]
-    pub sysctls: Vec<String>,
-    /// Simulated side: override a scenario key by dotted path, KEY=VALUE.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub sets: Vec<String>,
+    /// `--feature`, `--sysctl`, `--set`: on the simulated side (the real kernel is as it is),
+    /// to see which mechanism moves the model towards the real trace.
+    #[command(flatten)]
+    pub tune: super::args::TuneArgs,
     /// Do not trace the command again: read the real traces an earlier `host-trace --out
     /// DIR` of the same command left there (real-K.txt, real-runs.json), so model variants
     /// are compared with the same real runs.
@@ -438,9 +432,9 @@ fn simulate_traced(
     let opts = crate::config::QuickOptions {
         machine: Some("host".into()),
         profile: args.profile.clone(),
-        features: args.features.clone(),
-        sysctls: args.sysctls.clone(),
-        sets: args.sets.clone(),
+        features: args.tune.features.clone(),
+        sysctls: args.tune.sysctls.clone(),
+        sets: args.tune.sets.clone(),
         runs: Some(1),
         seed: Some(seed),
         command: argv.to_vec(),

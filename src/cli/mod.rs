@@ -66,6 +66,7 @@ pub enum Command {
     Calibrate(host::CalibrateArgs),
     /// Trace one command's scheduling on this machine's kernel (tracefs) and on the model's
     /// `-m host`, and compare the two: wakeup placement, waits, run lengths, preemptions
+    /// (`-k`, `--feature`, `--sysctl`, `--set` change the simulated side only)
     HostTrace(host::HostTraceArgs),
     /// Print a shell completion script: `schedlab completions bash > /etc/bash_completion.d/schedlab`.
     Completions(conventions::CompletionsArgs),
