@@ -263,6 +263,11 @@ const IDLE_STATE: Shape = Shape::Table(&[
         shape: Shape::Bool,
         required: false,
     },
+    Key {
+        name: "core_exit_latency_ns",
+        shape: COST_NS,
+        required: false,
+    },
 ]);
 
 /// `[machine.cost.haltpoll]`, as [`crate::cpuidle::HaltpollParams`] reads it.

@@ -421,7 +421,7 @@ fn nested_cost_values_name_the_full_key_the_value_and_what_is_accepted() {
         (
             "idle_states = [{ bogus = 1 }]",
             "machine.cost.idle_states[0].bogus: unknown key; accepted: name, exit_latency_ns, \
-             target_residency_ns, polling, mwait",
+             target_residency_ns, polling, mwait, core_exit_latency_ns",
         ),
         (
             "idle_states = [{ name = \"C1\", exit_latency_ns = 2 }]",

@@ -200,7 +200,7 @@ impl Engine {
     pub(crate) fn hrtimer_expire(&mut self, p: TaskId, cpu: usize, generation: u32) {
         let c = &self.cpus[cpu];
         if c.in_idle_state(self.clock.now()) && !c.idle_polling {
-            let exit = self.cost.idle_states[c.idle_state].exit_latency_ns;
+            let exit = self.idle_exit_ns(cpu);
             self.cpus[cpu].stats.counters.idle_exits += 1;
             self.clock.push(
                 self.clock.now() + exit,

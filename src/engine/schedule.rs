@@ -326,6 +326,31 @@ impl Engine {
         }
     }
 
+    /// The hardware exit of the idle state `cpu` sits in: the state's declared
+    /// `exit_latency_ns`, or its core-only exit ([`crate::cpuidle::IdleState::core_exit_latency_ns`])
+    /// unless the package-wide part was reachable, which needs every other online CPU idle in a
+    /// state with such a part too (Intel: package C6 only once all CPUs of all sockets are in
+    /// core C6). Offline CPUs count as there (they wait in the deepest state).
+    pub(super) fn idle_exit_ns(&self, cpu: usize) -> u64 {
+        let state = &self.cost.idle_states[self.cpus[cpu].idle_state];
+        let Some(core_exit_ns) = state.core_exit_latency_ns else {
+            return state.exit_latency_ns;
+        };
+        let now = self.clock.now();
+        let package_idle = self.machine.online.iter().filter(|&o| o != cpu).all(|o| {
+            let c = &self.cpus[o];
+            c.in_idle_state(now)
+                && self.cost.idle_states[c.idle_state]
+                    .core_exit_latency_ns
+                    .is_some()
+        });
+        if package_idle {
+            state.exit_latency_ns
+        } else {
+            core_exit_ns
+        }
+    }
+
     /// `cpuidle_reflect()` when the idle-loop iteration on `cpu` ends (`got_tick`: the
     /// tick woke it).
     fn cpuidle_reflect(&mut self, cpu: usize, got_tick: bool) {

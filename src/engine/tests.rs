@@ -619,3 +619,47 @@ fn up_many_wakes_its_waiters_one_after_the_other() {
     }
     assert!(e.invariant_violations().is_empty());
 }
+
+/// Intel server C6 (`spr_cstates`): a CPU woken out of C6 pays core C6's exit (200 µs) while
+/// any other online CPU is busy, still in kernel work before its idle loop, or idle in a
+/// shallower state, and the declared exit (package C6, 290 µs) only when every online CPU
+/// sits in C6 (Intel's pepc notes, "C6P"). A state without a package part keeps its declared
+/// exit; the IPI path charges the same.
+#[test]
+fn c6_exit_is_package_c6_only_when_every_online_cpu_is_in_c6() {
+    let mut e = engine(flat_machine(3), one_task_plan());
+    e.cost.idle_states = crate::cpuidle::states::spr();
+    let (c1e, c6) = (2, 3);
+    for c in 0..3 {
+        e.cpus[c].curr = None;
+        e.cpus[c].busy_until_ns = 0;
+        e.cpus[c].idle_state = c6;
+        e.cpus[c].idle_mwait = true;
+    }
+    assert_eq!(e.idle_exit_ns(0), 290_000, "the whole machine in C6");
+    e.cpus[2].idle_state = c1e;
+    assert_eq!(e.idle_exit_ns(0), 200_000, "another CPU in C1E");
+    e.cpus[2].idle_state = c6;
+    e.cpus[1].busy_until_ns = 1;
+    assert_eq!(
+        e.idle_exit_ns(0),
+        200_000,
+        "another CPU before its idle loop"
+    );
+    let (at, how) = e.send_ipi(1, 0);
+    assert_eq!(
+        (at, how),
+        (200_000, IpiWake::Monitor),
+        "an MWAIT wakeup pays it too"
+    );
+    e.cpus[1].busy_until_ns = 0;
+    e.cpus[2].idle_state = 0;
+    e.machine.online.clear(2);
+    assert_eq!(
+        e.idle_exit_ns(0),
+        290_000,
+        "an offline CPU does not hold the package"
+    );
+    e.cpus[0].idle_state = c1e;
+    assert_eq!(e.idle_exit_ns(0), 2_000, "C1E has no package part");
+}

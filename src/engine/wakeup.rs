@@ -423,11 +423,7 @@ impl Engine {
         let now = self.clock.now();
         let c = &self.cpus[to];
         let idle = c.in_idle_state(now);
-        let exit = if idle {
-            self.cost.idle_states[c.idle_state].exit_latency_ns
-        } else {
-            0
-        };
+        let exit = if idle { self.idle_exit_ns(to) } else { 0 };
         if idle && c.idle_polling {
             return (now, IpiWake::Polling);
         }

@@ -79,6 +79,7 @@ pub(crate) fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
             target_residency_ns: r0,
             polling: poll,
             mwait: false,
+            core_exit_latency_ns: None,
         }];
         for (i, (de, dr)) in steps.into_iter().enumerate() {
             let last = v.last().unwrap();
@@ -90,6 +91,7 @@ pub(crate) fn idle_states() -> impl Strategy<Value = Vec<IdleState>> {
                 target_residency_ns: res,
                 polling: false,
                 mwait: false,
+                core_exit_latency_ns: None,
             });
         }
         v
