@@ -42,6 +42,13 @@ pub struct CpuCore {
     pub busy_until_ns: u64,
     /// When the runqueue lock is next free (for contention of remote activations).
     pub rq_lock_free_at_ns: u64,
+    /// The CPU has no task but has not finished switching to the idle task: the scheduler
+    /// work of the `__schedule()` that found nothing to run (dequeue, pick, newly-idle
+    /// balancing) ends at [`CpuCore::idle_task_from_ns`]. Until then `rq->curr` is still the
+    /// task that left, so `idle_cpu()` is false. Cleared by `Event::IdleTaskRunning`.
+    pub(crate) switching_to_idle: bool,
+    /// When the last switch to the idle task ended (or ends).
+    pub(crate) idle_task_from_ns: u64,
     /// Current task speed, 1024 = full capacity with idle siblings.
     pub speed: u64,
     /// Cached [`smt_speed_base`] of this CPU for the current busy state of its SMT siblings
@@ -232,6 +239,8 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         idle_iter_start_ns: None,
         busy_until_ns: 0,
         rq_lock_free_at_ns: 0,
+        switching_to_idle: false,
+        idle_task_from_ns: 0,
         speed: 1024,
         smt_speed_base: 0,
         ipi_pending: false,

@@ -227,6 +227,9 @@ pub(crate) enum Event {
         cpu: u32,
         generation: u32,
     },
+    /// `cpu` finished the `__schedule()` that found nothing to run: the idle task is now
+    /// `rq->curr` (`idle_cpu()` becomes true) and `do_idle()`'s idle-core hint runs.
+    IdleTaskRunning { cpu: u32 },
     /// Call-function IPI: process the wake list.
     WakeListIpi { cpu: u32, how: IpiWake },
     /// Reschedule IPI (or a polling idle CPU noticing need_resched).
@@ -513,6 +516,7 @@ impl Engine {
                     self.clock.superseded();
                 }
             }
+            Event::IdleTaskRunning { cpu } => self.idle_task_running(cpu as usize),
             Event::WakeListIpi { cpu, how } => self.handle_wake_list_ipi(cpu as usize, how),
             Event::ReschedIpi { cpu, how } => self.handle_resched_ipi(cpu as usize, how),
             Event::KickIpi { cpu, how } => self.handle_kick_ipi(cpu as usize, how),

@@ -200,6 +200,7 @@ impl Engine {
         self.numa_first_touch(cpu, next);
         let was_idle = prev.is_none();
         self.cpus[cpu].curr = Some(next);
+        self.cpus[cpu].switching_to_idle = false;
         self.policy.cpu_state_changed(cpu);
         if was_idle {
             // Leaving the idle loop: the governor reflects, tick_nohz_idle_exit()
@@ -281,6 +282,14 @@ impl Engine {
         let c = &mut self.cpus[cpu];
         c.stats.sched_goidle += 1;
         c.curr = None;
+        c.idle_task_from_ns = now.max(c.busy_until_ns);
+        c.switching_to_idle = c.idle_task_from_ns > now;
+        if c.switching_to_idle {
+            let at = c.idle_task_from_ns;
+            self.clock
+                .push(at, Event::IdleTaskRunning { cpu: cpu_u32(cpu) });
+        }
+        let c = &mut self.cpus[cpu];
         c.stats.counters.busy_ns += now - c.busy_since_ns;
         c.done_gen = c.done_gen.wrapping_add(1);
         c.continue_queued_at = None;
@@ -295,8 +304,29 @@ impl Engine {
     pub(crate) fn enter_idle(&mut self, cpu: usize) {
         self.cpus[cpu].idle_stamp_ns = self.clock.now().max(1);
         self.cpus[cpu].idle_since_ns = self.clock.now();
-        policy!(self.idle_enter(cpu));
+        if !self.cpus[cpu].switching_to_idle {
+            policy!(self.idle_enter(cpu));
+        }
         self.cpuidle_idle_call(cpu);
+    }
+
+    /// The end of a switch to idle ([`CpuCore::switching_to_idle`]): from now on the CPU
+    /// is `idle_cpu()` to wakeup placement and the load balancer, and `do_idle()`'s
+    /// `__update_idle_core()` runs (`set_next_task_idle()`). Stale when the CPU took a task
+    /// meanwhile or began another switch to idle.
+    ///
+    /// [`CpuCore::switching_to_idle`]: super::CpuCore::switching_to_idle
+    pub(crate) fn idle_task_running(&mut self, cpu: usize) {
+        let c = &mut self.cpus[cpu];
+        let current =
+            c.switching_to_idle && c.curr.is_none() && c.idle_task_from_ns == self.clock.now();
+        if !current {
+            self.clock.superseded();
+            return;
+        }
+        c.switching_to_idle = false;
+        self.policy.cpu_state_changed(cpu);
+        policy!(self.idle_enter(cpu));
     }
 
     /// One iteration of the idle loop, `cpuidle_idle_call()`: the governor picks a state

@@ -663,3 +663,47 @@ fn c6_exit_is_package_c6_only_when_every_online_cpu_is_in_c6() {
     e.cpus[0].idle_state = c1e;
     assert_eq!(e.idle_exit_ns(0), 2_000, "C1E has no package part");
 }
+
+/// `idle_cpu()` is false while a CPU finishes the `__schedule()` that found nothing to run:
+/// until the switch to the idle task, `rq->curr` is still the task that left, so the
+/// scheduler work charged there (put_prev, newly-idle balancing) keeps the CPU from looking
+/// idle to wakeup placement and the load balancer. The `IdleTaskRunning` event at the end of
+/// that work makes it idle; a CPU that took a task meanwhile stays busy.
+#[test]
+fn a_cpu_is_not_idle_until_its_switch_to_idle_is_over() {
+    use crate::policy::CoreView;
+    let mut e = engine(flat_machine(2), one_task_plan());
+    let p = TaskId::from_index(0);
+    e.tasks[p.idx()].state = TaskState::Blocked;
+    e.tasks[p.idx()].on_rq = false;
+    e.tasks[p.idx()].cpu = 0;
+    e.cpus[0].curr = Some(p);
+    e.cpus[0].busy_until_ns = 5_000;
+    e.schedule(0);
+    let end = e.cpus[0].idle_task_from_ns;
+    assert!(
+        end >= 5_000,
+        "the switch ends after the work charged before it: {end}"
+    );
+    let idle = |e: &Engine, cpu: usize| {
+        let view = view::EngineView {
+            now_ns: e.clock.now(),
+            machine: &e.machine,
+            cost: &e.cost,
+            tasks: &e.tasks,
+            cpus: &e.cpus,
+        };
+        view.cpu_is_idle_task(cpu)
+    };
+    assert!(e.cpus[0].curr.is_none());
+    assert!(!idle(&e, 0), "still switching to idle");
+    assert!(idle(&e, 1), "a CPU in its idle loop is idle");
+    e.clock.set_now(end);
+    e.idle_task_running(0);
+    assert!(idle(&e, 0), "the idle task runs");
+    // A stale end: the CPU took a task before it, so it stays busy.
+    e.cpus[0].switching_to_idle = true;
+    e.cpus[0].curr = Some(p);
+    e.idle_task_running(0);
+    assert!(e.cpus[0].switching_to_idle, "a stale event changes nothing");
+}

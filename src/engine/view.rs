@@ -66,7 +66,7 @@ impl CoreView for EngineView<'_> {
     #[inline]
     fn cpu_is_idle_task(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
-        c.curr.is_none() && !c.ttwu_pending()
+        c.curr.is_none() && !c.switching_to_idle && !c.ttwu_pending()
     }
     #[inline]
     fn cpu_idle_state(&self, cpu: usize) -> usize {
