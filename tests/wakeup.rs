@@ -744,22 +744,33 @@ impl WakeupEnv for AvgIdleEnv {
     }
 }
 
+/// The placement parameters of `version`, whose defaults have SIS_PROP on.
+fn sis_prop_params(version: (u16, u16)) -> WakeupParams {
+    let params = params_for(version);
+    assert!(params.features.on(Feature::SIS_PROP));
+    params
+}
+
+/// skl-2s with every CPU of socket 0 busy but CPU 19, and `avg_idle` 0 everywhere.
+fn only_cpu_19_idle_on_socket0(m: &Machine) -> AvgIdleEnv {
+    let mut inner = FakeEnv::idle(m);
+    inner.busy_all(skl_socket0().filter(|&c| c != 19));
+    AvgIdleEnv {
+        inner,
+        avg_idle_ns: 0,
+    }
+}
+
 #[test]
 fn sis_prop_limits_the_v5_10_scan_by_avg_idle() {
     // v5.10: select_idle_core / select_idle_cpu / select_idle_smt in sequence, SIS_PROP
     // on, SIS_UTIL not yet there.
+    let params = sis_prop_params((5, 10));
+    assert!(!params.features.on(Feature::SIS_UTIL));
     let s = Setup::new("skl-2s");
     let topo = s.topo();
-    let params = params_for((5, 10));
-    assert!(params.features.on(Feature::SIS_PROP));
-    assert!(!params.features.on(Feature::SIS_UTIL));
     let mut w = Wakeup::new(&topo, params);
-    let mut inner = FakeEnv::idle(&s.m);
-    inner.busy_all(skl_socket0().filter(|&c| c != 19));
-    let mut env = AvgIdleEnv {
-        inner,
-        avg_idle_ns: 0,
-    };
+    let mut env = only_cpu_19_idle_on_socket0(&s.m);
     w.task_fork(P, None, 0);
     // avg_idle 0: the floor nr = 4, so `!--nr` lets 3 CPUs (0, 1, 2 from target 0) be
     // examined; then select_idle_smt(target) reads 0 and 40. The aborted scan is not
@@ -779,6 +790,65 @@ fn sis_prop_limits_the_v5_10_scan_by_avg_idle() {
     assert_eq!(
         w.llc_shared(&topo, 0).unwrap().avg_scan_cost_ns,
         20 * 40 / 8
+    );
+}
+
+/// v5.14+ (94aafc3ee31d): SIS_PROP reads the waking runqueue's `wake_avg_idle`, not
+/// `avg_idle / 512`. It starts at `avg_idle` (1 ms), loses each complete scan's time, halves
+/// once per jiffy since `wake_stamp`, and is reset to `avg_idle / 2` when the CPU wakes from
+/// idle. So a waker busy for 20 jiffies scans 4 CPUs at most, whatever its `avg_idle`.
+#[test]
+fn sis_prop_ages_the_waking_cpus_idle_estimate_from_v5_14() {
+    let params = sis_prop_params((5, 15));
+    assert_eq!(params.tick_ns, 1_000_000, "HZ=1000 jiffies");
+    let s = Setup::new("skl-2s");
+    let mut w = Wakeup::new(&s.topo(), params);
+    let topo = s.topo();
+    // `avg_idle` 0 is not read any more: in the old form it would allow no scan.
+    let mut env = only_cpu_19_idle_on_socket0(&s.m);
+    env.inner.now_ns = 0;
+    w.task_fork(P, None, 0);
+    let est = |w: &Wakeup| w.wake_avg_idle(0).unwrap();
+    assert_eq!(
+        est(&w).avg_ns,
+        1_000_000,
+        "sched_init(): wake_avg_idle = avg_idle"
+    );
+
+    // 1 ms of estimate against an avg_scan_cost of 0: no limit. The scan (from target + 1
+    // since v5.12) finds CPU 19 after 19 CPUs (760 ns), which the estimate loses and
+    // avg_scan_cost averages.
+    let r = w.select_task_rq(&topo, &env, P, 0, ttwu(0, None, false));
+    assert_eq!((r.placement.cpu, r.cost.cpus), (19, 19));
+    assert_eq!(est(&w).avg_ns, 1_000_000 - 19 * 40);
+    assert_eq!(
+        w.llc_shared(&topo, 0).unwrap().avg_scan_cost_ns,
+        19 * 40 / 8
+    );
+
+    // 20 jiffies later, 999 240 ns halved 20 times is 0: the floor, nr = 4, so 3 CPUs are
+    // examined and the scan gives up (not averaged, the estimate untouched).
+    env.inner.now_ns = 20_000_000;
+    let r = w.select_task_rq(&topo, &env, P, 0, ttwu(0, None, false));
+    assert_eq!((r.placement.cpu, r.cost.cpus), (0, 3));
+    assert_eq!(est(&w).avg_ns, 0);
+    assert_eq!(est(&w).stamp_jiffy, 20, "the stamp follows the halvings");
+
+    // Woken from idle with avg_idle 400 µs: wake_avg_idle = 200 µs, stamped now; the
+    // whole scan is allowed again.
+    w.set_wake_avg_idle(0, 400_000, 20_000_000);
+    let r = w.select_task_rq(&topo, &env, P, 0, ttwu(0, None, false));
+    assert_eq!((r.placement.cpu, r.cost.cpus), (19, 19));
+    assert_eq!(est(&w).avg_ns, 200_000 - 19 * 40);
+
+    // Before v5.14 the estimate is `avg_idle / 512` of the waker, and nothing ages.
+    let mut old = Wakeup::new(&topo, params_for((5, 10)));
+    old.task_fork(P, None, 0);
+    let r = old.select_task_rq(&topo, &env, P, 0, ttwu(0, None, false));
+    assert_eq!(
+        r.cost.cpus,
+        3 + 2,
+        "avg_idle 0: the floor, then select_idle_smt(target)"
     );
 }
 

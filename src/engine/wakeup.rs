@@ -557,6 +557,9 @@ impl Engine {
             .unwrap_or(0)
             .min(2 * self.cfg.migration_cost_ns);
         c.idle_stamp_ns = 0;
+        let avg_idle_ns = c.avg_idle_ns;
+        self.policy
+            .avg_idle_updated(cpu, avg_idle_ns, self.clock.now());
     }
 
     /// `wakeup_preempt()` plus waking an idle CPU.

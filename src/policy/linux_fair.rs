@@ -157,6 +157,8 @@ impl LinuxFair {
         let topo = Topo::new(machine, &domains);
         let mut wparams = WakeupParams::new(kernel.version, kernel.features);
         wparams.idle_scan_step_ns = cost.idle_scan_step_ns;
+        wparams.tick_ns = kernel.sysctl.tick_ns();
+        wparams.initial_avg_idle_ns = 2 * kernel.sysctl.sched_migration_cost_ns;
         // The kernel zero-allocates sd_llc_shared, so right after boot SIS_UTIL allows no
         // idle scan until the first LLC-level balance. A simulation starts from a machine
         // that has been up and idle, whose LLCs would be fully scannable: start full.
@@ -1092,6 +1094,10 @@ impl SchedPolicy for LinuxFair {
             cfs_tasks: &self.cfs_tasks,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
+    }
+
+    fn avg_idle_updated(&mut self, cpu: usize, avg_idle_ns: u64, now_ns: u64) {
+        self.wakeup.set_wake_avg_idle(cpu, avg_idle_ns, now_ns);
     }
 
     fn nohz_tick_stopped(&mut self, core: &dyn CoreView, cpu: usize) {

@@ -238,6 +238,11 @@ pub trait SchedPolicy: Send {
     /// `cpu` enters the idle loop (idle-core hints, NOHZ bookkeeping).
     fn idle_enter(&mut self, _core: &dyn CoreView, _cpu: usize) {}
 
+    /// `ttwu_do_activate()` woke `cpu` from idle and updated its `rq->avg_idle` to
+    /// `avg_idle_ns` at `now_ns`: state derived from it (SIS_PROP's `wake_avg_idle`, v5.14+).
+    /// Default: none.
+    fn avg_idle_updated(&mut self, _cpu: usize, _avg_idle_ns: u64, _now_ns: u64) {}
+
     /// `ns` of hard or soft interrupt work ran on `cpu` (reported only under
     /// `CONFIG_IRQ_TIME_ACCOUNTING`): `irqtime_account_irq()`, which `update_rq_clock_task()`
     /// keeps out of the task clock. Default: no task clock.

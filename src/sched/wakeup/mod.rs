@@ -345,6 +345,11 @@ pub struct WakeupParams {
     /// kernel zero-allocates `sd_llc_shared`, so under SIS_UTIL no wakeup scans until the
     /// first periodic LLC-level balance; keep `false` to reproduce that.
     pub nr_idle_scan_start_full: bool,
+    /// One jiffy (`TICK_NSEC`): SIS_PROP's `wake_avg_idle` halves once per jiffy (v5.14+).
+    pub tick_ns: u64,
+    /// `rq->avg_idle` at boot (`2 * sysctl_sched_migration_cost`), which is also where
+    /// `sched_init()` starts `rq->wake_avg_idle`.
+    pub initial_avg_idle_ns: u64,
 }
 
 impl WakeupParams {
@@ -355,6 +360,8 @@ impl WakeupParams {
             features,
             idle_scan_step_ns: 40,
             nr_idle_scan_start_full: false,
+            tick_ns: 1_000_000,
+            initial_avg_idle_ns: 1_000_000,
         }
     }
 
@@ -470,6 +477,19 @@ pub struct Wakeup {
     /// instead of iterating and masking 1024-bit masks (same CPUs, same order).
     smt_start: Vec<u32>,
     smt_sib: Vec<u32>,
+    /// Per CPU: SIS_PROP's aged idle estimate of the waking runqueue (v5.14+).
+    wake_idle: Vec<WakeAvgIdle>,
+}
+
+/// `rq->wake_avg_idle` and `rq->wake_stamp` (94aafc3ee31d, v5.14 to SIS_PROP's removal in
+/// v6.8): half the runqueue's `avg_idle` when it last woke from idle, halved once per jiffy
+/// since and reduced by the time of each complete SIS_PROP scan it made, so a CPU that has
+/// been busy for a while scans little.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeAvgIdle {
+    pub avg_ns: u64,
+    /// `wake_stamp`, in jiffies since the start of the run.
+    pub stamp_jiffy: u64,
 }
 
 /// Scratch of one placement call.
@@ -520,6 +540,10 @@ impl Wakeup {
             smt_sib.extend(topo.smt_mask(cpu).iter().map(cpu_u32));
         }
         smt_start.push(sib_index(smt_sib.len()));
+        let wake_idle = WakeAvgIdle {
+            avg_ns: params.initial_avg_idle_ns,
+            stamp_jiffy: 0,
+        };
         Wakeup {
             params,
             tasks: Vec::new(),
@@ -527,6 +551,7 @@ impl Wakeup {
             smt_active: topo.sched_smt_active(),
             smt_start,
             smt_sib,
+            wake_idle: vec![wake_idle; nr],
         }
     }
 
@@ -537,6 +562,29 @@ impl Wakeup {
             (Some(&a), Some(&b)) => &self.smt_sib[a as usize..b as usize],
             _ => &[],
         }
+    }
+
+    /// `ttwu_do_activate()` on `cpu`, which was idle, after it updated `rq->avg_idle` to
+    /// `avg_idle_ns`: `rq->wake_stamp = jiffies; rq->wake_avg_idle = rq->avg_idle / 2`
+    /// (v5.14+; earlier kernels have no such field, and nothing reads it).
+    pub fn set_wake_avg_idle(&mut self, cpu: usize, avg_idle_ns: u64, now_ns: u64) {
+        let stamp_jiffy = self.jiffies(now_ns);
+        if let Some(w) = self.wake_idle.get_mut(cpu) {
+            *w = WakeAvgIdle {
+                avg_ns: avg_idle_ns / 2,
+                stamp_jiffy,
+            };
+        }
+    }
+
+    /// SIS_PROP's state of `cpu`'s runqueue (for tests and explanations).
+    pub fn wake_avg_idle(&self, cpu: usize) -> Option<WakeAvgIdle> {
+        self.wake_idle.get(cpu).copied()
+    }
+
+    /// Whole jiffies since the start of the run at `now_ns`.
+    pub(crate) fn jiffies(&self, now_ns: u64) -> u64 {
+        now_ns / self.params.tick_ns.max(1)
     }
 
     /// Per-task state (default for a task never seen).

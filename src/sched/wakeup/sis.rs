@@ -13,10 +13,12 @@
 //! v5.13); the asymmetric-capacity scan from v5.7 (first, before the shortcuts, until
 //! v5.10; after them, with `asym_fits_cpu()` on every shortcut, from v5.10).
 //!
-//! SIS_PROP approximation: every version uses the v4.13 form (`avg_idle / 512` of the
-//! waking CPU against the LLC's `avg_scan_cost`, floor 4), not the v5.13 `wake_avg_idle`
-//! ageing; the scan time it averages is the number of examined CPUs times
-//! [`super::WakeupParams::idle_scan_step_ns`], because the simulator charges that cost
+//! SIS_PROP's idle estimate by version: v4.13–v5.13 `avg_idle / 512` of the waking CPU;
+//! v5.14 (94aafc3ee31d, "sched/fair: Age the average idle time") to v6.7 its
+//! `wake_avg_idle`, halved per jiffy since its last wakeup from idle and reduced by each
+//! complete scan's time ([`super::WakeAvgIdle`]); both against the LLC's `avg_scan_cost`,
+//! floor 4. Approximation: the scan time both forms average is the number of examined CPUs
+//! times [`super::WakeupParams::idle_scan_step_ns`], because the simulator charges that cost
 //! rather than measuring a clock.
 
 use super::{Call, SCHED_CAPACITY_SCALE, Topo, Wakeup, WakeupEnv};
@@ -345,20 +347,22 @@ impl Wakeup {
         Self::idleish(env, cpu).then_some(cpu)
     }
 
-    /// SIS_PROP's scan limit: `nr = max(4, llc_weight * (avg_idle / 512) / (avg_scan_cost
-    /// + 1))` with the waking CPU's `avg_idle` and its LLC's `avg_scan_cost`.
+    /// SIS_PROP's scan limit: `nr = llc_weight * avg_idle / (avg_scan_cost + 1)`, 4 when
+    /// that is not above 4 × the cost, with the waking CPU's idle estimate
+    /// ([`Wakeup::sis_prop_avg_idle`]) and its LLC's `avg_scan_cost`.
     fn sis_prop_nr(
-        &self,
+        &mut self,
         topo: &Topo,
         env: &impl WakeupEnv,
         span_weight: usize,
         this_cpu: usize,
     ) -> i64 {
-        let Some(shared) = self.llc_shared(topo, this_cpu) else {
+        let Some(avg_scan_cost_ns) = self.llc_shared(topo, this_cpu).map(|s| s.avg_scan_cost_ns)
+        else {
             return i64::MAX;
         };
-        let avg_idle = env.avg_idle_ns(this_cpu) / 512;
-        let avg_cost = shared.avg_scan_cost_ns + 1;
+        let avg_idle = self.sis_prop_avg_idle(env, this_cpu);
+        let avg_cost = avg_scan_cost_ns + 1;
         let span_avg = span_weight as u64 * avg_idle;
         if span_avg > 4 * avg_cost {
             i64::try_from(span_avg / avg_cost).unwrap_or(i64::MAX)
@@ -367,9 +371,30 @@ impl Wakeup {
         }
     }
 
-    /// `update_avg(&this_sd->avg_scan_cost, time)` after a complete SIS_PROP scan.
+    /// SIS_PROP's idle estimate of the waking CPU. v5.14+: `wake_avg_idle` after ageing
+    /// (halved once per jiffy since `wake_stamp`, the stamp advancing with it; the loop
+    /// stops at 0 and leaves the stamp behind). Before: `avg_idle / 512`.
+    fn sis_prop_avg_idle(&mut self, env: &impl WakeupEnv, this_cpu: usize) -> u64 {
+        if !self.params.at_least(5, 14) {
+            return env.avg_idle_ns(this_cpu) / 512;
+        }
+        let now = self.jiffies(env.now_ns());
+        let w = &mut self.wake_idle[this_cpu];
+        while w.stamp_jiffy < now && w.avg_ns != 0 {
+            w.stamp_jiffy += 1;
+            w.avg_ns >>= 1;
+        }
+        w.avg_ns
+    }
+
+    /// After a complete SIS_PROP scan of `examined` CPUs: `update_avg(&this_sd->avg_scan_cost,
+    /// time)`, and from v5.14 `this_rq->wake_avg_idle -= min(wake_avg_idle, time)`.
     fn sis_prop_account(&mut self, topo: &Topo, this_cpu: usize, examined: u32) {
         let time = i128::from(examined) * i128::from(self.params.idle_scan_step_ns);
+        if self.params.at_least(5, 14) {
+            let w = &mut self.wake_idle[this_cpu];
+            w.avg_ns -= w.avg_ns.min(u64::try_from(time).unwrap_or(u64::MAX));
+        }
         if let Some(s) = self.llc_shared_mut(topo, this_cpu) {
             let avg = i128::from(s.avg_scan_cost_ns);
             s.avg_scan_cost_ns = u64::try_from(avg + (time - avg) / 8).unwrap_or(0);
