@@ -126,6 +126,8 @@ features!(
     SHOULD_WE_BALANCE_IDLE_CORE,
     GROUP_SMT_BALANCE,
     SMT_VS_NONSMT_SPARE,
+    FULLY_BUSY_TIE_LATER,
+    PICK_BUSIEST_TIE_FIRST,
     SIBLING_IMBALANCE,
     NEWIDLE_MIGRATION_COST_GATE,
     NEWIDLE_FAIL_BUMP,
@@ -594,6 +596,28 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
          the SMT group running at most one task",
         &[(v(6, 6), true)],
         "fee1759e4f04 'sched/fair: Determine active load balance for SMT sched groups' (v6.6)",
+    ),
+    fi(
+        FULLY_BUSY_TIE_LATER,
+        true,
+        M,
+        BOTH,
+        "update_sd_pick_busiest(): of two fully_busy groups with equal avg_load (always 0 for \
+         them) the later is picked unless the busiest is an SMT group. Off: the first stays",
+        &[(v(6, 5), true)],
+        "5fd6d7f43958 'sched/fair: Keep a fully_busy SMT sched group as busiest' (v6.5)",
+    ),
+    fi(
+        PICK_BUSIEST_TIE_FIRST,
+        true,
+        M,
+        BOTH,
+        "update_sd_pick_busiest(): of two group_misfit_task groups with equal misfit load, or \
+         two group_asym_packing groups whose preferred CPUs have equal priority, the first \
+         stays. Off: the later is picked",
+        &[(v(6, 9), true)],
+        "7f1a7229718d 'sched/fair: Do strict inequality check for busiest misfit task group', \
+         7e9f7d17fe6c 'sched/fair: Simplify the update_sd_pick_busiest() logic' (v6.9)",
     ),
     fi(
         SIBLING_IMBALANCE,
@@ -1128,6 +1152,8 @@ static NAMES: [&str; NR_FEATURES] = [
     "SHOULD_WE_BALANCE_IDLE_CORE",
     "GROUP_SMT_BALANCE",
     "SMT_VS_NONSMT_SPARE",
+    "FULLY_BUSY_TIE_LATER",
+    "PICK_BUSIEST_TIE_FIRST",
     "SIBLING_IMBALANCE",
     "NEWIDLE_MIGRATION_COST_GATE",
     "NEWIDLE_FAIL_BUMP",

@@ -572,26 +572,44 @@ impl LoadBalancer {
             GroupType::Overloaded => sgs.avg_load > busiest.avg_load,
             // The first imbalanced group is kept: no way to prefer another.
             GroupType::Imbalanced => false,
-            // Pull from the lowest-priority group.
+            // Pull from the lowest-priority group (before v6.9 an equal priority takes the
+            // later group: `!sched_asym_prefer(sg, busiest)`).
             GroupType::AsymPacking => {
                 let cur = sds
                     .busiest
                     .and_then(|b| self.domains.group(b).asym_prefer_cpu)
                     .unwrap_or(0);
                 let cand = g.asym_prefer_cpu.unwrap_or(0);
-                env.arch_asym_cpu_priority(cur) > env.arch_asym_cpu_priority(cand)
+                let (cur, cand) = (
+                    env.arch_asym_cpu_priority(cur),
+                    env.arch_asym_cpu_priority(cand),
+                );
+                if self.feat(Feature::PICK_BUSIEST_TIE_FIRST) {
+                    cur > cand
+                } else {
+                    cand <= cur
+                }
             }
-            GroupType::MisfitTask => sgs.group_misfit_task_load > busiest.group_misfit_task_load,
+            // The largest misfit load (before v6.9 an equal load takes the later group).
+            GroupType::MisfitTask => {
+                if self.feat(Feature::PICK_BUSIEST_TIE_FIRST) {
+                    sgs.group_misfit_task_load > busiest.group_misfit_task_load
+                } else {
+                    sgs.group_misfit_task_load >= busiest.group_misfit_task_load
+                }
+            }
             GroupType::SmtBalance if sgs.idle_cpus != 0 || busiest.idle_cpus != 0 => {
                 has_spare_cmp()
             }
             GroupType::SmtBalance | GroupType::FullyBusy => {
-                if sgs.avg_load < busiest.avg_load {
-                    false
-                } else {
+                if sgs.avg_load != busiest.avg_load {
+                    sgs.avg_load > busiest.avg_load
+                } else if self.feat(Feature::FULLY_BUSY_TIE_LATER) {
                     // On equal avg_load an SMT busiest group (more tasks per core) is kept.
-                    !(sgs.avg_load == busiest.avg_load
-                        && busiest_flags.contains(SdFlags::SD_SHARE_CPUCAPACITY))
+                    !busiest_flags.contains(SdFlags::SD_SHARE_CPUCAPACITY)
+                } else {
+                    // Before v6.5 the first of equals stays.
+                    false
                 }
             }
             GroupType::HasSpare => has_spare_cmp(),

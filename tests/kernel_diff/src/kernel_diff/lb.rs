@@ -429,22 +429,13 @@ fn update_sd_pick_busiest_on(v: &str, features: Features) {
     }
     let setups = setups_at(features);
     let core_busy = AtomicU64::new(0);
-    let ties = AtomicU64::new(0);
     assert_no_mismatch(
         "balance::update_sd_pick_busiest",
         v,
         cases(5000),
         pick_case(),
-        |c| pick_one(v, &setups, c, [&core_busy, &ties]),
+        |c| pick_one(v, &setups, c, &core_busy),
     );
-    if v == V61 {
-        println!(
-            "kernel_diff balance::update_sd_pick_busiest (linux {}): 6.1 breaks a fully_busy, \
-             asym-packing or misfit tie otherwise in {} cases (documented)",
-            crate::release(v),
-            ties.load(Ordering::Relaxed)
-        );
-    }
     println!(
         "kernel_diff balance::update_sd_pick_busiest (linux {}): env->dst_core_idle false changes the kernel's answer in {} cases (not in the mirror)",
         crate::release(v),
@@ -457,21 +448,9 @@ fn group_type_for(v: &str, ty: u32) -> u32 {
     if v == V61 && ty > 3 { ty - 1 } else { ty }
 }
 
-/// Ties that 6.1 breaks otherwise: of two group_asym_packing groups with equal CPU
-/// priority, or two group_misfit_task groups with equal misfit load, 6.1 picks the later;
-/// from v6.9 the first stays (7e9f7d17fe6c 'sched/fair: Simplify the
-/// update_sd_pick_busiest() logic' and the strict misfit comparison before it, David
-/// Vernet). Of two group_fully_busy groups with equal avg_load, 6.1 keeps the first; from
-/// v6.5 the later wins unless the first is an SMT group (5fd6d7f43958 'sched/fair: Keep a
-/// fully_busy SMT sched group as busiest', Ricardo Neri). The mirror has the 6.12 answers
-/// in every version; `counts[1]` counts those cases for 6.1.
-fn pick_one(
-    v: &str,
-    setups: &[Setup],
-    c: &PickCase,
-    counts: [&AtomicU64; 2],
-) -> Result<(), String> {
-    let core_busy = counts[0];
+/// One case. The ties 6.1 breaks otherwise are the mirror's version switches: 6.1's
+/// features have FULLY_BUSY_TIE_LATER (v6.5) and PICK_BUSIEST_TIE_FIRST (v6.9) off.
+fn pick_one(v: &str, setups: &[Setup], c: &PickCase, core_busy: &AtomicU64) -> Result<(), String> {
     let (mi, sd, gi, bi, sgs, bst, local_ty, idle, caps) = c;
     let kernel = |inp: &KdPickIn| {
         let mut k = *inp;
@@ -558,22 +537,5 @@ fn pick_one(
     sds.local_stat.group_type = TYPES[local_ty as usize];
     let r =
         s.lb.update_sd_pick_busiest(&e, &bal, &sds, g, &rust_sgs(&sgs));
-    if v == V61 && k != r && b.is_some() && sgs.group_type == bst.group_type {
-        let prio =
-            |g: schedlab::domains::GroupId| e.prio[s.d.group(g).asym_prefer_cpu.unwrap_or(0)];
-        let smt = |g: schedlab::domains::GroupId| {
-            s.d.group(g).flags.contains(SdFlags::SD_SHARE_CPUCAPACITY)
-        };
-        let tie = match sgs.group_type {
-            1 => !k && sgs.avg_load == bst.avg_load && b.is_some_and(|b| !smt(b)),
-            4 => k && b.is_some_and(|b| prio(g) == prio(b)),
-            2 => k && sgs.group_misfit_task_load == bst.group_misfit_task_load,
-            _ => false,
-        };
-        if tie {
-            counts[1].fetch_add(1, Ordering::Relaxed);
-            return Ok(());
-        }
-    }
     compare("update_sd_pick_busiest", &k, &r)
 }
