@@ -582,6 +582,20 @@ impl Wakeup {
         self.wake_idle.get(cpu).copied()
     }
 
+    /// Set SIS_PROP's state of `cpu`'s runqueue directly (tests: a constructed state).
+    pub fn set_wake_idle(&mut self, cpu: usize, w: WakeAvgIdle) {
+        if let Some(slot) = self.wake_idle.get_mut(cpu) {
+            *slot = w;
+        }
+    }
+
+    /// Set `avg_scan_cost` of `cpu`'s LLC directly (tests: a constructed state).
+    pub fn set_avg_scan_cost(&mut self, topo: &Topo, cpu: usize, ns: u64) {
+        if let Some(s) = self.llc_shared_mut(topo, cpu) {
+            s.avg_scan_cost_ns = ns;
+        }
+    }
+
     /// Whole jiffies since the start of the run at `now_ns`.
     pub(crate) fn jiffies(&self, now_ns: u64) -> u64 {
         now_ns / self.params.tick_ns.max(1)

@@ -80,11 +80,16 @@ struct kd_sis_in {
 	u64 span[KD_MASK_WORDS], allowed[KD_MASK_WORDS], group_span[KD_MASK_WORDS];
 	u32 target, has_idle_core, group_flags, cluster_active, has_sds, nr_idle_scan;
 	u32 sis_util, nr_cpu_ids, has_idle_cores, op;
+	/* 6.1's SIS_PROP: its bit, jiffies, the waking CPU's (CPU 0's) wake_avg_idle and
+	 * wake_stamp, its LLC's avg_scan_cost (the scan's own domain here). */
+	u32 sis_prop, pad;
+	u64 jiffies, wake_avg_idle, wake_stamp, avg_scan_cost;
 };
 
 struct kd_sis_out {
 	s32 cpu;
 	u32 has_idle_cores;
+	u64 wake_avg_idle, wake_stamp, avg_scan_cost;
 };
 
 /* op 0: select_idle_cpu(p, sd_llc, has_idle_core, target); op 1: select_idle_smt(p, sd,
@@ -116,11 +121,24 @@ int KD(select_idle)(const struct kd_sis_in *in, struct kd_sis_out *out)
 	struct task_struct p = { .cpus_ptr = &allowed };
 
 	kd_sis_setup(in, &sg, &sd, &allowed);
+	sd.avg_scan_cost = in->avg_scan_cost;
+	cpu_rq(0)->wake_avg_idle = in->wake_avg_idle;
+	cpu_rq(0)->wake_stamp = (unsigned long)in->wake_stamp;
+#ifdef KD_WAKEUP_61
+	if (in->sis_prop)
+		kd_sched_features |= 1ULL << __SCHED_FEAT_SIS_PROP;
+	kd_sd_llc = &sd;
+	kd_jiffies = (unsigned long)in->jiffies;
+	kd_clock = 0;
+#endif
 	if (in->op == 0)
 		out->cpu = select_idle_cpu(&p, &sd, in->has_idle_core, (int)in->target);
 	else
 		out->cpu = select_idle_smt(&p, &sd, (int)in->target);
 	out->has_idle_cores = (u32)kd_sds.has_idle_cores;
+	out->wake_avg_idle = cpu_rq(0)->wake_avg_idle;
+	out->wake_stamp = cpu_rq(0)->wake_stamp;
+	out->avg_scan_cost = sd.avg_scan_cost;
 	return 0;
 }
 

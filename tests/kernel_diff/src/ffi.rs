@@ -778,14 +778,27 @@ pub struct KdSisIn {
     pub nr_cpu_ids: u32,
     pub has_idle_cores: u32,
     pub op: u32,
+    /// 6.1's SIS_PROP: its bit, `jiffies`, the waking CPU's `wake_avg_idle` / `wake_stamp`
+    /// and its LLC's `avg_scan_cost`.
+    pub sis_prop: u32,
+    pub pad: u32,
+    pub jiffies: u64,
+    pub wake_avg_idle: u64,
+    pub wake_stamp: u64,
+    pub avg_scan_cost: u64,
 }
 
-/// `shim/wakeup_wrap.c`'s scan result: the CPU (-1: none), has_idle_cores afterwards.
+/// `shim/wakeup_wrap.c`'s scan result: the CPU (-1: none), has_idle_cores afterwards, SIS_PROP's
+/// state afterwards.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct KdSisOut {
     pub cpu: i32,
     pub has_idle_cores: u32,
+    /// SIS_PROP's state afterwards (the inputs unchanged where SIS_PROP did not run).
+    pub wake_avg_idle: u64,
+    pub wake_stamp: u64,
+    pub avg_scan_cost: u64,
 }
 
 kernel_fns! {

@@ -151,6 +151,7 @@ fn check(v: &str, sb: &mut Sibling, c: &Case, tally: &mut [u64; 5]) -> Result<()
         nr_cpu_ids: s.m.nr_cpus() as u32,
         has_idle_cores: u32::from(hic),
         op: 0,
+        ..KdSisIn::default()
     };
     let mut k = KdSiblingOut::default();
     // SAFETY: reads `inp` and the per-CPU arrays; writes `k`.

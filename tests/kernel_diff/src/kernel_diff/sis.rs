@@ -6,7 +6,10 @@
 //! SCHED_IDLE CPUs and affinity. The scan order (`for_each_cpu_wrap()` from `target + 1`
 //! over a mask that `select_idle_core()` shrinks) is the kernel's own
 //! (`find_next_bit_wrap()`, `__for_each_wrap()` are extracted). 6.1's SIS_PROP (off in its
-//! features.h, as in the mirror's 6.1 features) is never set.
+//! features.h) is set in a third of the 6.1 cases, with a random `wake_avg_idle`, `wake_stamp`
+//! (up to 40 jiffies back) and `avg_scan_cost`: the scan limit, the ageing and both updates are
+//! compared. The kernel's `cpu_clock()` advances 40 ns per `available_idle_cpu()` read, the
+//! mirror's `idle_scan_step_ns` per examined CPU.
 
 use super::idlest::{Cpu, Setup, V61, cpu, env_on};
 use crate::ffi::{KdMask, KdSisIn, KdSisOut, kd_mask};
@@ -15,7 +18,7 @@ use proptest::prelude::*;
 use schedlab::domains::{SdFlags, build_sched_domains};
 use schedlab::kconfig::features::{Feature, Features};
 use schedlab::kconfig::version::KernelVersion;
-use schedlab::sched::wakeup::{Topo, Wakeup, WakeupParams};
+use schedlab::sched::wakeup::{Topo, WakeAvgIdle, Wakeup, WakeupParams};
 use schedlab::task::TaskId;
 use schedlab::topology::Machine;
 use schedlab::topology::presets::{self, CoreSpec, Numbering};
@@ -90,7 +93,7 @@ pub(super) fn machine(name: &str) -> Machine {
 }
 
 /// (machine, target, states, affinity, has_idle_core, has_idle_cores before, SIS_UTIL,
-/// nr_idle_scan, select_idle_smt instead).
+/// nr_idle_scan, select_idle_smt instead, SIS_PROP state).
 type Case = (
     usize,
     usize,
@@ -101,7 +104,37 @@ type Case = (
     bool,
     u32,
     bool,
+    SisProp,
 );
+
+/// 6.1's SIS_PROP in one case: on (6.1 only), the waking CPU's `wake_avg_idle`, how many
+/// jiffies ago its `wake_stamp` was, its LLC's `avg_scan_cost`.
+#[derive(Clone, Copy, Debug)]
+struct SisProp {
+    on: bool,
+    wake_avg_idle: u64,
+    stamp_back: u64,
+    avg_scan_cost: u64,
+}
+
+/// The mirror's jiffy in these cases: the env's clock reads 1 ms, so `jiffies` is 1 000 and
+/// a stamp can lie up to 40 jiffies back.
+const KD_TICK_NS: u64 = 1_000;
+
+fn sis_prop() -> impl Strategy<Value = SisProp> {
+    (
+        prop::bool::weighted(0.35),
+        prop_oneof![Just(0u64), 0u64..2_000, 0u64..2_000_000],
+        prop_oneof![Just(0u64), 0u64..3, 0u64..40],
+        prop_oneof![Just(0u64), 0u64..200, 0u64..5_000],
+    )
+        .prop_map(|(on, wake_avg_idle, stamp_back, avg_scan_cost)| SisProp {
+            on,
+            wake_avg_idle,
+            stamp_back,
+            avg_scan_cost,
+        })
+}
 
 fn case() -> impl Strategy<Value = Case> {
     (
@@ -114,6 +147,7 @@ fn case() -> impl Strategy<Value = Case> {
         prop::bool::weighted(0.8),
         prop_oneof![Just(0u32), 0u32..4, 0u32..64],
         prop::bool::weighted(0.25),
+        sis_prop(),
     )
 }
 
@@ -122,7 +156,21 @@ fn case() -> impl Strategy<Value = Case> {
 struct Sis {
     s: Setup,
     w: [Wakeup; 2],
+    /// 6.1 only: the mirror at 6.1 with SIS_PROP on (SIS_UTIL off and on).
+    w_prop: Option<[Wakeup; 2]>,
     later: Option<[Wakeup; 2]>,
+}
+
+/// The mirror at `v` with SIS_PROP on, SIS_UTIL off and on, a jiffy of [`KD_TICK_NS`].
+fn wakeups_sis_prop(s: &Setup, v: KernelVersion) -> [Wakeup; 2] {
+    [false, true].map(|on| {
+        let mut f = Features::at_version(v);
+        f.set(Feature::SIS_UTIL, on);
+        f.set(Feature::SIS_PROP, true);
+        let mut params = WakeupParams::new(v, f);
+        params.tick_ns = KD_TICK_NS;
+        Wakeup::new(&Topo::new(&s.m, &s.d), params)
+    })
 }
 
 /// The mirror at `v` with SIS_UTIL off and on (SIS_PROP as `v` has it: off at 6.1 and 6.12).
@@ -144,6 +192,7 @@ fn machines(v: &str) -> Vec<Sis> {
             let s = Setup { m, d };
             Sis {
                 w: wakeups(&s, version(v)),
+                w_prop: (v == V61).then(|| wakeups_sis_prop(&s, version(v))),
                 later: (v == V61).then(|| wakeups(&s, version(V))),
                 s,
             }
@@ -162,7 +211,7 @@ fn select_idle_cpu_and_smt_on(v: &'static str) {
         return;
     }
     let ms = RefCell::new(machines(v));
-    let tally = RefCell::new([0u64; 5]);
+    let tally = RefCell::new([0u64; 7]);
     assert_no_mismatch(
         "wakeup::select_idle_cpu+select_idle_core+select_idle_smt",
         v,
@@ -171,14 +220,17 @@ fn select_idle_cpu_and_smt_on(v: &'static str) {
         |c| check(v, &mut ms.borrow_mut()[c.0], c, &mut tally.borrow_mut()),
     );
     println!(
-        "kernel_diff wakeup::select_idle_cpu (linux {}): scans of a clustered LLC (cluster first from v6.8), CPU found, none found, has_idle_cores cleared, the mirror's v6.12 form differs (6.1 only): {:?}",
+        "kernel_diff wakeup::select_idle_cpu (linux {}): scans of a clustered LLC (cluster first from v6.8), CPU found, none found, has_idle_cores cleared, the mirror's v6.12 form differs (6.1 only), SIS_PROP cases (6.1 only), SIS_PROP cases whose wake_avg_idle changed: {:?}",
         crate::release(v),
         tally.borrow()
     );
 }
 
-fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 5]) -> Result<(), String> {
-    let &(_, target, ref states, ref allowed, has_idle_core, hic, sis_util, nr, smt) = c;
+fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 7]) -> Result<(), String> {
+    let &(_, target, ref states, ref allowed, has_idle_core, hic, sis_util, nr, smt, prop) = c;
+    let prop_on = prop.on && v == V61;
+    let jiffies = 1_000_000 / KD_TICK_NS;
+    let stamp = jiffies - prop.stamp_back;
     let s = &sis.s;
     let target = target % s.m.nr_cpus();
     let Some(sd) = s.d.sd_llc(target) else {
@@ -204,6 +256,12 @@ fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 5]) -> Result<(), S
         nr_cpu_ids: s.m.nr_cpus() as u32,
         has_idle_cores: u32::from(hic),
         op: u32::from(smt),
+        sis_prop: u32::from(prop_on),
+        pad: 0,
+        jiffies,
+        wake_avg_idle: prop.wake_avg_idle,
+        wake_stamp: stamp,
+        avg_scan_cost: prop.avg_scan_cost,
     };
     let mut k = KdSisOut::default();
     // SAFETY: reads `inp` and the per-CPU arrays; writes `k`.
@@ -217,23 +275,45 @@ fn check(v: &str, sis: &mut Sis, c: &Case, tally: &mut [u64; 5]) -> Result<(), S
     tally[0] += u64::from(!smt && inp.cluster_active == 1 && inp.group_flags == 1);
     tally[if k.cpu >= 0 { 1 } else { 2 }] += 1;
     tally[3] += u64::from(hic && k.has_idle_cores == 0);
+    tally[5] += u64::from(prop_on);
+    tally[6] += u64::from(prop_on && k.wake_avg_idle != prop.wake_avg_idle);
     let topo = Topo::new(&s.m, &s.d);
+    // The waking CPU is the target in the mirror's scan entry, CPU 0 in the shim's.
     let mirror = |w: &mut Wakeup| {
         w.set_nr_idle_scan(&topo, target, nr);
         w.set_idle_cores(&topo, target, hic);
+        w.set_wake_idle(
+            target,
+            WakeAvgIdle {
+                avg_ns: prop.wake_avg_idle,
+                stamp_jiffy: stamp,
+            },
+        );
+        w.set_avg_scan_cost(&topo, target, prop.avg_scan_cost);
         let cpu = if smt {
             w.scan_idle_smt(&topo, &e, TaskId(0), sd, target)
         } else {
             w.scan_idle_cpu(&topo, &e, TaskId(0), sd, has_idle_core, target)
                 .map(|(c, _)| c)
         };
+        let after = w.wake_avg_idle(target).expect("a CPU of the machine");
         KdSisOut {
             cpu: cpu.map_or(-1, |c| c as i32),
             has_idle_cores: u32::from(w.test_idle_cores(&topo, target)),
+            wake_avg_idle: after.avg_ns,
+            wake_stamp: after.stamp_jiffy,
+            avg_scan_cost: w
+                .llc_shared(&topo, target)
+                .map_or(prop.avg_scan_cost, |l| l.avg_scan_cost_ns),
         }
     };
-    let r = mirror(&mut sis.w[usize::from(sis_util)]);
-    if let Some(later) = &mut sis.later {
+    let r = match (&mut sis.w_prop, prop_on) {
+        (Some(wp), true) => mirror(&mut wp[usize::from(sis_util)]),
+        _ => mirror(&mut sis.w[usize::from(sis_util)]),
+    };
+    if let Some(later) = &mut sis.later
+        && !prop_on
+    {
         tally[4] += u64::from(mirror(&mut later[usize::from(sis_util)]) != k);
     }
     compare("select_idle", &k, &r)
