@@ -449,6 +449,23 @@ fn netperf_pairs_alternate() {
     assert!(text.contains("3 clients  3 procs"), "{text}");
 }
 
+/// dbench's `sig_alarm()` restarts its clock when the warm-up ends and stops the clients `-t`
+/// seconds after that, so tbench's length is warm-up + `-t`; netperf has no warm-up.
+#[test]
+fn tbench_runs_its_warmup_then_t_seconds() {
+    const S: u64 = 1_000_000_000;
+    let s = spec("tbench -t 3 --warmup 4 2");
+    assert_eq!(generate::workload_duration_ns(&s), Some(7 * S));
+    assert_eq!(generate::workload_warmup_ns(&s), 4 * S);
+    assert_eq!(generate::ending(&s), generate::Ending::After(7 * S));
+    // The default warm-up is -t/5: 600 s + 120 s.
+    let s = spec("tbench 2");
+    assert_eq!(generate::workload_duration_ns(&s), Some(720 * S));
+    let s = spec("netperf -t TCP_RR -l 3");
+    assert_eq!(generate::workload_duration_ns(&s), Some(3 * S));
+    assert_eq!(generate::workload_warmup_ns(&s), 0);
+}
+
 // ----- rt-app --------------------------------------------------------------------------------
 
 fn fixtures() -> PathBuf {

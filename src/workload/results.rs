@@ -597,7 +597,18 @@ pub fn netperf_result(run: &RunView) -> NetperfRrResult {
 
 fn netperf_report(cfg: &NetperfRrConfig, run: &RunView) -> (String, Value) {
     let res = netperf_result(run);
-    let text = netperf::format_report(cfg, &res);
+    let mut text = netperf::format_report(cfg, &res);
+    let warmup_done = warmup_done(cfg, run);
+    if !warmup_done {
+        // The run was cut (run.duration_s) before tbench's warm-up ended, so the engine's
+        // statistics never restarted: say that the figure includes the start.
+        text.push_str(&format!(
+            "schedlab: the run ended at {:.3} s, inside tbench's {} s warm-up: the throughput \
+             covers the whole run, start included\n",
+            run.end_ns() as f64 / 1e9,
+            cfg.warmup_s
+        ));
+    }
     let json = match cfg.flavor {
         RrFlavor::Netperf => json!({
             "kind": "netperf",
@@ -613,9 +624,16 @@ fn netperf_report(cfg: &NetperfRrConfig, run: &RunView) -> (String, Value) {
             "transactions": res.transactions,
             "elapsed_s": res.elapsed_s,
             "max_latency_ms": res.max_latency_ms,
+            "warmup_done": warmup_done,
         }),
     };
     (text, json)
+}
+
+/// Whether the statistics start after tbench's warm-up (the engine restarts them at the
+/// later of it and `run.warmup_s`); vacuously true without a warm-up (netperf, `--warmup 0`).
+fn warmup_done(cfg: &NetperfRrConfig, run: &RunView) -> bool {
+    run.stats_start_ns() >= u64::from(cfg.warmup_s) * 1_000_000_000
 }
 
 // ----- rt-app --------------------------------------------------------------------------------

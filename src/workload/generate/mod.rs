@@ -121,8 +121,12 @@ pub fn workload_duration_ns(spec: &WorkloadSpec) -> Option<u64> {
             t => Some(t * S),
         },
         WorkloadSpec::RtApp(c) => c.global.duration_s.map(|d| u64::from(d) * S),
+        // dbench's `sig_alarm()` restarts its clock when the warm-up ends and stops the
+        // clients `-t` seconds later: tbench runs warm-up + `-t` (netperf has no warm-up).
         WorkloadSpec::NetperfRr(c) => match c.length {
-            super::netperf::RrLength::Seconds(s) => Some(u64::from(s) * S),
+            super::netperf::RrLength::Seconds(s) => {
+                Some((u64::from(s) + u64::from(c.warmup_s)) * S)
+            }
             super::netperf::RrLength::Transactions(_) => None,
         },
         WorkloadSpec::Web(c) => Some(u64::from(c.duration_s) * S),
