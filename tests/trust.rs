@@ -642,6 +642,7 @@ fn tbench_measures_t_seconds_after_its_warmup_and_says_when_cut_inside_it() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stdout.contains("inside tbench's"), "{stdout}");
+    assert!(!stderr.contains("warm-up:"), "{stderr}");
     let w = &workloads_of(&json)[0];
     assert_eq!(w["elapsed_s"].as_f64(), Some(1.0), "{w}");
     assert_eq!(w["warmup_done"], true, "{w}");
@@ -656,6 +657,12 @@ fn tbench_measures_t_seconds_after_its_warmup_and_says_when_cut_inside_it() {
     assert!(
         stdout.contains("the run ended at 0.500 s, inside tbench's 1 s warm-up"),
         "{stdout}"
+    );
+    assert!(
+        stderr.contains(
+            "warning: [run] duration_s = 0.5 s ends the run inside the benchmark's own 1 s warm-up"
+        ),
+        "{stderr}"
     );
     let w = &workloads_of(&json)[0];
     assert_eq!(w["elapsed_s"].as_f64(), Some(0.5), "{w}");

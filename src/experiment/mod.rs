@@ -154,6 +154,26 @@ fn warn_about_inputs(ctx: &RunContext, scn: &Scenario, workload: &workloads::Res
     for w in ignored_input_warnings(workload) {
         ctx.warn_once(w);
     }
+    if let Some(w) = cut_warmup_warning(scn, workload) {
+        ctx.warn_once(w);
+    }
+}
+
+/// The run ends (`[run] duration_s`) before the benchmark's own warm-up does (tbench's
+/// `--warmup`, schbench's `-w`, the NUMA loads' `warmup_ms`): the engine never restarts the
+/// statistics, so they cover the whole run, start included. Said, not refused: a short look
+/// at a long benchmark is a legitimate run.
+fn cut_warmup_warning(scn: &Scenario, workload: &workloads::ResolvedWorkload) -> Option<String> {
+    let duration_s = scn.run.duration_s?;
+    let warmup_ns = workload.warmup_ns;
+    if warmup_ns == 0 || (duration_s * 1e9) as u64 > warmup_ns {
+        return None;
+    }
+    Some(format!(
+        "[run] duration_s = {duration_s} s ends the run inside the benchmark's own {} s \
+         warm-up: its statistics cover the whole run, start included",
+        warmup_ns as f64 / 1e9
+    ))
 }
 
 /// One warning per input key the simulated program accepts but ignores, as the real one does
