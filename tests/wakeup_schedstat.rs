@@ -111,3 +111,68 @@ fn fork_placements_are_not_set_task_cpu_migrations() {
         "perf counts a migrated task once at its next switch-in"
     );
 }
+
+/// schedlab's own counters beside schedstat: `newidle_entry` says where each
+/// `sched_balance_newidle()` call went, `placements` where each CFS placement did.
+/// Kernel facts: a newidle call returns before any pass while `rd->overloaded` is clear
+/// (no runqueue reached two tasks since a root-level pass cleared it); a fork is placed by
+/// the slow path (`WF_FORK` → `SD_BALANCE_FORK`, set at every level → `find_idlest`).
+#[test]
+fn newidle_entries_follow_the_overload_flag_and_forks_take_the_slow_path() {
+    let light = run_json(
+        "ni-light",
+        &[
+            "-m",
+            "skl-2s",
+            "--",
+            "stress-ng",
+            "--cpu",
+            "2",
+            "-l",
+            "50",
+            "-t",
+            "1",
+        ],
+    );
+    let light = &light["runs"][0]["schedstat"];
+    // Two tasks (and the per-CPU kworkers) on 56 CPUs: hardly ever two on a runqueue.
+    let ni = &light["newidle_entry"];
+    let not_over = ni["rd_not_overloaded"].as_u64().unwrap();
+    let walked = ni["walked"].as_u64().unwrap();
+    assert!(not_over > 10 * walked.max(1), "{ni}");
+
+    let heavy = run_json(
+        "ni-heavy",
+        &[
+            "-m",
+            "skl-2s",
+            "--",
+            "stress-ng",
+            "--cpu",
+            "200",
+            "-l",
+            "50",
+            "-t",
+            "1",
+        ],
+    );
+    let heavy = &heavy["runs"][0]["schedstat"];
+    // 200 tasks on 56 CPUs: the flag stays set; every newidle call walks or is gated.
+    let ni = &heavy["newidle_entry"];
+    assert_eq!(ni["rd_not_overloaded"].as_u64(), Some(0), "{ni}");
+    assert!(ni["walked"].as_u64().unwrap() > 0, "{ni}");
+    // Each of the 200 forked instances is placed by the slow path.
+    let p = &heavy["placements"];
+    assert!(p["find_idlest"].as_u64().unwrap() >= 200, "{p}");
+    // Every key is there, from select_idle_sibling()'s exits to the scan steps.
+    for key in [
+        "sis_target",
+        "sis_prev",
+        "sis_idle_cpu",
+        "sis_target_fallback",
+        "scan_steps",
+    ] {
+        assert!(p[key].is_u64(), "{key} in {p}");
+    }
+    assert!(p["scan_steps"].as_u64().unwrap() > 0, "{p}");
+}

@@ -37,14 +37,16 @@ use crate::kconfig::profiles::SchedMode;
 use crate::rng::{RngStream, StreamKind};
 use crate::sched::balance::schedstat::{SdSchedstat, write_schedstat};
 use crate::sched::balance::sums::LbSums;
-use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer};
+use crate::sched::balance::{BalanceCosts, LbEnv, LbOutput, LoadBalancer, NewidleEntryStats};
 use crate::sched::dl_server::DlServerParams;
 use crate::sched::fair::{
     self, CfsRq, DequeueResult, EevdfVersion, FairFeatures, FairMode, FairParams, SchedEntity,
 };
 use crate::sched::numa::state::NumaSched;
 use crate::sched::types::{NumaMigrateDecision, RqSchedstat};
-use crate::sched::wakeup::{GroupWakeSums, Topo, Wakeup, WakeupEnv, WakeupParams};
+use crate::sched::wakeup::{
+    GroupWakeSums, PlacementStats, SisStep, Topo, Wakeup, WakeupEnv, WakeupParams,
+};
 use crate::task::{TaskId, TaskPolicy};
 use crate::topology::Machine;
 
@@ -54,6 +56,8 @@ pub struct LinuxFair {
     domains: Arc<SchedDomains>,
     wakeup: Wakeup,
     lb: LoadBalancer,
+    /// Where this run's CFS placements went.
+    placements: PlacementStats,
     costs: BalanceCosts,
     ents: Vec<SchedEntity>,
     rqs: Vec<CfsRq>,
@@ -199,6 +203,7 @@ impl LinuxFair {
             domains,
             wakeup,
             lb,
+            placements: PlacementStats::default(),
         }
         .with_sgc_capacity_free(machine)
     }
@@ -728,6 +733,7 @@ impl SchedPolicy for LinuxFair {
             cfs_tasks: &self.cfs_tasks,
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
+        self.placements.record(&r);
         self.count_wake_affine(p, r.explain.affine_sd);
         if sums {
             // The sums stay exact but a balance pass re-reads before it trusts them.
@@ -1146,7 +1152,10 @@ impl SchedPolicy for LinuxFair {
     }
 
     fn report(&self) -> serde_json::Value {
-        schedstat_json(&self.lb, &self.domains)
+        let mut v = schedstat_json(&self.lb, &self.domains);
+        v["placements"] = placements_json(&self.placements);
+        v["newidle_entry"] = newidle_entry_json(&self.lb.newidle_entry);
+        v
     }
 
     fn task_report(&self, p: TaskId) -> serde_json::Value {
@@ -1210,6 +1219,31 @@ fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Valu
         .map(|((name, _), sums)| (name.to_string(), object(sums, None)))
         .collect();
     json!({ "totals": object(&totals.0, Some(&totals.1)), "by_level": by_level, "by_idle_type": by_idle })
+}
+
+/// The CFS placements of the run by exit (`select_idle_sibling()`'s steps by their names,
+/// `find_idlest`, `pinned`, `other`) and the scan steps they charged.
+fn placements_json(p: &PlacementStats) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for step in SisStep::ALL {
+        m.insert(format!("sis_{}", step.name()), p.sis[step.index()].into());
+    }
+    m.insert("find_idlest".into(), p.find_idlest.into());
+    m.insert("pinned".into(), p.pinned.into());
+    m.insert("other".into(), p.other.into());
+    m.insert("scan_steps".into(), p.scan_steps.into());
+    serde_json::Value::Object(m)
+}
+
+/// Where the run's `sched_balance_newidle()` calls went ([`NewidleEntryStats`]).
+fn newidle_entry_json(n: &NewidleEntryStats) -> serde_json::Value {
+    serde_json::json!({
+        "ttwu_pending": n.ttwu_pending,
+        "inactive": n.inactive,
+        "rd_not_overloaded": n.rd_not_overloaded,
+        "avg_idle_gate": n.avg_idle_gate,
+        "walked": n.walked,
+    })
 }
 
 /// What `schedstat_json` sums and names (module level so that it reads short).

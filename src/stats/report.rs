@@ -81,13 +81,20 @@ impl Migrations {
 
 /// The load balancer's schedstat counters summed over CPUs: `totals`, `by_level` (domain
 /// level name) and `by_idle_type` (`idle` / `not_idle` / `newly_idle`), each a map from the
-/// kernel's counter name (`lb_count`, `lb_gained`, ...) to its value.
+/// kernel's counter name (`lb_count`, `lb_gained`, ...) to its value. Beside the kernel's
+/// counters, two of schedlab's own over the whole run: `placements` (the CFS placements by
+/// exit: `sis_target`, `sis_prev`, ... `sis_target_fallback` for `select_idle_sibling()`'s
+/// exits, `find_idlest`, `pinned`, `other`, and `scan_steps`) and `newidle_entry` (where each
+/// `sched_balance_newidle()` call went: `ttwu_pending`, `inactive`, `rd_not_overloaded`,
+/// `avg_idle_gate`, `walked`); empty maps from results written before they existed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Schedstat {
     pub totals: BTreeMap<String, u64>,
     pub by_level: BTreeMap<String, BTreeMap<String, u64>>,
     pub by_idle_type: BTreeMap<String, BTreeMap<String, u64>>,
+    pub placements: BTreeMap<String, u64>,
+    pub newidle_entry: BTreeMap<String, u64>,
 }
 
 impl Schedstat {

@@ -384,6 +384,23 @@ pub struct NohzState {
     pub next_blocked: u64,
 }
 
+/// Where each `sched_balance_newidle()` call went (not a kernel counter: the kernel's
+/// schedstat counts only the passes that ran). Every call lands in exactly one field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewidleEntryStats {
+    /// A wakeup was already queued for the CPU (`rq->ttwu_pending`).
+    pub ttwu_pending: u64,
+    /// The CPU is outside the balancing span (not active).
+    pub inactive: u64,
+    /// `rd->overloaded` was clear: no CPU had two tasks since the flag was last cleared.
+    pub rd_not_overloaded: u64,
+    /// `avg_idle` below the base domain's `max_newidle_lb_cost` (v5.16+) or below
+    /// `sysctl_sched_migration_cost` (NEWIDLE_MIGRATION_COST_GATE).
+    pub avg_idle_gate: u64,
+    /// The domain walk ran.
+    pub walked: u64,
+}
+
 /// The load balancer: the static domain hierarchy plus every runtime field the kernel's
 /// balancing code keeps, and the configuration (features, tunables, costs).
 #[derive(Clone, Debug)]
@@ -408,6 +425,8 @@ pub struct LoadBalancer {
     pub llc_nr_idle_scan: Vec<Option<u32>>,
     /// Per-task counters, by task.
     pub task_stats: std::collections::BTreeMap<TaskId, TaskLbStats>,
+    /// How `sched_balance_newidle()` calls ended before or at their first pass.
+    pub newidle_entry: NewidleEntryStats,
     /// `max_load_balance_interval`, jiffies (`HZ × online CPUs / 10`).
     pub max_load_balance_interval: u64,
     /// `sched_balance_running` (SD_SERIALIZE).
@@ -542,6 +561,7 @@ impl LoadBalancer {
             llc_nr_busy_cpus,
             llc_nr_idle_scan: vec![None; nr],
             task_stats: Default::default(),
+            newidle_entry: NewidleEntryStats::default(),
             max_load_balance_interval: u64::from(tunables.hz) * online / 10,
             sched_balance_running: false,
             smt_mask,

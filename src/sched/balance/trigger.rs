@@ -320,11 +320,13 @@ impl LoadBalancer {
         let mut pulled_task: i32 = 0;
         // A wakeup is queued for this CPU: no need to search.
         if env.ttwu_pending(cpu) {
+            self.newidle_entry.ttwu_pending += 1;
             return 0;
         }
         // Set idle_stamp before balancing so its duration counts as idle time.
         self.rq[cpu].idle_stamp = now_ns.max(1);
         if !dom.span.test(cpu) {
+            self.newidle_entry.inactive += 1;
             return 0;
         }
         let base = dom.sd(cpu);
@@ -336,10 +338,16 @@ impl LoadBalancer {
             base.is_some_and(|sd| avg_idle < self.sd[sd.0].max_newidle_lb_cost)
         };
         if !self.rd_overloaded || gate {
+            if self.rd_overloaded {
+                self.newidle_entry.avg_idle_gate += 1;
+            } else {
+                self.newidle_entry.rd_not_overloaded += 1;
+            }
             if let Some(sd) = base {
                 self.update_next_balance(sd, &mut next_balance);
             }
         } else {
+            self.newidle_entry.walked += 1;
             let still = env.update_blocked_averages(cpu);
             self.rq[cpu].has_blocked_load = still;
             self.rq[cpu].last_blocked_load_update_tick = self.jiffies;

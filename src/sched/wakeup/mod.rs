@@ -464,6 +464,36 @@ pub struct SelectResult {
     pub explain: WakeupExplain,
 }
 
+/// Where the placements of a run went, summed (not a kernel counter: the kernel's
+/// schedstat has `ttwu_move_affine` and friends but not `select_idle_sibling()`'s exits).
+/// `sis` is indexed by [`SisStep::index`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlacementStats {
+    /// Fast-path placements by `select_idle_sibling()` exit.
+    pub sis: [u64; SisStep::ALL.len()],
+    /// Slow-path placements (`sched_balance_find_dst_cpu()`: forks, execs, SD_BALANCE_WAKE).
+    pub find_idlest: u64,
+    /// Tasks allowed on one CPU only.
+    pub pinned: u64,
+    /// Any other path (a policy's own).
+    pub other: u64,
+    /// CPUs and groups examined, the steps `idle_scan_step_ns` is charged for.
+    pub scan_steps: u64,
+}
+
+impl PlacementStats {
+    /// Count one `select_task_rq()` result.
+    pub fn record(&mut self, r: &SelectResult) {
+        self.scan_steps += r.cost.steps();
+        match (r.placement.path, r.explain.sis) {
+            (PlacementPath::SelectIdleSibling, Some(step)) => self.sis[step.index()] += 1,
+            (PlacementPath::FindIdlest, _) => self.find_idlest += 1,
+            (PlacementPath::Pinned, _) => self.pinned += 1,
+            _ => self.other += 1,
+        }
+    }
+}
+
 /// Placement state and entry points. Per-task vectors grow on demand.
 #[derive(Clone, Debug)]
 pub struct Wakeup {

@@ -60,6 +60,49 @@ pub enum SisStep {
     LegacyGroup,
 }
 
+impl SisStep {
+    /// Every step, in declaration order ([`SisStep::index`]).
+    pub const ALL: [SisStep; 13] = [
+        SisStep::Target,
+        SisStep::Prev,
+        SisStep::RecentUsed,
+        SisStep::IdleCapacity,
+        SisStep::IdleCapacityNone,
+        SisStep::NoLlc,
+        SisStep::IdleSmt,
+        SisStep::IdleCore,
+        SisStep::IdleCpu,
+        SisStep::PrevAff,
+        SisStep::RecentFallback,
+        SisStep::TargetFallback,
+        SisStep::LegacyGroup,
+    ];
+
+    /// Position in [`SisStep::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The snake_case name the results use (as serde writes it).
+    pub fn name(self) -> &'static str {
+        match self {
+            SisStep::Target => "target",
+            SisStep::Prev => "prev",
+            SisStep::RecentUsed => "recent_used",
+            SisStep::IdleCapacity => "idle_capacity",
+            SisStep::IdleCapacityNone => "idle_capacity_none",
+            SisStep::NoLlc => "no_llc",
+            SisStep::IdleSmt => "idle_smt",
+            SisStep::IdleCore => "idle_core",
+            SisStep::IdleCpu => "idle_cpu",
+            SisStep::PrevAff => "prev_aff",
+            SisStep::RecentFallback => "recent_fallback",
+            SisStep::TargetFallback => "target_fallback",
+            SisStep::LegacyGroup => "legacy_group",
+        }
+    }
+}
+
 /// `fits_capacity(cap, max)`: `cap` fits in 80% of `max` (the 1280/1024 margin).
 pub fn fits_capacity(cap: u64, max: u64) -> bool {
     cap * 1280 < max * 1024
@@ -699,6 +742,19 @@ impl Wakeup {
         if let Some(s) = self.llc_shared_mut(topo, dst_cpu) {
             // y <= llc_weight <= NR_CPUS_MAX (the kernel stores it as an int).
             s.nr_idle_scan = u32::try_from(y).expect("nr_idle_scan <= the LLC's size");
+        }
+    }
+}
+
+#[cfg(test)]
+mod step_names {
+    use super::SisStep;
+
+    #[test]
+    fn every_step_is_listed_once_at_its_index_under_its_serde_name() {
+        for (i, s) in SisStep::ALL.iter().enumerate() {
+            assert_eq!(s.index(), i);
+            assert_eq!(serde_json::to_value(s).unwrap(), s.name());
         }
     }
 }
