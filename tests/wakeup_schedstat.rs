@@ -117,47 +117,34 @@ fn fork_placements_are_not_set_task_cpu_migrations() {
 /// Kernel facts: a newidle call returns before any pass while `rd->overloaded` is clear
 /// (no runqueue reached two tasks since a root-level pass cleared it); a fork is placed by
 /// the slow path (`WF_FORK` → `SD_BALANCE_FORK`, set at every level → `find_idlest`).
+/// The `schedstat` of `stress-ng --cpu N -l 50 -t 1` on skl-2s (56 CPUs).
+fn stress_schedstat(n: &str) -> serde_json::Value {
+    let args = [
+        "-m",
+        "skl-2s",
+        "--",
+        "stress-ng",
+        "--cpu",
+        n,
+        "-l",
+        "50",
+        "-t",
+        "1",
+    ];
+    run_json(&format!("ni-{n}"), &args)["runs"][0]["schedstat"].clone()
+}
+
 #[test]
 fn newidle_entries_follow_the_overload_flag_and_forks_take_the_slow_path() {
-    let light = run_json(
-        "ni-light",
-        &[
-            "-m",
-            "skl-2s",
-            "--",
-            "stress-ng",
-            "--cpu",
-            "2",
-            "-l",
-            "50",
-            "-t",
-            "1",
-        ],
-    );
-    let light = &light["runs"][0]["schedstat"];
     // Two tasks (and the per-CPU kworkers) on 56 CPUs: hardly ever two on a runqueue.
+    let light = stress_schedstat("2");
     let ni = &light["newidle_entry"];
     let not_over = ni["rd_not_overloaded"].as_u64().unwrap();
     let walked = ni["walked"].as_u64().unwrap();
     assert!(not_over > 10 * walked.max(1), "{ni}");
 
-    let heavy = run_json(
-        "ni-heavy",
-        &[
-            "-m",
-            "skl-2s",
-            "--",
-            "stress-ng",
-            "--cpu",
-            "200",
-            "-l",
-            "50",
-            "-t",
-            "1",
-        ],
-    );
-    let heavy = &heavy["runs"][0]["schedstat"];
     // 200 tasks on 56 CPUs: the flag stays set; every newidle call walks or is gated.
+    let heavy = stress_schedstat("200");
     let ni = &heavy["newidle_entry"];
     assert_eq!(ni["rd_not_overloaded"].as_u64(), Some(0), "{ni}");
     assert!(ni["walked"].as_u64().unwrap() > 0, "{ni}");
