@@ -1226,7 +1226,12 @@ fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Valu
 fn placements_json(p: &PlacementStats) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     for step in SisStep::ALL {
-        m.insert(format!("sis_{}", step.name()), p.sis[step.index()].into());
+        // The step's name as everywhere else in the results: serde's snake_case.
+        let name = serde_json::to_value(step).expect("a unit variant serializes");
+        let name = name
+            .as_str()
+            .expect("a unit variant serializes as a string");
+        m.insert(format!("sis_{name}"), p.sis[step.index()].into());
     }
     m.insert("find_idlest".into(), p.find_idlest.into());
     m.insert("pinned".into(), p.pinned.into());

@@ -597,18 +597,10 @@ pub fn netperf_result(run: &RunView) -> NetperfRrResult {
 
 fn netperf_report(cfg: &NetperfRrConfig, run: &RunView) -> (String, Value) {
     let res = netperf_result(run);
-    let mut text = netperf::format_report(cfg, &res);
+    let text = netperf::format_report(cfg, &res);
+    // A run cut inside the warm-up is said once, by the run's input warning; the JSON keeps
+    // it with the result.
     let warmup_done = warmup_done(cfg, run);
-    if !warmup_done {
-        // The run was cut (run.duration_s) before tbench's warm-up ended, so the engine's
-        // statistics never restarted: say that the figure includes the start.
-        text.push_str(&format!(
-            "schedlab: the run ended at {:.3} s, inside tbench's {} s warm-up: the throughput \
-             covers the whole run, start included\n",
-            run.end_ns() as f64 / 1e9,
-            cfg.warmup_s
-        ));
-    }
     let json = match cfg.flavor {
         RrFlavor::Netperf => json!({
             "kind": "netperf",
