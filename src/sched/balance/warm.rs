@@ -17,7 +17,9 @@
 //! last kick; a machine whose daemons kick the idle balancer often would have stamps within
 //! the last interval instead. The other boot values (`nr_balance_failed` 0, the newly-idle
 //! costs and ratios, `sgc->next_update`) are kept: a quiet machine's passes find nothing to
-//! move.
+//! move, and its newly-idle costs have decayed to 0 (`update_newidle_cost()` takes
+//! `cost × 253 / 256` in integer nanoseconds once a second, which truncates to exactly 0
+//! about ten minutes after the level's last newly-idle walk).
 
 use super::LoadBalancer;
 
