@@ -163,3 +163,112 @@ fn quiet_validate_prints_no_progress_line() {
         assert_eq!(quiet.stdout, out.stdout, "{flag}: the same scoreboard");
     }
 }
+
+/// A case's published counters (`[[regime]]`) come back beside the model's mean over the
+/// runs of their side: a raw count, the same count per second of the run
+/// (`per_second = true` divides by `perf_stat.elapsed_s`), and the ratio and within-2x read
+/// from them; a counter the model misses by more than 2x is named in the scoreboard's notes.
+#[test]
+fn published_counters_are_reported_beside_the_models() {
+    let dir = std::env::temp_dir().join(format!("schedlab-validate-regime-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text =
+        std::fs::read_to_string(corpus_dir().join("power10-swb-72-migrations.toml")).unwrap();
+    let head = text.split("\n[[regime]]").next().unwrap();
+    let one_run = head.replacen("runs = 5\n", "runs = 1\n", 1);
+    let checks = "
+[[regime]]
+counter = \"context-switches\"
+side = \"base\"
+path = \"perf_stat.context_switches\"
+real = 1.0
+
+[[regime]]
+counter = \"context-switches per second\"
+side = \"base\"
+path = \"perf_stat.context_switches\"
+per_second = true
+real = 1000000000.0
+
+[[regime]]
+counter = \"seconds time elapsed\"
+side = \"base\"
+path = \"perf_stat.elapsed_s\"
+real = 1.0
+
+[[regime]]
+counter = \"seconds time elapsed, change\"
+side = \"change\"
+path = \"perf_stat.elapsed_s\"
+real = 1000.0
+";
+    std::fs::write(dir.join("counters.toml"), format!("{one_run}{checks}")).unwrap();
+    let json = dir.join("board.json");
+    let out = schedlab(&[
+        "validate",
+        "--cases",
+        dir.to_str().unwrap(),
+        "--no-cache",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let r = &v["cases"][0]["regime"];
+    let sim = |i: usize| r[i]["sim"].as_f64().unwrap();
+    assert_eq!(r.as_array().unwrap().len(), 4, "{r}");
+    let (count, rate, elapsed) = (sim(0), sim(1), sim(2));
+    assert!(count > 1000.0 && elapsed > 0.5, "{r}");
+    // The per-second counter is the count over the same run's elapsed time.
+    assert!((rate * elapsed - count).abs() <= 1e-6 * count, "{r}");
+    // The change side's run is another run: its own elapsed time.
+    assert_ne!(sim(3), elapsed, "{r}");
+    for i in 0..4 {
+        let real = r[i]["real"].as_f64().unwrap();
+        let ratio = r[i]["ratio"].as_f64().unwrap();
+        assert!((ratio - sim(i) / real).abs() <= 1e-9 * ratio.abs(), "{r}");
+        let within = (0.5..=2.0).contains(&ratio);
+        assert_eq!(r[i]["within_2x"].as_bool(), Some(within), "{r}");
+    }
+    assert_eq!(r[0]["within_2x"].as_bool(), Some(false));
+    assert_eq!(r[1]["within_2x"].as_bool(), Some(false));
+    assert_eq!(r[3]["within_2x"].as_bool(), Some(false));
+    assert_eq!(v["totals"]["regime_checks"].as_u64(), Some(4));
+    let within = u64::from(r[2]["within_2x"].as_bool().unwrap());
+    assert_eq!(v["totals"]["regime_within_2x"].as_u64(), Some(within));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("regime off: context-switches ")
+            && text.contains("context-switches per second "),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "published counters reproduced within 2x {within}/4"
+        )),
+        "{text}"
+    );
+    // A counter must be positive, and its side one of the two.
+    for (bad, key) in [
+        ("real = 1.0\n", "regime[0].real"),
+        ("side = \"base\"\n", "regime[0].side"),
+    ] {
+        let broken = if key.ends_with("real") {
+            checks.replacen(bad, "real = 0.0\n", 1)
+        } else {
+            checks.replacen(bad, "side = \"middle\"\n", 1)
+        };
+        std::fs::write(dir.join("counters.toml"), format!("{one_run}{broken}")).unwrap();
+        let out = schedlab(&["validate", "--cases", dir.to_str().unwrap(), "--no-cache"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("counters.toml") && err.contains(key),
+            "{key}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

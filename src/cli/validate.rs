@@ -240,8 +240,16 @@ fn html(board: &Scoreboard) -> String {
             Some(false) => "no",
             None => "-",
         };
+        let regime: Vec<String> = r
+            .regime
+            .iter()
+            .map(|c| {
+                let ratio = c.ratio.map_or("-".into(), |x| format!("{x:.2}x"));
+                format!("{}: {ratio}", esc(&c.check.counter))
+            })
+            .collect();
         rows.push_str(&format!(
-            "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:+.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&r.title),
             esc(&r.id),
             esc(&r.benchmark),
@@ -252,6 +260,7 @@ fn html(board: &Scoreboard) -> String {
             r.sim_ci_pct.map_or("-".into(), |v| format!("{v:.2}")),
             b(r.sign_ok),
             b(r.within_2x),
+            regime.join("<br>"),
             if r.scored { String::new() } else { esc(&r.reason) },
         ));
     }
@@ -261,9 +270,10 @@ fn html(board: &Scoreboard) -> String {
          <style>body{{font-family:sans-serif}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}</style>\
          </head><body><h1>schedlab validate</h1><p>{} cases, {} scored and run, {} independent \
          sources: right sign {:.0} %, within 2x {:.0} %, median |log ratio| {:.2}; right sign \
-         where the simulated change is outside its noise {}/{}.</p>{}\
+         where the simulated change is outside its noise {}/{}; published counters reproduced \
+         within 2x {}/{}.</p>{}\
          <table><tr><th>case</th><th>benchmark</th><th>machine</th><th>source</th><th>real %</th>\
-         <th>sim %</th><th>sim 95% CI</th><th>sign</th><th>2x</th><th>not scored because</th></tr>\n{rows}</table>\
+         <th>sim %</th><th>sim 95% CI</th><th>sign</th><th>2x</th><th>published counters (sim / real)</th><th>not scored because</th></tr>\n{rows}</table>\
          </body></html>\n",
         t.cases,
         t.ran,
@@ -273,6 +283,8 @@ fn html(board: &Scoreboard) -> String {
         t.median_abs_log_ratio,
         t.decisive_sign_ok,
         t.decisive,
+        t.regime_within_2x,
+        t.regime_checks,
         scatter(board)
     )
 }

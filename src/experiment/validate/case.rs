@@ -17,6 +17,9 @@ pub const CASE_RUNS_MAX: u32 = 100;
 /// Cases a corpus directory may hold.
 pub const CASES_MAX: usize = 1000;
 
+/// Published counters (`[[regime]]`) one case may list.
+pub const REGIME_CHECKS_MAX: usize = 16;
+
 /// A case file, as written.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -33,6 +36,36 @@ pub struct CaseFile {
     pub change: Side,
     pub real: Real,
     pub scoring: Scoring,
+    /// Other published counters of the real runs (`[[regime]]`): a check that the model
+    /// runs the case in the published regime (utilisation, switch and migration rates, the
+    /// base's own level); reported beside the score, not scored.
+    #[serde(default)]
+    pub regime: Vec<RegimeCheck>,
+}
+
+/// One published counter of one side's real runs, and the model's number to compare it with.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegimeCheck {
+    /// The counter's name as published (`perf-stat.ps.context-switches`).
+    pub counter: String,
+    /// Which side's runs it describes.
+    pub side: RegimeSide,
+    /// The model's number: a path in `runs[]` of the results JSON, as `metric.path`.
+    pub path: String,
+    /// Divide the model's number by the run's `perf_stat.elapsed_s` (the counter is a rate).
+    #[serde(default)]
+    pub per_second: bool,
+    /// The published value, in the model's units (after `per_second`).
+    pub real: f64,
+}
+
+/// The side of a case a published counter belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegimeSide {
+    Base,
+    Change,
 }
 
 /// Where the published result comes from.
@@ -186,6 +219,32 @@ impl Case {
                 "command.runs",
                 format!("got {}; accepted: 1..={CASE_RUNS_MAX}", f.command.runs),
             ));
+        }
+        if f.regime.len() > REGIME_CHECKS_MAX {
+            return Err(InputError::with_key(
+                origin,
+                "regime",
+                format!(
+                    "{} entries; the limit is {REGIME_CHECKS_MAX}",
+                    f.regime.len()
+                ),
+            ));
+        }
+        for (i, r) in f.regime.iter().enumerate() {
+            if !(r.real.is_finite() && r.real > 0.0) {
+                return Err(InputError::with_key(
+                    &origin,
+                    format!("regime[{i}].real"),
+                    format!("got {}; accepted: a positive number", r.real),
+                ));
+            }
+            if r.path.trim().is_empty() {
+                return Err(InputError::with_key(
+                    &origin,
+                    format!("regime[{i}].path"),
+                    "accepted: a path in the results' runs[] (e.g. perf_stat.context_switches)",
+                ));
+            }
         }
         if !f.real.change_pct.is_finite() {
             return Err(InputError::with_key(

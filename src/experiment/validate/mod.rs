@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::error::{InputError, InputResult};
 use crate::experiment::{RunContext, RunOutput, run_variants_in};
 use crate::stats::summary::{Summary, t975};
-use case::{Case, Transform};
+use case::{Case, RegimeSide, Transform};
 
 /// How `validate` runs the corpus.
 #[derive(Clone, Debug, Default)]
@@ -39,6 +39,22 @@ pub struct SimResult {
     pub incomplete_runs: u32,
     /// Scheduling-watchdog findings in the case's runs.
     pub warnings: u32,
+    /// Per `[[regime]]` check of the case, the model's number in each run of its side.
+    #[serde(default)]
+    pub regime: Vec<Vec<f64>>,
+}
+
+/// A published counter of a case beside the model's mean over the runs of the same side.
+#[derive(Clone, Debug, Serialize)]
+pub struct RegimeScore {
+    /// The counter as the case file gives it (its fields appear flat in the JSON).
+    #[serde(flatten)]
+    pub check: case::RegimeCheck,
+    pub sim: Option<f64>,
+    /// `sim / real`.
+    pub ratio: Option<f64>,
+    /// `0.5 <= ratio <= 2`.
+    pub within_2x: Option<bool>,
 }
 
 /// One row of the scoreboard.
@@ -77,6 +93,9 @@ pub struct CaseScore {
     pub agrees_within_noise: Option<bool>,
     pub incomplete_runs: u32,
     pub warnings: u32,
+    /// The case's published counters (`[[regime]]`) against the model's: is the case run in
+    /// the published regime? Reported, not scored.
+    pub regime: Vec<RegimeScore>,
     /// Served from the cache.
     pub cached: bool,
 }
@@ -105,6 +124,10 @@ pub struct Totals {
     pub fitted_from: usize,
     /// Independent sources (`source.group`) among the scored cases that ran.
     pub groups: usize,
+    /// Published counters (`[[regime]]`) of the scored cases that ran, and how many of them
+    /// the model's runs reproduce within 2x.
+    pub regime_checks: usize,
+    pub regime_within_2x: usize,
 }
 
 /// The whole scoreboard.
@@ -188,9 +211,20 @@ pub fn simulate(ctx: &RunContext, case: &Case, extra_sets: &[String]) -> InputRe
         change: Vec::new(),
         incomplete_runs: 0,
         warnings: 0,
+        regime: vec![Vec::new(); f.regime.len()],
     };
     for (side, out) in runs.iter().enumerate() {
         for r in out {
+            let side_of = if side == 0 {
+                RegimeSide::Base
+            } else {
+                RegimeSide::Change
+            };
+            for (i, check) in f.regime.iter().enumerate() {
+                if check.side == side_of {
+                    sim.regime[i].push(regime_value(r, check, i, &origin)?);
+                }
+            }
             let v = metric_of(r, &f.metric.path).ok_or_else(|| {
                 InputError::with_key(
                     &origin,
@@ -216,6 +250,53 @@ pub fn simulate(ctx: &RunContext, case: &Case, extra_sets: &[String]) -> InputRe
         }
     }
     Ok(sim)
+}
+
+/// The model's number for one published counter in one run (`i`: its index, for errors).
+fn regime_value(
+    run: &RunOutput,
+    check: &case::RegimeCheck,
+    i: usize,
+    origin: &str,
+) -> InputResult<f64> {
+    let v = metric_of(run, &check.path).ok_or_else(|| {
+        InputError::with_key(
+            origin,
+            format!("regime[{i}].path"),
+            format!(
+                "{} is not a number in the results' runs[] (e.g. perf_stat.context_switches, \
+                 perf_stat.cpus_utilized, workload.rps_avg)",
+                check.path
+            ),
+        )
+    })?;
+    if !check.per_second {
+        return Ok(v);
+    }
+    let elapsed = metric_of(run, "perf_stat.elapsed_s").unwrap_or(0.0);
+    Ok(if elapsed > 0.0 { v / elapsed } else { f64::NAN })
+}
+
+/// Each published counter of `case` beside the model's mean over the runs of its side.
+fn regime_scores(case: &Case, sim: Option<&SimResult>) -> Vec<RegimeScore> {
+    case.file
+        .regime
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let values = sim.and_then(|s| s.regime.get(i)).filter(|v| !v.is_empty());
+            let mean = values
+                .map(|v| Summary::of(v).mean)
+                .filter(|m| m.is_finite());
+            let ratio = mean.map(|m| m / c.real);
+            RegimeScore {
+                check: c.clone(),
+                sim: mean,
+                ratio,
+                within_2x: ratio.map(|r| (0.5..=2.0).contains(&r)),
+            }
+        })
+        .collect()
 }
 
 /// The number at dotted `path` in a run's results (keys may themselves hold dots, as
@@ -291,6 +372,7 @@ pub fn score(
         agrees_within_noise: agrees,
         incomplete_runs: sim.map_or(0, |s| s.incomplete_runs),
         warnings: sim.map_or(0, |s| s.warnings),
+        regime: regime_scores(case, sim),
         cached,
     }
 }
@@ -376,6 +458,16 @@ fn totals(rows: &[CaseScore]) -> Totals {
             .count(),
         fitted_from: ran.iter().filter(|r| r.fitted_from).count(),
         groups: groups.len(),
+        regime_checks: ran
+            .iter()
+            .flat_map(|r| &r.regime)
+            .filter(|c| c.within_2x.is_some())
+            .count(),
+        regime_within_2x: ran
+            .iter()
+            .flat_map(|r| &r.regime)
+            .filter(|c| c.within_2x == Some(true))
+            .count(),
     }
 }
 
@@ -425,7 +517,7 @@ pub fn render(board: &Scoreboard) -> String {
     let t = &board.totals;
     let _ = writeln!(
         s,
-        "\n{} cases, {} scored, {} run ({} independent sources): right sign {}/{} ({:.0} %), within 2x {}/{} ({:.0} %), median |log ratio| {:.2}; {} inside their own noise; right sign where the simulated change is outside its noise {}/{}; {} with a fitted input",
+        "\n{} cases, {} scored, {} run ({} independent sources): right sign {}/{} ({:.0} %), within 2x {}/{} ({:.0} %), median |log ratio| {:.2}; {} inside their own noise; right sign where the simulated change is outside its noise {}/{}; {} with a fitted input; published counters reproduced within 2x {}/{}",
         t.cases,
         t.scored,
         t.ran,
@@ -440,7 +532,9 @@ pub fn render(board: &Scoreboard) -> String {
         t.sim_in_noise,
         t.decisive_sign_ok,
         t.decisive,
-        t.fitted_from
+        t.fitted_from,
+        t.regime_within_2x,
+        t.regime_checks
     );
     s
 }
@@ -470,6 +564,15 @@ fn case_notes(r: &CaseScore) -> Vec<String> {
     }
     if r.warnings > 0 {
         notes.push(format!("{} watchdog warnings", r.warnings));
+    }
+    let off: Vec<String> = r
+        .regime
+        .iter()
+        .filter(|c| c.within_2x == Some(false))
+        .filter_map(|c| c.ratio.map(|x| format!("{} {x:.2}x", c.check.counter)))
+        .collect();
+    if !off.is_empty() {
+        notes.push(format!("regime off: {}", off.join(", ")));
     }
     if r.cached {
         notes.push("cached".to_string());
