@@ -163,3 +163,78 @@ fn newidle_entries_follow_the_overload_flag_and_forks_take_the_slow_path() {
     }
     assert!(p["scan_steps"].as_u64().unwrap() > 0, "{p}");
 }
+
+/// `sd->max_newidle_lb_cost` per level at the end of a run, read as the kernel's debugfs shows
+/// it per CPU. Two CPU hogs pinned to CPU 0 keep `rd->overloaded` set, and nothing can be
+/// pulled (they are pinned), so every newly-idle walk fails. Without NEWIDLE_FAIL_BUMP a
+/// failed walk still charges its measured cost, so the walked levels' costs are above 0; with
+/// it a failure charges `3/2 × max_newidle_lb_cost`, which from the boot value 0 stays 0
+/// (Chris Mason's 155213a2aed4 has the same arithmetic). CPU 2, pinned to a 30 % load in
+/// 1 ms slices, is the CPU that walks.
+#[test]
+fn newidle_costs_per_level_show_the_failure_bump_stuck_at_zero() {
+    let costs = |bump: &str| {
+        let args = [
+            "-m",
+            "skl-2s",
+            "-k",
+            "v6.17",
+            "--feature",
+            bump,
+            "--",
+            "taskset",
+            "-c",
+            "0",
+            "stress-ng",
+            "--cpu",
+            "2",
+            "-t",
+            "1",
+            "+",
+            "taskset",
+            "-c",
+            "2",
+            "stress-ng",
+            "--cpu",
+            "1",
+            "-l",
+            "30",
+            "--cpu-load-slice",
+            "1",
+            "-t",
+            "1",
+        ];
+        let run = run_json(&format!("nicost-{bump}"), &args)["runs"][0].clone();
+        let cpus = run["cpus"].as_array().unwrap().len() as u64;
+        let walked = run["schedstat"]["newidle_entry"]["walked"]
+            .as_u64()
+            .unwrap();
+        (run["schedstat"]["by_level"].clone(), cpus, walked)
+    };
+    let (without, cpus, walked) = costs("NO_NEWIDLE_FAIL_BUMP");
+    // CPU 2 goes idle after each 1 ms slice and walks (the flag is set by CPU 0's pair).
+    assert!(walked > 20, "walks without the bump: {walked}");
+    let mc = &without["MC"];
+    let max = mc["max_newidle_lb_cost_ns_max"].as_u64().unwrap();
+    let mean = mc["max_newidle_lb_cost_ns_mean"].as_u64().unwrap();
+    assert!(max > 0 && mean > 0 && mean <= max, "{mc}");
+    assert!(
+        mc["max_newidle_lb_cost_zero_cpus"].as_u64().unwrap() < cpus,
+        "{mc}"
+    );
+
+    let (with, cpus, walked) = costs("NEWIDLE_FAIL_BUMP");
+    assert!(walked > 20, "walks with the bump: {walked}");
+    for (level, c) in with.as_object().unwrap() {
+        assert_eq!(
+            c["max_newidle_lb_cost_zero_cpus"].as_u64(),
+            Some(cpus),
+            "{level}: {c}"
+        );
+        assert_eq!(
+            c["max_newidle_lb_cost_ns_max"].as_u64(),
+            Some(0),
+            "{level}: {c}"
+        );
+    }
+}

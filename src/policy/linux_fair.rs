@@ -1212,13 +1212,63 @@ fn schedstat_json(lb: &LoadBalancer, domains: &SchedDomains) -> serde_json::Valu
             "by_idle_type": { "idle": empty(), "not_idle": empty(), "newly_idle": empty() },
         });
     }
+    let costs = newidle_costs(lb, domains);
     let by_level: Map<String, Value> = (by_level.iter())
-        .map(|(name, (lb, other))| (name.to_string(), object(lb, Some(other))))
+        .map(|(name, (lb, other))| {
+            let mut level = object(lb, Some(other));
+            if let (Some(m), Some(c)) = (level.as_object_mut(), costs.get(name)) {
+                c.insert_into(m);
+            }
+            (name.to_string(), level)
+        })
         .collect();
     let by_idle: Map<String, Value> = (IDLE_NAMES.iter().zip(&by_idle))
         .map(|((name, _), sums)| (name.to_string(), object(sums, None)))
         .collect();
     json!({ "totals": object(&totals.0, Some(&totals.1)), "by_level": by_level, "by_idle_type": by_idle })
+}
+
+/// `sd->max_newidle_lb_cost` over the CPUs' copies of one domain level at the end of the run:
+/// the newly-idle cost gate each CPU applies there (`sched_balance_newidle()` walks a level only
+/// while `avg_idle >= curr_cost + max_newidle_lb_cost`), as the kernel's
+/// `/sys/kernel/debug/sched/domains/cpuN/domainM/max_newidle_lb_cost` shows it per CPU.
+#[derive(Default)]
+struct NewidleCosts {
+    cpus: u64,
+    sum_ns: u64,
+    max_ns: u64,
+    /// CPUs whose cost is 0: a level never walked since the run started (or, under
+    /// NEWIDLE_FAIL_BUMP, never walked with a pull: `3/2 × 0` stays 0).
+    zero: u64,
+}
+
+impl NewidleCosts {
+    fn add(&mut self, cost_ns: u64) {
+        self.cpus += 1;
+        self.sum_ns = self.sum_ns.saturating_add(cost_ns);
+        self.max_ns = self.max_ns.max(cost_ns);
+        self.zero += u64::from(cost_ns == 0);
+    }
+
+    fn insert_into(&self, m: &mut serde_json::Map<String, serde_json::Value>) {
+        let mean = self.sum_ns.checked_div(self.cpus).unwrap_or(0);
+        m.insert("max_newidle_lb_cost_ns_mean".into(), mean.into());
+        m.insert("max_newidle_lb_cost_ns_max".into(), self.max_ns.into());
+        m.insert("max_newidle_lb_cost_zero_cpus".into(), self.zero.into());
+    }
+}
+
+/// [`NewidleCosts`] by domain level name.
+fn newidle_costs<'a>(
+    lb: &LoadBalancer,
+    domains: &'a SchedDomains,
+) -> std::collections::BTreeMap<&'a str, NewidleCosts> {
+    let mut by_level: std::collections::BTreeMap<&str, NewidleCosts> = Default::default();
+    for (i, d) in domains.domains.iter().enumerate() {
+        let cost = lb.domain_state(DomainId(i)).max_newidle_lb_cost;
+        by_level.entry(d.name).or_default().add(cost);
+    }
+    by_level
 }
 
 /// The CFS placements of the run by exit (`select_idle_sibling()`'s steps by their names,

@@ -86,7 +86,9 @@ impl Migrations {
 /// exit: `sis_target`, `sis_prev`, ... `sis_target_fallback` for `select_idle_sibling()`'s
 /// exits, `find_idlest`, `pinned`, `other`, and `scan_steps`) and `newidle_entry` (where each
 /// `sched_balance_newidle()` call went: `ttwu_pending`, `inactive`, `rd_not_overloaded`,
-/// `avg_idle_gate`, `walked`); empty maps from results written before they existed.
+/// `avg_idle_gate`, `walked`); and in each `by_level` map the level's newly-idle cost gate
+/// at the end of the run over the CPUs' copies (`max_newidle_lb_cost_ns_mean`, `_ns_max`,
+/// `_zero_cpus`: state, not counters); empty maps from results written before they existed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Schedstat {
