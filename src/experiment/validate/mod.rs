@@ -215,6 +215,9 @@ pub fn simulate(ctx: &RunContext, case: &Case, extra_sets: &[String]) -> InputRe
     };
     for (side, out) in runs.iter().enumerate() {
         for r in out {
+            // One JSON view of the run for every number read from it.
+            let doc = serde_json::to_value(&r.result).ok();
+            let number = |path: &str| doc.as_ref().and_then(|d| lookup_path(d, path));
             let side_of = if side == 0 {
                 RegimeSide::Base
             } else {
@@ -222,10 +225,10 @@ pub fn simulate(ctx: &RunContext, case: &Case, extra_sets: &[String]) -> InputRe
             };
             for (i, check) in f.regime.iter().enumerate() {
                 if check.side == side_of {
-                    sim.regime[i].push(regime_value(r, check, i, &origin)?);
+                    sim.regime[i].push(regime_value(&number, check, i, &origin)?);
                 }
             }
-            let v = metric_of(r, &f.metric.path).ok_or_else(|| {
+            let v = number(&f.metric.path).ok_or_else(|| {
                 InputError::with_key(
                     &origin,
                     "metric.path",
@@ -252,14 +255,15 @@ pub fn simulate(ctx: &RunContext, case: &Case, extra_sets: &[String]) -> InputRe
     Ok(sim)
 }
 
-/// The model's number for one published counter in one run (`i`: its index, for errors).
+/// The model's number for one published counter in one run (`number`: the run's number at a
+/// path; `i`: the counter's index, for errors).
 fn regime_value(
-    run: &RunOutput,
+    number: &dyn Fn(&str) -> Option<f64>,
     check: &case::RegimeCheck,
     i: usize,
     origin: &str,
 ) -> InputResult<f64> {
-    let v = metric_of(run, &check.path).ok_or_else(|| {
+    let v = number(&check.path).ok_or_else(|| {
         InputError::with_key(
             origin,
             format!("regime[{i}].path"),
@@ -273,7 +277,7 @@ fn regime_value(
     if !check.per_second {
         return Ok(v);
     }
-    let elapsed = metric_of(run, "perf_stat.elapsed_s").unwrap_or(0.0);
+    let elapsed = number("perf_stat.elapsed_s").unwrap_or(0.0);
     Ok(if elapsed > 0.0 { v / elapsed } else { f64::NAN })
 }
 
@@ -302,9 +306,13 @@ fn regime_scores(case: &Case, sim: Option<&SimResult>) -> Vec<RegimeScore> {
 /// The number at dotted `path` in a run's results (keys may themselves hold dots, as
 /// `p99.9` does: the longest key that matches wins).
 pub fn metric_of(run: &RunOutput, path: &str) -> Option<f64> {
-    let v = serde_json::to_value(&run.result).ok()?;
+    lookup_path(&serde_json::to_value(&run.result).ok()?, path)
+}
+
+/// The number at dotted `path` in a run's results as JSON ([`metric_of`]'s lookup).
+fn lookup_path(v: &serde_json::Value, path: &str) -> Option<f64> {
     let parts: Vec<&str> = path.split('.').collect();
-    lookup(&v, &parts)
+    lookup(v, &parts)
 }
 
 fn lookup(v: &serde_json::Value, parts: &[&str]) -> Option<f64> {
