@@ -775,3 +775,73 @@ fn delayed_task_pulled_by_newidle_and_woken_on_its_idle_cpu_runs_within_the_wake
     }
     assert!(late.is_empty(), "{}", late.join("\n"));
 }
+
+// ----- the placement race ----------------------------------------------------------------
+
+/// Two sleepers `x` and `y` last ran on CPU 3 (they start pinned there, then widen their
+/// affinity to CPU 3's LLC and block); wakers on CPUs 1 and 2 (same LLC on milan-2s) wake `x`
+/// after 1 ms and `y` `gap_ns` later. Returns the CPUs `x` and `y` were woken on.
+fn race_plan_cpus(gap_ns: u64) -> (usize, usize) {
+    let sleeper = |sem: u32| Program {
+        ops: vec![
+            Op::SetAffinity { mask: 0 },
+            Op::Run { work_ns: 1_000 },
+            Op::Down { sem },
+            Op::Run { work_ns: 1_000 },
+            Op::Exit,
+        ],
+        ..Default::default()
+    };
+    let waker = |delay_ns: u64, sem: u32| Program {
+        ops: vec![
+            Op::Sleep { ns: delay_ns },
+            Op::Up { sem, sync: false },
+            Op::Exit,
+        ],
+        ..Default::default()
+    };
+    let mut tasks = vec![
+        task("x", 0, "3"),
+        task("y", 1, "3"),
+        task("wx", 2, "1"),
+        task("wy", 3, "2"),
+    ];
+    for (t, cpu) in tasks.iter_mut().zip([3, 3, 1, 2]) {
+        t.parent_cpu = cpu;
+    }
+    let plan = WorkloadPlan {
+        programs: vec![
+            sleeper(0),
+            sleeper(1),
+            waker(SEC / 1000, 0),
+            waker(SEC / 1000 + gap_ns, 1),
+        ],
+        tasks,
+        sems: vec![0, 0],
+        cpumasks: vec![CpuMask::parse("0-7,128-135").unwrap()],
+        ..Default::default()
+    };
+    let toml = "[machine]\npreset = \"milan-2s\"\n[kernel]\nprofile = \"v6.18\"\n";
+    let mut e = engine(toml, plan, 5 * SEC / 1000);
+    e.run();
+    assert!(e.invariant_violations().is_empty());
+    let t = e.tasks();
+    assert!(
+        t[..2].iter().all(|t| t.state == TaskState::Dead),
+        "both sleepers woke and ran"
+    );
+    (t[0].cpu, t[1].cpu)
+}
+
+#[test]
+fn two_wakers_at_once_can_both_pick_the_same_idle_cpu() {
+    // `select_idle_sibling()` reads CPU 3 idle for both wakers: the first waker's
+    // `ttwu_pending` store is not yet visible to the second one (its selection work and one
+    // line transfer), so both queue to CPU 3, which runs one and keeps the other waiting.
+    assert_eq!(race_plan_cpus(0), (3, 3));
+    // A microsecond later the first wakeup is visible (or CPU 3 already runs `x`): `y` is
+    // placed on another idle CPU of the LLC.
+    let (x, y) = race_plan_cpus(1_000);
+    assert_eq!(x, 3);
+    assert_ne!(y, 3);
+}

@@ -81,12 +81,23 @@ pub struct CpuCore {
     /// this CPU (starts at 0, so the first pick skips CPU 0, as the kernel's does).
     pub(crate) distribute_cpu_mask_prev: usize,
     pub stats: CpuStats,
+    /// When the oldest entry of `wake_list` became visible to other CPUs: the waker writes
+    /// `rq->ttwu_pending` only after its `select_task_rq()` work, and the store reaches
+    /// another CPU's cache one line transfer later ([`CpuCore::ttwu_pending_seen_at`]).
+    pub wake_list_visible_at_ns: u64,
 }
 
 impl CpuCore {
-    /// `rq->ttwu_pending`.
+    /// `rq->ttwu_pending`, as this CPU itself sees it.
     pub fn ttwu_pending(&self) -> bool {
         !self.wake_list.is_empty()
+    }
+
+    /// `rq->ttwu_pending` as another CPU reads it at `now`: a wake-list entry whose waker has
+    /// not yet published it (module docs of `engine::wakeup`, "The placement race") is not
+    /// seen, so a second waker may still find this CPU idle and pick it too.
+    pub fn ttwu_pending_seen_at(&self, now: u64) -> bool {
+        self.ttwu_pending() && now >= self.wake_list_visible_at_ns
     }
 
     /// True when the CPU sits in its idle state `idle_state` at `now`: no task current and
@@ -226,6 +237,7 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         cpu,
         curr: None,
         wake_list: Vec::with_capacity(16),
+        wake_list_visible_at_ns: 0,
         need_resched: false,
         need_resched_lazy: false,
         idle_stamp_ns: 0,

@@ -56,6 +56,10 @@ impl CoreView for EngineView<'_> {
         self.cpus[cpu].ttwu_pending()
     }
     #[inline]
+    fn cpu_ttwu_pending_seen(&self, cpu: usize) -> bool {
+        self.cpus[cpu].ttwu_pending_seen_at(self.now_ns)
+    }
+    #[inline]
     fn cpu_avg_idle_ns(&self, cpu: usize) -> u64 {
         self.cpus[cpu].avg_idle_ns
     }
@@ -67,6 +71,11 @@ impl CoreView for EngineView<'_> {
     fn cpu_is_idle_task(&self, cpu: usize) -> bool {
         let c = &self.cpus[cpu];
         c.curr.is_none() && !c.switching_to_idle && !c.ttwu_pending()
+    }
+    #[inline]
+    fn cpu_is_idle_task_seen(&self, cpu: usize) -> bool {
+        let c = &self.cpus[cpu];
+        c.curr.is_none() && !c.switching_to_idle && !c.ttwu_pending_seen_at(self.now_ns)
     }
     #[inline]
     fn cpu_idle_state(&self, cpu: usize) -> usize {

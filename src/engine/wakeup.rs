@@ -3,6 +3,19 @@
 //! (`ttwu_queue_cond`), delayed-dequeue wakeups, IPIs sent and taken, `ttwu_do_activate()`
 //! and `wakeup_preempt()`.
 //!
+//! **The placement race.** `select_idle_sibling()` reads other CPUs' state without locks,
+//! and a waker publishes its choice (`WRITE_ONCE(rq->ttwu_pending, 1)` in
+//! `__ttwu_queue_wakelist()`) only after its selection work, the store reaching another
+//! CPU's cache a line transfer later. Two wakers on different CPUs that both find CPU X idle
+//! in that window both queue to X, which then runs one and keeps the other runnable (and
+//! `add_nr_running()` sets `rd->overloaded`). The model makes each wakeup's choice at the
+//! event's instant, so it hides a fresh wake-list entry from other CPUs' reads until
+//! `now + selection work + cacheline_ns(waker, target)`
+//! ([`crate::engine::CpuCore::ttwu_pending_seen_at`]).
+//! Approximation: only the wake-list path publishes late; a direct remote activation
+//! (target busy or TTWU_QUEUE off) enqueues at the event's instant, as before, and a
+//! target that was busy is not idle to anyone anyway.
+//!
 //! Approximation (deliberate): the runqueue lock is modelled only where it is contended
 //! across CPUs: a waker doing a direct remote activation waits for the target's lock if
 //! another remote activation holds it. A CPU's own `__schedule()` does not take it in the
@@ -143,8 +156,11 @@ impl Engine {
             flags,
         };
         let (cpu, migrated) = self.select_wakeup_cpu(p, this_cpu, ctx);
+        // The selection's work (charged to the waker) comes before the waker writes
+        // `ttwu_pending`: the placement race.
+        let select_ns = self.act.cost_ns;
         if self.cfg.ttwu_queue && self.ttwu_queue_cond(p, cpu, this_cpu, false) {
-            self.ttwu_queue_wakelist(p, cpu, this_cpu);
+            self.ttwu_queue_wakelist(p, cpu, this_cpu, select_ns);
         } else {
             self.lock_remote_rq(this_cpu, cpu);
             self.ttwu_do_activate(cpu, p, this_cpu, flags, migrated);
@@ -222,7 +238,7 @@ impl Engine {
         {
             self.cpus[this_cpu].stats.counters.ttwu_on_cpu_queued += 1;
             self.ttwu_stat_remote(p, this_cpu, cpu);
-            self.ttwu_queue_wakelist(p, cpu, this_cpu);
+            self.ttwu_queue_wakelist(p, cpu, this_cpu, 0);
             return true;
         }
         let spin_ns = self.on_cpu_spin_ns(this_cpu, cpu, waker_at, on_cpu_until);
@@ -264,7 +280,7 @@ impl Engine {
         }
         self.tasks[p.idx()].wake_delayed_from = Some(this_cpu);
         self.cpus[this_cpu].stats.counters.ttwu_delayed_queued += 1;
-        self.ttwu_queue_wakelist(p, cpu, this_cpu);
+        self.ttwu_queue_wakelist(p, cpu, this_cpu, 0);
         true
     }
 
@@ -295,7 +311,7 @@ impl Engine {
             self.ttwu_do_activate(cpu, p, cpu, flags, migrated);
         } else {
             self.cpus[cpu].stats.counters.ttwu_delayed_forwarded += 1;
-            self.ttwu_queue_wakelist(p, dest, cpu);
+            self.ttwu_queue_wakelist(p, dest, cpu, self.act.cost_ns);
         }
     }
 
@@ -393,10 +409,16 @@ impl Engine {
 
     /// `__ttwu_queue_wakelist()`: add `p` to `cpu`'s wake list; the first entry sends the IPI
     /// (or, for a polling idle CPU, just sets need_resched).
-    fn ttwu_queue_wakelist(&mut self, p: TaskId, cpu: usize, this_cpu: usize) {
+    /// `select_ns`: the `select_task_rq()` work the waker did for this wakeup (0 when it
+    /// chose no CPU).
+    fn ttwu_queue_wakelist(&mut self, p: TaskId, cpu: usize, this_cpu: usize, select_ns: u64) {
         self.tasks[p.idx()].state = TaskState::Waking;
         self.cpus[this_cpu].stats.counters.ttwu_queued += 1;
         let was_empty = self.cpus[cpu].wake_list.is_empty();
+        if was_empty {
+            self.cpus[cpu].wake_list_visible_at_ns =
+                self.clock.now() + self.ttwu_pending_publish_ns(this_cpu, cpu, select_ns);
+        }
         self.cpus[cpu].wake_list.push(p);
         self.policy.cpu_state_changed(cpu);
         if was_empty && !self.cpus[cpu].ipi_pending {
@@ -410,6 +432,14 @@ impl Engine {
                 },
             );
         }
+    }
+
+    /// How long after the wakeup's event other CPUs see `cpu`'s `ttwu_pending` set by a waker
+    /// on `this_cpu` (the placement race, module docs): the waker's selection work, then one
+    /// cache-line transfer of the store from the waker to the reader (taken at the
+    /// waker-to-target distance; the readers are the target's neighbours in the scan).
+    fn ttwu_pending_publish_ns(&self, this_cpu: usize, cpu: usize, select_ns: u64) -> u64 {
+        select_ns + self.cost.cacheline_ns(&self.machine, this_cpu, cpu)
     }
 
     /// Sending an IPI from `from` to `to`: the sender pays `ipi_send_ns`; the handler runs

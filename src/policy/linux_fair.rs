@@ -275,7 +275,7 @@ impl WakeupEnv for WakeView<'_> {
     /// without the virtual `cpu_is_idle_task()` call; both tests are pure, so the order
     /// does not change the result.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task(cpu)
+        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task_seen(cpu)
     }
     fn nr_running(&self, cpu: usize) -> usize {
         self.rq_nr_running(cpu)
@@ -326,7 +326,7 @@ impl WakeupEnv for WakeView<'_> {
         self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
-        self.core.cpu_ttwu_pending(cpu)
+        self.core.cpu_ttwu_pending_seen(cpu)
     }
     fn numa_preferred_nid(&self, p: TaskId) -> Option<usize> {
         self.cfs_tasks.preferred_nid(p)

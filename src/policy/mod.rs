@@ -70,6 +70,20 @@ pub trait CoreView {
     fn cpu_is_idle_task(&self, cpu: usize) -> bool {
         self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending(cpu)
     }
+
+    /// `rq->ttwu_pending` of `cpu` as a waker's lockless read sees it: an engine may hide a
+    /// wake-list entry whose waker has not yet published it (the placement race,
+    /// `engine::wakeup`'s module docs). Used by the wakeup path's idle tests only.
+    #[inline]
+    fn cpu_ttwu_pending_seen(&self, cpu: usize) -> bool {
+        self.cpu_ttwu_pending(cpu)
+    }
+
+    /// [`CoreView::cpu_is_idle_task`] with [`CoreView::cpu_ttwu_pending_seen`].
+    #[inline]
+    fn cpu_is_idle_task_seen(&self, cpu: usize) -> bool {
+        self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending_seen(cpu)
+    }
 }
 
 /// Requests from a policy to the engine, collected in reusable buffers.
