@@ -778,10 +778,43 @@ fn delayed_task_pulled_by_newidle_and_woken_on_its_idle_cpu_runs_within_the_wake
 
 // ----- the placement race ----------------------------------------------------------------
 
+/// When `x` and `y` were woken (`try_to_wake_up()` entered) and where they first ran after.
+#[derive(Default)]
+struct RaceWatch {
+    woken_at: [Option<u64>; 2],
+    ran_on: [Option<usize>; 2],
+}
+
+impl RaceWatch {
+    fn slot(p: &Task) -> Option<usize> {
+        ["x", "y"].iter().position(|c| p.comm == *c)
+    }
+}
+
+impl Observer for RaceWatch {
+    fn waking(&mut self, ts: u64, _: usize, _: Option<&Task>, p: &Task) {
+        if let Some(i) = Self::slot(p) {
+            self.woken_at[i].get_or_insert(ts);
+        }
+    }
+    fn switch(&mut self, _: u64, cpu: usize, _: Option<&Task>, _: PrevState, next: Option<&Task>) {
+        if let Some(i) = next.and_then(Self::slot) {
+            if self.woken_at[i].is_some() {
+                self.ran_on[i].get_or_insert(cpu);
+            }
+        }
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
 /// Two sleepers `x` and `y` last ran on CPU 3 (they start pinned there, then widen their
-/// affinity to CPU 3's LLC and block); wakers on CPUs 1 and 2 (same LLC on milan-2s) wake `x`
-/// after 1 ms and `y` `gap_ns` later. Returns the CPUs `x` and `y` were woken on.
-fn race_plan_cpus(gap_ns: u64) -> (usize, usize) {
+/// affinity to CPU 3's LLC and block). Wakers on CPUs 1 and 2 (same LLC on milan-2s)
+/// compute from the start: `wx` wakes `x` after 1 ms of work, `wy` wakes `y` `gap_ns` of
+/// work later; with `one_waker`, `wx` wakes both in one call (`futex_wake(2)`). Returns `y`'s wakeup
+/// time minus `x`'s, and the CPUs `x` and `y` first ran on after their wakeups.
+fn race_plan(gap_ns: u64, one_waker: bool) -> (u64, usize, usize) {
     let sleeper = |sem: u32| Program {
         ops: vec![
             Op::SetAffinity { mask: 0 },
@@ -792,13 +825,22 @@ fn race_plan_cpus(gap_ns: u64) -> (usize, usize) {
         ],
         ..Default::default()
     };
-    let waker = |delay_ns: u64, sem: u32| Program {
-        ops: vec![
-            Op::Sleep { ns: delay_ns },
-            Op::Up { sem, sync: false },
-            Op::Exit,
-        ],
+    // The wakers start at 0 and compute without a break (no idle exit to tell them apart).
+    let waker = |work_ns: u64, wake: Option<Op>| Program {
+        ops: [Op::Run { work_ns }]
+            .into_iter()
+            .chain(wake)
+            .chain([Op::Exit])
+            .collect(),
         ..Default::default()
+    };
+    let up = |sem: u32| Some(Op::Up { sem, sync: false });
+    // One waker: both sleepers wait on semaphore 0 (`x` first) and `wx` wakes every waiter
+    // in one loop, at one instant.
+    let (y_sem, wx_op, wy_op) = if one_waker {
+        (0, Some(Op::Wake { sem: 0, all: true }), None)
+    } else {
+        (1, up(0), up(1))
     };
     let mut tasks = vec![
         task("x", 0, "3"),
@@ -812,36 +854,63 @@ fn race_plan_cpus(gap_ns: u64) -> (usize, usize) {
     let plan = WorkloadPlan {
         programs: vec![
             sleeper(0),
-            sleeper(1),
-            waker(SEC / 1000, 0),
-            waker(SEC / 1000 + gap_ns, 1),
+            sleeper(y_sem),
+            waker(SEC / 1000, wx_op),
+            waker(SEC / 1000 + gap_ns, wy_op),
         ],
         tasks,
         sems: vec![0, 0],
         cpumasks: vec![CpuMask::parse("0-7,128-135").unwrap()],
         ..Default::default()
     };
-    let toml = "[machine]\npreset = \"milan-2s\"\n[kernel]\nprofile = \"v6.18\"\n";
+    // No run-to-run noise: the work of both wakers takes exactly as long.
+    let toml = "[machine]\npreset = \"milan-2s\"\n[kernel]\nprofile = \"v6.18\"\n\
+                [run]\nnoise = false\n";
     let mut e = engine(toml, plan, 5 * SEC / 1000);
+    e.set_observer(Box::<RaceWatch>::default());
     e.run();
     assert!(e.invariant_violations().is_empty());
-    let t = e.tasks();
-    assert!(
-        t[..2].iter().all(|t| t.state == TaskState::Dead),
-        "both sleepers woke and ran"
-    );
-    (t[0].cpu, t[1].cpu)
+    let w = e
+        .take_observer()
+        .unwrap()
+        .into_any()
+        .downcast::<RaceWatch>()
+        .unwrap();
+    let (Some(wx), Some(wy)) = (w.woken_at[0], w.woken_at[1]) else {
+        panic!("both sleepers were woken");
+    };
+    let (Some(x), Some(y)) = (w.ran_on[0], w.ran_on[1]) else {
+        panic!("both sleepers ran after their wakeups");
+    };
+    (wy - wx, x, y)
 }
 
 #[test]
 fn two_wakers_at_once_can_both_pick_the_same_idle_cpu() {
-    // `select_idle_sibling()` reads CPU 3 idle for both wakers: the first waker's
-    // `ttwu_pending` store is not yet visible to the second one (its selection work and one
-    // line transfer), so both queue to CPU 3, which runs one and keeps the other waiting.
-    assert_eq!(race_plan_cpus(0), (3, 3));
-    // A microsecond later the first wakeup is visible (or CPU 3 already runs `x`): `y` is
-    // placed on another idle CPU of the LLC.
-    let (x, y) = race_plan_cpus(1_000);
+    // Both wakers read CPU 3 idle: the first waker's `ttwu_pending` store is not yet visible
+    // to the second one (its selection work and one line transfer), so both queue to CPU 3,
+    // which runs one and keeps the other waiting.
+    let (apart_ns, x, y) = race_plan(0, false);
+    assert_eq!(
+        apart_ns, 0,
+        "the wakers wake their sleepers at the same instant"
+    );
+    assert_eq!((x, y), (3, 3));
+    // A microsecond later the first wakeup is visible (CPU 3 is taken): `y` is placed on
+    // another idle CPU of the LLC.
+    let (apart_ns, x, y) = race_plan(1_000, false);
+    assert_eq!(apart_ns, 1_000);
+    assert_eq!(x, 3);
+    assert_ne!(y, 3);
+}
+
+#[test]
+fn one_waker_sees_its_own_wake_list_store_at_once() {
+    // One waker waking both in one call (`wake_up_q()`): program order makes its own
+    // `ttwu_pending` store visible to its second selection, however close together the two
+    // are, so `y` goes elsewhere.
+    let (apart_ns, x, y) = race_plan(0, true);
+    assert_eq!(apart_ns, 0, "one call wakes both at the same instant");
     assert_eq!(x, 3);
     assert_ne!(y, 3);
 }

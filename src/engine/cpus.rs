@@ -85,6 +85,9 @@ pub struct CpuCore {
     /// `rq->ttwu_pending` only after its `select_task_rq()` work, and the store reaches
     /// another CPU's cache one line transfer later ([`CpuCore::ttwu_pending_seen_at`]).
     pub wake_list_visible_at_ns: u64,
+    /// The CPU whose waker queued the oldest entry of `wake_list`: its own later reads see
+    /// its store at once (program order), whatever `wake_list_visible_at_ns` says.
+    pub wake_list_published_by: usize,
 }
 
 impl CpuCore {
@@ -93,11 +96,12 @@ impl CpuCore {
         !self.wake_list.is_empty()
     }
 
-    /// `rq->ttwu_pending` as another CPU reads it at `now`: a wake-list entry whose waker has
-    /// not yet published it (module docs of `engine::wakeup`, "The placement race") is not
-    /// seen, so a second waker may still find this CPU idle and pick it too.
-    pub fn ttwu_pending_seen_at(&self, now: u64) -> bool {
-        self.ttwu_pending() && now >= self.wake_list_visible_at_ns
+    /// `rq->ttwu_pending` as CPU `reader` reads it at `now`: a wake-list entry whose waker on
+    /// another CPU has not yet published it (module docs of `engine::wakeup`, "The placement
+    /// race") is not seen, so a second waker may still find this CPU idle and pick it too.
+    pub fn ttwu_pending_seen_at(&self, now: u64, reader: usize) -> bool {
+        self.ttwu_pending()
+            && (reader == self.wake_list_published_by || now >= self.wake_list_visible_at_ns)
     }
 
     /// True when the CPU sits in its idle state `idle_state` at `now`: no task current and
@@ -238,6 +242,7 @@ fn new_cpu(cpu: usize, cfg: &EngineConfig, cost: &CostModel) -> CpuCore {
         curr: None,
         wake_list: Vec::with_capacity(16),
         wake_list_visible_at_ns: 0,
+        wake_list_published_by: cpu,
         need_resched: false,
         need_resched_lazy: false,
         idle_stamp_ns: 0,

@@ -56,8 +56,8 @@ impl CoreView for EngineView<'_> {
         self.cpus[cpu].ttwu_pending()
     }
     #[inline]
-    fn cpu_ttwu_pending_seen(&self, cpu: usize) -> bool {
-        self.cpus[cpu].ttwu_pending_seen_at(self.now_ns)
+    fn cpu_ttwu_pending_seen(&self, cpu: usize, reader: usize) -> bool {
+        self.cpus[cpu].ttwu_pending_seen_at(self.now_ns, reader)
     }
     #[inline]
     fn cpu_avg_idle_ns(&self, cpu: usize) -> u64 {
@@ -73,9 +73,9 @@ impl CoreView for EngineView<'_> {
         c.curr.is_none() && !c.switching_to_idle && !c.ttwu_pending()
     }
     #[inline]
-    fn cpu_is_idle_task_seen(&self, cpu: usize) -> bool {
+    fn cpu_is_idle_task_seen(&self, cpu: usize, reader: usize) -> bool {
         let c = &self.cpus[cpu];
-        c.curr.is_none() && !c.switching_to_idle && !c.ttwu_pending_seen_at(self.now_ns)
+        c.curr.is_none() && !c.switching_to_idle && !c.ttwu_pending_seen_at(self.now_ns, reader)
     }
     #[inline]
     fn cpu_idle_state(&self, cpu: usize) -> usize {

@@ -418,6 +418,7 @@ impl Engine {
         if was_empty {
             self.cpus[cpu].wake_list_visible_at_ns =
                 self.clock.now() + self.ttwu_pending_publish_ns(this_cpu, cpu, select_ns);
+            self.cpus[cpu].wake_list_published_by = this_cpu;
         }
         self.cpus[cpu].wake_list.push(p);
         self.policy.cpu_state_changed(cpu);

@@ -255,6 +255,9 @@ struct WakeView<'a> {
     sums: Option<(&'a LbSums, &'a [u64])>,
     /// Each task's `numa_preferred_nid` (the slow path's NUMA allowance reads it).
     cfs_tasks: &'a CfsTaskLists,
+    /// The CPU doing the reads (the waker's, or the CPU entering idle): it sees its own
+    /// wake-list stores at once, other CPUs' only once published (the placement race).
+    reader_cpu: usize,
 }
 
 impl WakeView<'_> {
@@ -275,7 +278,7 @@ impl WakeupEnv for WakeView<'_> {
     /// without the virtual `cpu_is_idle_task()` call; both tests are pure, so the order
     /// does not change the result.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task_seen(cpu)
+        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task_seen(cpu, self.reader_cpu)
     }
     fn nr_running(&self, cpu: usize) -> usize {
         self.rq_nr_running(cpu)
@@ -326,7 +329,7 @@ impl WakeupEnv for WakeView<'_> {
         self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
-        self.core.cpu_ttwu_pending_seen(cpu)
+        self.core.cpu_ttwu_pending_seen(cpu, self.reader_cpu)
     }
     fn numa_preferred_nid(&self, p: TaskId) -> Option<usize> {
         self.cfs_tasks.preferred_nid(p)
@@ -731,6 +734,7 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
             sums: sums.then_some((&self.lb.sums, &self.sgc_capacity_free[..])),
             cfs_tasks: &self.cfs_tasks,
+            reader_cpu: ctx.this_cpu,
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
         self.placements.record(&r);
@@ -1098,6 +1102,7 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
             sums: None,
             cfs_tasks: &self.cfs_tasks,
+            reader_cpu: cpu,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
     }

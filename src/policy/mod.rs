@@ -71,18 +71,19 @@ pub trait CoreView {
         self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending(cpu)
     }
 
-    /// `rq->ttwu_pending` of `cpu` as a waker's lockless read sees it: an engine may hide a
-    /// wake-list entry whose waker has not yet published it (the placement race,
-    /// `engine::wakeup`'s module docs). Used by the wakeup path's idle tests only.
+    /// `rq->ttwu_pending` of `cpu` as a lockless read on CPU `reader` sees it: an engine may
+    /// hide a wake-list entry whose waker on another CPU has not yet published it (the
+    /// placement race, `engine::wakeup`'s module docs). Used by the wakeup path's idle tests
+    /// only.
     #[inline]
-    fn cpu_ttwu_pending_seen(&self, cpu: usize) -> bool {
+    fn cpu_ttwu_pending_seen(&self, cpu: usize, _reader: usize) -> bool {
         self.cpu_ttwu_pending(cpu)
     }
 
     /// [`CoreView::cpu_is_idle_task`] with [`CoreView::cpu_ttwu_pending_seen`].
     #[inline]
-    fn cpu_is_idle_task_seen(&self, cpu: usize) -> bool {
-        self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending_seen(cpu)
+    fn cpu_is_idle_task_seen(&self, cpu: usize, reader: usize) -> bool {
+        self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending_seen(cpu, reader)
     }
 }
 
