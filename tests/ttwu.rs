@@ -798,10 +798,10 @@ impl Observer for RaceWatch {
         }
     }
     fn switch(&mut self, _: u64, cpu: usize, _: Option<&Task>, _: PrevState, next: Option<&Task>) {
-        if let Some(i) = next.and_then(Self::slot) {
-            if self.woken_at[i].is_some() {
-                self.ran_on[i].get_or_insert(cpu);
-            }
+        if let Some(i) = next.and_then(Self::slot)
+            && self.woken_at[i].is_some()
+        {
+            self.ran_on[i].get_or_insert(cpu);
         }
     }
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
