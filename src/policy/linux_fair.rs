@@ -255,9 +255,12 @@ struct WakeView<'a> {
     sums: Option<(&'a LbSums, &'a [u64])>,
     /// Each task's `numa_preferred_nid` (the slow path's NUMA allowance reads it).
     cfs_tasks: &'a CfsTaskLists,
-    /// The CPU doing the reads (the waker's, or the CPU entering idle): it sees its own
-    /// wake-list stores at once, other CPUs' only once published (the placement race).
-    reader_cpu: usize,
+    /// The CPU whose lockless reads may miss another waker's not yet published wake-list
+    /// entry (the placement race): the waker's, or the CPU entering idle; it sees its own
+    /// stores at once. `None` for a fork or exec placement: its slow path reads the
+    /// balancer's cached group sums, which see every entry at once, and its walk must agree
+    /// with them.
+    race_reader: Option<usize>,
 }
 
 impl WakeView<'_> {
@@ -278,7 +281,11 @@ impl WakeupEnv for WakeView<'_> {
     /// without the virtual `cpu_is_idle_task()` call; both tests are pure, so the order
     /// does not change the result.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task_seen(cpu, self.reader_cpu)
+        self.rq_nr_running(cpu) == 0
+            && match self.race_reader {
+                Some(reader) => self.core.cpu_is_idle_task_seen(cpu, reader),
+                None => self.core.cpu_is_idle_task(cpu),
+            }
     }
     fn nr_running(&self, cpu: usize) -> usize {
         self.rq_nr_running(cpu)
@@ -329,7 +336,10 @@ impl WakeupEnv for WakeView<'_> {
         self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
-        self.core.cpu_ttwu_pending_seen(cpu, self.reader_cpu)
+        match self.race_reader {
+            Some(reader) => self.core.cpu_ttwu_pending_seen(cpu, reader),
+            None => self.core.cpu_ttwu_pending(cpu),
+        }
     }
     fn numa_preferred_nid(&self, p: TaskId) -> Option<usize> {
         self.cfs_tasks.preferred_nid(p)
@@ -721,8 +731,8 @@ impl SchedPolicy for LinuxFair {
                 path: PlacementPath::Other,
             };
         }
-        let sums = (ctx.flags.fork || ctx.flags.exec)
-            && self.refresh_sums_for_placement(core, ctx.this_cpu);
+        let fork_or_exec = ctx.flags.fork || ctx.flags.exec;
+        let sums = fork_or_exec && self.refresh_sums_for_placement(core, ctx.this_cpu);
         let topo = Topo::new(core.machine(), &self.domains);
         let view = WakeView {
             core,
@@ -734,7 +744,7 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
             sums: sums.then_some((&self.lb.sums, &self.sgc_capacity_free[..])),
             cfs_tasks: &self.cfs_tasks,
-            reader_cpu: ctx.this_cpu,
+            race_reader: (!fork_or_exec).then_some(ctx.this_cpu),
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
         self.placements.record(&r);
@@ -1102,7 +1112,7 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
             sums: None,
             cfs_tasks: &self.cfs_tasks,
-            reader_cpu: cpu,
+            race_reader: Some(cpu),
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
     }
