@@ -332,6 +332,12 @@ pub struct Engine {
     pub(crate) numa_series: Option<Box<numa_series::NumaPagesSeries>>,
     /// When the series takes its next sample (`u64::MAX`: never).
     pub(crate) numa_series_next_ns: u64,
+    /// Wake-list entries not yet visible to other CPUs (the placement race,
+    /// [`wakeup`]'s module docs): (visible at, CPU). When one becomes visible the policy is
+    /// told the CPU changed, so cached idle counts follow the time-dependent idle test.
+    pub(crate) unpublished_wake_lists: Vec<(u64, usize)>,
+    /// The earliest time of `unpublished_wake_lists` (`u64::MAX`: none).
+    pub(crate) wake_list_publish_next_ns: u64,
 }
 
 /// One migration, for the log.
@@ -406,6 +412,8 @@ impl Engine {
             numa,
             numa_series: None,
             numa_series_next_ns: u64::MAX,
+            unpublished_wake_lists: Vec::new(),
+            wake_list_publish_next_ns: u64::MAX,
             machine,
             cost,
             cfg,
@@ -432,6 +440,9 @@ impl Engine {
                 self.numa_series_sample(time_ns);
             }
             self.clock.advance_to(time_ns);
+            if time_ns >= self.wake_list_publish_next_ns {
+                self.publish_wake_lists(time_ns);
+            }
             if time_ns >= self.watchdog_next_ns {
                 self.watchdog();
             }

@@ -416,9 +416,14 @@ impl Engine {
         self.cpus[this_cpu].stats.counters.ttwu_queued += 1;
         let was_empty = self.cpus[cpu].wake_list.is_empty();
         if was_empty {
-            self.cpus[cpu].wake_list_visible_at_ns =
+            let visible_at =
                 self.clock.now() + self.ttwu_pending_publish_ns(this_cpu, cpu, select_ns);
+            self.cpus[cpu].wake_list_visible_at_ns = visible_at;
             self.cpus[cpu].wake_list_published_by = this_cpu;
+            if visible_at > self.clock.now() {
+                self.unpublished_wake_lists.push((visible_at, cpu));
+                self.wake_list_publish_next_ns = self.wake_list_publish_next_ns.min(visible_at);
+            }
         }
         self.cpus[cpu].wake_list.push(p);
         self.policy.cpu_state_changed(cpu);
@@ -433,6 +438,24 @@ impl Engine {
                 },
             );
         }
+    }
+
+    /// The wake-list entries visible by `now` become so for the policy too: each such CPU
+    /// is reported changed (its cached idle counts are re-read), before any event at `now`.
+    pub(super) fn publish_wake_lists(&mut self, now: u64) {
+        let mut next = u64::MAX;
+        let mut i = 0;
+        while i < self.unpublished_wake_lists.len() {
+            let (at, cpu) = self.unpublished_wake_lists[i];
+            if at <= now {
+                self.policy.cpu_state_changed(cpu);
+                self.unpublished_wake_lists.swap_remove(i);
+            } else {
+                next = next.min(at);
+                i += 1;
+            }
+        }
+        self.wake_list_publish_next_ns = next;
     }
 
     /// How long after the wakeup's event other CPUs see `cpu`'s `ttwu_pending` set by a waker

@@ -25,8 +25,8 @@ use super::cfs_tasks::CfsTaskLists;
 use super::linux_rt::{RtClass, RtConfig};
 use super::numa_balancing::NumaBalancing;
 use super::{
-    Actions, CoreView, EnqueueFlags, IdleType, Placement, PlacementPath, SchedPolicy, WakeCtx,
-    WakeFlags,
+    Actions, CoreView, EnqueueFlags, IdleType, PUBLISHED_ONLY, Placement, PlacementPath,
+    SchedPolicy, WakeCtx, WakeFlags,
 };
 use crate::cpumask::CpuMask;
 use crate::domains::DomainId;
@@ -257,10 +257,10 @@ struct WakeView<'a> {
     cfs_tasks: &'a CfsTaskLists,
     /// The CPU whose lockless reads may miss another waker's not yet published wake-list
     /// entry (the placement race): the waker's, or the CPU entering idle; it sees its own
-    /// stores at once. `None` for a fork or exec placement: its slow path reads the
-    /// balancer's cached group sums, which see every entry at once, and its walk must agree
-    /// with them.
-    race_reader: Option<usize>,
+    /// stores at once. [`PUBLISHED_ONLY`] for a fork or exec placement: its slow path reads
+    /// the balancer's cached group sums, which see published entries only, and its walk
+    /// must agree with them.
+    race_reader: usize,
 }
 
 impl WakeView<'_> {
@@ -281,11 +281,7 @@ impl WakeupEnv for WakeView<'_> {
     /// without the virtual `cpu_is_idle_task()` call; both tests are pure, so the order
     /// does not change the result.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.rq_nr_running(cpu) == 0
-            && match self.race_reader {
-                Some(reader) => self.core.cpu_is_idle_task_seen(cpu, reader),
-                None => self.core.cpu_is_idle_task(cpu),
-            }
+        self.rq_nr_running(cpu) == 0 && self.core.cpu_is_idle_task_seen(cpu, self.race_reader)
     }
     fn nr_running(&self, cpu: usize) -> usize {
         self.rq_nr_running(cpu)
@@ -336,10 +332,7 @@ impl WakeupEnv for WakeView<'_> {
         self.core.task_cpu(p) == cpu && self.ents[p.idx()].on_rq
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
-        match self.race_reader {
-            Some(reader) => self.core.cpu_ttwu_pending_seen(cpu, reader),
-            None => self.core.cpu_ttwu_pending(cpu),
-        }
+        self.core.cpu_ttwu_pending_seen(cpu, self.race_reader)
     }
     fn numa_preferred_nid(&self, p: TaskId) -> Option<usize> {
         self.cfs_tasks.preferred_nid(p)
@@ -420,11 +413,12 @@ impl LbEnv for BalanceView<'_> {
     fn h_nr_queued(&self, cpu: usize) -> u32 {
         self.rqs[cpu].h_nr_queued()
     }
+    /// The placement race: lockless reads that see a wake-list entry once published.
     fn idle_cpu(&self, cpu: usize) -> bool {
-        self.core.cpu_is_idle_task(cpu) && self.nr_running(cpu) == 0
+        self.core.cpu_is_idle_task_seen(cpu, PUBLISHED_ONLY) && self.nr_running(cpu) == 0
     }
     fn ttwu_pending(&self, cpu: usize) -> bool {
-        self.core.cpu_ttwu_pending(cpu)
+        self.core.cpu_ttwu_pending_seen(cpu, PUBLISHED_ONLY)
     }
     fn cpu_load(&self, cpu: usize) -> u64 {
         self.rqs[cpu].cpu_load()
@@ -744,7 +738,11 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
             sums: sums.then_some((&self.lb.sums, &self.sgc_capacity_free[..])),
             cfs_tasks: &self.cfs_tasks,
-            race_reader: (!fork_or_exec).then_some(ctx.this_cpu),
+            race_reader: if fork_or_exec {
+                PUBLISHED_ONLY
+            } else {
+                ctx.this_cpu
+            },
         };
         let r = self.wakeup.select_task_rq(&topo, &view, p, prev_cpu, ctx);
         self.placements.record(&r);
@@ -1112,7 +1110,7 @@ impl SchedPolicy for LinuxFair {
             rt: &self.rt,
             sums: None,
             cfs_tasks: &self.cfs_tasks,
-            race_reader: Some(cpu),
+            race_reader: cpu,
         };
         self.wakeup.update_idle_core(&topo, &view, cpu);
     }

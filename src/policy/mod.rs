@@ -71,7 +71,8 @@ pub trait CoreView {
         self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending(cpu)
     }
 
-    /// `rq->ttwu_pending` of `cpu` as a lockless read on CPU `reader` sees it: an engine may
+    /// `rq->ttwu_pending` of `cpu` as a lockless read on CPU `reader` sees it (`reader` =
+    /// [`PUBLISHED_ONLY`]: a read that sees only published entries, whoever queued them): an engine may
     /// hide a wake-list entry whose waker on another CPU has not yet published it (the
     /// placement race, `engine::wakeup`'s module docs). Used by the wakeup path's idle tests
     /// only.
@@ -86,6 +87,11 @@ pub trait CoreView {
         self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending_seen(cpu, reader)
     }
 }
+
+/// The reader of [`CoreView::cpu_ttwu_pending_seen`] that sees only published wake-list
+/// entries: the load balancer's reads, whose cached group sums the engine updates when an
+/// entry is published, whichever CPU balances.
+pub const PUBLISHED_ONLY: usize = usize::MAX;
 
 /// Requests from a policy to the engine, collected in reusable buffers.
 #[derive(Debug, Default)]
