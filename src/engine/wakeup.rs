@@ -11,7 +11,11 @@
 //! `add_nr_running()` sets `rd->overloaded`). The model makes each wakeup's choice at the
 //! event's instant, so it hides a fresh wake-list entry from other CPUs' reads until
 //! `now + selection work + cacheline_ns(waker, target)`
-//! ([`crate::engine::CpuCore::ttwu_pending_seen_at`]).
+//! ([`crate::engine::CpuCore::ttwu_pending_seen_at`]); the waker's own CPU sees it at once
+//! (program order). The load balancer's idle tests read locklessly too and see the entry
+//! once published, whoever balances; when it is, the engine reports the CPU changed to the
+//! policy ([`Engine::publish_wake_lists`], before any event at that time), so cached group
+//! sums follow the time-dependent test.
 //! Approximation: only the wake-list path publishes late; a direct remote activation
 //! (target busy or TTWU_QUEUE off) enqueues at the event's instant, as before, and a
 //! target that was busy is not idle to anyone anyway.
