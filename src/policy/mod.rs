@@ -71,11 +71,11 @@ pub trait CoreView {
         self.cpu_curr(cpu).is_none() && !self.cpu_ttwu_pending(cpu)
     }
 
-    /// `rq->ttwu_pending` of `cpu` as a lockless read on CPU `reader` sees it (`reader` =
-    /// [`PUBLISHED_ONLY`]: a read that sees only published entries, whoever queued them): an engine may
+    /// `rq->ttwu_pending` of `cpu` as a lockless read on CPU `reader` sees it: an engine may
     /// hide a wake-list entry whose waker on another CPU has not yet published it (the
-    /// placement race, `engine::wakeup`'s module docs). Used by the wakeup path's idle tests
-    /// only.
+    /// placement race, `engine::wakeup`'s module docs). `reader` = [`PUBLISHED_ONLY`] for
+    /// reads that see only published entries, whoever queued them (the load balancer's and
+    /// the fork/exec slow path's); the default sees every entry at once.
     #[inline]
     fn cpu_ttwu_pending_seen(&self, cpu: usize, _reader: usize) -> bool {
         self.cpu_ttwu_pending(cpu)
