@@ -104,14 +104,25 @@ pub enum Op {
     /// or never by it, else stamps pair with the wrong units.
     UpStamped { sem: SemId, sync: bool, slot: u8 },
     /// Add one unit, but wake waiters only once the count reaches `min_count` (then wake as
-    /// many as there are units). A writer blocked on a full socket or pipe is woken only when
-    /// enough space is free (`unix_writable()`: a quarter of the buffer; a pipe: a whole page),
-    /// while writers that did not block use any free unit at once.
+    /// many as there are units). Writers blocked on a full socket (waiting non-exclusively)
+    /// are woken only when enough space is free (`unix_writable()`: a quarter of the buffer),
+    /// while writers that did not block use any free unit at once. Pipes: [`Op::UpPage`].
     UpThreshold {
         sem: SemId,
         sync: bool,
         min_count: u32,
     },
+    /// A pipe reader's release of room after reading one message (`pipe_read()`): the
+    /// message's room is usable only once its whole page is read, so every `page`-th call
+    /// adds `page` units; and a read that began with no room (`was_full`) wakes *one* waiter
+    /// (writers wait exclusively, `wait_event_interruptible_exclusive()`), even when the
+    /// read freed no page. The waiter gets no unit: it retries its `Down` when it runs, and
+    /// waits again at the back of the queue if there is still no room.
+    UpPage { sem: SemId, sync: bool, page: u32 },
+    /// `pipe_write()`'s `wake_next_writer`: if this task waited in its latest `Down` of
+    /// `sem` and room is left, wake the next waiter (it retries its `Down`, as for
+    /// [`Op::UpPage`]). Nothing otherwise.
+    WakeNext { sem: SemId, sync: bool },
     /// Wake one (`all = false`, `pthread_cond_signal`) or every (`pthread_cond_broadcast`)
     /// task waiting on `sem`, without adding units: a wakeup with nobody waiting is lost, as
     /// condition-variable signals are.

@@ -720,6 +720,56 @@ mod ops {
         assert!(e.tasks()[1].stats.counters.sum_exec_runtime_ns >= 80_000);
     }
 
+    /// Two writers blocked on a full pipe (`space` at 0, both started before the reader),
+    /// each `Down` then `WakeNext`; the reader returns room with `UpPage` (page of 4) every
+    /// 200 µs, 8 reads.
+    fn pipe_writers(wake_next: bool) -> Engine {
+        let mut writer = vec![Op::Down { sem: 0 }];
+        if wake_next {
+            writer.push(Op::WakeNext { sem: 0, sync: true });
+        }
+        writer.push(Op::Exit);
+        let reader = vec![
+            Op::Run { work_ns: 200_000 },
+            Op::UpPage {
+                sem: 0,
+                sync: true,
+                page: 4,
+            },
+            Op::Loop {
+                to: 0,
+                times: 8,
+                slot: 0,
+            },
+            Op::Exit,
+        ];
+        go(
+            vec![writer.clone(), writer, reader],
+            &[0, 0, 1_000],
+            vec![0],
+            0,
+        )
+    }
+
+    #[test]
+    fn uppage_wakes_one_writer_per_read_from_a_full_pipe_and_writers_chain() {
+        // `pipe_read()` wakes one (exclusive) writer per read that began with the pipe full,
+        // room or not: reads 1-3 free no page, so each wakes a writer that re-checks and
+        // waits again (W0, W1, W0: the queue rotates); read 4 frees the page (4 units) and
+        // wakes W1, which takes one and, having waited, wakes W0 (`wake_next_writer`), which
+        // takes another. Reads 5-8 start with room: nobody is woken; read 8 frees a page.
+        let e = pipe_writers(true);
+        assert!(e.all_exited());
+        let wakeups = |i: usize| e.tasks()[i].stats.counters.nr_wakeups;
+        assert_eq!((wakeups(0), wakeups(1)), (3, 2));
+        assert_eq!(e.sem_count(0), 4 - 2 + 4);
+        // Without `WakeNext`, the writer left waiting after read 4 is never woken again:
+        // the reads after it find room, so none of them wakes a writer.
+        let e = pipe_writers(false);
+        assert!(!e.all_exited());
+        assert_eq!(e.sem_count(0), 4 - 1 + 4);
+    }
+
     #[test]
     fn wake_is_lost_without_a_waiter() {
         // The signal comes before the wait: the waiter sleeps until the end of the run.

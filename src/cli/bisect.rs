@@ -27,7 +27,7 @@ pub struct BisectArgs {
     /// A scenario file (TOML); its `[[variant]]`s can be named by --good/--bad. Optional
     /// with the quick form (`-m ... -- COMMAND`).
     pub scenario: Option<PathBuf>,
-    /// The good side: a kernel profile (v6.9), a [[variant]] of the scenario, or
+    /// The good side: a kernel profile (v6.9), a `[[variant]]` of the scenario, or
     /// NAME:FEAT,NO_FEAT,sysctl=value applied to the scenario.
     #[arg(long, value_name = "PROFILE_OR_VARIANT")]
     pub good: String,

@@ -528,7 +528,7 @@ pub(crate) fn warn_watchdog(variant: &str, r: &experiment::RunOutput) {
     }
 }
 
-/// The one stderr line [`warn_watchdog`] prints for run `r` (`variant`: a comparison's
+/// The one stderr line `warn_watchdog` prints for run `r` (`variant`: a comparison's
 /// variant name and a blank, or nothing): its first watchdog finding and how many more the
 /// results hold. `None` when the run has none.
 pub fn watchdog_warning(variant: &str, r: &experiment::RunOutput) -> Option<String> {

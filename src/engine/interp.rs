@@ -116,6 +116,8 @@ impl Engine {
                 sync,
                 min_count,
             } => self.op_up_threshold(cpu, p, sem, sync, min_count),
+            Op::UpPage { sem, sync, page } => self.op_up_page(cpu, p, sem, sync, page),
+            Op::WakeNext { sem, sync } => self.op_wake_next(cpu, p, sem, sync),
             Op::Loop { to, times, slot } => self.op_loop(p, to, times, slot),
             Op::CountOp => self.op_count(p),
             Op::Mark { slot } => self.op_mark(p, slot),
@@ -188,6 +190,7 @@ impl Engine {
             return Step::Pure;
         }
         self.sems[sem as usize].waiters.push_back(p);
+        self.tasks[p.idx()].waited_on = Some(sem);
         Step::Block
     }
 
@@ -225,6 +228,50 @@ impl Engine {
             }
         }
         Step::Resched
+    }
+
+    /// `UpPage`: a pipe read's release of room (see [`Op::UpPage`]). The cases of
+    /// `pipe_read()`'s end:
+    /// - room left before the read: no writer waits for it, nobody is woken;
+    /// - no room before the read (`was_full`), a waiter: wake the first one, without a unit
+    ///   (it re-checks in its `Down`), whether or not this read completed a page;
+    /// - every `page`-th read: `page` units of room appear (the page is freed).
+    fn op_up_page(&mut self, cpu: usize, p: TaskId, sem: SemId, sync: bool, page: u32) -> Step {
+        debug_assert!(page > 0, "UpPage with an empty page");
+        self.tasks[p.idx()].pc += 1;
+        let s = &mut self.sems[sem as usize];
+        let was_full = s.count == 0;
+        s.last_post_cpu = Some(cpu_u32(cpu));
+        s.partial += 1;
+        if s.partial >= u64::from(page) {
+            s.partial = 0;
+            s.count += u64::from(page);
+        }
+        if was_full && let Some(w) = s.waiters.pop_front() {
+            self.try_to_wake_up(w, cpu, Some(p), sync);
+        }
+        Step::Resched
+    }
+
+    /// `WakeNext`: `pipe_write()`'s `wake_next_writer` (see [`Op::WakeNext`]).
+    fn op_wake_next(&mut self, cpu: usize, p: TaskId, sem: SemId, sync: bool) -> Step {
+        let t = &mut self.tasks[p.idx()];
+        t.pc += 1;
+        if t.waited_on != Some(sem) {
+            return Step::Pure;
+        }
+        t.waited_on = None;
+        let s = &mut self.sems[sem as usize];
+        if s.count == 0 {
+            return Step::Pure;
+        }
+        match s.waiters.pop_front() {
+            Some(w) => {
+                self.try_to_wake_up(w, cpu, Some(p), sync);
+                Step::Resched
+            }
+            None => Step::Pure,
+        }
     }
 
     /// `Loop`: jump back to `to` until this op has been passed `times` times.
@@ -781,6 +828,8 @@ pub(crate) struct Semaphore {
     /// unit taken later is charged as if the latest poster wrote it (units are not told
     /// apart by who posted them).
     pub last_post_cpu: Option<u32>,
+    /// `Op::UpPage`: reads since the last page of room was released (below its `page`).
+    pub partial: u64,
 }
 
 impl Semaphore {
@@ -793,6 +842,7 @@ impl Semaphore {
             stamps: Default::default(),
             handoff_lines,
             last_post_cpu: None,
+            partial: 0,
         }
     }
 }

@@ -118,6 +118,8 @@ fn validate_op(
         | Op::TryDown { sem, .. }
         | Op::UpStamped { sem, .. }
         | Op::UpThreshold { sem, .. }
+        | Op::UpPage { sem, .. }
+        | Op::WakeNext { sem, .. }
         | Op::Wake { sem, .. }
             if sem as usize >= plan.sems.len() =>
         {

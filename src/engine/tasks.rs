@@ -75,6 +75,10 @@ pub struct Task {
     pub(crate) pc: u32,
     pub(crate) loop_counts: [u32; 4],
     pub(crate) marks_ns: [u64; 4],
+    /// The semaphore this task last blocked on in a `Down`, until an `Op::WakeNext` of it
+    /// reads it (`pipe_write()`'s `wake_next_writer`: only a writer that waited wakes the
+    /// next one).
+    pub(crate) waited_on: Option<u32>,
     /// Work left in the current `Run` op (ns at speed 1024), valid while `in_run`.
     pub(crate) remaining_work: u64,
     /// `Op::SpinWall` in progress: the wall-clock time its spin ends (its run ends at the
@@ -181,6 +185,7 @@ fn new_task(i: usize, spec: &TaskSpec, online: &CpuMask, seed: u64) -> Task {
         pc: 0,
         loop_counts: [0; 4],
         marks_ns: [0; 4],
+        waited_on: None,
         remaining_work: 0,
         spin_deadline_ns: None,
         in_run: false,

@@ -205,6 +205,8 @@ fn shifted(op: Op, at: Bases) -> Op {
         | Op::DownAll { .. }
         | Op::UpStamped { .. }
         | Op::UpThreshold { .. }
+        | Op::UpPage { .. }
+        | Op::WakeNext { .. }
         | Op::Wake { .. } => sems_shifted(op, at.sems),
         Op::Barrier { id, count } => Op::Barrier {
             id: id + at.barriers,
@@ -292,6 +294,15 @@ fn sems_shifted(op: Op, by: u32) -> Op {
             sem: sem + by,
             sync,
             min_count,
+        },
+        Op::UpPage { sem, sync, page } => Op::UpPage {
+            sem: sem + by,
+            sync,
+            page,
+        },
+        Op::WakeNext { sem, sync } => Op::WakeNext {
+            sem: sem + by,
+            sync,
         },
         Op::Wake { sem, all } => Op::Wake { sem: sem + by, all },
         other => other,

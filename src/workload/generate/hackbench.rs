@@ -13,8 +13,12 @@
 //!   start) and `space` (free room in messages). A sender, `loops` times, writes one message
 //!   to each receiver of its group in turn (`Down(space)`, the write's CPU work, a WF_SYNC
 //!   `Up(data)` — `sock_def_readable()`/`pipe_write()` use the sync wakeup). A receiver reads
-//!   F·loops messages (`Down(data)`, the read's work, `CountOp`) and returns the space with
-//!   `UpThreshold`: writers blocked on a full buffer wake only when enough is free again.
+//!   F·loops messages (`Down(data)`, the read's work, `CountOp`) and returns the space: for
+//!   sockets with `UpThreshold` (writers blocked on a full buffer, waiting non-exclusively,
+//!   all wake once enough is free again); for pipes with `UpPage` (room comes back a page at
+//!   a time; writers wait exclusively since v5.5, so a read from a full pipe wakes one writer,
+//!   which re-checks and may wait again, and a writer that waited wakes the next one after
+//!   its write, `WakeNext`: `pipe_read()`'s `was_full`, `pipe_write()`'s `wake_next_writer`).
 //! - **Stop time.** The parent reaps all children (`Down(reaped)` per child; each child's last
 //!   act is its exit work then a post), then samples metric `time` = now − mark 0.
 //!
@@ -26,8 +30,9 @@
 //!   `unix_write_space()` wakes writers only once `wmem ≤ sndbuf/4` (`unix_writable()`).
 //!   100-byte messages: truesize 768, 277 messages, writers woken with ≤ 69 queued.
 //! - pipe: 16 slots of a 4 KiB page; small writes merge into the last page if they fit
-//!   whole, so ⌊4096/d⌋ messages per page; a writer blocked on a full pipe is woken when the
-//!   reader frees a slot (a whole page).
+//!   whole, so ⌊4096/d⌋ messages per page; a read's room is reusable only once its whole
+//!   page is read (the slot is freed). Writers blocked on a full pipe are woken one at a
+//!   time (see "Data path").
 //! - inet (rt-tests `-i`, TCP over loopback): TCP coalesces small writes, so the limit is the
 //!   byte budget, ~128 KiB (`tcp_rmem[1]` with loopback autotuning) at `d` + 64 bytes of
 //!   framing each; `sk_stream_write_space()` wakes writers once a third is free. Rough.
@@ -412,16 +417,35 @@ fn receiver_prog(
     p.repeat(fds * u64::from(cfg.loops), 0, "hackbench receiver", |p| {
         p.push(Op::Down { sem: data });
         p.run(msg.read_ns);
-        p.push(Op::UpThreshold {
-            sem: space,
-            sync: true,
-            min_count: threshold as u32,
-        });
+        p.push(release_space(cfg.ipc, space, threshold));
         p.push(Op::CountOp);
         Ok(())
     })?;
     sync.finish(&mut p);
     Ok(p)
+}
+
+/// How a receiver returns one message's room to its writers (module docs, "Data path"):
+/// - AF_UNIX and TCP: the room is free at once; blocked writers, who wait non-exclusively
+///   (`sock_wait_for_wmem()`, `sk_stream_wait_memory()`), all wake once `threshold`
+///   messages' room is free (`unix_writable()`, `sk_stream_write_space()`);
+/// - pipe: the room comes back a page (`threshold` messages) at a time, and writers wait
+///   exclusively: a read from a full pipe wakes one writer, and the writers chain
+///   ([`Op::UpPage`], [`Op::WakeNext`]).
+fn release_space(ipc: HackbenchIpc, space: SemId, threshold: u64) -> Op {
+    let threshold = u32::try_from(threshold).unwrap_or(u32::MAX);
+    match ipc {
+        HackbenchIpc::Pipe => Op::UpPage {
+            sem: space,
+            sync: true,
+            page: threshold,
+        },
+        HackbenchIpc::Socket | HackbenchIpc::Inet => Op::UpThreshold {
+            sem: space,
+            sync: true,
+            min_count: threshold,
+        },
+    }
 }
 
 /// A sender: `loops` times, one message to each receiver of its group in turn.
@@ -442,6 +466,13 @@ fn sender_prog(
                 sem: data[j],
                 sync: true,
             });
+            if cfg.ipc == HackbenchIpc::Pipe {
+                // `wake_next_writer`: a writer that waited for room wakes the next one.
+                p.push(Op::WakeNext {
+                    sem: space[j],
+                    sync: true,
+                });
+            }
         }
         Ok(())
     })?;
