@@ -587,6 +587,16 @@ mod ops {
     }
 
     fn go(progs: Vec<Vec<Op>>, starts: &[u64], sems: Vec<u64>, metrics: usize) -> Engine {
+        go_cfg(progs, starts, sems, metrics, EngineConfig::default())
+    }
+
+    fn go_cfg(
+        progs: Vec<Vec<Op>>,
+        starts: &[u64],
+        sems: Vec<u64>,
+        metrics: usize,
+        base: EngineConfig,
+    ) -> Engine {
         let m = flat(4);
         let plan = WorkloadPlan {
             tasks: starts
@@ -611,7 +621,7 @@ mod ops {
         let cfg = EngineConfig {
             check_invariants: true,
             duration_ns: 1_000_000_000,
-            ..EngineConfig::default()
+            ..base
         };
         let mut e = Engine::new(
             m.clone(),
@@ -723,7 +733,7 @@ mod ops {
     /// Two writers blocked on a full pipe (`space` at 0, both started before the reader),
     /// each `Down` then `WakeNext`; the reader returns room with `UpPage` (page of 4) every
     /// 200 µs, 8 reads.
-    fn pipe_writers(wake_next: bool) -> Engine {
+    fn pipe_writers(wake_next: bool, exclusive: bool) -> Engine {
         let mut writer = vec![Op::Down { sem: 0 }];
         if wake_next {
             writer.push(Op::WakeNext { sem: 0, sync: true });
@@ -743,11 +753,16 @@ mod ops {
             },
             Op::Exit,
         ];
-        go(
+        let cfg = EngineConfig {
+            pipe_exclusive_waits: exclusive,
+            ..EngineConfig::default()
+        };
+        go_cfg(
             vec![writer.clone(), writer, reader],
             &[0, 0, 1_000],
             vec![0],
             0,
+            cfg,
         )
     }
 
@@ -758,16 +773,28 @@ mod ops {
         // waits again (W0, W1, W0: the queue rotates); read 4 frees the page (4 units) and
         // wakes W1, which takes one and, having waited, wakes W0 (`wake_next_writer`), which
         // takes another. Reads 5-8 start with room: nobody is woken; read 8 frees a page.
-        let e = pipe_writers(true);
+        let e = pipe_writers(true, true);
         assert!(e.all_exited());
         let wakeups = |i: usize| e.tasks()[i].stats.counters.nr_wakeups;
         assert_eq!((wakeups(0), wakeups(1)), (3, 2));
         assert_eq!(e.sem_count(0), 4 - 2 + 4);
         // Without `WakeNext`, the writer left waiting after read 4 is never woken again:
         // the reads after it find room, so none of them wakes a writer.
-        let e = pipe_writers(false);
+        let e = pipe_writers(false, true);
         assert!(!e.all_exited());
         assert_eq!(e.sem_count(0), 4 - 1 + 4);
+    }
+
+    #[test]
+    fn uppage_before_v5_5_wakes_every_writer_when_a_page_is_freed() {
+        // One wait queue, non-exclusive waits, a wakeup only when a read frees a buffer:
+        // reads 1-3 wake nobody; read 4 wakes both writers, which each take a unit.
+        // `WakeNext` does nothing (there is no `wake_next_writer`).
+        let e = pipe_writers(true, false);
+        assert!(e.all_exited());
+        let wakeups = |i: usize| e.tasks()[i].stats.counters.nr_wakeups;
+        assert_eq!((wakeups(0), wakeups(1)), (1, 1));
+        assert_eq!(e.sem_count(0), 4 - 2 + 4);
     }
 
     #[test]

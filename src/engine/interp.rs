@@ -230,25 +230,37 @@ impl Engine {
         Step::Resched
     }
 
-    /// `UpPage`: a pipe read's release of room (see [`Op::UpPage`]). The cases of
-    /// `pipe_read()`'s end:
+    /// `UpPage`: a pipe read's release of room (see [`Op::UpPage`]). Every `page`-th read,
+    /// `page` units of room appear (the page is freed). Who is woken, from v5.5
+    /// (`pipe_exclusive_waits`, `pipe_read()`'s end):
     /// - room left before the read: no writer waits for it, nobody is woken;
     /// - no room before the read (`was_full`), a waiter: wake the first one, without a unit
-    ///   (it re-checks in its `Down`), whether or not this read completed a page;
-    /// - every `page`-th read: `page` units of room appear (the page is freed).
+    ///   (it re-checks in its `Down`), whether or not this read completed a page.
+    ///
+    /// Before v5.5: a read that freed a page wakes every waiter (each re-checks), one that
+    /// freed none wakes nobody.
     fn op_up_page(&mut self, cpu: usize, p: TaskId, sem: SemId, sync: bool, page: u32) -> Step {
         debug_assert!(page > 0, "UpPage with an empty page");
         self.tasks[p.idx()].pc += 1;
+        let exclusive = self.cfg.pipe_exclusive_waits;
         let s = &mut self.sems[sem as usize];
         let was_full = s.count == 0;
         s.last_post_cpu = Some(cpu_u32(cpu));
         s.partial += 1;
-        if s.partial >= u64::from(page) {
+        let freed = s.partial >= u64::from(page);
+        if freed {
             s.partial = 0;
             s.count += u64::from(page);
         }
-        if was_full && let Some(w) = s.waiters.pop_front() {
-            self.try_to_wake_up(w, cpu, Some(p), sync);
+        if exclusive {
+            if was_full && let Some(w) = s.waiters.pop_front() {
+                self.try_to_wake_up(w, cpu, Some(p), sync);
+            }
+        } else if freed {
+            let waiters = std::mem::take(&mut self.sems[sem as usize].waiters);
+            for w in waiters {
+                self.try_to_wake_up(w, cpu, Some(p), sync);
+            }
         }
         Step::Resched
     }
@@ -257,7 +269,7 @@ impl Engine {
     fn op_wake_next(&mut self, cpu: usize, p: TaskId, sem: SemId, sync: bool) -> Step {
         let t = &mut self.tasks[p.idx()];
         t.pc += 1;
-        if t.waited_on != Some(sem) {
+        if !self.cfg.pipe_exclusive_waits || t.waited_on != Some(sem) {
             return Step::Pure;
         }
         t.waited_on = None;

@@ -107,6 +107,12 @@ pub struct EngineConfig {
     /// post_init_entity_util_avg() serialization") made `wake_up_new_task()` place the child
     /// with `__set_task_cpu()`, which counts nothing.
     pub fork_counts_as_migration: bool,
+    /// Pipe writers wait exclusively (`Op::UpPage`, `Op::WakeNext`): from v5.5, whose
+    /// 0ddad21d3e99 ("pipe: use exclusive waits when reading or writing") and the wakeup
+    /// fixes after it gave `pipe_read()` its `was_full` wakeup of one writer and
+    /// `pipe_write()` its `wake_next_writer`. Before, a read that freed a page woke every
+    /// waiter on the pipe's one wait queue, and a read that freed none woke nobody.
+    pub pipe_exclusive_waits: bool,
     /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs); RT tasks get none.
     pub timer_slack_ns: u64,
     /// `CONFIG_IRQ_TIME_ACCOUNTING`: interrupt work ([`Engine::charge_irq`]) is reported to
@@ -144,6 +150,7 @@ impl Default for EngineConfig {
             ttwu_queue_delayed: false,
             ttwu_queue_rule: TtwuQueueRule::IdleTarget,
             fork_counts_as_migration: false,
+            pipe_exclusive_waits: true,
             timer_slack_ns: 50_000,
             irq_time_accounting: false,
             migration_cost_ns: 500_000,
