@@ -332,7 +332,7 @@ pub fn write_stdout_with(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -
 /// (JSON strings hold no raw newline, so every line break is layout).
 ///
 /// Why a formatter: serde_json's pretty formatter writes every line break itself, as a
-/// write ending in `\n`; [`IndentedPretty`] adds the `indent` spaces after each one while
+/// write ending in `\n`; `IndentedPretty` adds the `indent` spaces after each one while
 /// serializing into one buffer, written once. Printing the value alone and re-indenting
 /// its lines cost a split and three writes per line (~15 M instructions for a 768-CPU
 /// run's results).

@@ -20,7 +20,7 @@ pub struct HostMeasureArgs {
     /// Only this row (repeatable); default: every row.
     #[arg(long = "row", value_name = "ID")]
     pub row_ids: Vec<String>,
-    /// Write the table here (default: validation/host/<cpu-model>-<N>cpu.json).
+    /// Write the table here (default: `validation/host/<cpu-model>-<N>cpu.json`).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Do not start runs in their own autogroup at nice -20 (needs root otherwise).

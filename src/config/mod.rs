@@ -13,6 +13,8 @@
 //! variables and `update_sysctl()` (tunables); profiles stand for kernel releases.
 //! Not here: building machines from `[machine]` (topology module), interpreting `[workload]`
 //! (workload module) — both get their sections as raw tables plus the origin of each key.
+//!
+//! [`ResolvedKernel`]: crate::kconfig::ResolvedKernel
 
 pub mod listing;
 pub mod scenario;

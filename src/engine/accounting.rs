@@ -573,6 +573,8 @@ impl Engine {
 
     /// The recorded invariant violations (the first
     /// [`invariants::VIOLATIONS_KEPT`]; see [`Engine::invariant_violations_dropped`]).
+    ///
+    /// [`invariants::VIOLATIONS_KEPT`]: super::invariants::VIOLATIONS_KEPT
     pub fn invariant_violations(&self) -> &[String] {
         self.invariant_violations.kept()
     }

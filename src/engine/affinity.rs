@@ -6,7 +6,7 @@
 //! mask does not change, picks a destination with `cpumask_any_and_distribute(active, new)`,
 //! sets `p->cpus_mask`, and, when the task's CPU is no longer allowed, has the CPU's stopper
 //! (`migration_cpu_stop()`) preempt the running task and move it to the destination
-//! (`move_queued_task()`). The move is done by `Engine::migration_cpu_stop` in [`super::core`].
+//! (`move_queued_task()`). The move is done by `Engine::migration_cpu_stop` in `super::interrupts`.
 //!
 //! Approximations (with reasons):
 //! - An unchanged mask costs nothing: rt-app, the one generator that changes affinity at run

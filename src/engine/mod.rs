@@ -115,7 +115,7 @@ pub struct EngineConfig {
     pub pipe_exclusive_waits: bool,
     /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs); RT tasks get none.
     pub timer_slack_ns: u64,
-    /// `CONFIG_IRQ_TIME_ACCOUNTING`: interrupt work ([`Engine::charge_irq`]) is reported to
+    /// `CONFIG_IRQ_TIME_ACCOUNTING`: interrupt work (`Engine::charge_irq`) is reported to
     /// the policy, which keeps it out of the runqueue's task clock.
     pub irq_time_accounting: bool,
     /// `sysctl_sched_migration_cost`: caps `avg_idle` at twice it.

@@ -344,6 +344,8 @@ impl Engine {
 
     /// Every migration of a run with a memory model: cross-node moves feed the node-level
     /// ping-pong detector ([`NodePingPong`]).
+    ///
+    /// [`NodePingPong`]: super::numa::NodePingPong
     pub(crate) fn numa_record_move(
         &mut self,
         p: TaskId,
@@ -370,7 +372,7 @@ impl Engine {
         self.numa.as_deref_mut()?.wake_cpu.get_mut(p.idx())?.take()
     }
 
-    /// `p->wake_cpu` as a pending swap left it (see [`Engine::numa_take_wake_cpu`]).
+    /// `p->wake_cpu` as a pending swap left it (see `Engine::numa_take_wake_cpu`).
     pub fn numa_wake_cpu(&self, p: TaskId) -> Option<usize> {
         self.numa
             .as_deref()?

@@ -65,6 +65,8 @@ pub enum PlanError {
 
 /// Check a workload plan against the machine as [`Engine::new`] does (`Engine::new` runs it
 /// first), so that a scenario can be checked before any run.
+///
+/// [`Engine::new`]: super::Engine::new
 pub fn validate_plan(machine: &Machine, plan: &WorkloadPlan) -> Result<(), PlanError> {
     for p in &plan.programs {
         if p.ops.is_empty() {

@@ -45,6 +45,8 @@ pub struct Task {
     pub comm: String,
     /// A system task (a background kernel thread or daemon, [`Engine::set_system_tasks`]):
     /// scheduled as every task, counted apart from the workloads.
+    ///
+    /// [`Engine::set_system_tasks`]: super::Engine::set_system_tasks
     pub system: bool,
     pub state: TaskState,
     /// `task_cpu(p)`.
@@ -71,6 +73,8 @@ pub struct Task {
     pub stats: TaskStats,
     /// Index of the program's first op in [`Engine::ops`] (the interpreter reads
     /// `ops[op_base + pc]`: one lookup per op instead of two, issue 14).
+    ///
+    /// [`Engine::ops`]: super::Engine::ops
     pub(crate) op_base: u32,
     pub(crate) pc: u32,
     pub(crate) loop_counts: [u32; 4],

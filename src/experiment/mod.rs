@@ -1463,7 +1463,7 @@ fn with_progress<T>(ctx: &RunContext, label: &str, runs: usize, work: impl FnOnc
 /// The longest wall time between two progress lines off a terminal.
 pub const PROGRESS_LINE_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// [`with_progress`] off a terminal: a line on stderr each time runs have finished (when
+/// `with_progress` off a terminal: a line on stderr each time runs have finished (when
 /// there are several) and every [`PROGRESS_LINE_EVERY`] otherwise (only when `ctx.lines`).
 /// `sweep run` prints its progress with it too.
 pub fn with_progress_lines<T>(

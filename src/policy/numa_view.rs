@@ -1,4 +1,4 @@
-//! The Linux fair class's side of NUMA balancing: [`NumaView`] implements
+//! The Linux fair class's side of NUMA balancing: `NumaView` implements
 //! [`NumaEnv`] over the fair runqueues (PELT sums, counts), the engine's [`CoreView`] and
 //! the run's [`NumaSched`] (which the policy owns, [`super::numa_balancing`]), so
 //! `task_numa_migrate()` decides on live state; and the load balancer's NUMA hooks

@@ -724,7 +724,7 @@ impl Comparison {
     }
 
     /// Mark the benchmark's own time and throughput tables for runs that did not finish:
-    /// `cut[v]` of variant `v`'s runs ([`MetricTable::mark_unfinished`]).
+    /// `cut[v]` of variant `v`'s runs (`MetricTable::mark_unfinished`).
     pub fn mark_unfinished(&mut self, cut: &[usize]) {
         for t in &mut self.metrics {
             t.mark_unfinished(cut);

@@ -259,7 +259,7 @@ pub fn node_reclaim_distance(name: &str) -> Option<u32> {
 }
 
 /// `hybrid-10`: the layout of the `should_we_balance()` report — three SMT2 cores
-/// numbered first, siblings adjacent ([0,1] [2,3] [4,5]), then four single-thread cores
+/// numbered first, siblings adjacent (`[0,1] [2,3] [4,5]`), then four single-thread cores
 /// 6, 7, 8, 9. All ten CPUs share one LLC and one node; every core has its own L2 (so no
 /// CLS level survives and the MC groups are {0,1},{2,3},{4,5},{6},{7},{8},{9}).
 ///
@@ -339,7 +339,7 @@ fn adl_i9() -> Machine {
 }
 
 /// Big cores of `power10-96` in its first coregroup (the others form the second): the
-/// membership node 0 of a real POWER10 dedicated LPAR shows (see [`power10_96`]).
+/// membership node 0 of a real POWER10 dedicated LPAR shows (see `power10_96`).
 pub const POWER10_COREGROUP0_BIG_CORES: [usize; 6] = [0, 3, 4, 6, 9, 10];
 
 /// `power10-96`: an IBM POWER10 dedicated LPAR with 12 SMT8 big cores = 96 CPUs on one

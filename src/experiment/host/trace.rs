@@ -13,6 +13,8 @@
 //! elapsed time: `host-measure` measures that untraced. The tracing settings it changes
 //! (`set_event`, `buffer_size_kb`, `tracing_on`) are restored afterwards, and a full
 //! ring buffer (events lost) is reported, never silently read as a shorter run.
+//!
+//! [`Dynamics`]: crate::stats::dynamics::Dynamics
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};

@@ -16,7 +16,7 @@
 //! ("left bias") so that an entity at V is eligible. v0 is `min_vruntime` (≤ 6.18); the
 //! 6.19 `zero_vruntime` rebasing changes only the representation, not V or any pick.
 //!
-//! The runqueue is the augmented ordered tree of [`super::tree`] (`min_vruntime`/`min_slice`
+//! The runqueue is the augmented ordered tree of `super::tree` (`min_vruntime`/`min_slice`
 //! subtree fields): `__pick_eevdf` is the kernel's heap search, O(log n). The O(n) scans
 //! it replaced are kept as the test oracle ([`CfsRq::pick_eevdf_linear`]), compared with
 //! every pick by [`CfsRq::check_invariants`].
@@ -213,7 +213,7 @@ impl CfsRq {
 
     /// `__pick_eevdf(cfs_rq, protect)` (6.17; `pick_eevdf` before): the earliest
     /// virtual deadline among eligible entities, curr included; a protected eligible
-    /// curr is kept. The tree part is the kernel's heap search ([`Self::eevdf_search`]).
+    /// curr is kept. The tree part is the kernel's heap search (`Self::eevdf_search`).
     pub fn pick_eevdf(
         &self,
         ents: &[SchedEntity],

@@ -15,7 +15,7 @@
 //! and one [`CfsRq`] per CPU; every operation takes `&mut [SchedEntity]`, the entity
 //! index, the [`FairParams`] and `now_ns`, and returns decisions. Nothing here knows the
 //! engine. The kernel's augmented rb-tree is an augmented treap whose links live in the
-//! entities ([`tree`]; `curr` is kept out of it, as the kernel keeps `curr` out of the
+//! entities (`tree`; `curr` is kept out of it, as the kernel keeps `curr` out of the
 //! tree); picks, inserts and removals are O(log n) as in the kernel. Ties on the tree key
 //! are broken by insertion order, as the rb-tree does (an equal key is inserted to the
 //! right). No allocation happens per operation.

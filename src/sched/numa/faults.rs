@@ -6,10 +6,10 @@
 //! `nr_nodes × {shared = 0, private = 1}`. The kernel keeps them in `unsigned long` and adds
 //! signed differences; they are `i64` here (always ≥ 0 in a consistent state).
 //!
-//! Fault flow ([`task_numa_fault`] in the kernel, split so each step is testable):
+//! Fault flow (`task_numa_fault` in the kernel, split so each step is testable):
 //! 1. [`classify_fault`]: first touch (`last_cpupid` unset) is private; otherwise private iff
 //!    the last accessor's PID bits match; a shared fault without `TNF_NO_GROUP` goes to
-//!    `task_numa_group()` ([`super::group::task_numa_group`]), which may join a group or
+//!    `task_numa_group()` ([`NumaGroups::task_numa_group`]), which may join a group or
 //!    reclassify the fault as private (false sharing).
 //! 2. [`group_local`]: a shared remote fault between two active nodes of a multi-node group
 //!    counts as local.
@@ -17,6 +17,8 @@
 //!    only once the retry time has passed; v3.x–v4.18 ran placement on every fault and the
 //!    migration at retry expiry.
 //! 4. [`TaskNuma::account_fault`]: buffers, locality counters, pages migrated.
+//!
+//! [`NumaGroups::task_numa_group`]: super::group::NumaGroups::task_numa_group
 
 use super::{NumaForm, NumaGroup, NumaGroupId, NumaVariant};
 use crate::memory::{MmId, cpupid_match_pid, cpupid_pid_unset, cpupid_to_cpu};

@@ -10,7 +10,7 @@
 //! profile, a scenario's `[kernel.features]` and `--set` all reach the NUMA model.
 //!
 //! Hash and release notes: a43455a1d572 was read in the tree; the others are from the
-//! digest (`shared/reference/kernel-numa-balancing.md`), marked [M] where only remembered.
+//! digest (`shared/reference/kernel-numa-balancing.md`), marked `[M]` where only remembered.
 
 use super::NumaForm;
 use crate::kconfig::features::{Feature, Features};
@@ -44,10 +44,10 @@ pub struct NumaVariant {
     pub active_nodes_mask: bool,
     /// `NUMA_PERIOD_THRESHOLD`: 3 before v3.18, then 7.
     pub period_threshold: i64,
-    /// `update_task_scan_period` slows down on migration failures (`locality[2]`, v4.0 [M]).
+    /// `update_task_scan_period` slows down on migration failures (`locality[2]`, v4.0 `[M]`).
     pub scan_period_failed_term: bool,
     /// `update_task_scan_period` uses the private/shared ratio as a slow-down trigger
-    /// (v4.14 [M]); before, it only scales speed-ups.
+    /// (v4.14 `[M]`); before, it only scales speed-ups.
     pub scan_period_ps_ratio: bool,
     /// `task_numa_migrate` resets the scan period to `task_scan_min` on success (to v4.18).
     pub reset_scan_period_on_migrate: bool,

@@ -34,7 +34,7 @@ use crate::task::TaskId;
 /// `SMALLIMP`: minimum swap improvement (scale 0..1998), v4.19+.
 pub const SMALLIMP: i64 = 30;
 /// `sd->smt_gain` of the SMT level (`SD_SIBLING_INIT` / `sd_init()`: 1178, "15 %"): until
-/// the field was removed (2018, [M] v4.19/v4.20) an SMT sibling's `capacity_orig` was
+/// the field was removed (2018, `[M]` v4.19/v4.20) an SMT sibling's `capacity_orig` was
 /// `smt_gain / span_weight` (`default_scale_smt_capacity()`, later
 /// `arch_scale_cpu_capacity(sd, cpu)`), 589 per thread of a 2-way core.
 pub const SMT_GAIN: u64 = 1178;

@@ -10,7 +10,7 @@
 //! Forms: v3.13–v3.17 combine the task's and the group's argmax by `task_weight +
 //! group_weight` when they differ and call `numa_migrate_preferred()` right after a change;
 //! v3.18–v4.18 use `preferred_group_nid()` and call it whenever the task is off its preferred
-//! node ([M] for the exact release text); v4.19+ only set the node (the caller runs
+//! node (`[M]` for the exact release text); v4.19+ only set the node (the caller runs
 //! `numa_migrate_preferred()` after placement, both gated by the retry time).
 
 use super::faults::{NumaFaultsStats, TaskNuma};

@@ -11,7 +11,7 @@
 //! of VMAs and PTEs — a group counts as one 2 MiB chunk, charged to the `pages` budget when
 //! it was marked; the per-VMA PID filter (v6.4+) and the `change_prot_numa()` skip rules
 //! (zero page, KSM, dirty file, single-threaded local page) are not modelled; the `virtpages`
-//! bound (v4.5+ [M]) applies to every form. The thread stagger at fork
+//! bound (v4.5+ `[M]`) applies to every form. The thread stagger at fork
 //! (`init_numa_balancing()`'s `node_stamp` for a new thread) is left to the caller.
 
 use super::faults::TaskNuma;
@@ -94,7 +94,7 @@ pub fn task_scan_min(params: &ScanParams, rss_pages: u64) -> u64 {
     floor.max(scan)
 }
 
-/// The group scaling of `task_scan_start/max()` (v4.14+ [M]): `period × nr_tasks ×
+/// The group scaling of `task_scan_start/max()` (v4.14+ `[M]`): `period × nr_tasks ×
 /// (shared + 1) / (private + shared + 1)`.
 fn group_scaled(period: u64, ng: &NumaGroup) -> u64 {
     let shared = u64::try_from(ng.group_faults_shared()).unwrap_or(0);

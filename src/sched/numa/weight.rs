@@ -4,7 +4,7 @@
 //!
 //! `task_weight(p, nid, dist) = 1000 × (task_faults(nid) + nearby) / total_numa_faults`
 //! (0..1000; 0 without statistics), `group_weight` the same over the group. The nearby
-//! term (Rik van Riel's "numa placement on complex topologies", ~v4.0 [M]) is 0 on
+//! term (Rik van Riel's "numa placement on complex topologies", ~v4.0 `[M]`) is 0 on
 //! NUMA_DIRECT machines (every 2-socket box) and absent in the v3.13–v3.17 form.
 
 use super::faults::TaskNuma;

@@ -458,7 +458,7 @@ impl Wakeup {
         Some(g)
     }
 
-    /// [`Wakeup::sched_balance_find_dst_group`] alone (no placement call, its cost not
+    /// `Wakeup::sched_balance_find_dst_group` alone (no placement call, its cost not
     /// kept): the kernel differential tests compare it with the kernel's.
     pub fn find_dst_group(
         &self,
@@ -472,7 +472,7 @@ impl Wakeup {
         self.sched_balance_find_dst_group(topo, env, sd, p, this_cpu, &mut call)
     }
 
-    /// [`Wakeup::update_sg_wakeup_stats`] alone (its cost not kept): the kernel
+    /// `Wakeup::update_sg_wakeup_stats` alone (its cost not kept): the kernel
     /// differential tests compare it with the kernel's.
     pub fn sg_wakeup_stats(
         &self,
@@ -486,7 +486,7 @@ impl Wakeup {
         self.update_sg_wakeup_stats(topo, env, sd, group, p, &mut call)
     }
 
-    /// [`Wakeup::sched_balance_find_dst_group_cpu`] alone (no placement call, its cost
+    /// `Wakeup::sched_balance_find_dst_group_cpu` alone (no placement call, its cost
     /// not kept): the kernel differential tests compare it with the kernel's.
     pub fn find_dst_group_cpu(
         &self,

@@ -256,7 +256,7 @@ impl Wakeup {
         best.map(|(c, _)| c)
     }
 
-    /// [`Wakeup::select_idle_cpu`] alone (no placement call, its cost not kept; the
+    /// `Wakeup::select_idle_cpu` alone (no placement call, its cost not kept; the
     /// waking CPU is `target`): the kernel differential tests compare it with the kernel's.
     pub fn scan_idle_cpu(
         &mut self,
@@ -271,7 +271,7 @@ impl Wakeup {
         self.select_idle_cpu(topo, env, p, sd, has_idle_core, target, &mut call)
     }
 
-    /// [`Wakeup::select_idle_sibling`] alone, as [`Wakeup::scan_idle_cpu`] (it updates the
+    /// `Wakeup::select_idle_sibling` alone, as [`Wakeup::scan_idle_cpu`] (it updates the
     /// task's `recent_used_cpu` as the kernel does).
     pub fn scan_idle_sibling(
         &mut self,
@@ -285,7 +285,7 @@ impl Wakeup {
         self.select_idle_sibling(topo, env, p, prev, target, &mut call)
     }
 
-    /// [`Wakeup::select_idle_smt`] alone, as [`Wakeup::scan_idle_cpu`].
+    /// `Wakeup::select_idle_smt` alone, as [`Wakeup::scan_idle_cpu`].
     pub fn scan_idle_smt(
         &self,
         topo: &Topo,

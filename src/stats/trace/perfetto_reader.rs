@@ -1,4 +1,4 @@
-//! Reading back the Perfetto protobuf traces schedlab writes ([`super::perfetto_writer`]),
+//! Reading back the Perfetto protobuf traces schedlab writes (`super::perfetto_writer`),
 //! for `schedlab report --trace X.pftrace`: the `sched_switch` events give the per-CPU slices,
 //! the migration-reason `print` events (`I|pid|migrate <reason> <from>-><to>`) the
 //! migrations, and both feed the same [`TimelineRecorder`] the run itself would have fed.

@@ -18,7 +18,7 @@
 //! each side. tbench's server additionally does its SMB-like operation's file-system work:
 //! [`TBENCH_SERVER_OP_NS`].
 //!
-//! Hand-off: each request and response leaves [`handoff_lines`] dirty lines for its taker,
+//! Hand-off: each request and response leaves `handoff_lines` dirty lines for its taker,
 //! paid by the core-to-core distance (hackbench's module docs, "Hand-off").
 //!
 //! Left out: Nagle/delayed ACK (netperf's RR messages are small and the test is strictly

@@ -22,7 +22,7 @@
 //! is reaped, task 0 samples metric `time` = now − mark 0 (the program's `gettimeofday`
 //! interval).
 //!
-//! Hand-off: each `int` leaves [`handoff_lines`] dirty lines for its reader, paid by the
+//! Hand-off: each `int` leaves `handoff_lines` dirty lines for its reader, paid by the
 //! core-to-core distance (hackbench's module docs, "Hand-off").
 //!
 //! Left out: the `poll_usage`/`fasync` paths of `pipe_write()` (unused here), the first
