@@ -554,7 +554,7 @@ fn rtapp_fork_pool_starts_on_fork() {
 
 mod ops {
     use super::*;
-    use schedlab::task::{Program, TaskSpec};
+    use schedlab::task::{Program, TaskSpec, TaskState};
     use schedlab::topology::CpuTopology;
 
     /// `n` cores without SMT, one LLC.
@@ -731,9 +731,10 @@ mod ops {
     }
 
     /// Two writers blocked on a full pipe (`space` at 0, both started before the reader),
-    /// each `Down` then `WakeNext`; the reader returns room with `UpPage` (page of 4) every
-    /// 200 µs, 8 reads.
-    fn pipe_writers(wake_next: bool, exclusive: bool) -> Engine {
+    /// each `Down` then (with `wake_next`) `WakeNext`; the reader returns room with `UpPage`
+    /// (page of 4) every 200 µs, 8 reads. Returns whether both writers finished, each
+    /// writer's wakeups, and the room left.
+    fn pipe_writers(wake_next: bool, exclusive: bool) -> (bool, (u64, u64), u64) {
         let mut writer = vec![Op::Down { sem: 0 }];
         if wake_next {
             writer.push(Op::WakeNext { sem: 0, sync: true });
@@ -757,12 +758,19 @@ mod ops {
             pipe_exclusive_waits: exclusive,
             ..EngineConfig::default()
         };
-        go_cfg(
+        let e = go_cfg(
             vec![writer.clone(), writer, reader],
             &[0, 0, 1_000],
             vec![0],
             0,
             cfg,
+        );
+        let writer_wakeups = |i: usize| e.tasks()[i].stats.counters.nr_wakeups;
+        let writers_done = e.tasks()[..2].iter().all(|t| t.state == TaskState::Dead);
+        (
+            writers_done,
+            (writer_wakeups(0), writer_wakeups(1)),
+            e.sem_count(0),
         )
     }
 
@@ -773,16 +781,10 @@ mod ops {
         // waits again (W0, W1, W0: the queue rotates); read 4 frees the page (4 units) and
         // wakes W1, which takes one and, having waited, wakes W0 (`wake_next_writer`), which
         // takes another. Reads 5-8 start with room: nobody is woken; read 8 frees a page.
-        let e = pipe_writers(true, true);
-        assert!(e.all_exited());
-        let wakeups = |i: usize| e.tasks()[i].stats.counters.nr_wakeups;
-        assert_eq!((wakeups(0), wakeups(1)), (3, 2));
-        assert_eq!(e.sem_count(0), 4 - 2 + 4);
-        // Without `WakeNext`, the writer left waiting after read 4 is never woken again:
+        assert_eq!(pipe_writers(true, true), (true, (3, 2), 4 - 2 + 4));
+        // Without `WakeNext`, the writer left waiting after read 4 (W0) is never woken again:
         // the reads after it find room, so none of them wakes a writer.
-        let e = pipe_writers(false, true);
-        assert!(!e.all_exited());
-        assert_eq!(e.sem_count(0), 4 - 1 + 4);
+        assert_eq!(pipe_writers(false, true), (false, (2, 2), 4 - 1 + 4));
     }
 
     #[test]
@@ -790,11 +792,7 @@ mod ops {
         // One wait queue, non-exclusive waits, a wakeup only when a read frees a buffer:
         // reads 1-3 wake nobody; read 4 wakes both writers, which each take a unit.
         // `WakeNext` does nothing (there is no `wake_next_writer`).
-        let e = pipe_writers(true, false);
-        assert!(e.all_exited());
-        let wakeups = |i: usize| e.tasks()[i].stats.counters.nr_wakeups;
-        assert_eq!((wakeups(0), wakeups(1)), (1, 1));
-        assert_eq!(e.sem_count(0), 4 - 2 + 4);
+        assert_eq!(pipe_writers(true, false), (true, (1, 1), 4 - 2 + 4));
     }
 
     #[test]

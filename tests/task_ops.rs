@@ -342,3 +342,27 @@ fn wall_clock_spinners_sharing_a_cpu_stop_on_time_with_half_the_cpu() {
         assert!(*c >= 30 * MS, "a runner ran {c} ns: {cpu:?}");
     }
 }
+
+/// A pipe page of no messages would release room that is never there: the plan is refused.
+#[test]
+fn a_pipe_page_of_zero_messages_is_refused() {
+    let plan = |page: u32| WorkloadPlan {
+        programs: vec![program(
+            "reader",
+            vec![
+                Op::UpPage {
+                    sem: 0,
+                    sync: true,
+                    page,
+                },
+                Op::Exit,
+            ],
+        )],
+        tasks: vec![spec("r", 0, Some("1"), 1)],
+        sems: vec![0],
+        ..Default::default()
+    };
+    let err = engine("skl-2s", plan(0)).err().expect("refused");
+    assert!(err.to_string().contains("page size"), "{err}");
+    assert!(engine("skl-2s", plan(1)).is_ok());
+}

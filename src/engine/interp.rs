@@ -257,8 +257,8 @@ impl Engine {
                 self.try_to_wake_up(w, cpu, Some(p), sync);
             }
         } else if freed {
-            let waiters = std::mem::take(&mut self.sems[sem as usize].waiters);
-            for w in waiters {
+            // Each waiter re-checks when it runs, so none re-queues while this loop pops.
+            while let Some(w) = self.sems[sem as usize].waiters.pop_front() {
                 self.try_to_wake_up(w, cpu, Some(p), sync);
             }
         }

@@ -134,6 +134,7 @@ fn validate_op(
         }
         Op::TryDown { else_to: to, .. } if to as usize >= p.ops.len() => Err(bad("op", to)),
         Op::UpStamped { slot, .. } if slot >= 4 => Err(bad("mark slot", slot as u32)),
+        Op::UpPage { page: 0, .. } => Err(bad("page size (>= 1 message)", 0)),
         Op::DutyCall { load_pct, .. } if load_pct == 0 || load_pct >= 100 => {
             Err(bad("load percentage (1-99)", load_pct as u32))
         }
