@@ -117,8 +117,9 @@ pub enum Op {
     /// adds `page` units; and a read that began with no room (`was_full`) wakes *one* waiter
     /// (writers wait exclusively, `wait_event_interruptible_exclusive()`), even when the
     /// read freed no page. The waiter gets no unit: it retries its `Down` when it runs, and
-    /// waits again at the back of the queue if there is still no room. Before v5.5 (the
-    /// engine's `pipe_exclusive_waits` off): a freed page wakes every waiter, to retry.
+    /// waits again at the back of the queue if there is still no room. From v6.14 (the
+    /// engine's `pipe_wake_on_free`) only a read that freed a page wakes one. Before v5.5
+    /// (`pipe_exclusive_waits` off): a freed page wakes every waiter, to retry.
     UpPage { sem: SemId, sync: bool, page: u32 },
     /// `pipe_write()`'s `wake_next_writer`: if this task waited in its latest `Down` of
     /// `sem` and room is left, wake the next waiter (it retries its `Down`, as for

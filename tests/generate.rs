@@ -734,7 +734,18 @@ mod ops {
     /// each `Down` then (with `wake_next`) `WakeNext`; the reader returns room with `UpPage`
     /// (page of 4) every 200 µs, 8 reads. Returns whether both writers finished, each
     /// writer's wakeups, and the room left.
-    fn pipe_writers(wake_next: bool, exclusive: bool) -> (bool, (u64, u64), u64) {
+    /// Which `pipe_read()` wakeup rule the engine follows.
+    #[derive(Clone, Copy)]
+    enum PipeRule {
+        /// Before v5.5: a freed page wakes every waiter.
+        NonExclusive,
+        /// v5.5-v6.13: a read that began with the pipe full wakes one waiter.
+        WasFull,
+        /// v6.14 (aaec5a95d596): ... and freed a page.
+        WasFullAndFreed,
+    }
+
+    fn pipe_writers(wake_next: bool, rule: PipeRule) -> (bool, (u64, u64), u64) {
         let mut writer = vec![Op::Down { sem: 0 }];
         if wake_next {
             writer.push(Op::WakeNext { sem: 0, sync: true });
@@ -755,7 +766,8 @@ mod ops {
             Op::Exit,
         ];
         let cfg = EngineConfig {
-            pipe_exclusive_waits: exclusive,
+            pipe_exclusive_waits: !matches!(rule, PipeRule::NonExclusive),
+            pipe_wake_on_free: matches!(rule, PipeRule::WasFullAndFreed),
             ..EngineConfig::default()
         };
         let e = go_cfg(
@@ -781,10 +793,16 @@ mod ops {
         // waits again (W0, W1, W0: the queue rotates); read 4 frees the page (4 units) and
         // wakes W1, which takes one and, having waited, wakes W0 (`wake_next_writer`), which
         // takes another. Reads 5-8 start with room: nobody is woken; read 8 frees a page.
-        assert_eq!(pipe_writers(true, true), (true, (3, 2), 4 - 2 + 4));
+        assert_eq!(
+            pipe_writers(true, PipeRule::WasFull),
+            (true, (3, 2), 4 - 2 + 4)
+        );
         // Without `WakeNext`, the writer left waiting after read 4 (W0) is never woken again:
         // the reads after it find room, so none of them wakes a writer.
-        assert_eq!(pipe_writers(false, true), (false, (2, 2), 4 - 1 + 4));
+        assert_eq!(
+            pipe_writers(false, PipeRule::WasFull),
+            (false, (2, 2), 4 - 1 + 4)
+        );
     }
 
     #[test]
@@ -792,7 +810,27 @@ mod ops {
         // One wait queue, non-exclusive waits, a wakeup only when a read frees a buffer:
         // reads 1-3 wake nobody; read 4 wakes both writers, which each take a unit.
         // `WakeNext` does nothing (there is no `wake_next_writer`).
-        assert_eq!(pipe_writers(true, false), (true, (1, 1), 4 - 2 + 4));
+        assert_eq!(
+            pipe_writers(true, PipeRule::NonExclusive),
+            (true, (1, 1), 4 - 2 + 4)
+        );
+    }
+
+    #[test]
+    fn uppage_from_v6_14_wakes_a_writer_only_when_a_read_frees_a_page() {
+        // aaec5a95d596: reads 1-3 leave the pipe full, so they wake nobody (v5.5-v6.13 woke
+        // a writer each time, for nothing); read 4 frees the page and wakes W0, the head of
+        // the queue, which takes a unit and wakes W1 (`wake_next_writer`), which takes
+        // another. One wakeup each, against (3, 2) under the v5.5 rule.
+        assert_eq!(
+            pipe_writers(true, PipeRule::WasFullAndFreed),
+            (true, (1, 1), 4 - 2 + 4)
+        );
+        // The chain still matters: without `WakeNext` only W0 is ever woken.
+        assert_eq!(
+            pipe_writers(false, PipeRule::WasFullAndFreed),
+            (false, (1, 0), 4 - 1 + 4)
+        );
     }
 
     #[test]

@@ -235,7 +235,8 @@ impl Engine {
     /// (`pipe_exclusive_waits`, `pipe_read()`'s end):
     /// - room left before the read: no writer waits for it, nobody is woken;
     /// - no room before the read (`was_full`), a waiter: wake the first one, without a unit
-    ///   (it re-checks in its `Down`), whether or not this read completed a page.
+    ///   (it re-checks in its `Down`), whether or not this read completed a page; from v6.14
+    ///   (`pipe_wake_on_free`) only if it did (the pipe is no longer full).
     ///
     /// Before v5.5: a read that freed a page wakes every waiter (each re-checks), one that
     /// freed none wakes nobody.
@@ -253,7 +254,8 @@ impl Engine {
             s.count += u64::from(page);
         }
         if exclusive {
-            if was_full && let Some(w) = s.waiters.pop_front() {
+            let wake = was_full && (freed || !self.cfg.pipe_wake_on_free);
+            if wake && let Some(w) = s.waiters.pop_front() {
                 self.try_to_wake_up(w, cpu, Some(p), sync);
             }
         } else if freed {

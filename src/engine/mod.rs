@@ -113,6 +113,10 @@ pub struct EngineConfig {
     /// `pipe_write()` its `wake_next_writer`. Before, a read that freed a page woke every
     /// waiter on the pipe's one wait queue, and a read that freed none woke nobody.
     pub pipe_exclusive_waits: bool,
+    /// With `pipe_exclusive_waits`: a read that began with the pipe full wakes a writer only
+    /// if it freed a slot (v6.14, aaec5a95d596 "pipe_read: don't wake up the writer if the
+    /// pipe is still full"; switch PIPE_WAKE_ON_FREE). Off: whether or not it freed one.
+    pub pipe_wake_on_free: bool,
     /// hrtimer slack of normal tasks (`current->timer_slack_ns`, 50 µs); RT tasks get none.
     pub timer_slack_ns: u64,
     /// `CONFIG_IRQ_TIME_ACCOUNTING`: interrupt work (`Engine::charge_irq`) is reported to
@@ -151,6 +155,7 @@ impl Default for EngineConfig {
             ttwu_queue_rule: TtwuQueueRule::IdleTarget,
             fork_counts_as_migration: false,
             pipe_exclusive_waits: true,
+            pipe_wake_on_free: true,
             timer_slack_ns: 50_000,
             irq_time_accounting: false,
             migration_cost_ns: 500_000,

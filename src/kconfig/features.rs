@@ -142,6 +142,7 @@ features!(
     DL_SERVER_LAZY_STOP,
     RT_DEFAULT_BANDWIDTH,
     WAKEUP_STATS_ALLOWED,
+    PIPE_WAKE_ON_FREE,
     // NUMA balancing (src/sched/numa; docs/numa.md).
     NUMA_FAVOUR_HIGHER,
     NUMA_RESIST_LOWER,
@@ -776,6 +777,18 @@ static INFO: [FeatureInfo; NR_FEATURES] = [
          group' (v6.19); backported to the stable trees in July 2026 (6.12.y: Debian's \
          6.12.118 has it, 6.1.y: 6.1.192), after the v6.18 profile's 6.18.5",
     ),
+    fi(
+        PIPE_WAKE_ON_FREE,
+        true,
+        M,
+        BOTH,
+        "a pipe read that began with the pipe full wakes a waiting writer only once it freed \
+         a slot (the pipe is no longer full); off: whether or not it freed one (the v5.5 rule)",
+        &[(v(6, 14), true)],
+        "aaec5a95d596 'pipe_read: don't wake up the writer if the pipe is still full' (Oleg \
+         Nesterov, v6.14); not a scheduler feature: the engine's pipe wakeup rule \
+         (Op::UpPage), a switch so that a revert can be compared on one kernel",
+    ),
     // NUMA balancing switches; only read when NUMA balancing runs (kernel.numa_balancing and
     // more than one node). Sources and the release-keyed rest: src/sched/numa/features.rs.
     fi(
@@ -1168,6 +1181,7 @@ static NAMES: [&str; NR_FEATURES] = [
     "DL_SERVER_LAZY_STOP",
     "RT_DEFAULT_BANDWIDTH",
     "WAKEUP_STATS_ALLOWED",
+    "PIPE_WAKE_ON_FREE",
     "NUMA_FAVOUR_HIGHER",
     "NUMA_RESIST_LOWER",
     "NUMA_MIGRATE_PREFERRED_BUSY",
