@@ -18,7 +18,7 @@ use crate::cpumask::CpuMask;
 use crate::error::{InputError, InputResult};
 use crate::input::keys::UInt;
 use crate::input::{keys, limits};
-use crate::kconfig::features::{AppliesTo, Feature};
+use crate::kconfig::features::{AppliesTo, Feature, PIPE_EXCLUSIVE_WAITS_SINCE};
 use crate::kconfig::profiles::{Profile, SchedMode};
 use crate::kconfig::sysctl::{self, PreemptModel, SysctlInfo};
 use crate::kconfig::{Policy, ResolvedKernel};
@@ -432,6 +432,13 @@ fn parse_kernel(doc: &ScenarioDoc, keys: KernelKeys) -> InputResult<ResolvedKern
             k.notes.push(format!(
                 "{f} has no effect in {} mode (profile {})",
                 k.mode.name(),
+                k.profile
+            ));
+        }
+        if f == Feature::PIPE_WAKE_ON_FREE && on && k.version < PIPE_EXCLUSIVE_WAITS_SINCE {
+            k.notes.push(format!(
+                "{f} has no effect before v5.5 (profile {}): pipe writers wait \
+                 non-exclusively there, and a freed page wakes them all",
                 k.profile
             ));
         }

@@ -458,7 +458,7 @@ pub fn engine_config(scn: &Scenario, seed: u64, default_duration_ns: u64) -> Eng
         ttwu_queue_delayed: k.sched_feat(crate::kconfig::features::Feature::TTWU_QUEUE_DELAYED),
         ttwu_queue_rule: crate::engine::TtwuQueueRule::for_version(k.version),
         fork_counts_as_migration: k.version < crate::kconfig::version::KernelVersion::new(4, 7),
-        pipe_exclusive_waits: k.version >= crate::kconfig::version::KernelVersion::new(5, 5),
+        pipe_exclusive_waits: k.version >= crate::kconfig::features::PIPE_EXCLUSIVE_WAITS_SINCE,
         pipe_wake_on_free: k.sched_feat(crate::kconfig::features::Feature::PIPE_WAKE_ON_FREE),
         timer_slack_ns: 50_000,
         irq_time_accounting: k.sysctl.irq_time_accounting,

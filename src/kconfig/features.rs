@@ -201,6 +201,11 @@ const fn fi(
     }
 }
 
+/// From this release pipe writers wait exclusively (0ddad21d3e99, "pipe: use exclusive waits
+/// when reading or writing") and `pipe_read()` wakes one writer: the rule PIPE_WAKE_ON_FREE
+/// narrows. Before it a freed page wakes every waiter and the switch has nothing to act on.
+pub const PIPE_EXCLUSIVE_WAITS_SINCE: KernelVersion = v(5, 5);
+
 const ALWAYS: &[(KernelVersion, bool)] = &[(v(3, 0), true)];
 const NEVER: &[(KernelVersion, bool)] = &[];
 
