@@ -409,6 +409,32 @@ fn parse_machine(doc: &ScenarioDoc, m: MachineKeys) -> InputResult<MachineSpec> 
     }
 }
 
+/// Why feature `f`, switched on, changes nothing on kernel `k` (a note, not an error: the
+/// user may sweep a switch across profiles): an EEVDF-only bit in CFS mode or the reverse,
+/// or PIPE_WAKE_ON_FREE before pipe writers waited exclusively (v5.5).
+fn switched_on_without_effect(k: &ResolvedKernel, f: Feature) -> Option<String> {
+    let applies = f.info().applies_to;
+    let wrong_mode = match k.mode {
+        SchedMode::Cfs => applies == AppliesTo::EevdfOnly,
+        SchedMode::Eevdf => applies == AppliesTo::CfsOnly,
+    };
+    if wrong_mode {
+        return Some(format!(
+            "{f} has no effect in {} mode (profile {})",
+            k.mode.name(),
+            k.profile
+        ));
+    }
+    if f == Feature::PIPE_WAKE_ON_FREE && k.version < PIPE_EXCLUSIVE_WAITS_SINCE {
+        return Some(format!(
+            "{f} has no effect before v5.5 (profile {}): pipe writers wait non-exclusively \
+             there, and a freed page wakes them all",
+            k.profile
+        ));
+    }
+    None
+}
+
 fn parse_kernel(doc: &ScenarioDoc, keys: KernelKeys) -> InputResult<ResolvedKernel> {
     let profile = match &keys.profile {
         Some(name) => Profile::lookup(name, doc.origin_of("kernel.profile"), "kernel.profile")?,
@@ -423,24 +449,8 @@ fn parse_kernel(doc: &ScenarioDoc, keys: KernelKeys) -> InputResult<ResolvedKern
         let f = Feature::lookup(name, origin, &key)?;
         let on: bool = keys::from_value(value, &key, origin)?;
         k.features.set(f, on);
-        let applies = f.info().applies_to;
-        let ignored = match k.mode {
-            SchedMode::Cfs => applies == AppliesTo::EevdfOnly,
-            SchedMode::Eevdf => applies == AppliesTo::CfsOnly,
-        };
-        if ignored && on {
-            k.notes.push(format!(
-                "{f} has no effect in {} mode (profile {})",
-                k.mode.name(),
-                k.profile
-            ));
-        }
-        if f == Feature::PIPE_WAKE_ON_FREE && on && k.version < PIPE_EXCLUSIVE_WAITS_SINCE {
-            k.notes.push(format!(
-                "{f} has no effect before v5.5 (profile {}): pipe writers wait \
-                 non-exclusively there, and a freed page wakes them all",
-                k.profile
-            ));
+        if on && let Some(note) = switched_on_without_effect(&k, f) {
+            k.notes.push(note);
         }
     }
     for (name, value) in keys.sysctl.iter().flatten() {
