@@ -108,6 +108,27 @@ fn cfs_profile_resolves_with_old_behaviour_and_notes() {
 }
 
 #[test]
+fn pipe_wake_on_free_is_noted_only_where_pipe_writers_do_not_wait_exclusively() {
+    // Before v5.5 a freed page wakes every writer, so the switch has nothing to act on: said,
+    // not silently ignored. From v5.5 (exclusive waits) it acts, and nothing is noted.
+    let notes = |profile: &str| {
+        parse(&format!(
+            "{MINIMAL}[kernel]\nprofile = \"{profile}\"\nfeatures = {{ PIPE_WAKE_ON_FREE = true }}\n"
+        ))
+        .kernel
+        .notes
+    };
+    let old = notes("v4.2");
+    assert_eq!(old.len(), 1, "{old:?}");
+    assert!(
+        old[0].starts_with("PIPE_WAKE_ON_FREE has no effect before v5.5"),
+        "{old:?}"
+    );
+    assert_eq!(notes("v5.15"), Vec::<String>::new());
+    assert_eq!(notes("v6.12"), Vec::<String>::new());
+}
+
+#[test]
 fn unknown_machine_key_names_file_key_and_accepted_keys() {
     let e = parse_err("[machine]\npresett = \"skl-2s\"\n[workload]\nkind = \"x\"\n");
     assert_eq!(e.origin, "test.toml");

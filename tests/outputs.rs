@@ -331,32 +331,6 @@ fn the_report_starts_with_machine_kernel_policy_and_seed() {
         "{}",
         stderr_of(&o)
     );
-    // A switch a profile's kernel has nothing for is said, not silently ignored.
-    let o = bin()
-        .args([
-            "run",
-            "-m",
-            "skl-2s",
-            "-k",
-            "v4.2",
-            "--feature",
-            "PIPE_WAKE_ON_FREE",
-            "--",
-            "hackbench",
-            "--pipe",
-            "-g",
-            "1",
-            "-l",
-            "10",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr_of(&o));
-    assert!(
-        stderr_of(&o).contains("schedlab: note: PIPE_WAKE_ON_FREE has no effect before v5.5"),
-        "{}",
-        stderr_of(&o)
-    );
     // An imported machine names its source; the report moves to stderr with --json -.
     let xml = "../shared/fixtures/topology/hwloc-xml/16em64t-4s2c2t.xml";
     let o = bin()
