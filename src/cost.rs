@@ -469,6 +469,14 @@ pub enum MoveDistance {
 }
 
 impl CostModel {
+    /// The inputs of this cost model fitted to published measurements, one line each naming
+    /// what it was fitted to (`machine_name`: the machine it was resolved for). Read by
+    /// `validate`, which lists them beside the score (validation/README.md's rule on fitted
+    /// inputs). Today only the AMD presets' C2 core exit ([`crate::cpuidle::states`]).
+    pub fn fitted_inputs(&self, machine_name: &str) -> Vec<String> {
+        crate::cpuidle::states::fitted_inputs(machine_name, &self.idle_states)
+    }
+
     /// Defaults for a machine: SMT4/SMT8 throughput curves where the cores are that wide
     /// (POWER10 SMT4: ~1.5x/1.9x/2.2x core throughput with 2/3/4 threads, IBM's published
     /// SMT scaling; SMT8 extended the same way).

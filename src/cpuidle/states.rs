@@ -158,6 +158,42 @@ pub const MILAN_C2_CORE_EXIT_US: u64 = 26;
 /// reproduced with a 49 µs core exit. Fitted on Zen 4 and assumed for Zen 5.
 pub const TURIN_C2_CORE_EXIT_US: u64 = 49;
 
+/// The fitted C2 core exit of a preset and what it was fitted to (one home for both, read by
+/// [`table_for`] and [`fitted_inputs`]); None for presets without one.
+fn fitted_c2_core_exit(machine_name: &str) -> Option<(u64, &'static str)> {
+    match machine_name {
+        "milan-2s" => Some((
+            MILAN_C2_CORE_EXIT_US,
+            "fitted to old schbench -m 2 -t 2 p99 33.0 us on Milan, the base of \
+             milan-schbench-2w-sis-util",
+        )),
+        "turin-2s" | "turin-dense-2s" => Some((
+            TURIN_C2_CORE_EXIT_US,
+            "fitted to old schbench -m 2 -t 1 p99 56 us on a 4th-generation EPYC \
+             (Swapnil Sapkal, 6.5-rc1)",
+        )),
+        _ => None,
+    }
+}
+
+/// The fitted inputs among `states`, the idle states `machine_name` runs with, one line each
+/// for the validation scoreboard (validation/README.md: a fitted input is global per machine
+/// family and names what it was fitted to). A scenario's own table that does not carry the
+/// fitted value does not use it.
+pub fn fitted_inputs(machine_name: &str, states: &[IdleState]) -> Vec<String> {
+    let Some((us, fitted_to)) = fitted_c2_core_exit(machine_name) else {
+        return Vec::new();
+    };
+    let used = states
+        .iter()
+        .any(|s| s.name == "C2" && s.core_exit_latency_ns == Some(us * 1000));
+    if used {
+        vec![format!("{machine_name} C2 core exit {us} us ({fitted_to})")]
+    } else {
+        Vec::new()
+    }
+}
+
 /// [`amd_epyc`] with C2's core-only exit ([`IdleState::core_exit_latency_ns`]): the declared
 /// 400 µs is taken as the package-wide exit (package C6 once every core is in CC6, as
 /// intel_idle declares PC6's), charged only when every other CPU is in C2 too; otherwise
@@ -186,13 +222,15 @@ pub fn arm64_psci() -> Vec<IdleState> {
 
 /// The idle-state table of `machine`: by preset name, else by architecture (see below).
 pub fn table_for(machine: &Machine) -> Vec<IdleState> {
+    // Milan and Turin: acpi_idle's table with C2's fitted core exit.
+    if let Some((core_exit_us, _)) = fitted_c2_core_exit(&machine.name) {
+        return amd_epyc_with_core_exit(core_exit_us);
+    }
     match machine.name.as_str() {
         "nehalem-2s" => nehalem(),
         "haswell-2s" | "haswell-4s" => hsx(),
         "skl-2s" | "hybrid-10" | "adl-i9" => skx(),
         "spr-2s" => spr(),
-        "milan-2s" => amd_epyc_with_core_exit(MILAN_C2_CORE_EXIT_US),
-        "turin-2s" | "turin-dense-2s" => amd_epyc_with_core_exit(TURIN_C2_CORE_EXIT_US),
         "power10-96" => pseries_dedicated(),
         "altra-2s" => arm64_psci(),
         // Topology files and test machines: powerpc ones get pseries' table; the others
@@ -349,5 +387,34 @@ mod tests {
         assert_eq!(read_host(&dir).unwrap().governor, None);
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(read_host(&dir).is_none());
+    }
+}
+
+#[cfg(test)]
+mod fitted_tests {
+    use super::*;
+    use crate::topology::presets::by_name;
+
+    /// The AMD presets carry their fitted C2 core exit and say so; the firmware table sysfs
+    /// shows (`-m host`) and the Intel tables carry none.
+    #[test]
+    fn amd_presets_name_their_fitted_c2_exit_and_others_none() {
+        let milan = table_for(&by_name("milan-2s").unwrap());
+        let c2 = milan.iter().find(|s| s.name == "C2").unwrap();
+        assert_eq!(
+            (c2.exit_latency_ns, c2.core_exit_latency_ns),
+            (400_000, Some(26_000))
+        );
+        let lines = fitted_inputs("milan-2s", &milan);
+        assert_eq!(lines.len(), 1);
+        assert!(
+            lines[0].starts_with("milan-2s C2 core exit 26 us (fitted to"),
+            "{lines:?}"
+        );
+        let turin = table_for(&by_name("turin-2s").unwrap());
+        assert!(fitted_inputs("turin-2s", &turin)[0].contains("49 us"));
+        assert!(fitted_inputs("milan-2s", &amd_epyc()).is_empty());
+        let skl = table_for(&by_name("skl-2s").unwrap());
+        assert!(fitted_inputs("skl-2s", &skl).is_empty());
     }
 }

@@ -72,6 +72,9 @@ pub struct CaseScore {
     pub scored: bool,
     pub reason: String,
     pub fitted_from: bool,
+    /// Global fitted inputs the case's runs use (`CostModel::fitted_inputs`), each naming
+    /// what it was fitted to.
+    pub fitted_inputs: Vec<String>,
     pub metric: String,
     pub real_change_pct: f64,
     /// Half-width of the real change's 95 % interval, from the published variation (when
@@ -122,6 +125,8 @@ pub struct Totals {
     /// Decisive cases with the published sign.
     pub decisive_sign_ok: usize,
     pub fitted_from: usize,
+    /// Scored cases that ran with a global fitted input (`CaseScore::fitted_inputs`).
+    pub with_fitted_input: usize,
     /// Independent sources (`source.group`) among the scored cases that ran.
     pub groups: usize,
     /// Published counters (`[[regime]]`) of the scored cases that ran, and how many of them
@@ -158,6 +163,7 @@ pub fn validate(
             rows.push(score(case, None, false, opts.allow_incomplete));
             continue;
         }
+        let fitted_inputs = fitted_inputs_of(case, extra_sets)?;
         let cache = cache.filter(|_| extra_sets.is_empty());
         let (sim, cached) = match cache.and_then(|c| c.get(case)) {
             Some(sim) => (sim, true),
@@ -176,13 +182,26 @@ pub fn validate(
             }
         };
         let allow = opts.allow_incomplete || declares_its_cut(case, extra_sets);
-        rows.push(score(case, Some(&sim), cached, allow));
+        rows.push(CaseScore {
+            fitted_inputs,
+            ..score(case, Some(&sim), cached, allow)
+        });
     }
     let totals = totals(&rows);
     Ok(Scoreboard {
         cases: rows,
         totals,
     })
+}
+
+/// The global fitted inputs `case` runs with: its base side's machine and cost model
+/// resolved (both sides share the machine; `--set` overrides included, so a table that
+/// replaces the fitted value does not count).
+fn fitted_inputs_of(case: &Case, extra_sets: &[String]) -> InputResult<Vec<String>> {
+    let scn = case.scenario(&case.file.base, extra_sets)?;
+    let machine = super::resolve_machine(&scn)?;
+    let cost = super::resolve_cost(&scn, &machine)?;
+    Ok(cost.fitted_inputs(&machine.name))
 }
 
 /// Whether the case itself cuts its runs short on purpose: it sets `[command] duration_s`
@@ -367,6 +386,7 @@ pub fn score(
         scored: f.scoring.scored,
         reason: f.scoring.reason.clone(),
         fitted_from: f.scoring.fitted_from,
+        fitted_inputs: Vec::new(),
         metric: f.metric.published.clone(),
         real_change_pct: real,
         real_ci_pct: real_ci,
@@ -465,6 +485,7 @@ fn totals(rows: &[CaseScore]) -> Totals {
             .filter(|r| r.sign_ok == Some(true))
             .count(),
         fitted_from: ran.iter().filter(|r| r.fitted_from).count(),
+        with_fitted_input: ran.iter().filter(|r| !r.fitted_inputs.is_empty()).count(),
         groups: groups.len(),
         regime_checks: ran
             .iter()
@@ -525,7 +546,7 @@ pub fn render(board: &Scoreboard) -> String {
     let t = &board.totals;
     let _ = writeln!(
         s,
-        "\n{} cases, {} scored, {} run ({} independent sources): right sign {}/{} ({:.0} %), within 2x {}/{} ({:.0} %), median |log ratio| {:.2}; {} inside their own noise; right sign where the simulated change is outside its noise {}/{}; {} with a fitted input; published counters reproduced within 2x {}/{}",
+        "\n{} cases, {} scored, {} run ({} independent sources): right sign {}/{} ({:.0} %), within 2x {}/{} ({:.0} %), median |log ratio| {:.2}; {} inside their own noise; right sign where the simulated change is outside its noise {}/{}; {} run with a fitted input, {} fitted to; published counters reproduced within 2x {}/{}",
         t.cases,
         t.scored,
         t.ran,
@@ -540,11 +561,35 @@ pub fn render(board: &Scoreboard) -> String {
         t.sim_in_noise,
         t.decisive_sign_ok,
         t.decisive,
+        t.with_fitted_input,
         t.fitted_from,
         t.regime_within_2x,
         t.regime_checks
     );
+    render_fitted_inputs(&mut s, &board.cases);
     s
+}
+
+/// The scoreboard's footer: each global fitted input the scored cases ran with, what it was
+/// fitted to, and how many of them use it (sorted by the input's line).
+fn render_fitted_inputs(s: &mut String, rows: &[CaseScore]) {
+    use std::fmt::Write;
+    let mut uses: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in rows
+        .iter()
+        .filter(|r| r.scored && r.sim_change_pct.is_some())
+    {
+        for input in &r.fitted_inputs {
+            *uses.entry(input.as_str()).or_default() += 1;
+        }
+    }
+    if uses.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "fitted inputs (global per machine family):");
+    for (input, n) in uses {
+        let _ = writeln!(s, "  {input}: {n} scored cases");
+    }
 }
 
 /// The notes column of one case: why it is not scored, and what to know about its runs.
@@ -628,6 +673,38 @@ mod tests {
             sim_in_noise: in_noise,
             ..CaseScore::default()
         }
+    }
+
+    /// Cases that ran with a fitted input are counted, and the footer names each input once
+    /// with the number of scored cases using it; unscored rows do not count.
+    #[test]
+    fn fitted_inputs_are_counted_and_listed_under_the_totals() {
+        let input = "m C2 core exit 26 us (fitted to x)".to_string();
+        let with = |id: &str| CaseScore {
+            fitted_inputs: vec![input.clone()],
+            ..ran(id, Some(false), true)
+        };
+        let unscored = CaseScore {
+            scored: false,
+            sim_change_pct: None,
+            fitted_inputs: vec![input.clone()],
+            ..CaseScore::default()
+        };
+        let rows = vec![with("a"), with("b"), ran("c", Some(false), true), unscored];
+        let t = totals(&rows);
+        assert_eq!((t.with_fitted_input, t.fitted_from), (2, 0));
+        let text = render(&Scoreboard {
+            cases: rows,
+            totals: t,
+        });
+        assert!(
+            text.contains("2 run with a fitted input, 0 fitted to"),
+            "{text}"
+        );
+        assert!(
+            text.contains("fitted inputs (global per machine family):\n  m C2 core exit 26 us (fitted to x): 2 scored cases\n"),
+            "{text}"
+        );
     }
 
     #[test]
