@@ -9,6 +9,7 @@ use crate::experiment::RunContext;
 use crate::experiment::host::{compare as host_compare, table as host_table};
 use crate::experiment::validate::{self, Scoreboard, cache::Cache, case, guard};
 use crate::output;
+use crate::report::html::esc;
 
 /// Arguments of `schedlab validate`.
 #[derive(clap::Args, Debug)]
@@ -226,12 +227,6 @@ fn read_record(path: &Path) -> Result<Vec<guard::Recorded>, InputError> {
 /// The scoreboard as one self-contained HTML page: the table, then a scatter of simulated
 /// against real change (log-symmetric axes would hide the sign; plain axes, clipped).
 fn html(board: &Scoreboard) -> String {
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
     let mut rows = String::new();
     for r in &board.cases {
         let f = |x: Option<f64>| x.map_or("-".into(), |v| format!("{v:+.2}"));
@@ -270,8 +265,8 @@ fn html(board: &Scoreboard) -> String {
          <style>body{{font-family:sans-serif}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd}}</style>\
          </head><body><h1>schedlab validate</h1><p>{} cases, {} scored and run, {} independent \
          sources: right sign {:.0} %, within 2x {:.0} %, median |log ratio| {:.2}; right sign \
-         where the simulated change is outside its noise {}/{}; published counters reproduced \
-         within 2x {}/{}.</p>{}\
+         where the simulated change is outside its noise {}/{}; {} run with a fitted input, {} \
+         fitted to; published counters reproduced within 2x {}/{}.</p>{}{}\
          <table><tr><th>case</th><th>benchmark</th><th>machine</th><th>source</th><th>real %</th>\
          <th>sim %</th><th>sim 95% CI</th><th>sign</th><th>2x</th><th>published counters (sim / real)</th><th>not scored because</th></tr>\n{rows}</table>\
          </body></html>\n",
@@ -283,10 +278,26 @@ fn html(board: &Scoreboard) -> String {
         t.median_abs_log_ratio,
         t.decisive_sign_ok,
         t.decisive,
+        t.with_fitted_input,
+        t.fitted_from,
         t.regime_within_2x,
         t.regime_checks,
+        fitted_inputs_html(board),
         scatter(board)
     )
+}
+
+/// The global fitted inputs the scored cases ran with, as a list (nothing when none).
+fn fitted_inputs_html(board: &Scoreboard) -> String {
+    let uses = validate::fitted_input_uses(&board.cases);
+    if uses.is_empty() {
+        return String::new();
+    }
+    let items: String = uses
+        .iter()
+        .map(|(input, n)| format!("<li>{}: {n} scored cases</li>", esc(input)))
+        .collect();
+    format!("<p>Fitted inputs (global per machine family):</p><ul>{items}</ul>")
 }
 
 /// Simulated against real change (%), each axis clipped to ±100 %, with the y = x line and
@@ -327,4 +338,35 @@ fn scatter(board: &Scoreboard) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::validate::CaseScore;
+
+    /// The HTML page lists the fitted inputs under its totals, escaped, and nothing when no
+    /// case ran with one.
+    #[test]
+    fn html_lists_the_fitted_inputs_the_cases_ran_with() {
+        let row = |inputs: Vec<String>| CaseScore {
+            id: "c".into(),
+            scored: true,
+            sim_change_pct: Some(-1.0),
+            real_change_pct: -2.0,
+            fitted_inputs: inputs,
+            ..CaseScore::default()
+        };
+        let board = |rows: Vec<CaseScore>| Scoreboard {
+            totals: Default::default(),
+            cases: rows,
+        };
+        let with = html(&board(vec![row(vec!["m C2 exit <26 us>".into()])]));
+        assert!(
+            with.contains("<ul><li>m C2 exit &lt;26 us&gt;: 1 scored cases</li></ul>"),
+            "{with}"
+        );
+        let without = html(&board(vec![row(Vec::new())]));
+        assert!(!without.contains("Fitted inputs"), "{without}");
+    }
 }

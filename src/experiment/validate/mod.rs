@@ -570,11 +570,10 @@ pub fn render(board: &Scoreboard) -> String {
     s
 }
 
-/// The scoreboard's footer: each global fitted input the scored cases ran with, what it was
-/// fitted to, and how many of them use it (sorted by the input's line).
-fn render_fitted_inputs(s: &mut String, rows: &[CaseScore]) {
-    use std::fmt::Write;
-    let mut uses: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+/// Each global fitted input the scored cases that ran used, with how many of them used it
+/// (sorted by the input's line; the text and HTML scoreboards both list it).
+pub fn fitted_input_uses(rows: &[CaseScore]) -> std::collections::BTreeMap<&str, usize> {
+    let mut uses = std::collections::BTreeMap::new();
     for r in rows
         .iter()
         .filter(|r| r.scored && r.sim_change_pct.is_some())
@@ -583,6 +582,14 @@ fn render_fitted_inputs(s: &mut String, rows: &[CaseScore]) {
             *uses.entry(input.as_str()).or_default() += 1;
         }
     }
+    uses
+}
+
+/// The scoreboard's footer: each global fitted input the scored cases ran with, what it was
+/// fitted to, and how many of them use it (sorted by the input's line).
+fn render_fitted_inputs(s: &mut String, rows: &[CaseScore]) {
+    use std::fmt::Write;
+    let uses = fitted_input_uses(rows);
     if uses.is_empty() {
         return;
     }
